@@ -1,0 +1,45 @@
+# adloaderd — two commands on a fresh Debian machine: `make run` and `make test`.
+
+SWIFT        ?= swift
+APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler pkg-config
+# Used by the tests: the conformance suite needs nothing beyond the package itself.
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+ARGS         ?=
+
+.PHONY: all deps build release run test proto check-proto clean
+
+all: build
+
+# Installs the Debian packages that are missing (apt-get only when something is).
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product adloaderd
+	$(SWIFT) build -c release --product adloader
+
+# Starts the daemon on its embedded default (synthetic demand, loader "default").
+run: release
+	.build/release/adloaderd $(ARGS)
+
+# Builds and runs every test (unit, model-based, conformance against the real daemon).
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+# Regenerates the committed protoc-c code from Proto/.
+proto: deps
+	dev/generate-proto.sh
+
+clean:
+	rm -rf .build

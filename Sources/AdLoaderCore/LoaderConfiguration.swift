@@ -1,0 +1,99 @@
+/// How failed upstream requests are retried.
+public struct RetryPolicy: Hashable, Sendable {
+    /// Delay before the first retry.
+    public var delay: Duration = .seconds(5)
+    /// Each further retry waits `multiplier` times longer (1 = constant), capped at `maximumDelay`.
+    public var multiplier: Double = 1
+    public var maximumDelay: Duration = .seconds(300)
+    /// Random spread applied to each delay, as a fraction (0.2 = ±20 %); 0 = none.
+    public var jitter: Double = 0
+    /// Automatic retries after consecutive failures; the count restarts after a success.
+    /// An explicit prefetch or borrow still loads after the maximum is reached.
+    public var maximumCount: Int = 10
+    /// While the source reports itself unreachable, one probe request per interval.
+    public var probeInterval: Duration = .seconds(30)
+
+    public init() {}
+}
+
+/// A named loader: the upstream request and the rules of its pools.
+public struct LoaderConfiguration: Hashable, Sendable {
+    public static let defaultName = "default"
+
+    public var name: String
+    /// The demand source's name, e.g. "synthetic".
+    public var source: String = "synthetic"
+    public var keywords: [String] = []
+    public var contentURL: String? = nil
+    public var nonPersonalized: Bool = false
+    public var targeting: [String: String] = [:]
+    /// Ads asked for per upstream request, 1...5.
+    public var numberOfAdvertisements: Int = 5
+    /// Loaded plus in-flight ads a pool tops up to, 1...10_000_000.
+    public var maximumRetainedAdvertisements: Int = 10
+    /// How long an ad stays valid after it loaded.
+    public var lifetime: Duration = .seconds(3600)
+    /// How often expired ads are swept out.
+    public var sweepInterval: Duration = .seconds(60)
+    /// Times one ad may be shown before it is consumed, >= 1.
+    public var showCountThreshold: Int = 1
+    /// A lease not returned within this is reclaimed (the ad counts as unshown).
+    public var leaseTimeout: Duration = .seconds(300)
+    /// The longest wait a borrow may ask for.
+    public var maximumBorrowWait: Duration = .seconds(30)
+    public var retry: RetryPolicy = RetryPolicy()
+    /// A disabled loader holds no ads and loads none.
+    public var enabled: Bool = true
+
+    public init(name: String = LoaderConfiguration.defaultName) {
+        self.name = name
+    }
+
+    /// The request sent upstream for one ad unit.
+    public func request(adUnitID: String) -> AdRequest {
+        AdRequest(
+            adUnitID: adUnitID, keywords: keywords, contentURL: contentURL, nonPersonalized: nonPersonalized,
+            targeting: targeting)
+    }
+
+    /// Checks every field; the error names the first one out of range.
+    /// - Throws: ``ConfigError`` with `field` set to the offending setting.
+    public func validate() throws(ConfigError) {
+        func fail(_ field: String, _ message: String) -> ConfigError {
+            ConfigError(field: "loaders.\(name).\(field)", message: message)
+        }
+        if name.isEmpty { throw ConfigError(field: "loaders.name", message: "must not be empty") }
+        if source.isEmpty { throw fail("source", "must not be empty") }
+        if !(1...5).contains(numberOfAdvertisements) {
+            throw fail("numberOfAdvertisements", "must be 1...5, got \(numberOfAdvertisements)")
+        }
+        if !(1...10_000_000).contains(maximumRetainedAdvertisements) {
+            throw fail("maximumRetainedAdvertisements", "must be 1...10000000, got \(maximumRetainedAdvertisements)")
+        }
+        if lifetime <= .zero { throw fail("lifetime", "must be positive") }
+        if sweepInterval <= .zero { throw fail("sweepInterval", "must be positive") }
+        if showCountThreshold < 1 { throw fail("showCountThreshold", "must be at least 1, got \(showCountThreshold)") }
+        if leaseTimeout <= .zero { throw fail("leaseTimeout", "must be positive") }
+        if maximumBorrowWait < .zero { throw fail("maximumBorrowWait", "must not be negative") }
+        if retry.delay < .zero { throw fail("retry.delay", "must not be negative") }
+        if !(retry.multiplier >= 1) { throw fail("retry.multiplier", "must be at least 1") }
+        if retry.maximumDelay < retry.delay { throw fail("retry.maximumDelay", "must be at least retry.delay") }
+        if !(0...1).contains(retry.jitter) { throw fail("retry.jitter", "must be 0...1") }
+        if retry.maximumCount < 0 { throw fail("retry.maximumCount", "must not be negative") }
+        if retry.probeInterval <= .zero { throw fail("retry.probeInterval", "must be positive") }
+    }
+}
+
+/// A configuration value out of range; `field` names the setting (e.g.
+/// `loaders.default.numberOfAdvertisements`).
+public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var field: String
+    public var message: String
+
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String { "\(field): \(message)" }
+}

@@ -1,0 +1,1 @@
+print("adloader: not built yet")

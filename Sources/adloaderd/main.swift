@@ -1,0 +1,1 @@
+print("adloaderd: not built yet")
