@@ -8,7 +8,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "adloaderd",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "adloaderd", targets: ["adloaderd"]),
         .executable(name: "adloader", targets: ["adloader"]),
@@ -36,11 +36,14 @@ let package = Package(
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
         .target(name: "AdLoaderClient", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
+        // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
+        .target(name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
         // Test doubles: manual clock/scheduler.
         .target(name: "AdLoaderTestSupport", dependencies: ["AdLoaderCore"], swiftSettings: strict),
 
         .executableTarget(name: "adloaderd", dependencies: ["AdLoaderServer"], swiftSettings: strict),
-        .executableTarget(name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire"], swiftSettings: strict),
+        .executableTarget(
+            name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderConformance"], swiftSettings: strict),
 
         .testTarget(
             name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport", "AdSources"],
@@ -57,7 +60,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["AdLoaderClient", "AdLoaderWire", "adloaderd", "adloader"],
+            dependencies: [
+                "AdLoaderClient", "AdLoaderWire", "AdLoaderConformance", "AdLoaderCore", "adloaderd", "adloader",
+            ],
             swiftSettings: strict),
     ]
 )
