@@ -1,6 +1,5 @@
 import AdLoaderWire
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +17,7 @@ final class ClientConnection: Sendable {
         case stream(AsyncThrowingStream<ResponseFrame, any Error>.Continuation)
     }
 
-    struct State: ~Copyable {
+    struct State: Sendable {
         var nextCallID: UInt64 = 0
         var pending: [UInt64: Waiter] = [:]
         /// Calls given up locally (cancelled, expired) whose answer may still arrive: dropped.
@@ -31,10 +30,10 @@ final class ClientConnection: Sendable {
         var serverStatus: Status? = nil
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Guards the descriptor: writers hold it while sending; `fdOpen` turns false under it
     /// before `close`, so no write can reach a reused descriptor.
-    private let writeLock = Mutex(true)
+    private let writeLock = Locked(true)
     private let fd: Int32
     let maximumMessageSize: Int
 

@@ -1,7 +1,7 @@
-import AdLoaderClient
+@testable import AdLoaderClient
 import AdLoaderCore
 import AdLoaderWire
-import Synchronization
+
 import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct AdLoaderClientTests {
@@ -21,7 +21,7 @@ import Testing
 
     @Test func thousandPipelinedCallsAnsweredInReverseOrder() async throws {
         let count = 1000
-        let held = Mutex<[RequestFrame]>([])
+        let held = Locked<[RequestFrame]>([])
         let server = try FakeServer { frame, server in
             let batch: [RequestFrame]? = held.withLock { list in
                 list.append(frame)

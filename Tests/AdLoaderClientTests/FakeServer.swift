@@ -1,6 +1,7 @@
+@testable import AdLoaderClient
 import AdLoaderWire
 import Foundation
-import Synchronization
+
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ import Glibc
 final class FakeServer: Sendable {
     let port: Int
     private let listener: Int32
-    private let connection = Mutex<Int32>(-1)
+    private let connection = Locked<Int32>(-1)
     /// Every frame received, in order (requests and cancels).
     let received: AsyncStream<RequestFrame>
     private let receivedContinuation: AsyncStream<RequestFrame>.Continuation
