@@ -73,6 +73,8 @@ extension NativeAdvertisementLoader {
 
     /// Carries out what the fill state machine decided.
     func perform(_ action: AdPool.FillStateMachine.Action, for pool: AdPool) {
+        // A completion or observer may have disabled the loader or shut it down meanwhile.
+        guard pool.enabled, !isShutDown else { return }
         switch action {
         case .none:
             break
