@@ -142,7 +142,9 @@ public struct AdEvent: Hashable, Sendable {
     public var count = 0
     /// loadFinished: nil on success.
     public var error: UpstreamError? = nil
-    /// removed: "consumed", "disabled", "reclaimed", ...
+    /// removed: "consumed", "disabled", "shutdown". returned: why the loader itself ended
+    /// the lease ("reclaimed" by the lease timeout, "expired" when its slot borrowed again
+    /// after the ad expired, "disabled", "shutdown"); nil when the client returned it.
     public var reason: String? = nil
 
     public init(kind: Kind, at: AdInstant, loader: String, adUnitID: String) {

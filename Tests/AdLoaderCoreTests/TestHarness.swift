@@ -49,6 +49,52 @@ final class FakeDemandSource: DemandSource {
     var pendingAds: Int { pending.reduce(0) { $0 + $1.count } }
 }
 
+/// A demand source for the model: answers by hand, flags requests outside 1...batch.
+final class ModelSource: DemandSource {
+    struct Pending {
+        var loader: String
+        var unit: String
+        var count: Int
+        var completion: (Result<[NativeAdContent], UpstreamError>) -> Void
+    }
+
+    var limits: [String: Int] = [:]
+    private(set) var pending: [Pending] = []
+    private(set) var badRequest: String?
+    private var requests: [String: Int] = [:]
+    private var served = 0
+
+    func loadAds(
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+    ) {
+        let loader = request.keywords.first ?? "?"
+        if !(1...(limits[loader] ?? 0)).contains(count) {
+            badRequest = badRequest ?? "request for \(count) ads from \(loader) (batch \(limits[loader] ?? 0))"
+        }
+        requests[loader, default: 0] += 1
+        pending.append(Pending(loader: loader, unit: request.adUnitID, count: count, completion: completion))
+    }
+
+    func requestCount(loader: String) -> Int { requests[loader] ?? 0 }
+
+    func pendingAds(loader: String, unit: String) -> Int {
+        pending.reduce(0) { $0 + ($1.loader == loader && $1.unit == unit ? $1.count : 0) }
+    }
+
+    func succeed(_ index: Int, fill: Int?, sourceExpiry: AdInstant?) {
+        let request = pending.remove(at: index)
+        let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
+            served += 1
+            return NativeAdContent(headline: "model ad \(served)", sourceExpiry: sourceExpiry)
+        }
+        request.completion(.success(contents))
+    }
+
+    func fail(_ index: Int, _ code: UpstreamError.Code) {
+        pending.remove(at: index).completion(.failure(UpstreamError(code: code, message: "model \(code)")))
+    }
+}
+
 /// A loader over a ``ManualClock`` and a ``FakeDemandSource``, recording every event.
 final class Harness {
     let clock = ManualClock()
