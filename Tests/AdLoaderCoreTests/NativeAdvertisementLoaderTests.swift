@@ -135,6 +135,28 @@ struct NativeAdvertisementLoaderTests {
         #expect(h.events(.leased).count == 1)
     }
 
+    @Test func eventsCarryTheirFields() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 1; $0.numberOfAdvertisements = 1 }
+        var second: [AdEvent] = []
+        _ = h.loader.addObserver { second.append($0) }
+        try h.loader.prefetch(adUnitID: "unit")
+        h.source.fail(0, .final)
+        try h.fill()
+        let lease = try h.lease(slot: "cell")
+        try h.loader.returnLease(lease.id, shown: true)
+        #expect(h.events.map(\.kind) == [.loadFinished, .received, .loadFinished, .leased, .returned, .removed])
+        #expect(second == h.events)
+        #expect(h.events[0].error?.code == .final)
+        #expect(h.events[0].count == 0)
+        #expect(h.events[1].adID == lease.ad.id)
+        let leased = h.events[3]
+        #expect(leased.leaseID == lease.id && leased.slot == "cell" && leased.adID == lease.ad.id)
+        let returned = h.events[4]
+        #expect(returned.leaseID == lease.id && returned.shown && returned.reason == nil)
+        #expect(h.events[5].reason == "consumed")
+        #expect(h.events.allSatisfy { $0.loader == "default" && $0.adUnitID == "unit" && $0.at == h.clock.now })
+    }
+
     // MARK: enable / disable / shutdown
 
     @Test func disablingDropsAdsEndsParkedBorrowsAndStopsFilling() throws {
