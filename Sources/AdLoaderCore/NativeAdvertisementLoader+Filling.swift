@@ -56,18 +56,21 @@ extension NativeAdvertisementLoader {
             id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, content: content, loadedAt: loadedAt,
             expiresAt: expiresAt)
         pool.stats.loaded += 1
-        emit(.received, pool) { $0.adID = ad.id }
+        // Place the ad before telling observers, so the stats they read add up.
         if !pool.enabled || isShutDown {
             pool.stats.removed += 1
+            emit(.received, pool) { $0.adID = ad.id }
             emit(.removed, pool) {
                 $0.adID = ad.id
                 $0.reason = self.isShutDown ? "shutdown" : "disabled"
             }
         } else if loadedAt >= expiresAt {
             pool.stats.expired += 1
+            emit(.received, pool) { $0.adID = ad.id }
             emit(.expired, pool) { $0.adID = ad.id }
         } else {
             pool.insertAvailable(ad, sequence: ids.lastAdSequence)
+            emit(.received, pool) { $0.adID = ad.id }
         }
     }
 

@@ -45,6 +45,26 @@ extension NativeAdvertisementLoader {
         var record = pool[lease.adHandle]
         if shown { record.ad.showCount += 1 }
         pool[lease.adHandle] = record
+        // Settle the ad first so that observers of these events see consistent stats.
+        let outcome: ReturnOutcome
+        let fate: (kind: AdEvent.Kind, reason: String?)?
+        if let dropReason = record.dropReason {
+            pool.discard(lease.adHandle)
+            pool.stats.removed += 1
+            (outcome, fate) = (.removed, (.removed, dropReason))
+        } else if shown && record.ad.showCount >= pool.configuration.showCountThreshold {
+            pool.discard(lease.adHandle)
+            pool.stats.consumed += 1
+            (outcome, fate) = (.consumed, (.removed, "consumed"))
+        } else if now >= record.ad.expiresAt {
+            pool.discard(lease.adHandle)
+            pool.stats.expired += 1
+            (outcome, fate) = (.expired, (.expired, nil))
+        } else {
+            pool.makeAvailable(lease.adHandle)
+            scheduleSweep(pool)
+            (outcome, fate) = (.backInPool, nil)
+        }
         emit(.returned, pool) {
             $0.adID = record.ad.id
             $0.leaseID = lease.id
@@ -52,32 +72,11 @@ extension NativeAdvertisementLoader {
             $0.shown = shown
             $0.reason = reason
         }
-        let outcome: ReturnOutcome
-        if let dropReason = record.dropReason {
-            pool.discard(lease.adHandle)
-            pool.stats.removed += 1
-            emit(.removed, pool) {
+        if let fate {
+            emit(fate.kind, pool) {
                 $0.adID = record.ad.id
-                $0.reason = dropReason
+                $0.reason = fate.reason
             }
-            outcome = .removed
-        } else if shown && record.ad.showCount >= pool.configuration.showCountThreshold {
-            pool.discard(lease.adHandle)
-            pool.stats.consumed += 1
-            emit(.removed, pool) {
-                $0.adID = record.ad.id
-                $0.reason = "consumed"
-            }
-            outcome = .consumed
-        } else if now >= record.ad.expiresAt {
-            pool.discard(lease.adHandle)
-            pool.stats.expired += 1
-            emit(.expired, pool) { $0.adID = record.ad.id }
-            outcome = .expired
-        } else {
-            pool.makeAvailable(lease.adHandle)
-            scheduleSweep(pool)
-            outcome = .backInPool
         }
         // The loader's own lease ends (slot re-borrow, drain) settle the pool themselves.
         guard reason == nil || reason == "reclaimed" else { return outcome }

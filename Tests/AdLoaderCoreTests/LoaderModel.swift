@@ -304,6 +304,10 @@ final class ModelRun {
 
     private func observe(_ event: AdEvent) {
         eventLog.append(event)
+        // Observers run once the loader's state is settled: the books balance at every event.
+        for stats in loader.stats(loader: event.loader, adUnitID: event.adUnitID) where !stats.isBalanced {
+            violation("accounting off at \(event.kind) event: \(stats)")
+        }
         coverage["\(event.kind) \(event.reason ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] += 1
         switch event.kind {
         case .leased:
