@@ -191,6 +191,14 @@ struct NativeAdvertisementLoaderTests {
         #expect(throws: LoaderError.self) { try h.loader.setEnabled(true, loader: "nope") }
     }
 
+    @Test func aLoaderConfiguredDisabledLoadsNothingUntilEnabled() throws {
+        let h = try Harness { $0.enabled = false }
+        do { _ = try h.borrow() } catch { #expect(error.code == .unavailable) }
+        #expect(h.source.requests.isEmpty)
+        try h.loader.setEnabled(true, loader: "default")
+        #expect(try h.loader.prefetch(adUnitID: "unit").requested == 10)
+    }
+
     @Test func shutdownEndsEverythingAndRefusesLaterCalls() throws {
         let h = try Harness { $0.maximumRetainedAdvertisements = 3 }
         try h.loader.prefetch(adUnitID: "unit")
