@@ -7,6 +7,7 @@ extension ConformanceRun {
         [
             Check(name: "preface.answered") { try $0.prefaceAnswered() },
             Check(name: "stats.round-trip") { try $0.statsRoundTrip() },
+            Check(name: "stats.filters-matching-nothing") { try $0.statsMatchingNothing() },
             Check(name: "prefetch.round-trip") { try $0.prefetchRoundTrip() },
             Check(name: "borrow-return.round-trip") { try $0.borrowReturnRoundTrip() },
             Check(name: "borrow.slot-affinity") { try $0.borrowSlotAffinity() },
@@ -49,15 +50,20 @@ extension ConformanceRun {
         if let stray = pools.first(where: { $0.loader != loader }) {
             throw CheckFailure("Stats for loader \"\(loader)\" listed a pool of loader \"\(stray.loader)\"")
         }
+        return .passed("\(everything.pools.count) pools in all, \(pools.count) for \"\(loader)\"")
+    }
+
+    func statsMatchingNothing() throws(CheckFailure) -> CheckOutcome {
+        let connection = try connect()
+        defer { connection.close() }
         // Filters that match nothing give an empty list, not an error (PROTOCOL.md 7.4).
         for (filterLoader, adUnit) in [(loader, freshAdUnit("never-used")), ("conformance-no-such-loader", "")] {
+            let what = "Stats for loader \"\(filterLoader)\", ad unit \"\(adUnit)\" (matching nothing)"
             let none = try connection.call(MethodName.stats, Requests.stats(loader: filterLoader, adUnitID: adUnit))
-            let found = try decode(StatsResponseMessage.self, try none.okMessage("Stats matching nothing"), "Stats").pools
-            guard found.isEmpty else {
-                throw CheckFailure("Stats for \(filterLoader)/\(adUnit), which match nothing, listed \(found.count) pools")
-            }
+            let found = try decode(StatsResponseMessage.self, try none.okMessage(what), what).pools
+            guard found.isEmpty else { throw CheckFailure("\(what) listed \(found.count) pools") }
         }
-        return .passed("\(everything.pools.count) pools in all, \(pools.count) for \"\(loader)\"; empty filters OK")
+        return .passed("a never-used ad unit and an unknown loader: OK, no pools")
     }
 
     func prefetchRoundTrip() throws(CheckFailure) -> CheckOutcome {
@@ -297,8 +303,10 @@ extension ConformanceRun {
         try connection.send([RequestFrame.cancel(callID: id)])
         _ = try connection.call(MethodName.stats, Requests.stats(loader: loader, adUnitID: ""))
             .okMessage("Stats with a new id afterwards")
-        if connection.stashedCallIDs.contains(id) {
-            throw CheckFailure("after ALREADY_EXISTS, another frame for call \(id) arrived")
+        if let stray = connection.takeStashed(for: id).first {
+            throw CheckFailure(
+                "after \(status), another frame for call \(id) arrived (\(stray.end ? "end, \(stray.status)" : "a message")): "
+                    + "the call already in flight must be dropped silently (PROTOCOL.md 5.1)")
         }
         // The id may be reused once its end was sent.
         _ = try connection.awaitEndOfNewCall(

@@ -14,9 +14,21 @@ import Glibc
 /// so a run does not disturb other clients' pools and can be repeated against one daemon.
 ///
 /// ```swift
-/// let report = ConformanceSuite(host: "127.0.0.1", port: 50_051).run { print($0) }
+/// let report = ConformanceSuite(host: "127.0.0.1", port: 7411).run { print($0) }
 /// print(report.summary)
 /// ```
+///
+/// For deterministic parking checks and the limit checks, start the daemon with a loader
+/// whose source never fills and pass it and the configured limits:
+///
+/// ```json
+/// { "sources": { "synthetic": {}, "empty": { "type": "synthetic", "fillRate": 0 } },
+///   "loaders": { "default": {}, "parking": { "source": "empty" } },
+///   "limits": { "maxConnections": 20, "maxParkedBorrows": 50, "idleTimeout": "3s", "partialFrameTimeout": "2s" } }
+/// ```
+///
+/// - Important: the connections and parked-borrows checks assume no other client holds
+///   connections or parked borrows on the endpoint while they run.
 public struct ConformanceSuite: Sendable {
     /// The limits the endpoint was configured with; limit checks compare against these.
     /// A nil limit is not checked (its check is reported as skipped).
@@ -77,6 +89,18 @@ public struct ConformanceSuite: Sendable {
         self.host = host
         self.port = port
         self.options = options
+    }
+
+    /// Prepares a run against an endpoint written `HOST:PORT` (`[::1]:7411` for IPv6).
+    /// - Returns: nil when `endpoint` is not `HOST:PORT` with a port in 1...65535.
+    public init?(endpoint: String, options: Options = Options()) {
+        guard let colon = endpoint.lastIndex(of: ":"), let port = Int(endpoint[endpoint.index(after: colon)...]),
+            (1...65_535).contains(port)
+        else { return nil }
+        var host = String(endpoint[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        self.init(host: host, port: port, options: options)
     }
 
     /// The names of every check, in the order they run.

@@ -19,6 +19,17 @@ import Testing
         }
     }
 
+    @Test func parsesEndpoints() {
+        let v4 = ConformanceSuite(endpoint: "127.0.0.1:7411")
+        #expect(v4?.host == "127.0.0.1" && v4?.port == 7411)
+        let v6 = ConformanceSuite(endpoint: "[::1]:9000")
+        #expect(v6?.host == "::1" && v6?.port == 9000)
+        #expect(ConformanceSuite(endpoint: "localhost:1")?.host == "localhost")
+        for bad in ["", "7411", "host:", ":7411", "host:0", "host:65536", "host:port"] {
+            #expect(ConformanceSuite(endpoint: bad) == nil, "\(bad)")
+        }
+    }
+
     @Test(arguments: [64, 200, 16_384, 16_385, 65_536, 4 * 1024 * 1024])
     func paddedEnvelopeHasExactlyTheRequestedSize(size: Int) throws {
         let envelope = try #require(ConformanceRun.paddedStatsEnvelope(callID: 7, loader: "default", size: size))
