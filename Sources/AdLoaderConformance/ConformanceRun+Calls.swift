@@ -11,6 +11,7 @@ extension ConformanceRun {
             Check(name: "prefetch.round-trip") { try $0.prefetchRoundTrip() },
             Check(name: "borrow-return.round-trip") { try $0.borrowReturnRoundTrip() },
             Check(name: "borrow.slot-affinity") { try $0.borrowSlotAffinity() },
+            Check(name: "return.lease-survives-disconnect") { try $0.leaseSurvivesDisconnect() },
             Check(name: "borrow.no-ad-yet") { try $0.borrowNoAdYet() },
             Check(name: "return.unknown-lease-not-found") { try $0.returnUnknownLease() },
             Check(name: "invalid.empty-ad-unit-id") { try $0.emptyAdUnitID() },
@@ -108,6 +109,8 @@ extension ConformanceRun {
         guard outcome == .backInPool else {
             throw CheckFailure("Return unshown: expected BACK_IN_POOL, got \(String(describing: outcome))")
         }
+        try connection.call(MethodName.returnLease, Requests.returnLease(borrowed.id))
+            .expect(.notFound, naming: "lease_id", "a second Return of the same lease")
         let stats = try connection.call(MethodName.stats, Requests.stats(loader: loader, adUnitID: adUnit))
         let pools = try decode(StatsResponseMessage.self, try stats.okMessage("Stats"), "Stats").pools
         guard pools.count == 1, let pool = pools.first, pool.adUnitID == adUnit, pool.loader == loader else {
@@ -116,7 +119,8 @@ extension ConformanceRun {
         guard pool.leased == 0, pool.loaded >= 1, pool.available >= 1 else {
             throw CheckFailure("after returning the only lease, Stats shows \(pool)")
         }
-        return .passed("lease \(borrowed.id) of ad \(ad.id) (\"\(ad.content.headline)\"), back in pool")
+        return .passed(
+            "lease \(borrowed.id) of ad \(ad.id) (\"\(ad.content.headline)\"), back in pool; returned twice: NOT_FOUND")
     }
 
     func borrowSlotAffinity() throws(CheckFailure) -> CheckOutcome {
@@ -169,6 +173,29 @@ extension ConformanceRun {
                     + "\(response.outcome)\(response.lease.map { " with lease \($0.id)" } ?? "")")
         }
         return .passed("OK, NO_AD_YET at once")
+    }
+
+    func leaseSurvivesDisconnect() throws(CheckFailure) -> CheckOutcome {
+        let adUnit = freshAdUnit("disconnect")
+        let wait = UInt32(min(timeout.milliseconds * 3 / 4, limitsWaitMilliseconds))
+        let first = try connect()
+        let lent = try lease(
+            of: try first.call(MethodName.borrow, Requests.borrow(adUnit, loader: loader, waitMilliseconds: wait)),
+            .leased, "Borrow")
+        first.close()
+        // PROTOCOL.md 5.5: a lease id stays valid across connections.
+        let second = try connect()
+        defer { second.close() }
+        let outcome = try decode(
+            ReturnResponseMessage.self,
+            try second.call(MethodName.returnLease, Requests.returnLease(lent.id, shown: true))
+                .okMessage("Return on another connection"), "Return"
+        ).outcome
+        guard outcome == .consumed || outcome == .backInPool else {
+            throw CheckFailure("Return shown: expected CONSUMED (or BACK_IN_POOL below the show count), got "
+                + String(describing: outcome))
+        }
+        return .passed("lease \(lent.id) returned shown on a new connection: \(outcome.map { "\($0)" } ?? "nil")")
     }
 
     func returnUnknownLease() throws(CheckFailure) -> CheckOutcome {

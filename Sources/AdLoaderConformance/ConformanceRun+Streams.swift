@@ -9,7 +9,10 @@ extension ConformanceRun {
             Check(name: "borrow.parked-does-not-block") { try $0.parkedBorrowDoesNotBlock() },
             Check(name: "borrow.cancel-parked") { try $0.cancelParkedBorrow() },
             Check(name: "borrow.deadline-exceeded") { try $0.borrowDeadlineExceeded() },
+            Check(name: "borrow.wait-ends-no-ad-yet") { try $0.waitEndsWithNoAdYet() },
+            Check(name: "borrow.disconnect-unparks") { try $0.disconnectUnparks() },
             Check(name: "watch.events-until-cancel") { try $0.watchUntilCancel() },
+            Check(name: "watch.deadline-exceeded") { try $0.watchDeadlineExceeded() },
             Check(name: "pipeline.borrow-return-pairs") { try $0.pipelinedBorrowReturnPairs() },
             Check(name: "pipeline.burst-in-one-write") { try $0.burstInOneWrite() },
             Check(name: "framing.byte-by-byte") { try $0.byteByByte() },
@@ -99,6 +102,80 @@ extension ConformanceRun {
         _ = try connection.call(MethodName.stats, Requests.stats(loader: loader, adUnitID: ""))
             .okMessage("Stats after the deadline")
         return .passed("\(status) after \(elapsed.milliseconds) ms (timeout_ms \(deadline))\(parking.note)")
+    }
+
+    func waitEndsWithNoAdYet() throws(CheckFailure) -> CheckOutcome {
+        guard let parkingLoader = options.parkingLoader else {
+            return .skipped("needs a parking loader (a loader whose source never fills)")
+        }
+        let connection = try connect()
+        defer { connection.close() }
+        let wait: UInt32 = 200
+        let started = ContinuousClock.now
+        let result = try connection.call(
+            MethodName.borrow, Requests.borrow(freshAdUnit("wait-ends"), loader: parkingLoader, waitMilliseconds: wait),
+            timeoutMilliseconds: UInt32(clamping: timeout.milliseconds))
+        let elapsed = ContinuousClock.now - started
+        let response = try decode(BorrowResponseMessage.self, try result.okMessage("Borrow"), "Borrow")
+        guard response.outcome == .noAdYet else {
+            throw CheckFailure("a Borrow whose wait ended: expected OK NO_AD_YET, got \(response.outcome)")
+        }
+        guard elapsed >= .milliseconds(Int64(wait) - 20) else {
+            throw CheckFailure("NO_AD_YET after \(elapsed.milliseconds) ms, before the \(wait) ms wait ended")
+        }
+        return .passed("OK NO_AD_YET after \(elapsed.milliseconds) ms (wait_ms \(wait), deadline later)")
+    }
+
+    func disconnectUnparks() throws(CheckFailure) -> CheckOutcome {
+        guard let parkingLoader = options.parkingLoader else {
+            return .skipped("needs a parking loader (a loader whose source never fills)")
+        }
+        let adUnit = freshAdUnit("disconnect-parked")
+        let wait = UInt32(clamping: min(limitsWaitMilliseconds, timeout.milliseconds * 3))
+        let observer = try connect()
+        defer { observer.close() }
+        func parked() throws(CheckFailure) -> Int {
+            let result = try observer.call(MethodName.stats, Requests.stats(loader: parkingLoader, adUnitID: adUnit))
+            let pools = try decode(StatsResponseMessage.self, try result.okMessage("Stats"), "Stats").pools
+            return pools.first?.parkedBorrows ?? 0
+        }
+        let client = try connect()
+        let borrow = client.makeCallID()
+        try client.send([
+            RequestFrame(
+                callID: borrow, method: MethodName.borrow,
+                message: Requests.borrow(adUnit, loader: parkingLoader, waitMilliseconds: wait))
+        ])
+        _ = try client.call(MethodName.stats, Requests.stats(loader: loader, adUnitID: "")).okMessage("Stats")
+        let before = try parked()
+        guard before == 1 else { throw CheckFailure("Stats shows \(before) parked borrows, expected 1") }
+        client.close()
+        // The server notices the close on its next read: poll Stats within the timeout.
+        let deadline = ContinuousClock.now + timeout
+        while try parked() != 0 {
+            if ContinuousClock.now >= deadline {
+                throw CheckFailure("the Borrow stayed parked \(timeout) after its connection closed (PROTOCOL.md 5.5)")
+            }
+        }
+        return .passed("1 parked borrow before the disconnect, 0 after")
+    }
+
+    func watchDeadlineExceeded() throws(CheckFailure) -> CheckOutcome {
+        let connection = try connect()
+        defer { connection.close() }
+        let id = connection.makeCallID()
+        let started = ContinuousClock.now
+        try connection.send([
+            RequestFrame(
+                callID: id, method: MethodName.watch, timeoutMilliseconds: 100,
+                message: Requests.watch(loader: loader, adUnitID: freshAdUnit("watch-deadline")))
+        ])
+        let status = try connection.awaitEnd(of: id).expect(.deadlineExceeded, "a Watch with timeout_ms 100")
+        let elapsed = ContinuousClock.now - started
+        guard elapsed >= .milliseconds(80) else {
+            throw CheckFailure("the Watch ended after \(elapsed.milliseconds) ms, before its 100 ms deadline")
+        }
+        return .passed("\(status) after \(elapsed.milliseconds) ms")
     }
 
     func watchUntilCancel() throws(CheckFailure) -> CheckOutcome {
