@@ -1,0 +1,84 @@
+@testable import AdLoaderCore
+import Testing
+
+struct DeadlineHeapTests {
+    @Test func popsInDeadlineThenSequenceOrder() {
+        var heap = DeadlineHeap()
+        let deadlines: [Int64] = [50, 10, 30, 10, 70, 20, 30, 5]
+        for (handle, deadline) in deadlines.enumerated() {
+            heap.insert(handle: handle, deadline: deadline, sequence: UInt64(100 - handle))
+        }
+        #expect(heap.first?.deadline == 5)
+        var popped: [Int] = []
+        while let entry = heap.popFirst() { popped.append(entry.handle) }
+        // Ties on 10 and 30: the lower sequence (the higher handle here) first.
+        #expect(popped == [7, 3, 1, 5, 6, 2, 0, 4])
+        #expect(heap.isEmpty)
+    }
+
+    @Test func removesAnyHandleAndKeepsOrder() {
+        var heap = DeadlineHeap()
+        var generator = SplitMix64(seed: 42)
+        var expected: [Int: Int64] = [:]
+        for handle in 0..<500 {
+            let deadline = Int64(generator.next() % 1_000)
+            heap.insert(handle: handle, deadline: deadline, sequence: UInt64(handle))
+            expected[handle] = deadline
+        }
+        for handle in stride(from: 0, to: 500, by: 3) {
+            #expect(heap.remove(handle: handle)?.deadline == expected[handle])
+            expected[handle] = nil
+        }
+        #expect(heap.remove(handle: 0) == nil)
+        #expect(heap.count == expected.count)
+        var last: (Int64, UInt64) = (.min, 0)
+        while let entry = heap.popFirst() {
+            #expect((last.0, last.1) < (entry.deadline, entry.sequence))
+            #expect(expected.removeValue(forKey: entry.handle) == entry.deadline)
+            last = (entry.deadline, entry.sequence)
+        }
+        #expect(expected.isEmpty)
+    }
+
+    @Test func handlesCanBeReinsertedAfterRemoval() {
+        var heap = DeadlineHeap()
+        heap.insert(handle: 3, deadline: 10, sequence: 0)
+        #expect(heap.contains(3))
+        heap.removeAll()
+        #expect(!heap.contains(3))
+        heap.insert(handle: 3, deadline: 20, sequence: 0)
+        #expect(heap.first == DeadlineHeap.Entry(deadline: 20, sequence: 0, handle: 3))
+    }
+}
+
+struct IdentifiersTests {
+    @Test func adIDsCarryTheSeedAndACounter() {
+        var ids = IdentifierGenerator(seed: 0xABC)
+        #expect(ids.nextAdID() == "abc-1")
+        #expect(ids.nextAdID() == "abc-2")
+    }
+
+    @Test func leaseIDsAreUniqueNonzeroAndSeedDependent() {
+        var first = IdentifierGenerator(seed: 1)
+        var second = IdentifierGenerator(seed: 2)
+        var seen = Set<UInt64>()
+        for _ in 0..<10_000 {
+            let id = first.nextLeaseID()
+            #expect(id != 0)
+            seen.insert(id)
+        }
+        #expect(seen.count == 10_000)
+        var again = IdentifierGenerator(seed: 1)
+        #expect(again.nextLeaseID() != second.nextLeaseID())
+    }
+
+    @Test func splitMixIsDeterministicAndUnitIsInRange() {
+        var a = SplitMix64(seed: 9)
+        var b = SplitMix64(seed: 9)
+        for _ in 0..<1_000 {
+            let unit = a.nextUnit()
+            #expect(unit >= 0 && unit < 1)
+            #expect(unit == b.nextUnit())
+        }
+    }
+}

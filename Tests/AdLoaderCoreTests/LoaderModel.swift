@@ -1,0 +1,375 @@
+@testable import AdLoaderCore
+import AdLoaderTestSupport
+
+/// Runs one model sequence against a real loader and checks the invariants after each step.
+final class ModelRun {
+    static let codes: [UpstreamError.Code] = [.retryable, .unreachable, .final]
+    static let units = ["unit-a", "unit-b"]
+    static let slots = ["slot-0", "slot-1", "slot-2", "slot-3"]
+
+    struct PoolKey: Hashable, CustomStringConvertible {
+        var loader: String
+        var unit: String
+        var description: String { "\(loader)/\(unit)" }
+    }
+
+    struct OpenLease {
+        var pool: PoolKey
+        var adID: String
+        var slot: String?
+        var adExpiresAt: AdInstant?
+        var leaseExpiresAt: AdInstant?
+        var showCount = 0
+        var dropped = false
+    }
+
+    struct Parked {
+        var handle: any ParkedBorrow
+        var pool: PoolKey
+        var slot: String?
+        var deadline: AdInstant
+        var id: Int
+    }
+
+    let clock = ManualClock()
+    let source = ModelSource()
+    let configurations: [LoaderConfiguration]
+    let loader: NativeAdvertisementLoader
+    private(set) var violations: [String] = []
+    private(set) var eventLog: [AdEvent] = []
+    /// How often interesting things happened, so the test can prove it exercised them.
+    private(set) var coverage: [String: Int] = [:]
+    private var stepIndex = -1
+    private var openLeases: [UInt64: OpenLease] = [:]
+    private var leaseOrder: [UInt64] = []
+    private var endedLeases: [UInt64] = []
+    private var everLeased = Set<UInt64>()
+    private var parked: [Parked] = []
+    private var nextParkedID = 0
+    private var enabled: [Bool]
+    private var requestsWhenDisabled: [Int]
+
+    init(seed: UInt64) {
+        configurations = Self.configurations(seed: seed)
+        enabled = configurations.map(\.enabled)
+        requestsWhenDisabled = configurations.map { _ in 0 }
+        source.limits = Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, $0.numberOfAdvertisements) })
+        // A valid configuration by construction: a throw here is a test bug worth crashing on.
+        loader = try! NativeAdvertisementLoader(
+            loaders: configurations, sources: ["model": source], clock: clock, scheduler: clock, idSeed: seed)
+        _ = loader.addObserver { [unowned self] in observe($0) }
+    }
+
+    static func configurations(seed: UInt64) -> [LoaderConfiguration] {
+        var random = SplitMix64(seed: seed ^ 0x434F_4E46_4947)
+        func pick(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(random.next() % UInt64(range.count)) }
+        return ["default", "other"].map { name in
+            var c = LoaderConfiguration(name: name)
+            c.source = "model"
+            c.keywords = [name]
+            c.numberOfAdvertisements = pick(1...5)
+            c.maximumRetainedAdvertisements = pick(1...12)
+            c.lifetime = .milliseconds(pick(5_000...60_000))
+            c.sweepInterval = .milliseconds(pick(1_000...20_000))
+            c.showCountThreshold = pick(1...3)
+            c.leaseTimeout = .milliseconds(pick(2_000...40_000))
+            c.maximumBorrowWait = .seconds(5)
+            c.retry.delay = .milliseconds(pick(100...5_000))
+            c.retry.multiplier = pick(0...1) == 0 ? 1 : 2
+            c.retry.maximumDelay = .seconds(20)
+            c.retry.jitter = pick(0...1) == 0 ? 0 : 0.3
+            c.retry.maximumCount = pick(0...3)
+            c.retry.probeInterval = .milliseconds(pick(1_000...10_000))
+            return c
+        }
+    }
+
+    static func describeConfiguration(seed: UInt64) -> String {
+        configurations(seed: seed).map {
+            "\($0.name): batch \($0.numberOfAdvertisements), max \($0.maximumRetainedAdvertisements), "
+                + "lifetime \($0.lifetime), sweep \($0.sweepInterval), shows \($0.showCountThreshold), "
+                + "lease \($0.leaseTimeout), retry \($0.retry.delay) x\($0.retry.multiplier) "
+                + "max \($0.retry.maximumCount), probe \($0.retry.probeInterval)"
+        }.joined(separator: "; ")
+    }
+
+    /// The first violation of running `steps` for `seed`, or nil when all invariants hold.
+    static func failure(seed: UInt64, steps: [ModelStep]) -> String? {
+        let run = ModelRun(seed: seed)
+        run.run(steps)
+        return run.violations.first
+    }
+
+    /// The shortest subsequence of `steps` found that still fails for `seed`.
+    static func shrink(seed: UInt64, steps: [ModelStep]) -> [ModelStep] {
+        shrink(steps: steps) { failure(seed: seed, steps: $0) != nil }
+    }
+
+    /// Delta debugging by deletion: drop chunks, halving the chunk size, until no single
+    /// step can be deleted without the failure going away.
+    static func shrink(steps: [ModelStep], fails: ([ModelStep]) -> Bool) -> [ModelStep] {
+        var best = steps
+        var chunk = max(1, best.count / 2)
+        while true {
+            var removedAny = false
+            var start = 0
+            while start < best.count {
+                var candidate = best
+                candidate.removeSubrange(start..<min(best.count, start + chunk))
+                if fails(candidate) {
+                    best = candidate
+                    removedAny = true
+                } else {
+                    start += chunk
+                }
+            }
+            if chunk == 1 && !removedAny { return best }
+            if !removedAny { chunk = max(1, chunk / 2) }
+        }
+    }
+
+    func run(_ steps: [ModelStep]) {
+        for (index, step) in steps.enumerated() {
+            stepIndex = index
+            apply(step)
+            checkState()
+            if !violations.isEmpty { return }
+        }
+    }
+
+    private func violation(_ message: String) {
+        violations.append("step \(stepIndex) at \(clock.now): \(message)")
+    }
+
+    // MARK: - Steps
+
+    private func apply(_ step: ModelStep) {
+        switch step {
+        case .prefetch(let l, let u):
+            let pool = PoolKey(loader: configurations[l].name, unit: Self.units[u])
+            do {
+                try loader.prefetch(adUnitID: pool.unit, loader: pool.loader)
+                if !enabled[l] { violation("prefetch on disabled \(pool.loader) succeeded") }
+            } catch {
+                if enabled[l] || error.code != .unavailable { violation("prefetch threw \(error)") }
+            }
+        case .borrow(let l, let u, let s, let wait):
+            borrow(loaderIndex: l, pool: PoolKey(loader: configurations[l].name, unit: Self.units[u]),
+                slot: s.map { Self.slots[$0] }, wait: .milliseconds(wait))
+        case .returnLease(let pick, let shown):
+            guard !leaseOrder.isEmpty else { return }
+            returnLease(leaseOrder[pick % leaseOrder.count], shown: shown)
+        case .returnUnknownLease:
+            let id = endedLeases.last ?? 0
+            do {
+                try loader.returnLease(id, shown: true)
+                violation("returning ended lease \(id) succeeded")
+            } catch {
+                if error.code != .notFound || error.field != "lease_id" { violation("unknown lease: \(error)") }
+            }
+        case .cancelParked(let pick):
+            guard !parked.isEmpty else { return }
+            let entry = parked.remove(at: pick % parked.count)
+            entry.handle.cancel()
+        case .advance(let milliseconds):
+            clock.advance(by: .milliseconds(milliseconds))
+        case .succeed(let pick, let fill, let expiry):
+            guard !source.pending.isEmpty else { return }
+            source.succeed(pick % source.pending.count, fill: fill, sourceExpiry: expiry.map { clock.now + .milliseconds($0) })
+        case .fail(let pick, let code):
+            guard !source.pending.isEmpty else { return }
+            source.fail(pick % source.pending.count, Self.codes[code])
+        case .setEnabled(let l, let on):
+            let name = configurations[l].name
+            isDisabling = !on
+            do {
+                try loader.setEnabled(on, loader: name)
+            } catch {
+                violation("setEnabled threw \(error)")
+            }
+            isDisabling = false
+            if !on && enabled[l] {
+                for id in leaseOrder where openLeases[id]?.pool.loader == name { openLeases[id]?.dropped = true }
+                let gone = parked.filter { $0.pool.loader == name }
+                if !gone.isEmpty { violation("\(gone.count) parked borrows of disabled \(name) still parked") }
+            }
+            enabled[l] = on
+            requestsWhenDisabled[l] = source.requestCount(loader: name)
+        }
+    }
+
+    private func borrow(loaderIndex: Int, pool: PoolKey, slot: String?, wait: Duration) {
+        let expected = slot.flatMap { slot in
+            leaseOrder.first { id in
+                guard let lease = openLeases[id], lease.pool == pool, lease.slot == slot, !lease.dropped,
+                    let expiry = lease.adExpiresAt
+                else { return false }
+                return clock.now < expiry
+            }
+        }
+        let parkedID = nextParkedID
+        nextParkedID += 1
+        var answered = false
+        lastAnswer = nil
+        let deadline = clock.now + wait
+        do {
+            let handle = try loader.borrow(adUnitID: pool.unit, loader: pool.loader, slot: slot, wait: wait) {
+                [unowned self] result in
+                if parked.contains(where: { $0.id == parkedID }) { coverage["parked answered \(result)".prefix(22).description, default: 0] += 1 }
+                answered = true
+                parked.removeAll { $0.id == parkedID }
+                answer(result, pool: pool, slot: slot, deadline: deadline)
+            }
+            if !enabled[loaderIndex] { violation("borrow on disabled \(pool.loader) succeeded") }
+            if let handle {
+                if answered { violation("borrow both answered and parked") }
+                if wait == .zero { violation("borrow without wait parked") }
+                if expected != nil { violation("borrow for \(slot!) parked while its lease holds") }
+                parked.append(Parked(handle: handle, pool: pool, slot: slot, deadline: deadline, id: parkedID))
+            } else if !answered {
+                violation("borrow neither answered nor parked")
+            }
+        } catch {
+            if enabled[loaderIndex] || error.code != .unavailable { violation("borrow threw \(error)") }
+            return
+        }
+        // Same slot, same lease while it holds.
+        if let expected {
+            guard case .leased(let lease, reused: true)? = lastAnswer, lease.id == expected else {
+                violation("slot \(slot!) holds lease \(expected) but borrow answered \(String(describing: lastAnswer))")
+                return
+            }
+        }
+    }
+
+    /// The answer of the last synchronous borrow.
+    private var lastAnswer: BorrowResult?
+
+    private func answer(_ result: BorrowResult, pool: PoolKey, slot: String?, deadline: AdInstant) {
+        lastAnswer = result
+        switch result {
+        case .leased(let lease, let reused):
+            coverage[reused ? "reused lease" : "new lease", default: 0] += 1
+            let ad = lease.ad
+            if ad.loader != pool.loader || ad.adUnitID != pool.unit {
+                violation("ad \(ad.id) of \(ad.loader)/\(ad.adUnitID) lent through \(pool)")
+            }
+            if !(clock.now < ad.expiresAt) { violation("expired ad \(ad.id) lent (expires \(ad.expiresAt))") }
+            if lease.slot != slot { violation("lease slot \(lease.slot ?? "nil") for borrow slot \(slot ?? "nil")") }
+            guard var open = openLeases[lease.id] else {
+                violation("lease \(lease.id) answered but not open (no leased event)")
+                return
+            }
+            if open.adID != ad.id { violation("lease \(lease.id) event ad \(open.adID) but answer ad \(ad.id)") }
+            if reused {
+                if slot == nil { violation("reused lease without a slot") }
+                if open.adExpiresAt != ad.expiresAt { violation("reused lease changed its ad") }
+            } else {
+                open.adExpiresAt = ad.expiresAt
+                open.leaseExpiresAt = lease.expiresAt
+                open.showCount = ad.showCount
+                openLeases[lease.id] = open
+            }
+            let threshold = configurations.first { $0.name == pool.loader }!.showCountThreshold
+            if ad.showCount >= threshold { violation("ad \(ad.id) lent after \(ad.showCount) shows") }
+        case .noAdYet:
+            if clock.now < deadline { violation("noAdYet before the wait ended") }
+        case .unavailable:
+            if let index = configurations.firstIndex(where: { $0.name == pool.loader }), enabled[index] {
+                // Unavailable only when the loader was just disabled (the model flips after the call).
+                if !isDisabling { violation("unavailable from an enabled loader") }
+            }
+        }
+    }
+
+    private var isDisabling = false
+
+    private func returnLease(_ id: UInt64, shown: Bool) {
+        guard let open = openLeases[id], let expiry = open.adExpiresAt else { return }
+        let threshold = configurations.first { $0.name == open.pool.loader }!.showCountThreshold
+        let expected: ReturnOutcome =
+            if open.dropped { .removed } else if shown && open.showCount + 1 >= threshold { .consumed } else if clock.now
+                >= expiry
+            { .expired } else { .backInPool }
+        do {
+            let outcome = try loader.returnLease(id, shown: shown)
+            if outcome != expected { violation("return of lease \(id) answered \(outcome), expected \(expected)") }
+            if openLeases[id] != nil { violation("lease \(id) still open after its return") }
+        } catch {
+            violation("return of open lease \(id) threw \(error)")
+        }
+    }
+
+    // MARK: - Events
+
+    private func observe(_ event: AdEvent) {
+        eventLog.append(event)
+        // Observers run once the loader's state is settled: the books balance at every event.
+        for stats in loader.stats(loader: event.loader, adUnitID: event.adUnitID) where !stats.isBalanced {
+            violation("accounting off at \(event.kind) event: \(stats)")
+        }
+        coverage["\(event.kind) \(event.reason ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] += 1
+        switch event.kind {
+        case .leased:
+            guard let id = event.leaseID, let adID = event.adID else {
+                violation("leased event without lease or ad id")
+                return
+            }
+            if id == 0 || everLeased.contains(id) { violation("lease id \(id) is zero or reused") }
+            everLeased.insert(id)
+            let pool = PoolKey(loader: event.loader, unit: event.adUnitID)
+            for other in openLeases.values where other.adID == adID {
+                violation("ad \(adID) leased twice (slots \(other.slot ?? "nil") and \(event.slot ?? "nil"))")
+            }
+            if let slot = event.slot,
+                openLeases.values.contains(where: { $0.pool == pool && $0.slot == slot })
+            {
+                violation("slot \(slot) of \(pool) given a second lease")
+            }
+            openLeases[id] = OpenLease(pool: pool, adID: adID, slot: event.slot)
+            leaseOrder.append(id)
+        case .returned:
+            guard let id = event.leaseID, openLeases.removeValue(forKey: id) != nil else {
+                violation("returned event for a lease that is not open")
+                return
+            }
+            leaseOrder.removeAll { $0 == id }
+            endedLeases.append(id)
+        default:
+            break
+        }
+    }
+
+    // MARK: - Invariants
+
+    private func checkState() {
+        for (index, configuration) in configurations.enumerated() {
+            let name = configuration.name
+            if !enabled[index] && source.requestCount(loader: name) != requestsWhenDisabled[index] {
+                violation("disabled loader \(name) sent a request")
+            }
+            for stats in loader.stats(loader: name) {
+                let pool = PoolKey(loader: name, unit: stats.adUnitID)
+                let held = stats.available + stats.leased + stats.inFlight
+                if held > configuration.maximumRetainedAdvertisements {
+                    violation("\(pool) holds \(held) loaded + in flight, above \(configuration.maximumRetainedAdvertisements)")
+                }
+                if !(stats.loaded == UInt64(stats.available) + UInt64(stats.leased) + stats.consumed + stats.expired + stats.removed) {
+                    violation("\(pool) accounting off: \(stats)")
+                }
+                let leased = openLeases.values.filter { $0.pool == pool }.count
+                if stats.leased != leased { violation("\(pool) reports \(stats.leased) leased, model has \(leased)") }
+                let inFlight = source.pendingAds(loader: name, unit: stats.adUnitID)
+                if stats.inFlight != inFlight { violation("\(pool) reports \(stats.inFlight) in flight, source has \(inFlight)") }
+                let waiting = parked.filter { $0.pool == pool }.count
+                if stats.parkedBorrows != waiting { violation("\(pool) reports \(stats.parkedBorrows) parked, model has \(waiting)") }
+            }
+        }
+        for (id, lease) in openLeases {
+            if let expiresAt = lease.leaseExpiresAt, expiresAt <= clock.now {
+                violation("lease \(id) open past its timeout \(expiresAt)")
+            }
+        }
+        if let bad = source.badRequest { violation(bad) }
+    }
+}

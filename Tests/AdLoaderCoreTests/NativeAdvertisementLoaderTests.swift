@@ -1,0 +1,242 @@
+import AdLoaderCore
+import AdLoaderTestSupport
+import Testing
+
+struct NativeAdvertisementLoaderTests {
+    // MARK: init
+
+    @Test func initRejectsAnInvalidConfiguration() {
+        var configuration = LoaderConfiguration()
+        configuration.source = "fake"
+        configuration.numberOfAdvertisements = 6
+        let clock = ManualClock()
+        #expect(throws: ConfigError(field: "loaders.default.numberOfAdvertisements", message: "must be 1...5, got 6")) {
+            try NativeAdvertisementLoader(
+                loaders: [configuration], sources: ["fake": FakeDemandSource()], clock: clock, scheduler: clock)
+        }
+    }
+
+    @Test func initRejectsDuplicateNamesAndMissingSources() throws {
+        let clock = ManualClock()
+        var a = LoaderConfiguration(name: "a")
+        a.source = "fake"
+        do {
+            _ = try NativeAdvertisementLoader(
+                loaders: [a, a], sources: ["fake": FakeDemandSource()], clock: clock, scheduler: clock)
+            Issue.record("duplicate accepted")
+        } catch {
+            #expect(error.field == "loaders.a.name")
+        }
+        var b = LoaderConfiguration(name: "b")
+        b.source = "nowhere"
+        do {
+            _ = try NativeAdvertisementLoader(
+                loaders: [a, b], sources: ["fake": FakeDemandSource()], clock: clock, scheduler: clock)
+            Issue.record("missing source accepted")
+        } catch {
+            #expect(error.field == "loaders.b.source")
+        }
+        let loader = try NativeAdvertisementLoader(
+            loaders: [a], sources: ["fake": FakeDemandSource()], clock: clock, scheduler: clock)
+        #expect(Array(loader.configurations.keys) == ["a"])
+    }
+
+    // MARK: prefetch
+
+    @Test func prefetchRequestsMissingAdsInBatches() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 12; $0.numberOfAdvertisements = 5 }
+        let result = try h.loader.prefetch(adUnitID: "unit")
+        #expect(result == PrefetchResult(available: 0, inFlight: 12, requested: 12))
+        #expect(h.source.requests.map(\.count) == [5, 5, 2])
+        #expect(h.source.requests.allSatisfy { $0.request.adUnitID == "unit" })
+        // Enough coming: a no-op.
+        #expect(try h.loader.prefetch(adUnitID: "unit").requested == 0)
+        #expect(h.source.requests.count == 3)
+    }
+
+    @Test func prefetchCountsLoadedLeasedAndInFlight() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 12 }
+        try h.loader.prefetch(adUnitID: "unit")
+        h.source.succeed()  // 5 loaded, 7 in flight
+        _ = try h.lease()  // 4 available, 1 leased (the borrow's top-up finds nothing missing)
+        #expect(h.source.requests.count == 3)
+        h.source.succeed(0, fill: 2)  // partial fill frees 3
+        let stats = h.stats()
+        #expect(stats.inFlight == 2)
+        #expect(stats.available == 6)
+        let result = try h.loader.prefetch(adUnitID: "unit")
+        #expect(result.requested == 3)
+        #expect(h.source.requests.last?.count == 3)
+        #expect(h.stats().inFlight == 5)
+    }
+
+    @Test func prefetchValidates() throws {
+        let h = try Harness()
+        #expect(throws: LoaderError.self) { try h.loader.prefetch(adUnitID: "") }
+        do {
+            try h.loader.prefetch(adUnitID: "")
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(error.field == "ad_unit_id")
+        }
+        do {
+            try h.loader.prefetch(adUnitID: "unit", loader: "nope")
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(error.field == "loader")
+        }
+        #expect(h.source.requests.isEmpty)
+    }
+
+    // MARK: pools
+
+    @Test func poolsAreKeyedByLoaderAndAdUnit() throws {
+        let clock = ManualClock()
+        let source = FakeDemandSource()
+        var a = LoaderConfiguration(name: "a")
+        a.source = "fake"
+        a.keywords = ["sports"]
+        a.maximumRetainedAdvertisements = 2
+        var b = a
+        b.name = "b"
+        b.keywords = ["news"]
+        let loader = try NativeAdvertisementLoader(
+            loaders: [a, b], sources: ["fake": source], clock: clock, scheduler: clock)
+        try loader.prefetch(adUnitID: "u", loader: "a")
+        source.succeedAll()
+        #expect(source.requests.map(\.request.keywords) == [["sports"]])
+        var answer: BorrowResult?
+        try loader.borrow(adUnitID: "u", loader: "b") { answer = $0 }
+        #expect(answer == .noAdYet)
+        try loader.borrow(adUnitID: "other", loader: "a") { answer = $0 }
+        #expect(answer == .noAdYet)
+        try loader.borrow(adUnitID: "u", loader: "a") { answer = $0 }
+        guard case .leased(let lease, _) = answer else { throw TestFailure("no lease") }
+        #expect(lease.ad.loader == "a")
+        #expect(lease.ad.adUnitID == "u")
+        #expect(loader.stats().map { "\($0.loader)/\($0.adUnitID)" } == ["a/other", "a/u", "b/u"])
+        #expect(loader.stats(loader: "a", adUnitID: "u").count == 1)
+    }
+
+    // MARK: observers
+
+    @Test func observersSeeEventsUntilRemoved() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 2; $0.numberOfAdvertisements = 2 }
+        var seen: [AdEvent.Kind] = []
+        let token = h.loader.addObserver { seen.append($0.kind) }
+        try h.fill()
+        #expect(seen == [.received, .received, .loadFinished])
+        let finished = h.events(.loadFinished)
+        #expect(finished.first?.count == 2)
+        #expect(finished.first?.error == nil)
+        h.loader.removeObserver(token)
+        _ = try h.lease()
+        #expect(seen.count == 3)
+        #expect(h.events(.leased).count == 1)
+    }
+
+    @Test func eventsCarryTheirFields() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 1; $0.numberOfAdvertisements = 1 }
+        var second: [AdEvent] = []
+        _ = h.loader.addObserver { second.append($0) }
+        try h.loader.prefetch(adUnitID: "unit")
+        h.source.fail(0, .final)
+        try h.fill()
+        let lease = try h.lease(slot: "cell")
+        try h.loader.returnLease(lease.id, shown: true)
+        #expect(h.events.map(\.kind) == [.loadFinished, .received, .loadFinished, .leased, .returned, .removed])
+        #expect(second == h.events)
+        #expect(h.events[0].error?.code == .final)
+        #expect(h.events[0].count == 0)
+        #expect(h.events[1].adID == lease.ad.id)
+        let leased = h.events[3]
+        #expect(leased.leaseID == lease.id && leased.slot == "cell" && leased.adID == lease.ad.id)
+        let returned = h.events[4]
+        #expect(returned.leaseID == lease.id && returned.shown && returned.reason == nil)
+        #expect(h.events[5].reason == "consumed")
+        #expect(h.events.allSatisfy { $0.loader == "default" && $0.adUnitID == "unit" && $0.at == h.clock.now })
+    }
+
+    // MARK: enable / disable / shutdown
+
+    @Test func disablingDropsAdsEndsParkedBorrowsAndStopsFilling() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 4; $0.numberOfAdvertisements = 2 }
+        try h.loader.prefetch(adUnitID: "unit")
+        h.source.succeed()  // 2 available, 2 in flight
+        let lease = try h.lease()
+        var parked: BorrowResult?
+        try h.loader.borrow(adUnitID: "other", wait: .seconds(5)) { parked = $0 }
+        h.clearEvents()
+        try h.loader.setEnabled(false, loader: "default")
+        #expect(parked == .unavailable)
+        #expect(h.events(.removed).map(\.reason) == ["disabled"])
+        #expect(h.loader.configurations["default"]?.enabled == false)
+        #expect(throws: LoaderError.self) { try h.loader.prefetch(adUnitID: "unit") }
+        do { _ = try h.borrow() } catch { #expect(error.code == .unavailable) }
+        // Ads arriving for requests in flight are dropped.
+        let requestsBefore = h.source.requests.count
+        h.source.succeedAll()
+        #expect(h.stats().available == 0)
+        #expect(h.events(.removed).count >= 2)
+        // The leased ad is removed when its lease ends.
+        #expect(try h.loader.returnLease(lease.id, shown: false) == .removed)
+        let stats = h.stats()
+        #expect(stats.isBalanced)
+        #expect(stats.removed == stats.loaded)
+        h.clock.advance(by: .seconds(4000))
+        #expect(h.source.requests.count == requestsBefore)
+        try h.loader.setEnabled(true, loader: "default")
+        try h.fill()
+        #expect(h.stats().available == 4)
+        #expect(throws: LoaderError.self) { try h.loader.setEnabled(true, loader: "nope") }
+    }
+
+    @Test func aLoaderConfiguredDisabledLoadsNothingUntilEnabled() throws {
+        let h = try Harness { $0.enabled = false }
+        do { _ = try h.borrow() } catch { #expect(error.code == .unavailable) }
+        #expect(h.source.requests.isEmpty)
+        try h.loader.setEnabled(true, loader: "default")
+        #expect(try h.loader.prefetch(adUnitID: "unit").requested == 10)
+    }
+
+    @Test func shutdownEndsEverythingAndRefusesLaterCalls() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 3 }
+        try h.loader.prefetch(adUnitID: "unit")
+        h.source.succeed(0, fill: 2)
+        let lease = try h.lease()
+        var parked: BorrowResult?
+        try h.loader.borrow(adUnitID: "other", wait: .seconds(5)) { parked = $0 }
+        try h.loader.prefetch(adUnitID: "unit")
+        h.loader.shutdown()
+        #expect(parked == .unavailable)
+        #expect(throws: LoaderError.self) { try h.loader.returnLease(lease.id, shown: true) }
+        #expect(throws: LoaderError.self) { try h.borrow() }
+        #expect(throws: LoaderError.self) { try h.loader.setEnabled(false, loader: "default") }
+        h.source.succeedAll()
+        let stats = h.stats()
+        #expect(stats.isBalanced)
+        #expect(stats.available == 0 && stats.leased == 0)
+        #expect(h.clock.pendingCount == 0)
+    }
+
+    // MARK: determinism
+
+    @Test func sameSeedAndCallsGiveSameIdsAndEvents() throws {
+        func run(seed: UInt64) throws -> [AdEvent] {
+            let h = try Harness(seed: seed) { $0.retry.jitter = 0.5 }
+            try h.fill()
+            let lease = try h.lease(slot: "s")
+            try h.loader.returnLease(lease.id, shown: true)
+            try h.loader.prefetch(adUnitID: "unit")
+            h.source.fail(0, .retryable)
+            h.clock.advance(by: .seconds(30))
+            h.source.succeedAll()
+            return h.events
+        }
+        let first = try run(seed: 0xFEED)
+        #expect(try run(seed: 0xFEED) == first)
+        #expect(first.compactMap(\.adID).first?.hasPrefix("feed-") == true)
+        let other = try run(seed: 0xBEEF)
+        #expect(other.compactMap(\.leaseID) != first.compactMap(\.leaseID))
+    }
+}

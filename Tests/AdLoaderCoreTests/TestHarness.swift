@@ -1,0 +1,155 @@
+import AdLoaderCore
+import AdLoaderTestSupport
+
+/// A demand source completed by hand: records every request and keeps its completion.
+final class FakeDemandSource: DemandSource {
+    struct Pending {
+        let request: AdRequest
+        let count: Int
+        let completion: (Result<[NativeAdContent], UpstreamError>) -> Void
+    }
+
+    /// Every request ever made, oldest first.
+    private(set) var requests: [(request: AdRequest, count: Int)] = []
+    /// Requests not yet answered, oldest first.
+    private(set) var pending: [Pending] = []
+    private var served = 0
+
+    func loadAds(
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+    ) {
+        requests.append((request, count))
+        pending.append(Pending(request: request, count: count, completion: completion))
+    }
+
+    /// Answers pending request `index` with `fill` ads (default: all asked).
+    func succeed(_ index: Int = 0, fill: Int? = nil, sourceExpiry: AdInstant? = nil) {
+        let request = pending.remove(at: index)
+        let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
+            served += 1
+            return NativeAdContent(headline: "ad \(served)", sourceExpiry: sourceExpiry)
+        }
+        request.completion(.success(contents))
+    }
+
+    /// Answers every pending request in full.
+    func succeedAll() {
+        while !pending.isEmpty { succeed() }
+    }
+
+    func fail(_ index: Int = 0, _ code: UpstreamError.Code) {
+        pending.remove(at: index).completion(.failure(UpstreamError(code: code, message: "test \(code)")))
+    }
+
+    func failAll(_ code: UpstreamError.Code) {
+        while !pending.isEmpty { fail(0, code) }
+    }
+
+    /// Sum of ads asked by pending requests.
+    var pendingAds: Int { pending.reduce(0) { $0 + $1.count } }
+}
+
+/// A demand source for the model: answers by hand, flags requests outside 1...batch.
+final class ModelSource: DemandSource {
+    struct Pending {
+        var loader: String
+        var unit: String
+        var count: Int
+        var completion: (Result<[NativeAdContent], UpstreamError>) -> Void
+    }
+
+    var limits: [String: Int] = [:]
+    private(set) var pending: [Pending] = []
+    private(set) var badRequest: String?
+    private var requests: [String: Int] = [:]
+    private var served = 0
+
+    func loadAds(
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+    ) {
+        let loader = request.keywords.first ?? "?"
+        if !(1...(limits[loader] ?? 0)).contains(count) {
+            badRequest = badRequest ?? "request for \(count) ads from \(loader) (batch \(limits[loader] ?? 0))"
+        }
+        requests[loader, default: 0] += 1
+        pending.append(Pending(loader: loader, unit: request.adUnitID, count: count, completion: completion))
+    }
+
+    func requestCount(loader: String) -> Int { requests[loader] ?? 0 }
+
+    func pendingAds(loader: String, unit: String) -> Int {
+        pending.reduce(0) { $0 + ($1.loader == loader && $1.unit == unit ? $1.count : 0) }
+    }
+
+    func succeed(_ index: Int, fill: Int?, sourceExpiry: AdInstant?) {
+        let request = pending.remove(at: index)
+        let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
+            served += 1
+            return NativeAdContent(headline: "model ad \(served)", sourceExpiry: sourceExpiry)
+        }
+        request.completion(.success(contents))
+    }
+
+    func fail(_ index: Int, _ code: UpstreamError.Code) {
+        pending.remove(at: index).completion(.failure(UpstreamError(code: code, message: "model \(code)")))
+    }
+}
+
+/// A loader over a ``ManualClock`` and a ``FakeDemandSource``, recording every event.
+final class Harness {
+    let clock = ManualClock()
+    let source = FakeDemandSource()
+    let loader: NativeAdvertisementLoader
+    private(set) var events: [AdEvent] = []
+
+    /// A default-named loader (5 per request, max 10) with test settings; `configure` edits it.
+    init(seed: UInt64 = 7, _ configure: (inout LoaderConfiguration) -> Void = { _ in }) throws {
+        var configuration = LoaderConfiguration()
+        configuration.source = "fake"
+        configure(&configuration)
+        loader = try NativeAdvertisementLoader(
+            loaders: [configuration], sources: ["fake": source], clock: clock, scheduler: clock, idSeed: seed)
+        _ = loader.addObserver { [unowned self] in events.append($0) }
+    }
+
+    /// Borrows without waiting and returns the synchronous answer.
+    func borrow(_ unit: String = "unit", slot: String? = nil) throws(LoaderError) -> BorrowResult {
+        var answer: BorrowResult?
+        try loader.borrow(adUnitID: unit, slot: slot) { answer = $0 }
+        return answer!
+    }
+
+    /// Borrows and expects a lease.
+    func lease(_ unit: String = "unit", slot: String? = nil) throws -> Lease {
+        guard case .leased(let lease, _) = try borrow(unit, slot: slot) else {
+            throw TestFailure("expected a lease")
+        }
+        return lease
+    }
+
+    /// Prefetches and answers every request in full.
+    func fill(_ unit: String = "unit") throws {
+        try loader.prefetch(adUnitID: unit)
+        source.succeedAll()
+    }
+
+    func stats(_ unit: String = "unit") -> PoolStats {
+        loader.stats(adUnitID: unit).first ?? PoolStats(loader: "default", adUnitID: unit)
+    }
+
+    func events(_ kind: AdEvent.Kind) -> [AdEvent] { events.filter { $0.kind == kind } }
+
+    func clearEvents() { events.removeAll() }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension PoolStats {
+    /// The accounting invariant: every loaded ad is somewhere.
+    var isBalanced: Bool {
+        loaded == UInt64(available) + UInt64(leased) + consumed + expired + removed
+    }
+}
