@@ -10,7 +10,7 @@ struct Invocation: Sendable {
         case returnLease(leaseID: UInt64, shown: Bool)
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
-        case conformance
+        case conformance(loader: String?, parkingLoader: String?, only: [String])
         case help
     }
 
@@ -54,12 +54,17 @@ enum CommandLineParser {
           watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
               Stream pool events until Ctrl-C (or N events). KIND: received,
               load-finished, expired, removed, leased, returned.
-          conformance
-              Check the endpoint against Proto/PROTOCOL.md.
+          conformance [--loader NAME] [--parking-loader NAME] [--only PREFIX]...
+              Check a TCP endpoint against Proto/PROTOCOL.md: every method, status and
+              limit, with raw frames; one PASS/FAIL/SKIP line per check (--json: a report).
+              --parking-loader names a loader whose source never fills (deterministic
+              parking checks); --only runs the checks whose names start with PREFIX;
+              --timeout bounds each socket operation (default 5000 ms).
 
         EXIT STATUS
           0 success (a borrow answered "no ad yet" included), 1 the server answered an
-          error status, 2 bad command line, 3 cannot connect or connection lost.
+          error status (conformance: a check failed), 2 bad command line, 3 cannot connect
+          or connection lost.
 
         EXAMPLES
           adloader prefetch feed-native
@@ -81,6 +86,7 @@ enum CommandLineParser {
         var flags: Set<String> = []
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
+            "--parking-loader", "--only",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h"]
         var index = 0
@@ -184,9 +190,11 @@ enum CommandLineParser {
             let count = try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: Int.self) }
             invocation.command = .watch(loader: loader, adUnitID: adUnitOption, kinds: kinds, count: count)
         case "conformance":
-            try allow([])
+            try allow(["--loader", "--parking-loader", "--only"])
             try expectArguments(0, "")
-            invocation.command = .conformance
+            guard case .tcp = invocation.endpoint else { throw UsageError("conformance needs a TCP --endpoint") }
+            invocation.command = .conformance(
+                loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [])
         default:
             throw UsageError("unknown command \"\(name)\"")
         }

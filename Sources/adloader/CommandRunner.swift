@@ -1,4 +1,5 @@
 import AdLoaderClient
+import AdLoaderConformance
 import AdLoaderCore
 import AdLoaderWire
 import Foundation
@@ -25,11 +26,12 @@ enum CommandRunner {
             print(CommandLineParser.usage)
             return exitOK
         }
-        if case .conformance = invocation.command {
-            // TODO(conformance): call AdLoaderConformance's runConformance(host:port:log:) once it
-            // is on main; until then this command reports that it is missing rather than pass.
-            printError("adloader: conformance: the conformance suite is not built into this adloader yet")
-            return exitStatus
+        if case .conformance(let loader, let parkingLoader, let only) = invocation.command,
+            case .tcp(let host, let port) = invocation.endpoint
+        {
+            return runConformance(
+                host: host, port: port, loader: loader, parkingLoader: parkingLoader, only: only,
+                timeoutMilliseconds: invocation.timeoutMilliseconds, json: invocation.json)
         }
         let client: AdLoaderClient
         do {
@@ -72,6 +74,30 @@ enum CommandRunner {
             printError("adloader: \(describe(error))")
             return exitStatus
         }
+    }
+
+    /// Runs AdLoaderConformance's suite; exit 0 when every check passed (or was skipped).
+    static func runConformance(
+        host: String, port: Int, loader: String?, parkingLoader: String?, only: [String], timeoutMilliseconds: UInt32?,
+        json: Bool
+    ) -> Int32 {
+        var options = ConformanceSuite.Options()
+        if let loader { options.loader = loader }
+        options.parkingLoader = parkingLoader
+        if !only.isEmpty { options.only = only }
+        if let timeoutMilliseconds { options.timeout = .milliseconds(Int64(timeoutMilliseconds)) }
+        let suite = ConformanceSuite(host: host, port: port, options: options)
+        let report = suite.run { line in
+            if json {
+                printError(line)
+            } else {
+                print(line)
+                fflush(nil)
+            }
+        }
+        // The log's last line is already the summary; JSON mode prints the whole report.
+        if json { print(report.json) }
+        return report.passed ? exitOK : exitStatus
     }
 
     static func describe(_ error: any Error) -> String {
