@@ -1,5 +1,3 @@
-// SKELETON: the public API is fixed; the bodies are filled in by the core work (issue 2).
-
 /// A handle on a borrow that is waiting for an ad.
 public protocol ParkedBorrow: AnyObject {
     /// Withdraws the borrow (client cancelled or went away); its completion is not called.
@@ -14,83 +12,270 @@ public struct ObserverToken: Hashable, Sendable {
 
 /// Keeps native ads loaded per (loader, ad unit) and lends them to feed cells.
 ///
+/// Each (loader, ad unit) has its own pool. Available ads sit in a heap ordered by expiry,
+/// so lending the soonest-expiring ad, and sweeping expired ones, costs O(log n) per ad and
+/// O(1) when nothing is due; lease timeouts share one heap and one scheduled wakeup.
+///
 /// - Important: not thread-safe. Create, call and observe it on one thread (the daemon's
 ///   event loop); demand-source completions and scheduler actions arrive on that thread.
 public final class NativeAdvertisementLoader {
+    /// One named loader and its pools, by ad unit.
+    final class Entry {
+        var configuration: LoaderConfiguration
+        let source: any DemandSource
+        var pools: [String: AdPool] = [:]
+
+        init(configuration: LoaderConfiguration, source: any DemandSource) {
+            self.configuration = configuration
+            self.source = source
+        }
+    }
+
+    let clock: any AdClock
+    let scheduler: any AdScheduler
+    var entries: [String: Entry] = [:]
+    var ids: IdentifierGenerator
+    var jitter: SplitMix64
+    var leases = LeaseTable()
+    var leaseTimer: (any ScheduledTask)?
+    var leaseTimerDeadline: AdInstant?
+    var observers: [(token: ObserverToken, callback: (AdEvent) -> Void)] = []
+    var nextObserverToken: UInt64 = 1
+    var isShutDown = false
+
     /// - Parameters:
     ///   - loaders: the named configurations; each is validated, names must be unique.
     ///   - sources: demand sources by name; every loader's `source` must be present.
     ///   - clock: the source of "now".
     ///   - scheduler: runs sweeps, retries, lease timeouts and borrow waits.
-    ///   - idSeed: distinguishes ad and lease ids of this instance from earlier ones.
-    /// - Throws: ``ConfigError`` naming the first bad setting.
+    ///   - idSeed: distinguishes ad and lease ids of this instance from earlier ones; with the
+    ///     same seed and the same calls, ids, retry jitter and events repeat exactly.
+    /// - Throws: ``ConfigError`` naming the first bad setting: a field out of range,
+    ///   `loaders.<name>.name` for a duplicate name, `loaders.<name>.source` for a source
+    ///   missing from `sources`.
     public init(
         loaders: [LoaderConfiguration], sources: [String: any DemandSource], clock: any AdClock,
         scheduler: any AdScheduler, idSeed: UInt64 = 0
     ) throws(ConfigError) {
-        fatalError("unimplemented")
+        self.clock = clock
+        self.scheduler = scheduler
+        self.ids = IdentifierGenerator(seed: idSeed)
+        self.jitter = SplitMix64(seed: idSeed ^ 0x6A69_7474_6572_2121)
+        for configuration in loaders {
+            try configuration.validate()
+            let name = configuration.name
+            if entries[name] != nil {
+                throw ConfigError(field: "loaders.\(name).name", message: "duplicate loader name \"\(name)\"")
+            }
+            guard let source = sources[configuration.source] else {
+                throw ConfigError(
+                    field: "loaders.\(name).source", message: "unknown demand source \"\(configuration.source)\"")
+            }
+            entries[name] = Entry(configuration: configuration, source: source)
+        }
     }
 
-    /// The configured loaders, by name.
-    public var configurations: [String: LoaderConfiguration] { fatalError("unimplemented") }
+    /// The configured loaders, by name; `enabled` reflects ``setEnabled(_:loader:)``.
+    public var configurations: [String: LoaderConfiguration] { entries.mapValues(\.configuration) }
 
     /// Tops the pool up to `maximumRetainedAdvertisements`, counting loaded and in-flight ads.
+    ///
+    /// Missing ads are asked for in batches of at most `numberOfAdvertisements`; nothing is
+    /// asked while the source is unreachable (a probe covers it).
     /// - Throws: ``LoaderError`` `.invalidArgument` for an empty ad unit or unknown loader,
-    ///   `.unavailable` for a disabled loader.
+    ///   `.unavailable` for a disabled loader or after shutdown.
     @discardableResult
     public func prefetch(adUnitID: String, loader: String = LoaderConfiguration.defaultName) throws(LoaderError)
         -> PrefetchResult
     {
-        fatalError("unimplemented")
+        let entry = try validated(adUnitID: adUnitID, loader: loader)
+        try requireEnabled(entry)
+        let pool = pool(for: entry, adUnitID: adUnitID)
+        purgeExpired(pool)
+        let requested = topUp(pool, trigger: .explicit)
+        return PrefetchResult(available: pool.available.count, inFlight: pool.inFlight, requested: requested)
     }
 
     /// Lends one valid ad. `completion` is called exactly once — synchronously when an ad is
     /// available, the slot already holds a lease, or `wait` is zero — unless the returned
     /// ``ParkedBorrow`` is cancelled first.
+    ///
+    /// The ad lent is the valid available one that expires soonest. Every borrow, hit or miss,
+    /// then tops the pool up.
     /// - Parameters:
-    ///   - slot: the feed cell; while it holds a lease, borrowing for it returns the same lease.
+    ///   - slot: the feed cell; while it holds a lease, borrowing for it returns the same lease
+    ///     (`reused: true`). If that lease's ad has expired, the lease ends and a fresh ad is
+    ///     lent. An empty string means no slot.
     ///   - wait: how long to park when the pool is empty; at most the loader's `maximumBorrowWait`.
+    ///     Parked borrows are served in arrival order as ads arrive or come back.
     /// - Returns: a handle when the call parked, else nil.
     /// - Throws: ``LoaderError`` `.invalidArgument` (empty ad unit, unknown loader, wait too
-    ///   long or negative), `.unavailable` (disabled loader).
+    ///   long or negative: field `wait_ms`), `.unavailable` (disabled loader, after shutdown).
     @discardableResult
     public func borrow(
         adUnitID: String, loader: String = LoaderConfiguration.defaultName, slot: String? = nil,
         wait: Duration = .zero, completion: @escaping (BorrowResult) -> Void
     ) throws(LoaderError) -> (any ParkedBorrow)? {
-        fatalError("unimplemented")
+        let entry = try validated(adUnitID: adUnitID, loader: loader)
+        if wait < .zero || wait > entry.configuration.maximumBorrowWait {
+            throw LoaderError(
+                code: .invalidArgument, field: "wait_ms",
+                message: "must be 0...\(entry.configuration.maximumBorrowWait.milliseconds) ms")
+        }
+        try requireEnabled(entry)
+        let pool = pool(for: entry, adUnitID: adUnitID)
+        let slot = slot?.isEmpty == true ? nil : slot
+        if let result = lend(from: pool, slot: slot) {
+            topUp(pool, trigger: .explicit)
+            completion(result)
+            return nil
+        }
+        if wait == .zero {
+            pool.stats.borrowMisses += 1
+            topUp(pool, trigger: .explicit)
+            completion(.noAdYet)
+            return nil
+        }
+        let handle = park(in: pool, slot: slot, wait: wait, completion: completion)
+        topUp(pool, trigger: .explicit)
+        return handle
     }
 
     /// Ends a lease.
-    /// - Throws: ``LoaderError`` `.notFound` for an unknown, returned or reclaimed lease.
+    ///
+    /// Unshown, the ad goes back to the pool (or is counted expired). Shown, its `showCount`
+    /// grows; at `showCountThreshold` it is consumed, else it goes back to the pool.
+    /// - Throws: ``LoaderError`` `.notFound` (field `lease_id`) for an unknown, returned or
+    ///   reclaimed lease; `.unavailable` after shutdown.
     @discardableResult
     public func returnLease(_ leaseID: UInt64, shown: Bool) throws(LoaderError) -> ReturnOutcome {
-        fatalError("unimplemented")
+        if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
+        guard let handle = leases.handle(forID: leaseID) else {
+            throw LoaderError(
+                code: .notFound, field: "lease_id", message: "no open lease \(leaseID) (returned, reclaimed or unknown)")
+        }
+        return endLease(handle, shown: shown, reason: nil)
     }
 
     /// Stats of every pool matching the filters (nil = all), sorted by loader then ad unit.
     public func stats(loader: String? = nil, adUnitID: String? = nil) -> [PoolStats] {
-        fatalError("unimplemented")
+        var result: [PoolStats] = []
+        for (name, entry) in entries where loader == nil || loader == name {
+            for (unit, pool) in entry.pools where adUnitID == nil || adUnitID == unit {
+                result.append(pool.currentStats)
+            }
+        }
+        return result.sorted { ($0.loader, $0.adUnitID) < ($1.loader, $1.adUnitID) }
     }
 
     /// Registers an observer called synchronously, on the loader's thread, for every event.
+    ///
+    /// Observers run in registration order, after the loader's state is settled for the event.
     public func addObserver(_ observer: @escaping (AdEvent) -> Void) -> ObserverToken {
-        fatalError("unimplemented")
+        let token = ObserverToken(rawValue: nextObserverToken)
+        nextObserverToken += 1
+        observers.append((token, observer))
+        return token
     }
 
     public func removeObserver(_ token: ObserverToken) {
-        fatalError("unimplemented")
+        observers.removeAll { $0.token == token }
     }
 
     /// Disabling drops the loader's ads (each reported as removed, reason "disabled"), ends
     /// its parked borrows with `.unavailable` and stops filling until enabled again.
+    ///
+    /// Leased ads stay with their cells; when their lease ends they are removed (the return
+    /// answers `.removed`). Ads arriving for requests in flight while disabled are dropped.
+    /// - Throws: ``LoaderError`` `.invalidArgument` (field `loader`) for an unknown loader,
+    ///   `.unavailable` after shutdown.
     public func setEnabled(_ enabled: Bool, loader: String) throws(LoaderError) {
-        fatalError("unimplemented")
+        if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
+        guard let entry = entries[loader] else {
+            throw LoaderError(code: .invalidArgument, field: "loader", message: "unknown loader \"\(loader)\"")
+        }
+        guard entry.configuration.enabled != enabled else { return }
+        entry.configuration.enabled = enabled
+        for pool in sortedPools(of: entry) {
+            pool.enabled = enabled
+            if !enabled { drain(pool, reason: "disabled") }
+        }
     }
 
     /// Ends every parked borrow with `.unavailable`, cancels timers and stops loading; later
     /// calls throw `.unavailable`. Ads in flight are dropped when they arrive.
+    ///
+    /// Every retained ad is removed (reason "shutdown") and every open lease ends, so the
+    /// counters still add up.
     public func shutdown() {
-        fatalError("unimplemented")
+        guard !isShutDown else { return }
+        isShutDown = true
+        leaseTimer?.cancel()
+        leaseTimer = nil
+        leaseTimerDeadline = nil
+        let allPools = entries.keys.sorted().flatMap { sortedPools(of: entries[$0]!) }
+        for pool in allPools {
+            pool.enabled = false
+            drain(pool, reason: "shutdown")
+        }
+        for handle in leases.allHandles {
+            endLease(handle, shown: false, reason: "shutdown")
+        }
+    }
+
+    // MARK: - Helpers shared by the extensions
+
+    var now: AdInstant { clock.now }
+
+    func validated(adUnitID: String, loader: String) throws(LoaderError) -> Entry {
+        if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
+        if adUnitID.isEmpty { throw LoaderError(code: .invalidArgument, field: "ad_unit_id", message: "must not be empty") }
+        guard let entry = entries[loader] else {
+            throw LoaderError(code: .invalidArgument, field: "loader", message: "unknown loader \"\(loader)\"")
+        }
+        return entry
+    }
+
+    func requireEnabled(_ entry: Entry) throws(LoaderError) {
+        guard entry.configuration.enabled else {
+            throw LoaderError(code: .unavailable, message: "loader \"\(entry.configuration.name)\" is disabled")
+        }
+    }
+
+    func pool(for entry: Entry, adUnitID: String) -> AdPool {
+        if let pool = entry.pools[adUnitID] { return pool }
+        let pool = AdPool(
+            loader: entry.configuration.name, adUnitID: adUnitID, configuration: entry.configuration,
+            source: entry.source)
+        entry.pools[adUnitID] = pool
+        return pool
+    }
+
+    func sortedPools(of entry: Entry) -> [AdPool] {
+        entry.pools.keys.sorted().map { entry.pools[$0]! }
+    }
+
+    /// Drops a pool's available ads, marks its leased ads for removal, ends its parked
+    /// borrows with `.unavailable` and stops its timers and retries.
+    func drain(_ pool: AdPool, reason: String) {
+        pool.cancelTimers()
+        pool.fill.reset()
+        for handle in pool.availableHandles {
+            let ad = pool.discardAvailable(handle)
+            pool.stats.removed += 1
+            emit(.removed, pool) { $0.adID = ad.id; $0.reason = reason }
+        }
+        markLeasedAds(of: pool, reason: reason)
+        for parked in pool.parked.removeAll() {
+            parked.take()?(.unavailable)
+        }
+    }
+
+    /// Builds an event for `pool`, lets `configure` fill it in, and delivers it.
+    func emit(_ kind: AdEvent.Kind, _ pool: AdPool, _ configure: (inout AdEvent) -> Void = { _ in }) {
+        guard !observers.isEmpty else { return }
+        var event = AdEvent(kind: kind, at: now, loader: pool.loader, adUnitID: pool.adUnitID)
+        configure(&event)
+        for observer in observers { observer.callback(event) }
     }
 }

@@ -1,0 +1,132 @@
+extension NativeAdvertisementLoader {
+    /// Asks the source for the ads a pool is missing, in batches of at most
+    /// `numberOfAdvertisements`, when the pool's fill state allows `trigger`.
+    /// - Returns: the number of ads asked for.
+    @discardableResult
+    func topUp(_ pool: AdPool, trigger: AdPool.FillTrigger) -> Int {
+        guard pool.enabled, !isShutDown, pool.fill.allowsLoad(trigger) else { return 0 }
+        var missing = pool.missing
+        let requested = missing
+        while missing > 0 {
+            let count = min(missing, pool.configuration.numberOfAdvertisements)
+            send(pool, count: count, probe: false)
+            missing -= count
+        }
+        return requested
+    }
+
+    /// Sends one upstream request; its ads count as in flight until the source answers.
+    func send(_ pool: AdPool, count: Int, probe: Bool) {
+        pool.inFlight += count
+        pool.stats.upstreamRequests += 1
+        pool.source.loadAds(pool.request, count: count) { [weak self, pool] result in
+            self?.loadCompleted(pool, asked: count, probe: probe, result: result)
+        }
+    }
+
+    func loadCompleted(
+        _ pool: AdPool, asked: Int, probe: Bool, result: Result<[NativeAdContent], UpstreamError>
+    ) {
+        pool.inFlight -= asked
+        switch result {
+        case .success(let contents):
+            // A source that answers with more than asked must not overfill the pool.
+            let accepted = contents.prefix(asked)
+            for content in accepted { receive(content, into: pool) }
+            emit(.loadFinished, pool) { $0.count = accepted.count }
+            guard pool.enabled, !isShutDown else { return }
+            serveParked(pool)
+            scheduleSweep(pool)
+            perform(pool.fill.loadSucceeded(), for: pool)
+        case .failure(let error):
+            pool.stats.upstreamFailures += 1
+            emit(.loadFinished, pool) { $0.error = error }
+            guard pool.enabled, !isShutDown else { return }
+            perform(pool.fill.loadFailed(error.code, probe: probe), for: pool)
+        }
+    }
+
+    /// Counts and stores one arriving ad; drops it when the pool no longer loads and
+    /// expires it at once when it arrives already past its expiry.
+    private func receive(_ content: NativeAdContent, into pool: AdPool) {
+        let loadedAt = now
+        var expiresAt = loadedAt + pool.configuration.lifetime
+        if let sourceExpiry = content.sourceExpiry, sourceExpiry < expiresAt { expiresAt = sourceExpiry }
+        let ad = NativeAd(
+            id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, content: content, loadedAt: loadedAt,
+            expiresAt: expiresAt)
+        pool.stats.loaded += 1
+        emit(.received, pool) { $0.adID = ad.id }
+        if !pool.enabled || isShutDown {
+            pool.stats.removed += 1
+            emit(.removed, pool) {
+                $0.adID = ad.id
+                $0.reason = self.isShutDown ? "shutdown" : "disabled"
+            }
+        } else if loadedAt >= expiresAt {
+            pool.stats.expired += 1
+            emit(.expired, pool) { $0.adID = ad.id }
+        } else {
+            pool.insertAvailable(ad, sequence: ids.lastAdSequence)
+        }
+    }
+
+    /// Carries out what the fill state machine decided.
+    func perform(_ action: AdPool.FillStateMachine.Action, for pool: AdPool) {
+        switch action {
+        case .none:
+            break
+        case .scheduleRetry(let attempt):
+            pool.retryTimer?.cancel()
+            pool.retryTimer = scheduler.schedule(at: now + retryDelay(attempt: attempt, policy: pool.configuration.retry)) {
+                [weak self, weak pool] in
+                guard let self, let pool else { return }
+                pool.retryTimer = nil
+                self.perform(pool.fill.retryTimerFired(), for: pool)
+            }
+        case .scheduleProbe:
+            pool.retryTimer?.cancel()
+            pool.retryTimer = nil
+            pool.probeTimer?.cancel()
+            pool.probeTimer = scheduler.schedule(at: now + pool.configuration.retry.probeInterval) {
+                [weak self, weak pool] in
+                guard let self, let pool else { return }
+                pool.probeTimer = nil
+                self.perform(pool.fill.probeTimerFired(), for: pool)
+            }
+        case .cancelRetry:
+            pool.retryTimer?.cancel()
+            pool.retryTimer = nil
+        case .resume:
+            pool.probeTimer?.cancel()
+            pool.probeTimer = nil
+            topUp(pool, trigger: .automatic)
+        case .topUp:
+            topUp(pool, trigger: .automatic)
+        case .probe:
+            if pool.missing > 0 {
+                send(pool, count: 1, probe: true)
+            } else {
+                // Full pool: nothing to ask for yet; look again after the next interval.
+                perform(.scheduleProbe, for: pool)
+            }
+        }
+    }
+
+    /// `delay * multiplier^attempt`, capped at `maximumDelay`, spread by ± `jitter`.
+    func retryDelay(attempt: Int, policy: RetryPolicy) -> Duration {
+        let cap = Double(policy.maximumDelay.milliseconds)
+        var milliseconds = Double(policy.delay.milliseconds)
+        var step = 0
+        while step < attempt && milliseconds < cap {
+            milliseconds *= policy.multiplier
+            step += 1
+        }
+        milliseconds = min(milliseconds, cap)
+        if policy.jitter > 0 {
+            milliseconds *= 1 + policy.jitter * (2 * jitter.nextUnit() - 1)
+        }
+        // Int64(_:) truncates; + 0.5 rounds the non-negative value without libm.
+        return .milliseconds(Int64(max(0, milliseconds) + 0.5))
+    }
+}
