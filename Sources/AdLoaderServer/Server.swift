@@ -37,7 +37,7 @@ public final class Server {
     let loop: UVLoop
     let clock: LoopClock
     let loader: NativeAdvertisementLoader
-    private let flushCheck: UVCheck
+    private let flushIdle: UVIdle
     private var listeners: [(handle: UVStream, address: Address)] = []
     private var signals: [UVSignal] = []
     private var connections: [UInt64: Connection] = [:]
@@ -57,7 +57,7 @@ public final class Server {
         loop = try UVLoop()
         do {
             clock = try LoopClock(loop: loop)
-            flushCheck = try UVCheck(loop: loop)
+            flushIdle = try UVIdle(loop: loop)
             var sources: [String: any DemandSource] = [:]
             for (name, settings) in configuration.sources {
                 sources[name] = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
@@ -189,7 +189,7 @@ public final class Server {
         listeners.removeAll()
         for handle in signals { handle.close() }
         signals.removeAll()
-        flushCheck.close()
+        flushIdle.close()
         clock.close()
     }
 
@@ -248,8 +248,8 @@ public final class Server {
     /// Queues `connection` to be flushed after this loop iteration's I/O.
     func scheduleFlush(_ connection: Connection) {
         dirty.append(connection)
-        if !flushCheck.isActive, !flushCheck.isClosing {
-            flushCheck.start { [unowned self] in self.flushDirty() }
+        if !flushIdle.isActive, !flushIdle.isClosing {
+            flushIdle.start { [unowned self] in self.flushDirty() }
         }
     }
 
@@ -257,7 +257,7 @@ public final class Server {
         let batch = dirty
         dirty.removeAll(keepingCapacity: true)
         for connection in batch where connection.isDirty { connection.flush() }
-        if dirty.isEmpty { flushCheck.stop() }
+        if dirty.isEmpty { flushIdle.stop() }
     }
 
     /// Closes a loop whose setup failed half-way, running close callbacks first.
