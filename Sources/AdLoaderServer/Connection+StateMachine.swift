@@ -15,7 +15,7 @@ extension Connection {
             case pauseReading
             /// Output drained to half the limit: read again.
             case resumeReading
-            /// Unsent output reached twice the limit (Watch events or completing parked
+            /// Unsent output reached the hard limit (Watch events or completing parked
             /// calls kept coming while the client did not read).
             case close(reason: String)
         }
@@ -23,6 +23,9 @@ extension Connection {
         let idleTimeout: Int64
         let partialFrameTimeout: Int64
         let maxUnsentOutput: Int
+        /// Twice the limit plus one largest message: requests stop being processed at the
+        /// limit, so only output nobody asked for just now (events, parked calls) gets here.
+        let hardUnsentOutput: Int
         /// Last byte received, or last open call ended.
         private(set) var lastActivity: Int64
         /// When the preface or the frame still incomplete began; nil when nothing is pending.
@@ -34,6 +37,7 @@ extension Connection {
             idleTimeout = limits.idleTimeout.milliseconds
             partialFrameTimeout = limits.partialFrameTimeout.milliseconds
             maxUnsentOutput = limits.maxUnsentOutputPerConnection
+            hardUnsentOutput = 2 * limits.maxUnsentOutputPerConnection + limits.maxMessageSize
             lastActivity = now
             partialSince = now
         }
@@ -62,7 +66,8 @@ extension Connection {
 
         /// Decides at a check whether a timeout expired.
         func checkTimeouts(now: Int64, hasOpenCalls: Bool) -> TimeoutAction {
-            if let partialSince, now - partialSince >= partialFrameTimeout {
+            // While reading is paused, buffered bytes wait on us, not on the client.
+            if !readingPaused, let partialSince, now - partialSince >= partialFrameTimeout {
                 return .close(reason: "partial frame timeout (\(partialFrameTimeout) ms)")
             }
             if !hasOpenCalls, now - lastActivity >= idleTimeout {
@@ -75,8 +80,8 @@ extension Connection {
 
         /// The unsent output changed (after a flush or a write completion).
         mutating func outputChanged(unsent: Int) -> OutputAction {
-            if unsent >= 2 * maxUnsentOutput {
-                return .close(reason: "unsent output of \(unsent) bytes reached twice the limit of \(maxUnsentOutput)")
+            if unsent >= hardUnsentOutput {
+                return .close(reason: "unsent output of \(unsent) bytes reached the hard limit of \(hardUnsentOutput)")
             }
             if !readingPaused, unsent > maxUnsentOutput {
                 readingPaused = true

@@ -83,20 +83,32 @@ final class Connection {
         case .success(let bytes):
             guard isAcceptingCalls else { return }
             decoder.append(bytes)
-            inReadCallback = true
-            processFrames()
-            inReadCallback = false
-            if isAcceptingCalls {
-                machine.received(
-                    at: clock.now.unixMilliseconds, hasPartialFrame: decoder.hasPartialFrame || !decoder.prefaceReceived)
-                armTimeouts()
-            }
-            flush()
+            processBufferedFrames()
         }
+    }
+
+    /// Handles every whole frame buffered (until the output limit pauses the connection),
+    /// then writes all the answers at once.
+    private func processBufferedFrames() {
+        inReadCallback = true
+        processFrames()
+        inReadCallback = false
+        if isAcceptingCalls {
+            machine.received(
+                at: clock.now.unixMilliseconds, hasPartialFrame: decoder.hasPartialFrame || !decoder.prefaceReceived)
+            armTimeouts()
+        }
+        flush()
     }
 
     private func processFrames() {
         while isAcceptingCalls {
+            if output.count + stream.queuedWriteBytes > server.limits.maxUnsentOutputPerConnection {
+                // Backpressure where the bytes arrive: push out what we have; if the client
+                // is not reading, leave the rest of its requests buffered until it drains.
+                flush()
+                if machine.readingPaused { return }
+            }
             let next: Result<RequestFrame, FrameError>?
             do {
                 next = try decoder.withNextMessage { body -> Result<RequestFrame, FrameError> in
@@ -223,6 +235,9 @@ final class Connection {
             stream.readStop()
         case .resumeReading:
             logger.info("client drained its answers; reading resumed", ["unsent": .int(Int64(unsent))])
+            // Requests buffered while paused come first; they may pause the connection again.
+            processBufferedFrames()
+            guard isAcceptingCalls, !machine.readingPaused else { return }
             do {
                 try stream.resumeReading()
             } catch {

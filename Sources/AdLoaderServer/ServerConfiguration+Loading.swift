@@ -105,7 +105,7 @@ extension ServerConfiguration {
             ) { (l, v, k) throws(ConfigError) in l.partialFrameTimeout = try v.duration(k) },
             limit(
                 "maxUnsentOutputPerConnection", "--max-unsent-output", "8MiB",
-                "unsent answers per connection above which reading stops (closed at twice this)"
+                "unsent answers per connection above which its requests stop being read (closed at 2x this + max message size)"
             ) { (l, v, k) throws(ConfigError) in l.maxUnsentOutputPerConnection = try v.size(k) },
             limit(
                 "shutdownGracePeriod", "--shutdown-grace-period", "10s",

@@ -19,8 +19,9 @@ public struct ServerLimits: Hashable, Sendable {
     /// A connection holding part of a frame (or of the preface) for this long is closed.
     public var partialFrameTimeout: Duration = .seconds(10)
     /// Answers waiting for a client that does not read: above this the server stops reading
-    /// from that client until it drains; at twice this (possible only through Watch events
-    /// and completing parked calls) the connection is closed.
+    /// and handling that client's requests until its unsent output drains to half; when it
+    /// reaches twice this plus ``maxMessageSize`` (possible only through Watch events and
+    /// parked calls completing) the connection is closed.
     public var maxUnsentOutputPerConnection = 8 * 1024 * 1024
     /// On SIGTERM/SIGINT, the longest wait for calls in flight before connections are closed.
     public var shutdownGracePeriod: Duration = .seconds(10)

@@ -55,6 +55,9 @@ final class RawClient {
 
     deinit { Glibc.close(fd) }
 
+    /// Ends the connection from this side (the descriptor stays open until deinit).
+    func disconnect() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+
     func makeCallID() -> UInt64 {
         defer { nextID += 1 }
         return nextID
