@@ -52,6 +52,9 @@ let package = Package(
             name: "AdLoaderWireTests", dependencies: ["AdLoaderWire", "AdLoaderCore", "CAdLoaderProto"],
             swiftSettings: strict),
         .testTarget(
+            name: "AdLoaderClientTests", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore"],
+            swiftSettings: strict),
+        .testTarget(
             name: "AdSourcesTests", dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),
         .testTarget(

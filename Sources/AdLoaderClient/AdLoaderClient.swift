@@ -1,0 +1,209 @@
+import AdLoaderCore
+import AdLoaderWire
+
+/// A client of adloaderd's framed protocol (Proto/PROTOCOL.md).
+///
+/// One client is one connection; calls from any number of tasks are pipelined on it and
+/// matched to their answers by call id, in whatever order the server completes them.
+/// Server answers other than OK are thrown as `Status`; local failures to connect as
+/// ``AdLoaderClientError``. Losing the connection fails the calls in flight with UNAVAILABLE.
+///
+/// Cancelling the task of a call cancels the call at the server too (the call throws
+/// `CancellationError` at once). A `timeout` is sent as the call's deadline and also
+/// enforced locally (with a small margin): expiry throws DEADLINE_EXCEEDED.
+public final class AdLoaderClient: Sendable {
+    private let connection: ClientConnection
+    /// Where this client is connected.
+    public let endpoint: Endpoint
+
+    /// Extra time the local deadline timer allows for the network, after the server's own deadline.
+    static let localDeadlineMargin: Duration = .milliseconds(500)
+
+    private init(connection: ClientConnection, endpoint: Endpoint) {
+        self.connection = connection
+        self.endpoint = endpoint
+    }
+
+    deinit { connection.close() }
+
+    /// Connects, sends the preface and starts reading answers.
+    /// - Parameters:
+    ///   - endpoint: TCP `host:port` or a Unix socket path.
+    ///   - maximumMessageSize: the largest answer accepted (default 4 MiB, as the server).
+    /// - Throws: ``AdLoaderClientError`` when the server cannot be reached, `Status` when the
+    ///   connection breaks at once.
+    public static func connect(to endpoint: Endpoint, maximumMessageSize: Int = 4 << 20) throws -> AdLoaderClient {
+        let fd = try Socket.connect(to: endpoint)
+        let connection = ClientConnection(fd: fd, maximumMessageSize: maximumMessageSize)
+        try connection.start()
+        return AdLoaderClient(connection: connection, endpoint: endpoint)
+    }
+
+    /// Closes the connection; calls in flight fail with UNAVAILABLE. Also done on deinit.
+    public func close() { connection.close() }
+
+    // MARK: - Methods
+
+    /// Tops the pool of (`loader`, `adUnitID`) up; see PROTOCOL.md 7.1.
+    /// - Parameters:
+    ///   - loader: empty for "default".
+    ///   - timeout: the call's deadline; nil for none.
+    /// - Throws: `Status` (INVALID_ARGUMENT, UNAVAILABLE, ...), `CancellationError`.
+    public func prefetch(adUnitID: String, loader: String = "", timeout: Duration? = nil) async throws -> PrefetchResult {
+        let answer = try await unary(
+            method: MethodName.prefetch, request: PrefetchRequestMessage(adUnitID: adUnitID, loader: loader), timeout: timeout)
+        return try Self.decode(PrefetchResponseMessage.self, answer).result
+    }
+
+    /// Borrows one ad; see PROTOCOL.md 7.2.
+    /// - Parameters:
+    ///   - slot: the feed cell, or empty for none.
+    ///   - wait: how long the server may park the call for an ad to arrive (zero: answer at once).
+    /// - Returns: `.leased(lease, reused:)` or `.noAdYet` (never `.unavailable`: that is thrown
+    ///   as an UNAVAILABLE `Status`).
+    public func borrow(
+        adUnitID: String, loader: String = "", slot: String = "", wait: Duration = .zero, timeout: Duration? = nil
+    ) async throws -> BorrowResult {
+        let request = BorrowRequestMessage(
+            adUnitID: adUnitID, loader: loader, slot: slot, waitMilliseconds: Self.milliseconds(wait))
+        let answer = try await unary(method: MethodName.borrow, request: request, timeout: timeout)
+        let response = try Self.decode(BorrowResponseMessage.self, answer)
+        guard let result = response.result else {
+            throw Status(code: .internalError, message: "BorrowResponse with outcome \(response.outcome) and no usable lease")
+        }
+        return result
+    }
+
+    /// Ends a lease; see PROTOCOL.md 7.3.
+    /// - Returns: what became of the ad; nil when the server sent an outcome this version does not know.
+    /// - Throws: `Status` NOT_FOUND for an unknown lease.
+    public func returnLease(_ leaseID: UInt64, shown: Bool, timeout: Duration? = nil) async throws -> ReturnOutcome? {
+        let answer = try await unary(
+            method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: leaseID, shown: shown), timeout: timeout)
+        return try Self.decode(ReturnResponseMessage.self, answer).outcome
+    }
+
+    /// Counters and gauges of the pools matching the filters (empty = all); see PROTOCOL.md 7.4.
+    public func stats(loader: String = "", adUnitID: String = "", timeout: Duration? = nil) async throws -> [PoolStats] {
+        let answer = try await unary(
+            method: MethodName.stats, request: StatsRequestMessage(loader: loader, adUnitID: adUnitID), timeout: timeout)
+        return try Self.decode(StatsResponseMessage.self, answer).pools
+    }
+
+    /// Streams pool events (PROTOCOL.md 7.5) until the stream is dropped or its task cancelled
+    /// (which cancels the call), the deadline passes, or the server ends it.
+    ///
+    /// The stream finishes normally when the consumer cancelled it, and throws the `Status`
+    /// otherwise (e.g. UNAVAILABLE at server shutdown). Events of kinds this version does not
+    /// know are skipped.
+    public func watch(
+        loader: String = "", adUnitID: String = "", kinds: [AdEvent.Kind] = [], timeout: Duration? = nil
+    ) -> AsyncThrowingStream<AdEvent, any Error> {
+        let frames = stream(
+            method: MethodName.watch, request: WatchRequestMessage(loader: loader, adUnitID: adUnitID, kinds: kinds),
+            timeout: timeout)
+        return AsyncThrowingStream { continuation in
+            let pump = Task {
+                do {
+                    for try await frame in frames {
+                        if frame.end {
+                            if frame.status.code == .ok || frame.status.code == .cancelled {
+                                continuation.finish()
+                            } else {
+                                continuation.finish(throwing: frame.status)
+                            }
+                            return
+                        }
+                        if let body = frame.message, let event = try? EventMessage(decoding: body) {
+                            continuation.yield(event.event)
+                        }
+                    }
+                    continuation.finish()
+                } catch is CancellationError {
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in pump.cancel() }
+        }
+    }
+
+    // MARK: - Raw calls
+
+    /// Makes a unary call with any request and returns the final frame (status OK).
+    /// - Throws: the non-OK `Status`; `CancellationError` when the task is cancelled; a
+    ///   DEADLINE_EXCEEDED `Status` when `timeout` passes without an answer.
+    public func unary(
+        method: String, request: some WireMessage, timeout: Duration? = nil, metadata: [MetadataEntry] = []
+    ) async throws -> ResponseFrame {
+        let callID = connection.makeCallID()
+        let frame = RequestFrame(
+            callID: callID, method: method, request: request, timeoutMilliseconds: timeout.map(Self.milliseconds) ?? 0,
+            metadata: metadata)
+        let connection = self.connection
+        let deadline = timeout.map { Self.localDeadline(callID: callID, timeout: $0, connection: connection) }
+        defer {
+            deadline?.cancel()
+            // A cancellation that arrived after the answer left a marker; drop it.
+            connection.forgetEarlyCancel(callID: callID)
+        }
+        let answer = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                connection.start(callID: callID, frame: frame, waiter: .unary(continuation))
+            }
+        } onCancel: {
+            connection.abandon(callID: callID, error: CancellationError())
+        }
+        guard answer.status.code == .ok else { throw answer.status }
+        return answer
+    }
+
+    /// Starts a server-streaming call; the stream yields every frame, the last with `end` set.
+    /// Dropping the stream or cancelling its consumer cancels the call.
+    public func stream(
+        method: String, request: some WireMessage, timeout: Duration? = nil, metadata: [MetadataEntry] = []
+    ) -> AsyncThrowingStream<ResponseFrame, any Error> {
+        let callID = connection.makeCallID()
+        let frame = RequestFrame(
+            callID: callID, method: method, request: request, timeoutMilliseconds: timeout.map(Self.milliseconds) ?? 0,
+            metadata: metadata)
+        let connection = self.connection
+        let (frames, continuation) = AsyncThrowingStream<ResponseFrame, any Error>.makeStream()
+        let deadline = timeout.map { Self.localDeadline(callID: callID, timeout: $0, connection: connection) }
+        continuation.onTermination = { termination in
+            deadline?.cancel()
+            if case .cancelled = termination { connection.abandon(callID: callID, error: CancellationError()) }
+        }
+        connection.start(callID: callID, frame: frame, waiter: .stream(continuation))
+        return frames
+    }
+
+    // MARK: - Helpers
+
+    private static func localDeadline(callID: UInt64, timeout: Duration, connection: ClientConnection) -> Task<Void, Never> {
+        Task {
+            do {
+                try await Task.sleep(for: timeout + localDeadlineMargin)
+            } catch {
+                return
+            }
+            connection.abandon(
+                callID: callID,
+                error: Status(code: .deadlineExceeded, message: "deadline of \(milliseconds(timeout)) ms exceeded (client)"),
+                beforeStart: false)
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> UInt32 {
+        UInt32(clamping: max(0, duration.milliseconds))
+    }
+
+    private static func decode<M: WireMessage>(_ type: M.Type, _ frame: ResponseFrame) throws(Status) -> M {
+        do throws(FrameError) {
+            return try M(decoding: frame.message ?? [])
+        } catch {
+            throw Status(code: .internalError, message: "the server's answer does not decode: \(error.message)")
+        }
+    }
+}

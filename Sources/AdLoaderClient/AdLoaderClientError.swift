@@ -1,0 +1,32 @@
+/// A local failure of the client: the server could not be reached, or an endpoint string is
+/// malformed. Answers of the server are thrown as `Status` instead (AdLoaderWire).
+public struct AdLoaderClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong; a struct over a private enum so codes can be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Wrapped: Hashable, Sendable { case invalidEndpoint, connectFailed }
+        private let wrapped: Wrapped
+        private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+
+        /// An endpoint that is not `HOST:PORT` or a usable Unix socket path.
+        public static let invalidEndpoint = Code(.invalidEndpoint)
+        /// Name resolution, `socket` or `connect` failed.
+        public static let connectFailed = Code(.connectFailed)
+
+        public var description: String {
+            switch wrapped {
+            case .invalidEndpoint: "invalid endpoint"
+            case .connectFailed: "connect failed"
+            }
+        }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,195 @@
+import AdLoaderClient
+import AdLoaderCore
+import AdLoaderWire
+
+/// The parsed command line of `adloader`.
+struct Invocation: Sendable {
+    enum Command: Sendable {
+        case prefetch(adUnitID: String, loader: String)
+        case borrow(adUnitID: String, loader: String, slot: String, waitMilliseconds: UInt32)
+        case returnLease(leaseID: UInt64, shown: Bool)
+        case stats(loader: String, adUnitID: String)
+        case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
+        case conformance
+        case help
+    }
+
+    var endpoint: Endpoint = .default
+    var json = false
+    var timeoutMilliseconds: UInt32? = nil
+    var command: Command = .help
+}
+
+/// A command line that cannot be run; printed with a hint to `--help`, exit status 2.
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum CommandLineParser {
+    static let usage = """
+        adloader: the operator CLI of adloaderd
+
+        USAGE
+          adloader [GLOBAL OPTIONS] COMMAND [ARGUMENTS] [OPTIONS]
+
+        GLOBAL OPTIONS (anywhere on the line)
+          --endpoint HOST:PORT   TCP endpoint of the daemon (default 127.0.0.1:7411,
+                                 or $ADLOADER_ENDPOINT); [IPV6]:PORT also works
+          --unix PATH            connect to the daemon's Unix socket instead
+          --timeout MS           deadline of the call in milliseconds (default: none)
+          --json                 print JSON instead of readable text
+          -h, --help             show this help
+
+        COMMANDS
+          prefetch AD_UNIT [--loader NAME]
+              Top the pool of AD_UNIT up to the loader's maximum.
+          borrow AD_UNIT [--loader NAME] [--slot KEY] [--wait MS]
+              Lend one ad; with --slot the same slot gets the same lease back; with --wait
+              the call parks up to MS milliseconds for an ad when the pool is empty.
+          return LEASE_ID [--shown]
+              End a lease; --shown counts it as displayed.
+          stats [--loader NAME] [--ad-unit AD_UNIT]
+              Counters and gauges per pool (empty filters: all).
+          watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
+              Stream pool events until Ctrl-C (or N events). KIND: received,
+              load-finished, expired, removed, leased, returned.
+          conformance
+              Check the endpoint against Proto/PROTOCOL.md.
+
+        EXIT STATUS
+          0 success (a borrow answered "no ad yet" included), 1 the server answered an
+          error status, 2 bad command line, 3 cannot connect or connection lost.
+
+        EXAMPLES
+          adloader prefetch feed-native
+          adloader borrow feed-native --slot feed-42/position-7 --wait 2000
+          adloader return 17 --shown
+          adloader stats --json
+        """
+
+    /// Parses `arguments` (without the program name).
+    static func parse(_ arguments: [String], environment: [String: String]) throws(UsageError) -> Invocation {
+        var invocation = Invocation()
+        if let text = environment["ADLOADER_ENDPOINT"], !text.isEmpty {
+            do { invocation.endpoint = try Endpoint(parsing: text) } catch {
+                throw UsageError("ADLOADER_ENDPOINT: \(error.message)")
+            }
+        }
+        var positional: [String] = []
+        var options: [String: [String]] = [:]
+        var flags: Set<String> = []
+        let valued: Set<String> = [
+            "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
+        ]
+        let boolean: Set<String> = ["--json", "--shown", "--help", "-h"]
+        var index = 0
+        while index < arguments.count {
+            var argument = arguments[index]
+            var inlineValue: String? = nil
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                inlineValue = String(argument[argument.index(after: equals)...])
+                argument = String(argument[..<equals])
+            }
+            if valued.contains(argument) {
+                if let inlineValue {
+                    options[argument, default: []].append(inlineValue)
+                } else {
+                    index += 1
+                    guard index < arguments.count else { throw UsageError("\(argument) needs a value") }
+                    options[argument, default: []].append(arguments[index])
+                }
+            } else if boolean.contains(argument) {
+                flags.insert(argument)
+            } else if argument.hasPrefix("-") && argument.count > 1 {
+                throw UsageError("unknown option \(argument)")
+            } else {
+                positional.append(argument)
+            }
+            index += 1
+        }
+
+        func single(_ name: String) throws(UsageError) -> String? {
+            guard let values = options[name] else { return nil }
+            guard values.count == 1 else { throw UsageError("\(name) given more than once") }
+            return values[0]
+        }
+        func number<T: FixedWidthInteger>(_ name: String, _ text: String, as type: T.Type) throws(UsageError) -> T {
+            guard let value = T(text), value >= 0 else { throw UsageError("\(name): \"\(text)\" is not a non-negative integer") }
+            return value
+        }
+
+        if let text = try single("--endpoint") {
+            do { invocation.endpoint = try Endpoint(parsing: text) } catch { throw UsageError("--endpoint: \(error.message)") }
+        }
+        if let path = try single("--unix") {
+            guard options["--endpoint"] == nil else { throw UsageError("give --endpoint or --unix, not both") }
+            invocation.endpoint = .unix(path: path)
+        }
+        if let text = try single("--timeout") { invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self) }
+        invocation.json = flags.contains("--json")
+        if flags.contains("--help") || flags.contains("-h") || positional.first == "help" {
+            invocation.command = .help
+            return invocation
+        }
+        guard let name = positional.first else { throw UsageError("no command given") }
+        let rest = Array(positional.dropFirst())
+        let loader = try single("--loader") ?? ""
+        let adUnitOption = try single("--ad-unit") ?? ""
+
+        /// Options that only some commands take.
+        func allow(_ allowed: Set<String>) throws(UsageError) {
+            let global: Set<String> = ["--endpoint", "--unix", "--timeout"]
+            for key in options.keys where !global.contains(key) && !allowed.contains(key) {
+                throw UsageError("\(name) does not take \(key)")
+            }
+            if flags.contains("--shown") && !allowed.contains("--shown") { throw UsageError("\(name) does not take --shown") }
+        }
+        func expectArguments(_ count: Int, _ what: String) throws(UsageError) {
+            guard rest.count == count else {
+                throw UsageError(count == 0 ? "\(name) takes no arguments" : "\(name) needs \(what)")
+            }
+        }
+
+        switch name {
+        case "prefetch":
+            try allow(["--loader"])
+            try expectArguments(1, "an AD_UNIT")
+            invocation.command = .prefetch(adUnitID: rest[0], loader: loader)
+        case "borrow":
+            try allow(["--loader", "--slot", "--wait"])
+            try expectArguments(1, "an AD_UNIT")
+            let wait = try single("--wait").map { (text) throws(UsageError) in try number("--wait", text, as: UInt32.self) } ?? 0
+            invocation.command = .borrow(adUnitID: rest[0], loader: loader, slot: try single("--slot") ?? "", waitMilliseconds: wait)
+        case "return":
+            try allow(["--shown"])
+            try expectArguments(1, "a LEASE_ID")
+            invocation.command = .returnLease(leaseID: try number("LEASE_ID", rest[0], as: UInt64.self), shown: flags.contains("--shown"))
+        case "stats":
+            try allow(["--loader", "--ad-unit"])
+            try expectArguments(0, "")
+            invocation.command = .stats(loader: loader, adUnitID: adUnitOption)
+        case "watch":
+            try allow(["--loader", "--ad-unit", "--kind", "--count"])
+            try expectArguments(0, "")
+            var kinds: [AdEvent.Kind] = []
+            for text in options["--kind"] ?? [] {
+                for part in text.split(separator: ",") {
+                    guard let kind = AdEvent.Kind(wireName: String(part)) else {
+                        throw UsageError("--kind: unknown event kind \"\(part)\"")
+                    }
+                    kinds.append(kind)
+                }
+            }
+            let count = try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: Int.self) }
+            invocation.command = .watch(loader: loader, adUnitID: adUnitOption, kinds: kinds, count: count)
+        case "conformance":
+            try allow([])
+            try expectArguments(0, "")
+            invocation.command = .conformance
+        default:
+            throw UsageError("unknown command \"\(name)\"")
+        }
+        return invocation
+    }
+}

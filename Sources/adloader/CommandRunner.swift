@@ -1,0 +1,85 @@
+import AdLoaderClient
+import AdLoaderCore
+import AdLoaderWire
+import Foundation
+
+/// Runs one `adloader` invocation; returns the process exit status.
+///
+/// Not main-actor isolated on purpose (see NOTES-swift-c.md, "silent crash"): everything the
+/// client calls back runs on other threads.
+enum CommandRunner {
+    static let exitOK: Int32 = 0
+    static let exitStatus: Int32 = 1
+    static let exitUsage: Int32 = 2
+    static let exitConnection: Int32 = 3
+
+    static func main(arguments: [String], environment: [String: String]) async -> Int32 {
+        let invocation: Invocation
+        do {
+            invocation = try CommandLineParser.parse(arguments, environment: environment)
+        } catch {
+            printError("adloader: \(error)\nRun `adloader --help` for usage.")
+            return exitUsage
+        }
+        if case .help = invocation.command {
+            print(CommandLineParser.usage)
+            return exitOK
+        }
+        if case .conformance = invocation.command {
+            // TODO(conformance): call AdLoaderConformance's runConformance(host:port:log:) once it
+            // is on main; until then this command reports that it is missing rather than pass.
+            printError("adloader: conformance: the conformance suite is not built into this adloader yet")
+            return exitStatus
+        }
+        let client: AdLoaderClient
+        do {
+            client = try AdLoaderClient.connect(to: invocation.endpoint)
+        } catch {
+            printError("adloader: cannot reach adloaderd at \(invocation.endpoint): \(describe(error))")
+            return exitConnection
+        }
+        defer { client.close() }
+        let output = Output(json: invocation.json)
+        let timeout = invocation.timeoutMilliseconds.map { Duration.milliseconds(Int64($0)) }
+        do {
+            switch invocation.command {
+            case .prefetch(let adUnitID, let loader):
+                output.prefetch(try await client.prefetch(adUnitID: adUnitID, loader: loader, timeout: timeout))
+            case .borrow(let adUnitID, let loader, let slot, let wait):
+                let result = try await client.borrow(
+                    adUnitID: adUnitID, loader: loader, slot: slot, wait: .milliseconds(Int64(wait)), timeout: timeout)
+                output.borrow(result)
+            case .returnLease(let leaseID, let shown):
+                output.returned(leaseID: leaseID, outcome: try await client.returnLease(leaseID, shown: shown, timeout: timeout))
+            case .stats(let loader, let adUnitID):
+                output.stats(try await client.stats(loader: loader, adUnitID: adUnitID, timeout: timeout))
+            case .watch(let loader, let adUnitID, let kinds, let count):
+                var seen = 0
+                if count == 0 { return exitOK }
+                for try await event in client.watch(loader: loader, adUnitID: adUnitID, kinds: kinds, timeout: timeout) {
+                    output.event(event)
+                    seen += 1
+                    if let count, seen >= count { break }
+                }
+            case .help, .conformance:
+                break
+            }
+            return exitOK
+        } catch let status as Status {
+            printError("adloader: \(status)")
+            return status.code == .unavailable && status.message.hasPrefix("connection") ? exitConnection : exitStatus
+        } catch {
+            printError("adloader: \(describe(error))")
+            return exitStatus
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? AdLoaderClientError { return error.message }
+        return String(describing: error)
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}

@@ -1,0 +1,192 @@
+import AdLoaderCore
+import AdLoaderWire
+import Foundation
+
+/// Prints answers as readable text or as JSON (`--json`).
+struct Output {
+    var json: Bool
+
+    // MARK: - Commands
+
+    func prefetch(_ result: PrefetchResult) {
+        if json {
+            emit(["available": result.available, "inFlight": result.inFlight, "requested": result.requested])
+        } else {
+            line("available \(result.available), in flight \(result.inFlight), requested now \(result.requested)")
+        }
+    }
+
+    func borrow(_ result: BorrowResult) {
+        switch result {
+        case .leased(let lease, let reused):
+            if json {
+                emit(["outcome": reused ? "REUSED" : "LEASED", "lease": Self.object(lease)])
+            } else {
+                let slot = lease.slot.map { " for slot \($0)" } ?? ""
+                line("\(reused ? "reused" : "leased") lease \(lease.id)\(slot), returns by \(Self.time(lease.expiresAt))")
+                describe(lease.ad)
+                line("return it with: adloader return \(lease.id) [--shown]")
+            }
+        case .noAdYet:
+            if json { emit(["outcome": "NO_AD_YET"]) } else { line("no ad yet (the pool is empty; a top-up has started)") }
+        case .unavailable:
+            if json { emit(["outcome": "UNAVAILABLE"]) } else { line("unavailable") }
+        }
+    }
+
+    func returned(leaseID: UInt64, outcome: ReturnOutcome?) {
+        let name = Self.name(outcome)
+        if json {
+            emit(["leaseId": leaseID, "outcome": name])
+        } else {
+            let text =
+                switch outcome {
+                case .backInPool: "back in the pool for the next cell"
+                case .consumed: "consumed (reached its show count)"
+                case .expired: "expired, dropped"
+                case .removed: "removed (its loader was disabled or reconfigured)"
+                case nil: "outcome unspecified"
+                }
+            line("lease \(leaseID) returned: \(text)")
+        }
+    }
+
+    func stats(_ pools: [PoolStats]) {
+        if json {
+            emit(["pools": pools.map(Self.object)])
+            return
+        }
+        guard !pools.isEmpty else {
+            line("no pools yet (a pool appears with the first prefetch or borrow of an ad unit)")
+            return
+        }
+        let header = [
+            "LOADER", "AD UNIT", "AVAIL", "LEASED", "IN FLIGHT", "PARKED", "LOADED", "EXPIRED", "CONSUMED", "REMOVED",
+            "UPSTREAM", "FAILED", "HITS", "MISSES", "RECLAIMED",
+        ]
+        var rows = [header]
+        for p in pools {
+            rows.append(
+                [
+                    p.loader, p.adUnitID, "\(p.available)", "\(p.leased)", "\(p.inFlight)", "\(p.parkedBorrows)", "\(p.loaded)",
+                    "\(p.expired)", "\(p.consumed)", "\(p.removed)", "\(p.upstreamRequests)", "\(p.upstreamFailures)",
+                    "\(p.borrowHits)", "\(p.borrowMisses)", "\(p.leasesReclaimed)",
+                ])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            line(
+                row.enumerated().map { column, cell in
+                    let pad = String(repeating: " ", count: widths[column] - cell.count)
+                    return column < 2 ? cell + pad : pad + cell
+                }.joined(separator: "  "))
+        }
+    }
+
+    func event(_ event: AdEvent) {
+        if json {
+            emit(Self.object(event), pretty: false)
+        } else {
+            var parts = [Self.time(event.at), event.kind.wireName, "\(event.loader)/\(event.adUnitID)"]
+            if let id = event.adID { parts.append("ad=\(id)") }
+            if let lease = event.leaseID { parts.append("lease=\(lease)") }
+            if let slot = event.slot { parts.append("slot=\(slot)") }
+            if event.kind == .returned { parts.append("shown=\(event.shown)") }
+            if event.kind == .loadFinished { parts.append("count=\(event.count)") }
+            if let error = event.error { parts.append("error=\"\(error)\"") }
+            if let reason = event.reason { parts.append("reason=\(reason)") }
+            line(parts.joined(separator: " "))
+        }
+        fflush(nil)
+    }
+
+    // MARK: - Pieces
+
+    private func describe(_ ad: NativeAd) {
+        let c = ad.content
+        line("  ad \(ad.id) (\(ad.loader)/\(ad.adUnitID)), shown \(ad.showCount)×, expires \(Self.time(ad.expiresAt))")
+        line("  \"\(c.headline)\"" + (c.advertiser.isEmpty ? "" : " by \(c.advertiser)"))
+        if !c.body.isEmpty { line("  \(c.body)") }
+        var details: [String] = []
+        if !c.callToAction.isEmpty { details.append("[\(c.callToAction)]") }
+        if let rating = c.starRating { details.append("★ \(rating)") }
+        if let price = c.price { details.append(price) }
+        if let store = c.store { details.append(store) }
+        if !details.isEmpty { line("  " + details.joined(separator: "  ")) }
+        if !c.clickURL.isEmpty { line("  click: \(c.clickURL)") }
+        if let icon = c.icon { line("  icon:  \(icon.url) (\(icon.width)×\(icon.height))") }
+        if let image = c.image { line("  image: \(image.url) (\(image.width)×\(image.height))") }
+    }
+
+    static func name(_ outcome: ReturnOutcome?) -> String {
+        switch outcome {
+        case .backInPool: "BACK_IN_POOL"
+        case .consumed: "CONSUMED"
+        case .expired: "EXPIRED"
+        case .removed: "REMOVED"
+        case nil: "UNSPECIFIED"
+        }
+    }
+
+    static func time(_ instant: AdInstant) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(instant.unixMilliseconds) / 1000))
+    }
+
+    static func object(_ lease: Lease) -> [String: Any] {
+        var object: [String: Any] = ["leaseId": lease.id, "expiresAt": time(lease.expiresAt), "ad": object(lease.ad)]
+        if let slot = lease.slot { object["slot"] = slot }
+        return object
+    }
+
+    static func object(_ ad: NativeAd) -> [String: Any] {
+        let c = ad.content
+        var object: [String: Any] = [
+            "id": ad.id, "adUnitId": ad.adUnitID, "loader": ad.loader, "headline": c.headline, "body": c.body,
+            "callToAction": c.callToAction, "advertiser": c.advertiser, "clickUrl": c.clickURL,
+            "impressionTrackers": c.impressionTrackers, "clickTrackers": c.clickTrackers,
+            "loadedAt": time(ad.loadedAt), "expiresAt": time(ad.expiresAt), "showCount": ad.showCount,
+        ]
+        func image(_ i: AdImage) -> [String: Any] { ["url": i.url, "width": i.width, "height": i.height] }
+        if let icon = c.icon { object["icon"] = image(icon) }
+        if let img = c.image { object["image"] = image(img) }
+        if let rating = c.starRating { object["starRating"] = rating }
+        if let price = c.price { object["price"] = price }
+        if let store = c.store { object["store"] = store }
+        if let url = c.adChoicesURL { object["adChoicesUrl"] = url }
+        return object
+    }
+
+    static func object(_ p: PoolStats) -> [String: Any] {
+        [
+            "loader": p.loader, "adUnitId": p.adUnitID, "available": p.available, "leased": p.leased, "inFlight": p.inFlight,
+            "parkedBorrows": p.parkedBorrows, "loaded": p.loaded, "expired": p.expired, "consumed": p.consumed,
+            "removed": p.removed, "upstreamRequests": p.upstreamRequests, "upstreamFailures": p.upstreamFailures,
+            "borrowHits": p.borrowHits, "borrowMisses": p.borrowMisses, "leasesReclaimed": p.leasesReclaimed,
+        ]
+    }
+
+    static func object(_ e: AdEvent) -> [String: Any] {
+        var object: [String: Any] = ["kind": e.kind.wireName, "at": time(e.at), "loader": e.loader, "adUnitId": e.adUnitID]
+        if let id = e.adID { object["adId"] = id }
+        if let lease = e.leaseID { object["leaseId"] = lease }
+        if let slot = e.slot { object["slot"] = slot }
+        if e.kind == .returned { object["shown"] = e.shown }
+        if e.kind == .loadFinished { object["count"] = e.count }
+        if let error = e.error { object["error"] = error.description }
+        if let reason = e.reason { object["reason"] = reason }
+        return object
+    }
+
+    private func emit(_ object: [String: Any], pretty: Bool = true) {
+        let options: JSONSerialization.WritingOptions = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: options) else {
+            line("{\"error\": \"cannot encode the answer as JSON\"}")
+            return
+        }
+        line(String(decoding: data, as: UTF8.self))
+    }
+
+    private func line(_ text: String) { print(text) }
+}

@@ -1,0 +1,186 @@
+import AdLoaderClient
+import AdLoaderCore
+import AdLoaderWire
+import Synchronization
+import Testing
+
+@Suite(.timeLimit(.minutes(1))) struct AdLoaderClientTests {
+    static func lease(id: UInt64, slot: String) -> Lease {
+        let ad = NativeAd(
+            id: "ad-\(id)", adUnitID: "feed", loader: "default", content: NativeAdContent(headline: "H\(id)"),
+            loadedAt: AdInstant(unixMilliseconds: 1), expiresAt: AdInstant(unixMilliseconds: 2))
+        return Lease(id: id, slot: slot, expiresAt: AdInstant(unixMilliseconds: 3), ad: ad)
+    }
+
+    /// Answers a Borrow with a lease for its slot.
+    static func answerBorrow(_ frame: RequestFrame, _ server: FakeServer) {
+        guard let request = try? BorrowRequestMessage(decoding: frame.message) else { return }
+        let lease = lease(id: UInt64(request.slot.dropFirst(5)) ?? 0, slot: request.slot)
+        server.send(ResponseFrame(callID: frame.callID, message: BorrowResponseMessage(outcome: .leased, lease: lease).encoded(), end: true))
+    }
+
+    @Test func thousandPipelinedCallsAnsweredInReverseOrder() async throws {
+        let count = 1000
+        let held = Mutex<[RequestFrame]>([])
+        let server = try FakeServer { frame, server in
+            let batch: [RequestFrame]? = held.withLock { list in
+                list.append(frame)
+                return list.count == count ? list : nil
+            }
+            for request in batch?.reversed() ?? [] { Self.answerBorrow(request, server) }
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 1...count {
+                group.addTask {
+                    let result = try await client.borrow(adUnitID: "feed", slot: "slot-\(i)")
+                    guard case .leased(let lease, let reused) = result else {
+                        Issue.record("no lease for \(i)")
+                        return
+                    }
+                    #expect(lease.slot == "slot-\(i)" && lease.id == UInt64(i) && !reused)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let ids = held.withLock { $0.map(\.callID) }
+        #expect(Set(ids).count == count, "call ids must be unique")
+        #expect(!ids.contains(0))
+    }
+
+    @Test func nonOKAnswersAreThrownAsStatus() async throws {
+        let server = try FakeServer { frame, server in
+            server.send(ResponseFrame(callID: frame.callID, end: true, status: Status(code: .notFound, message: "lease_id: lease 9 is unknown")))
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        await #expect(throws: Status(code: .notFound, message: "lease_id: lease 9 is unknown")) {
+            try await client.returnLease(9, shown: true)
+        }
+    }
+
+    @Test func requestsCarryMethodDeadlineAndMessage() async throws {
+        let server = try FakeServer { frame, server in
+            server.send(ResponseFrame(callID: frame.callID, message: PrefetchResponseMessage(result: PrefetchResult(available: 1, inFlight: 2, requested: 3)).encoded(), end: true))
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        let result = try await client.prefetch(adUnitID: "feed", loader: "l", timeout: .milliseconds(1500))
+        #expect(result == PrefetchResult(available: 1, inFlight: 2, requested: 3))
+        var frames = server.received.makeAsyncIterator()
+        let frame = try #require(await frames.next())
+        #expect(frame.method == MethodName.prefetch && frame.timeoutMilliseconds == 1500 && !frame.cancel)
+        #expect(try PrefetchRequestMessage(decoding: frame.message) == PrefetchRequestMessage(adUnitID: "feed", loader: "l"))
+    }
+
+    @Test func cancellingTheTaskSendsCancel() async throws {
+        let server = try FakeServer { _, _ in }  // never answers
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        let task = Task { try await client.borrow(adUnitID: "feed", wait: .seconds(30)) }
+        var frames = server.received.makeAsyncIterator()
+        let request = try #require(await frames.next())
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let cancel = try #require(await frames.next())
+        #expect(cancel == RequestFrame.cancel(callID: request.callID))
+    }
+
+    @Test func localDeadlineThrowsDeadlineExceeded() async throws {
+        let server = try FakeServer { _, _ in }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        do {
+            _ = try await client.stats(timeout: .milliseconds(20))
+            Issue.record("no deadline")
+        } catch let status as Status {
+            #expect(status.code == .deadlineExceeded)
+        }
+    }
+
+    @Test func watchYieldsEventsAndCancelsWhenDropped() async throws {
+        let server = try FakeServer { frame, server in
+            guard !frame.cancel else {
+                server.send(ResponseFrame(callID: frame.callID, end: true, status: Status(code: .cancelled)))
+                return
+            }
+            for i in 1...3 {
+                var event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: Int64(i)), loader: "default", adUnitID: "feed")
+                event.leaseID = UInt64(i)
+                server.send(ResponseFrame(callID: frame.callID, message: EventMessage(event: event).encoded(), end: false))
+            }
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        var seen: [UInt64] = []
+        for try await event in client.watch(kinds: [.leased]) {
+            seen.append(event.leaseID ?? 0)
+            if seen.count == 3 { break }
+        }
+        #expect(seen == [1, 2, 3])
+        var frames = server.received.makeAsyncIterator()
+        let watch = try #require(await frames.next())
+        #expect(watch.method == MethodName.watch)
+        #expect(try WatchRequestMessage(decoding: watch.message).kinds == [.leased])
+        let cancel = try #require(await frames.next())
+        #expect(cancel.cancel && cancel.callID == watch.callID)
+    }
+
+    @Test func watchEndingWithAnErrorThrowsIt() async throws {
+        let server = try FakeServer { frame, server in
+            server.send(ResponseFrame(callID: frame.callID, end: true, status: Status(code: .unavailable, message: "server shutting down")))
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        await #expect(throws: Status(code: .unavailable, message: "server shutting down")) {
+            for try await _ in client.watch() {}
+        }
+    }
+
+    @Test func connectionLossFailsCallsInFlightWithUnavailable() async throws {
+        let server = try FakeServer { frame, server in
+            server.send(ResponseFrame(callID: 0, end: true, status: Status(code: .resourceExhausted, message: "too big")))
+            server.disconnect()
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        do {
+            _ = try await client.stats()
+            Issue.record("no error")
+        } catch let status as Status {
+            #expect(status.code == .unavailable)
+            #expect(status.message.contains("too big"))
+        }
+        // Later calls fail at once.
+        await #expect(throws: Status.self) { try await client.stats() }
+    }
+
+    @Test func wrongServerPrefaceIsAProtocolError() async throws {
+        let server = try FakeServer(preface: Array("HTTP/1.1 400\r\n".utf8)) { _, _ in }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        do {
+            _ = try await client.stats()
+            Issue.record("no error")
+        } catch let status as Status {
+            #expect(status.code == .unavailable)
+            #expect(status.message.contains("protocol error"))
+        }
+    }
+
+    @Test func connectFailureIsAClientError() {
+        #expect(throws: AdLoaderClientError.self) {
+            _ = try AdLoaderClient.connect(to: .unix(path: "/nonexistent/adloaderd.sock"))
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import AdLoaderCore
+import AdLoaderWire
+import Foundation
+import Testing
+
+/// The worked examples of Proto/PROTOCOL.md, built with the encoder. The document's
+/// ```hex NAME``` blocks must match these bytes exactly.
+///
+/// To print fresh blocks: `ADLOADER_PRINT_PROTOCOL_EXAMPLES=1 swift test --skip-build --filter ProtocolDocumentTests`.
+enum ProtocolExamples {
+    static let ad: NativeAd = {
+        let content = NativeAdContent(
+            headline: "Trail shoes", callToAction: "Shop now", advertiser: "Acme", clickURL: "https://acme.example/c")
+        return NativeAd(
+            id: "ad-1", adUnitID: "feed-native", loader: "default", content: content,
+            loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000),
+            expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000))
+    }()
+
+    static func frame(_ message: some WireMessage) -> [UInt8] {
+        var out: [UInt8] = []
+        message.appendFrame(to: &out)
+        return out
+    }
+
+    static let all: [(name: String, bytes: [UInt8])] = [
+        ("preface", ProtocolPreface.bytes),
+        (
+            "borrow-request",
+            frame(
+                RequestFrame(
+                    callID: 1, method: MethodName.borrow,
+                    request: BorrowRequestMessage(adUnitID: "feed-native", slot: "feed-42/position-7", waitMilliseconds: 500),
+                    timeoutMilliseconds: 2000))
+        ),
+        (
+            "borrow-response",
+            {
+                var out: [UInt8] = []
+                let lease = Lease(
+                    id: 1, slot: "feed-42/position-7", expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000), ad: ad)
+                ResponseFrame.append(callID: 1, message: BorrowResponseMessage(outcome: .leased, lease: lease), to: &out)
+                return out
+            }()
+        ),
+        ("return-request", frame(RequestFrame(callID: 2, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: 99, shown: true)))),
+        (
+            "return-not-found",
+            frame(ResponseFrame(callID: 2, end: true, status: Status(code: .notFound, message: "lease_id: lease 99 is unknown")))
+        ),
+        ("borrow-empty-ad-unit", frame(RequestFrame(callID: 3, method: MethodName.borrow, request: BorrowRequestMessage(adUnitID: "")))),
+        (
+            "borrow-invalid-argument",
+            frame(ResponseFrame(callID: 3, end: true, status: Status(code: .invalidArgument, message: "ad_unit_id: must not be empty")))
+        ),
+        ("watch-request", frame(RequestFrame(callID: 4, method: MethodName.watch, request: WatchRequestMessage(kinds: [.leased, .returned])))),
+        (
+            "watch-event",
+            {
+                var event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: 1_764_430_000_500), loader: "default", adUnitID: "feed-native")
+                event.adID = "ad-1"
+                event.leaseID = 1
+                event.slot = "feed-42/position-7"
+                var out: [UInt8] = []
+                ResponseFrame.append(callID: 4, message: EventMessage(event: event), end: false, to: &out)
+                return out
+            }()
+        ),
+        ("cancel-request", frame(RequestFrame.cancel(callID: 4))),
+        ("watch-cancelled", frame(ResponseFrame(callID: 4, end: true, status: Status(code: .cancelled, message: "cancelled by the client")))),
+    ]
+
+    /// 16 bytes per line, lower-case hex separated by spaces.
+    static func hex(_ bytes: [UInt8]) -> String {
+        stride(from: 0, to: bytes.count, by: 16).map { start in
+            bytes[start..<min(start + 16, bytes.count)].map { b in
+                let s = String(b, radix: 16)
+                return s.count == 1 ? "0" + s : s
+            }.joined(separator: " ")
+        }.joined(separator: "\n")
+    }
+}
+
+@Suite struct ProtocolDocumentTests {
+    static let document = GeneratedCodeTests.packageRoot.appendingPathComponent("Proto/PROTOCOL.md")
+
+    /// The ```hex NAME blocks of the document, by name.
+    static func hexBlocks() throws -> [String: [UInt8]] {
+        let text = try String(contentsOf: document, encoding: .utf8)
+        var blocks: [String: [UInt8]] = [:]
+        var current: String? = nil
+        var bytes: [UInt8] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if let name = current {
+                if trimmed == "```" {
+                    blocks[name] = bytes
+                    current = nil
+                } else {
+                    for token in trimmed.split(separator: " ") {
+                        guard let b = UInt8(token, radix: 16) else {
+                            throw CocoaError(.fileReadCorruptFile, userInfo: ["token": String(token), "block": name])
+                        }
+                        bytes.append(b)
+                    }
+                }
+            } else if trimmed.hasPrefix("```hex ") {
+                current = String(trimmed.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+                bytes = []
+            }
+        }
+        return blocks
+    }
+
+    @Test func printExamplesWhenAsked() {
+        guard ProcessInfo.processInfo.environment["ADLOADER_PRINT_PROTOCOL_EXAMPLES"] != nil else { return }
+        for (name, bytes) in ProtocolExamples.all {
+            print("```hex \(name)\n\(ProtocolExamples.hex(bytes))\n```\n")
+        }
+    }
+
+    @Test func everyExampleInTheDocumentMatchesTheEncoder() throws {
+        let blocks = try Self.hexBlocks()
+        for (name, bytes) in ProtocolExamples.all {
+            let documented = try #require(blocks[name], "PROTOCOL.md has no ```hex \(name) block")
+            #expect(documented == bytes, "```hex \(name) differs from the encoder:\n\(ProtocolExamples.hex(bytes))")
+        }
+        #expect(Set(blocks.keys) == Set(ProtocolExamples.all.map(\.name)), "PROTOCOL.md has hex blocks no test checks")
+    }
+
+    @Test func examplesDecodeAsDocumented() throws {
+        var client = FrameDecoder(maximumMessageSize: 4 << 20, expectingPreface: true)
+        client.append(ProtocolExamples.all.first { $0.name == "preface" }!.bytes)
+        client.append(ProtocolExamples.all.first { $0.name == "borrow-response" }!.bytes)
+        let response = try ResponseFrame(decoding: try #require(try client.next()))
+        #expect(response.callID == 1 && response.end && response.status == .ok)
+        let borrow = try BorrowResponseMessage(decoding: try #require(response.message))
+        #expect(borrow.lease?.ad == ProtocolExamples.ad)
+    }
+}
