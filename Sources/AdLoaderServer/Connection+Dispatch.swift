@@ -16,18 +16,25 @@ extension Connection {
         }
         do {
             if callID == 0 { throw Status(code: .invalidArgument, message: "call_id: must not be 0") }
-            if calls[callID] != nil {
+            if endCall(callID) {
+                // PROTOCOL.md 5.1: the call in flight is dropped silently and the id gets one
+                // final ALREADY_EXISTS, so "one end frame per call id" still holds.
+                openCallEnded()
                 throw Status(code: Self.duplicateCallCode, message: "call_id: \(callID) is already in flight")
             }
+            if server.isDraining { throw Status(code: .unavailable, message: "server shutting down") }
             let limit = server.limits.maxCallsInFlightPerConnection
             if calls.count >= limit {
-                throw Status(code: .resourceExhausted, message: "too many calls in flight on this connection (limit \(limit))")
+                throw Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached")
             }
             switch frame.method {
             case MethodName.borrow:
                 try borrow(callID, try BorrowRequestMessage(decoding: frame.message), timeout: frame.timeoutMilliseconds)
             case MethodName.returnLease:
                 let request = try ReturnRequestMessage(decoding: frame.message)
+                if request.leaseID == 0 {
+                    throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
+                }
                 let outcome = try loader.returnLease(request.leaseID, shown: request.shown)
                 answer(callID, ReturnResponseMessage(outcome: outcome))
             case MethodName.prefetch:
@@ -64,7 +71,7 @@ extension Connection {
     private func deadlineTask(_ callID: UInt64, timeout: UInt32) -> (any ScheduledTask)? {
         guard timeout > 0 else { return nil }
         return clock.schedule(at: clock.now + .milliseconds(timeout)) { [weak self] in
-            self?.deadlineExceeded(callID)
+            self?.deadlineExceeded(callID, timeout: timeout)
         }
     }
 
@@ -115,7 +122,7 @@ extension Connection {
                     callID,
                     status: Status(
                         code: .resourceExhausted,
-                        message: "too many parked borrows (limit \(server.limits.maxParkedBorrows)); retry with wait_ms 0 or later"))
+                        message: "parked borrows: limit of \(server.limits.maxParkedBorrows) reached"))
             } else if let message = BorrowResponseMessage(result) {
                 answer(callID, message)
             }
@@ -136,9 +143,24 @@ extension Connection {
                 loaderFilter.isEmpty || event.loader == loaderFilter,
                 adUnitFilter.isEmpty || event.adUnitID == adUnitFilter
             else { return }
-            self?.stream(callID, EventMessage(event: event))
+            self?.watchEvent(callID, event)
         }
         calls[callID] = .watch(token, deadline: deadlineTask(callID, timeout: timeout))
+    }
+
+    /// Queues one event, unless the client reads too slowly: then the Watch ends with
+    /// RESOURCE_EXHAUSTED (PROTOCOL.md 8) instead of growing the output without bound.
+    private func watchEvent(_ callID: UInt64, _ event: AdEvent) {
+        guard isAcceptingCalls else { return }
+        let limit = server.limits.maxUnsentOutputPerConnection
+        if output.count + stream.queuedWriteBytes > limit {
+            guard endCall(callID) else { return }
+            logger.warning("watch ended: client reads too slowly", ["call": .int(Int64(callID))])
+            answer(callID, status: Status(code: .resourceExhausted, message: "unsent output: limit of \(limit) bytes reached; the client reads too slowly"))
+            openCallEnded()
+            return
+        }
+        stream(callID, EventMessage(event: event))
     }
 
     // MARK: Cancel and deadlines
@@ -150,14 +172,14 @@ extension Connection {
         openCallEnded()
     }
 
-    private func deadlineExceeded(_ callID: UInt64) {
+    private func deadlineExceeded(_ callID: UInt64, timeout: UInt32) {
         guard endCall(callID) else { return }
-        answer(callID, status: Status(code: .deadlineExceeded, message: "deadline exceeded"))
+        answer(callID, status: Status(code: .deadlineExceeded, message: "deadline of \(timeout) ms exceeded"))
         openCallEnded()
     }
 
     /// Withdraws an open call without answering it; false when it is not open.
-    private func endCall(_ callID: UInt64) -> Bool {
+    func endCall(_ callID: UInt64) -> Bool {
         guard let call = calls.removeValue(forKey: callID) else { return false }
         switch call {
         case .borrow(let parked, let deadline):

@@ -1,3 +1,5 @@
+import AdLoaderWire
+
 extension Connection {
     /// The clocked part of a connection, as a value: idle and partial-frame timeouts and
     /// the unsent-output limit. One mutating method per event; the connection executes the
@@ -6,7 +8,8 @@ extension Connection {
         enum TimeoutAction: Equatable, Sendable {
             /// Nothing expired; check again at this Unix-ms instant.
             case checkAgain(at: Int64)
-            case close(reason: String)
+            /// Close with a connection-level status first (PROTOCOL.md 6.3).
+            case close(Status)
         }
 
         enum OutputAction: Equatable, Sendable {
@@ -68,14 +71,20 @@ extension Connection {
         func checkTimeouts(now: Int64, hasOpenCalls: Bool) -> TimeoutAction {
             // While reading is paused, buffered bytes wait on us, not on the client.
             if !readingPaused, let partialSince, now - partialSince >= partialFrameTimeout {
-                return .close(reason: "partial frame timeout (\(partialFrameTimeout) ms)")
+                return .close(
+                    Status(code: .deadlineExceeded, message: "partial frame not completed within \(Self.seconds(partialFrameTimeout))"))
             }
             if !hasOpenCalls, now - lastActivity >= idleTimeout {
-                return .close(reason: "idle timeout (\(idleTimeout) ms)")
+                return .close(Status(code: .unavailable, message: "idle for \(Self.seconds(idleTimeout))"))
             }
             let next = nextDeadline(hasOpenCalls: hasOpenCalls)
             // With calls open (e.g. a Watch), idleness is rechecked one period later.
             return .checkAgain(at: next == Int64.max ? now + idleTimeout : next)
+        }
+
+        /// "10 s" or "300 ms".
+        static func seconds(_ milliseconds: Int64) -> String {
+            milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
         }
 
         /// The unsent output changed (after a flush or a write completion).

@@ -265,8 +265,13 @@ final class Connection {
         timeoutDeadline = .max
         guard isAcceptingCalls else { return }
         switch machine.checkTimeouts(now: clock.now.unixMilliseconds, hasOpenCalls: !calls.isEmpty) {
-        case .close(let reason):
-            close(reason: reason, level: .warning)
+        case .close(let status):
+            if phase == .awaitingPreface {
+                phase = .open
+                output.append(contentsOf: ProtocolPreface.bytes)
+            }
+            ResponseFrame.append(callID: 0, status: status, to: &output)
+            closeAfterFlush(reason: status.message, level: .info)
         case .checkAgain(let at):
             timeoutDeadline = at
             timeoutTask = clock.schedule(at: AdInstant(unixMilliseconds: at)) { [weak self] in self?.checkTimeouts() }
@@ -299,10 +304,12 @@ final class Connection {
         if !inReadCallback { flush() }
     }
 
-    /// Server shutdown: no new calls; open calls end with `status`; then close after flush.
+    /// Server shutdown: open calls end with `status`, then a call-0 frame with it, then close
+    /// after flush (PROTOCOL.md 9).
     func drain(status: Status) {
         guard isAcceptingCalls else { return }
         endOpenCalls(status: status)
+        if phase == .open { ResponseFrame.append(callID: 0, status: status, to: &output) }
         closeAfterFlush(reason: nil, level: .debug)
     }
 

@@ -45,6 +45,7 @@ public final class Server {
     private var dirty: [Connection] = []
     private var state = State.created
     private var graceTask: (any ScheduledTask)?
+    var isDraining: Bool { state == .draining }
     /// Borrows parked on the loader, all connections together.
     var parkedBorrowCount = 0
 
@@ -149,7 +150,7 @@ public final class Server {
         removeUnixSocketFile()
         // Parked borrows complete with .unavailable through their connections.
         loader.shutdown()
-        let unavailable = Status(code: .unavailable, message: "the server is shutting down")
+        let unavailable = Status(code: .unavailable, message: "server shutting down")
         for connection in connections.values.sorted(by: { $0.id < $1.id }) {
             connection.drain(status: unavailable)
         }
@@ -229,6 +230,13 @@ public final class Server {
             logger.warning(
                 "connection refused: too many connections",
                 ["peer": .string(peer), "limit": .int(Int64(limits.maxConnections))])
+            // Best effort, never blocking: the preface and a call-0 status, then close.
+            var refusal = ProtocolPreface.bytes
+            let status = state == .running
+                ? Status(code: .resourceExhausted, message: "connections: limit of \(limits.maxConnections) reached")
+                : Status(code: .unavailable, message: "server shutting down")
+            ResponseFrame.append(callID: 0, status: status, to: &refusal)
+            _ = refusal.withUnsafeBytes { try? client.tryWrite($0) }
             client.close()
             return
         }

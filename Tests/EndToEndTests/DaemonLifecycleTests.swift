@@ -66,6 +66,7 @@ struct DaemonLifecycleTests {
         #expect(borrowEnd?.status.code == .unavailable)
         let watchEnd = frames.first { $0.callID == watch && $0.end }
         #expect(watchEnd?.status.code == .unavailable)
+        #expect(frames.last?.callID == 0 && frames.last?.status.code == .unavailable)
         #expect(daemon.waitForExit() == 0)
         #expect(!daemon.stderrText.contains("event loop did not close"))
     }

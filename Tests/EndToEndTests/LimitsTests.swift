@@ -98,7 +98,8 @@ struct LimitsTests {
         try second.borrowAndReturn()
         let third = try RawClient(port: daemon.port)
         let frames = try third.readUntilClosed()
-        #expect(frames.isEmpty)
+        #expect(frames.map(\.callID) == [0])
+        #expect(frames.first?.status.code == .resourceExhausted)
         try second.borrowAndReturn()
         try expectHealthy(good, daemon)
     }
@@ -108,8 +109,10 @@ struct LimitsTests {
         // The well-behaved connection keeps a Watch open, so it is not idle.
         let watch = try good.start(MethodName.watch, WatchRequestMessage(loader: "empty"))
         let idle = try RawClient(port: daemon.port)
-        #expect(try idle.readUntilClosed().isEmpty)
-        #expect(daemon.stderrText.contains("idle timeout"))
+        let frames = try idle.readUntilClosed()
+        #expect(frames.map(\.callID) == [0])
+        #expect(frames.first?.status.code == .unavailable)
+        #expect(daemon.stderrText.contains("idle for"))
         try good.send(.cancel(callID: watch))
         #expect(try good.awaitEnd(of: watch).end.status.code == .cancelled)
         try expectHealthy(good, daemon)
@@ -119,10 +122,12 @@ struct LimitsTests {
         let (daemon, good) = try start(["--partial-frame-timeout", "300ms"])
         let slow = try RawClient(port: daemon.port)
         try slow.send([0, 0, 0])  // three bytes of a length prefix, then nothing
-        #expect(try slow.readUntilClosed().isEmpty)
-        #expect(daemon.stderrText.contains("partial frame timeout"))
+        let frames = try slow.readUntilClosed()
+        #expect(frames.map(\.callID) == [0])
+        #expect(frames.first?.status.code == .deadlineExceeded)
+        #expect(daemon.stderrText.contains("partial frame not completed"))
         let silent = try RawClient(port: daemon.port, sendPreface: false)  // never sends its preface
-        #expect(try silent.readUntilClosed().isEmpty)
+        #expect(try silent.readUntilClosed().map(\.status.code) == [.deadlineExceeded])
         try expectHealthy(good, daemon)
     }
 

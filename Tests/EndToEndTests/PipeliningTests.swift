@@ -71,21 +71,26 @@ struct PipeliningTests {
         // An undecodable request message inside a good envelope fails only that call.
         try client.send(RequestFrame(callID: 77, method: MethodName.borrow, message: [0xFF, 0xFF]))
         #expect(try client.awaitEnd(of: 77).end.status.code == .invalidArgument)
-        // Duplicate call id in flight: the new call fails, the first one goes on.
+        // Duplicate call id in flight: both end, with one ALREADY_EXISTS (PROTOCOL.md 5.1).
         let first = try client.start(
             MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000))
         try client.start(
             MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000), callID: first)
         let duplicate = try client.awaitEnd(of: first).end.status
         #expect(duplicate.code == .alreadyExists)
+        #expect(try client.stats().allSatisfy { $0.parkedBorrows == 0 })
+        let lease0 = try client.failingCall(MethodName.returnLease, ReturnRequestMessage(leaseID: 0, shown: false))
+        #expect(lease0.code == .invalidArgument && lease0.message.hasPrefix("lease_id:"))
+        let second = try client.start(
+            MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000))
         // Deadline shorter than the wait.
         let timed = try client.start(
             MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000),
             timeoutMilliseconds: 100)
         #expect(try client.awaitEnd(of: timed).end.status.code == .deadlineExceeded)
-        // The first borrow is still parked; Cancel ends it.
-        try client.send(.cancel(callID: first))
-        #expect(try client.awaitEnd(of: first).end.status.code == .cancelled)
+        // The second borrow is still parked; Cancel ends it.
+        try client.send(.cancel(callID: second))
+        #expect(try client.awaitEnd(of: second).end.status.code == .cancelled)
         #expect(try client.stats().allSatisfy { $0.parkedBorrows == 0 })
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
