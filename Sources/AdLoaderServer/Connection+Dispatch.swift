@@ -42,12 +42,12 @@ extension Connection {
                 let result = try loader.prefetch(adUnitID: request.adUnitID, loader: loaderName(request.loader))
                 answer(callID, PrefetchResponseMessage(result: result))
             case MethodName.stats:
+                // Filters that match nothing give an empty list (PROTOCOL.md 7.4).
                 let request = try StatsRequestMessage(decoding: frame.message)
-                try checkLoaderFilter(request.loader)
                 let pools = loader.stats(loader: nonEmpty(request.loader), adUnitID: nonEmpty(request.adUnitID))
                 answer(callID, StatsResponseMessage(pools: pools))
             case MethodName.watch:
-                try watch(callID, try WatchRequestMessage(decoding: frame.message), timeout: frame.timeoutMilliseconds)
+                watch(callID, try WatchRequestMessage(decoding: frame.message), timeout: frame.timeoutMilliseconds)
             default:
                 throw Status(code: .unimplemented, message: "unknown method \"\(frame.method)\"")
             }
@@ -61,12 +61,6 @@ extension Connection {
     private func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
 
     private func nonEmpty(_ value: String) -> String? { value.isEmpty ? nil : value }
-
-    private func checkLoaderFilter(_ name: String) throws(LoaderError) {
-        if !name.isEmpty, loader.configurations[name] == nil {
-            throw LoaderError(code: .invalidArgument, field: "loader", message: "unknown loader \"\(name)\"")
-        }
-    }
 
     private func deadlineTask(_ callID: UInt64, timeout: UInt32) -> (any ScheduledTask)? {
         guard timeout > 0 else { return nil }
@@ -133,8 +127,8 @@ extension Connection {
 
     // MARK: Watch
 
-    private func watch(_ callID: UInt64, _ request: WatchRequestMessage, timeout: UInt32) throws(LoaderError) {
-        try checkLoaderFilter(request.loader)
+    /// Like Stats, filters that match nothing are not an error: such a Watch streams nothing.
+    private func watch(_ callID: UInt64, _ request: WatchRequestMessage, timeout: UInt32) {
         let kinds = Set(request.kinds)
         let loaderFilter = request.loader
         let adUnitFilter = request.adUnitID
