@@ -154,7 +154,7 @@ extension Connection {
             openCallEnded()
             return
         }
-        stream(callID, EventMessage(event: event))
+        streamEvent(callID, EventMessage(event: event))
     }
 
     // MARK: Cancel and deadlines

@@ -168,7 +168,7 @@ final class Connection {
     }
 
     /// Appends one streamed message of an open call (a Watch event).
-    func stream(_ callID: UInt64, _ message: some WireMessage) {
+    func streamEvent(_ callID: UInt64, _ message: some WireMessage) {
         ResponseFrame.append(callID: callID, message: message, end: false, to: &output)
         markDirty()
     }

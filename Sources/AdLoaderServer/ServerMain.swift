@@ -54,7 +54,7 @@ public enum ServerMain {
         if case .tcp(let host, let port)? = addresses.first {
             let endpoint = host == ServerConfiguration.defaultHost && port == ServerConfiguration.defaultPort
                 ? "" : " --endpoint \(Server.Address.tcp(host: host, port: port))"
-            banner += "try: adloader borrow\(endpoint) --ad-unit demo\n"
+            banner += "try: adloader\(endpoint) borrow demo --wait 1000\n"
         }
         writeOut(banner)
         return server.run()

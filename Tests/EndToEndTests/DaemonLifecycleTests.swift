@@ -16,7 +16,7 @@ struct DaemonLifecycleTests {
         let daemon = try DaemonProcess()
         #expect(daemon.port > 0)
         #expect(daemon.bannerLines.first == "adloaderd listening on 127.0.0.1:\(daemon.port)")
-        #expect(daemon.bannerLines.dropFirst().first?.contains("adloader borrow") == true)
+        #expect(daemon.bannerLines.dropFirst().first == "try: adloader --endpoint 127.0.0.1:\(daemon.port) borrow demo --wait 1000")
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
         #expect(daemon.stderrText.contains("\"message\":\"listening\""))

@@ -117,4 +117,30 @@ struct PipeliningTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit() == 0)
     }
+
+    @Test func disconnectEndsTheConnectionsParkedBorrowsAndWatches() throws {
+        let daemon = try DaemonProcess(config: parkingConfig)
+        let observer = try RawClient(port: daemon.port)
+        do {
+            let leaving = try RawClient(port: daemon.port)
+            _ = try leaving.start(MethodName.watch, WatchRequestMessage())
+            for _ in 0..<3 {
+                try leaving.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))
+            }
+            let parked = try leaving.call(MethodName.stats, StatsRequestMessage(loader: "empty"), as: StatsResponseMessage.self)
+            #expect(parked.pools.first?.parkedBorrows == 3)
+            leaving.disconnect()
+        }
+        // Another connection sees the borrows withdrawn; bounded by a number of round trips.
+        var remaining = -1
+        for _ in 0..<2_000 {
+            remaining = try observer.stats().first { $0.adUnitID == "gone" }?.parkedBorrows ?? -1
+            if remaining == 0 { break }
+        }
+        #expect(remaining == 0)
+        try observer.borrowAndReturn()
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+        #expect(!daemon.stderrText.contains("\"level\":\"error\""))
+    }
 }
