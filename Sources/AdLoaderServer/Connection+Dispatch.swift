@@ -121,7 +121,8 @@ extension Connection {
                 answer(callID, message)
             }
         case .unavailable:
-            answer(callID, status: Status(code: .unavailable, message: "the loader is shutting down or disabled"))
+            let reason = server.isDraining ? "server shutting down" : "loader disabled"
+            answer(callID, status: Status(code: .unavailable, message: reason))
         }
     }
 

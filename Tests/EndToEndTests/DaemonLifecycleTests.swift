@@ -71,6 +71,29 @@ struct DaemonLifecycleTests {
         #expect(!daemon.stderrText.contains("event loop did not close"))
     }
 
+    @Test func shutdownClosesAClientThatDoesNotReadWithinTheGracePeriod() throws {
+        let daemon = try DaemonProcess(["--shutdown-grace-period", "500ms", "--max-unsent-output", "1KiB"])
+        let setup = try RawClient(port: daemon.port)
+        for unit in 0..<20 {
+            _ = try setup.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
+        }
+        let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
+        var batch: [UInt8] = []
+        let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
+        for id in 1...100 {
+            RequestFrame(callID: UInt64(id), method: MethodName.stats, metadata: padding, message: [])
+                .appendFrame(to: &batch)
+        }
+        var sent = 0
+        while sent < 1_000, try greedy.send(batch, timeout: .seconds(1)) { sent += 1 }
+        #expect(sent < 1_000)
+        let started = ContinuousClock.now
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(daemon.stderrText.contains("shutdown grace period ended"))
+    }
+
     @Test(arguments: [
         (["--max-connections", "0"], "limits.maxConnections"),
         (["--port", "70000"], "listeners.port"),

@@ -105,7 +105,7 @@ struct LimitsTests {
     }
 
     @Test func idleConnectionIsClosedButOneWithAnOpenCallIsNot() throws {
-        let (daemon, good) = try start(["--idle-timeout", "300ms"])
+        let (daemon, good) = try start(["--idle-timeout", "1s"])
         // The well-behaved connection keeps a Watch open, so it is not idle.
         let watch = try good.start(MethodName.watch, WatchRequestMessage(loader: "empty"))
         let idle = try RawClient(port: daemon.port)
