@@ -45,8 +45,13 @@ public enum ServerMain {
         do {
             addresses = try server.start()
         } catch {
-            logger.error("cannot listen", ["error": .string("\(error)")])
-            writeError("adloaderd: cannot listen: \(error)\n")
+            let listeners = configuration.listeners
+            let (setting, address) =
+                error.operation.contains("pipe") || error.operation.contains("chmod")
+                ? ("listeners.unixSocket", listeners.unixSocket ?? "")
+                : ("listeners.port", Server.Address.tcp(host: listeners.host, port: listeners.port).description)
+            logger.error("cannot listen", ["setting": .string(setting), "error": .string("\(error)")])
+            writeError("adloaderd: bad configuration: \(setting): cannot listen on \(address): \(error)\n")
             _ = server.run()
             return configurationErrorStatus
         }

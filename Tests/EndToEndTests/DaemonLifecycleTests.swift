@@ -119,6 +119,16 @@ struct DaemonLifecycleTests {
         #expect(env.stderr.contains("limits.maxParkedBorrows"), "\(env.stderr)")
     }
 
+    @Test func aPortInUseExitsNonZeroNamingTheSetting() throws {
+        let daemon = try DaemonProcess()
+        let result = try DaemonProcess.runToExit(["--port", String(daemon.port)])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("listeners.port"), "\(result.stderr)")
+        #expect(result.stderr.contains("EADDRINUSE"), "\(result.stderr)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+    }
+
     @Test func helpDocumentsEverySettingWithItsDefault() throws {
         let result = try DaemonProcess.runToExit(["--help"])
         #expect(result.status == 0)
