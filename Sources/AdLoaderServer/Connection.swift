@@ -1,0 +1,350 @@
+import AdLoaderCore
+import AdLoaderWire
+
+/// One client connection: reads frames, dispatches calls, writes answers, enforces the
+/// per-connection limits, and ends its open calls when it goes away.
+///
+/// Answers are encoded straight into ``output``. All answers produced by one read callback
+/// go out with one `uv_try_write` at its end; answers produced elsewhere (timers, Watch
+/// events, parked borrows completing) mark the connection dirty and the server flushes it
+/// once per loop iteration.
+///
+/// - Important: loop-confined. The server holds the connection from accept until
+///   ``close(reason:level:)``; only the stream's callbacks reach it after that (weakly).
+final class Connection {
+    enum Phase: Equatable {
+        /// Waiting for the client's preface.
+        case awaitingPreface
+        case open
+        /// No more requests are read; closes once the output is written (bounded in time).
+        case closingAfterFlush
+        case closed
+    }
+
+    /// A call still open after its request frame was handled.
+    enum OpenCall {
+        case borrow(any ParkedBorrow, deadline: (any ScheduledTask)?)
+        case watch(ObserverToken, deadline: (any ScheduledTask)?)
+    }
+
+    let id: UInt64
+    let peer: String
+    let stream: UVStream
+    unowned let server: Server
+    let logger: Logger
+    private(set) var phase: Phase = .awaitingPreface
+    private var decoder: FrameDecoder
+    /// Encoded answers not yet handed to the socket.
+    var output: [UInt8] = []
+    var calls: [UInt64: OpenCall] = [:]
+    private var machine: StateMachine
+    private var timeoutTask: (any ScheduledTask)?
+    private var timeoutDeadline = Int64.max
+    private var lingerTask: (any ScheduledTask)?
+    private var inReadCallback = false
+    /// Queued in the server's flush list.
+    var isDirty = false
+
+    init(id: UInt64, peer: String, stream: UVStream, server: Server) {
+        self.id = id
+        self.peer = peer
+        self.stream = stream
+        self.server = server
+        self.logger = server.logger.with(["connection": .int(Int64(id)), "peer": .string(peer)])
+        decoder = FrameDecoder(maximumMessageSize: server.limits.maxMessageSize, expectingPreface: true)
+        machine = StateMachine(now: server.clock.now.unixMilliseconds, limits: server.limits)
+    }
+
+    var loader: NativeAdvertisementLoader { server.loader }
+    var clock: LoopClock { server.clock }
+    var isAcceptingCalls: Bool { phase == .open || phase == .awaitingPreface }
+
+    /// Starts reading and arms the preface timeout.
+    func start() {
+        do {
+            try stream.readStart { [weak self] result in self?.didRead(result) }
+        } catch {
+            close(reason: "cannot read: \(error)", level: .warning)
+            return
+        }
+        armTimeouts()
+    }
+
+    // MARK: Reading
+
+    private func didRead(_ result: Result<UnsafeRawBufferPointer, UVError>) {
+        switch result {
+        case .failure(let error):
+            if error.isEndOfFile {
+                close(reason: "closed by the client", level: .debug)
+            } else {
+                close(reason: "read failed: \(error)", level: .warning)
+            }
+        case .success(let bytes):
+            guard isAcceptingCalls else { return }
+            decoder.append(bytes)
+            processBufferedFrames()
+        }
+    }
+
+    /// Handles every whole frame buffered (until the output limit pauses the connection),
+    /// then writes all the answers at once.
+    private func processBufferedFrames() {
+        inReadCallback = true
+        processFrames()
+        inReadCallback = false
+        if isAcceptingCalls {
+            machine.received(
+                at: clock.now.unixMilliseconds, hasPartialFrame: decoder.hasPartialFrame || !decoder.prefaceReceived)
+            armTimeouts()
+        }
+        flush()
+    }
+
+    private func processFrames() {
+        while isAcceptingCalls {
+            if output.count + stream.queuedWriteBytes > server.limits.maxUnsentOutputPerConnection {
+                // Backpressure where the bytes arrive: push out what we have; if the client
+                // is not reading, leave the rest of its requests buffered until it drains.
+                flush()
+                if machine.readingPaused { return }
+            }
+            let next: Result<RequestFrame, FrameError>?
+            do {
+                next = try decoder.withNextMessage { body -> Result<RequestFrame, FrameError> in
+                    do throws(FrameError) {
+                        return .success(try RequestFrame(decoding: body))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            } catch {
+                acknowledgePreface()
+                fail(error)
+                return
+            }
+            acknowledgePreface()
+            guard let next else { return }
+            switch next {
+            case .success(let frame): dispatch(frame)
+            case .failure(let error):
+                fail(error)
+                return
+            }
+        }
+    }
+
+    /// Answers the client's preface with the server's, once.
+    private func acknowledgePreface() {
+        guard phase == .awaitingPreface, decoder.prefaceReceived else { return }
+        phase = .open
+        output.append(contentsOf: ProtocolPreface.bytes)
+    }
+
+    /// A framing error: the stream cannot be read further. Sends a status on call 0 when
+    /// the client can still read one, then closes.
+    private func fail(_ error: FrameError) {
+        if phase == .awaitingPreface {
+            // Answer in our protocol so a client of another version reads why.
+            phase = .open
+            output.append(contentsOf: ProtocolPreface.bytes)
+        }
+        ResponseFrame.append(callID: 0, status: error.status, to: &output)
+        closeAfterFlush(reason: "\(error)", level: .warning)
+    }
+
+    // MARK: Answers
+
+    /// Appends a final OK answer carrying `message`.
+    func answer(_ callID: UInt64, _ message: some WireMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        markDirty()
+    }
+
+    /// Appends a final answer with `status` and no message.
+    func answer(_ callID: UInt64, status: Status) {
+        ResponseFrame.append(callID: callID, status: status, to: &output)
+        markDirty()
+    }
+
+    /// Appends one streamed message of an open call (a Watch event).
+    func streamEvent(_ callID: UInt64, _ message: some WireMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: false, to: &output)
+        markDirty()
+    }
+
+    private func markDirty() {
+        guard !inReadCallback, !isDirty, phase != .closed else { return }
+        isDirty = true
+        server.scheduleFlush(self)
+    }
+
+    // MARK: Writing
+
+    /// Hands the output to the socket: what it takes now, the rest in one owned write request.
+    func flush() {
+        isDirty = false
+        guard phase != .closed else { return }
+        guard !output.isEmpty else {
+            outputChanged()
+            return
+        }
+        let result = output.withUnsafeBytes { bytes -> UVError? in
+            do throws(UVError) {
+                let written = try stream.tryWrite(bytes)
+                if written < bytes.count {
+                    try stream.write(copying: UnsafeRawBufferPointer(rebasing: bytes[written...])) { [weak self] error in
+                        self?.writeCompleted(error)
+                    }
+                }
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // Keep a modest buffer for the next answers; give back a big one.
+        output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
+        if let result {
+            close(reason: "write failed: \(result)", level: .warning)
+            return
+        }
+        outputChanged()
+    }
+
+    private func writeCompleted(_ error: UVError?) {
+        guard phase != .closed else { return }
+        if let error {
+            close(reason: "write failed: \(error)", level: .warning)
+            return
+        }
+        outputChanged()
+    }
+
+    private func outputChanged() {
+        let unsent = stream.queuedWriteBytes
+        if phase == .closingAfterFlush {
+            if unsent == 0 { close(reason: nil, level: .debug) }
+            return
+        }
+        switch machine.outputChanged(unsent: unsent) {
+        case .none: break
+        case .pauseReading:
+            logger.warning(
+                "client is not reading its answers; reading paused",
+                ["unsent": .int(Int64(unsent)), "limit": .int(Int64(server.limits.maxUnsentOutputPerConnection))])
+            stream.readStop()
+        case .resumeReading:
+            logger.info("client drained its answers; reading resumed", ["unsent": .int(Int64(unsent))])
+            // Requests buffered while paused come first; they may pause the connection again.
+            processBufferedFrames()
+            guard isAcceptingCalls, !machine.readingPaused else { return }
+            do {
+                try stream.resumeReading()
+            } catch {
+                close(reason: "cannot read: \(error)", level: .warning)
+            }
+        case .close(let reason):
+            close(reason: reason, level: .warning)
+        }
+    }
+
+    // MARK: Timeouts
+
+    private func armTimeouts() {
+        let deadline = machine.nextDeadline(hasOpenCalls: !calls.isEmpty)
+        guard deadline < timeoutDeadline else { return }
+        timeoutTask?.cancel()
+        timeoutDeadline = deadline
+        timeoutTask = clock.schedule(at: AdInstant(unixMilliseconds: deadline)) { [weak self] in
+            self?.checkTimeouts()
+        }
+    }
+
+    private func checkTimeouts() {
+        timeoutTask = nil
+        timeoutDeadline = .max
+        guard isAcceptingCalls else { return }
+        switch machine.checkTimeouts(now: clock.now.unixMilliseconds, hasOpenCalls: !calls.isEmpty) {
+        case .close(let status):
+            if phase == .awaitingPreface {
+                phase = .open
+                output.append(contentsOf: ProtocolPreface.bytes)
+            }
+            ResponseFrame.append(callID: 0, status: status, to: &output)
+            closeAfterFlush(reason: status.message, level: .info)
+        case .checkAgain(let at):
+            timeoutDeadline = at
+            timeoutTask = clock.schedule(at: AdInstant(unixMilliseconds: at)) { [weak self] in self?.checkTimeouts() }
+        }
+    }
+
+    /// Called when an open call ended: idleness counts from now.
+    func openCallEnded() {
+        guard calls.isEmpty, isAcceptingCalls else { return }
+        machine.callsEnded(at: clock.now.unixMilliseconds)
+        armTimeouts()
+    }
+
+    // MARK: Closing
+
+    /// Stops reading, drops open calls, and closes once the output is written — or after the
+    /// partial-frame timeout if the client does not read it.
+    func closeAfterFlush(reason: String?, level: LogLevel) {
+        guard isAcceptingCalls else { return }
+        phase = .closingAfterFlush
+        if let reason { logger.log(level, "closing connection", ["reason": .string(reason)]) }
+        stream.readStop()
+        endOpenCalls(status: nil)
+        timeoutTask?.cancel()
+        timeoutTask = nil
+        lingerTask = clock.schedule(at: clock.now + server.limits.partialFrameTimeout) { [weak self] in
+            self?.close(reason: "output not read before closing", level: .warning)
+        }
+        // Flushing closes once nothing is left; inside a read callback, its own flush does.
+        if !inReadCallback { flush() }
+    }
+
+    /// Server shutdown: open calls end with `status`, then a call-0 frame with it, then close
+    /// after flush (PROTOCOL.md 9).
+    func drain(status: Status) {
+        guard isAcceptingCalls else { return }
+        endOpenCalls(status: status)
+        if phase == .open { ResponseFrame.append(callID: 0, status: status, to: &output) }
+        closeAfterFlush(reason: nil, level: .debug)
+    }
+
+    /// Closes now; pending writes are cancelled. Open calls end without an answer.
+    func close(reason: String?, level: LogLevel) {
+        guard phase != .closed else { return }
+        phase = .closed
+        endOpenCalls(status: nil)
+        timeoutTask?.cancel()
+        timeoutTask = nil
+        lingerTask?.cancel()
+        lingerTask = nil
+        output = []
+        if let reason { logger.log(level, "connection closed", ["reason": .string(reason)]) }
+        stream.close()
+        server.connectionClosed(self)
+    }
+
+    /// Ends every open call: parked borrows are withdrawn (their ads stay in the pool),
+    /// watches unregistered; with a status, each call is answered with it.
+    private func endOpenCalls(status: Status?) {
+        guard !calls.isEmpty else { return }
+        let open = calls
+        calls.removeAll()
+        for (callID, call) in open.sorted(by: { $0.key < $1.key }) {
+            switch call {
+            case .borrow(let parked, let deadline):
+                parked.cancel()
+                deadline?.cancel()
+                server.parkedBorrowCount -= 1
+            case .watch(let token, let deadline):
+                loader.removeObserver(token)
+                deadline?.cancel()
+            }
+            if let status { answer(callID, status: status) }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import AdLoaderCore
+import AdSources
+
+/// Everything the daemon needs to run: listeners, limits, logging, demand sources, loaders.
+///
+/// Built by ``load(arguments:environment:readFile:)`` from, in increasing priority: the
+/// defaults below, a JSON file (`--config` / `ADLOADERD_CONFIG`), environment variables and
+/// command-line flags. ``settings`` lists every setting with its flag, variable and default.
+public struct ServerConfiguration: Hashable, Sendable {
+    /// The documented default TCP port.
+    public static let defaultPort = 7411
+    /// The default TCP address: loopback only.
+    public static let defaultHost = "127.0.0.1"
+
+    /// Where the daemon accepts connections.
+    public struct Listeners: Hashable, Sendable {
+        /// An IPv4 or IPv6 literal.
+        public var host = ServerConfiguration.defaultHost
+        /// 0 lets the kernel pick a free port (the daemon prints the one bound).
+        public var port = ServerConfiguration.defaultPort
+        /// A Unix-socket path also listened on; nil for none.
+        public var unixSocket: String? = nil
+        /// Permission bits of the Unix socket file.
+        public var unixSocketMode: UInt32 = 0o660
+
+        public init() {}
+    }
+
+    public var listeners = Listeners()
+    public var limits = ServerLimits()
+    public var logLevel: LogLevel = .info
+    /// Synthetic demand sources by name; loaders name theirs in `source`.
+    public var sources: [String: SyntheticSource.Configuration] = ["synthetic": SyntheticSource.Configuration()]
+    /// The named loaders; by default one, `default`, on the synthetic source.
+    public var loaders: [LoaderConfiguration] = [LoaderConfiguration()]
+
+    public init() {}
+
+    /// Checks every setting; the error names the first one out of range.
+    /// - Throws: ``ConfigError`` naming the setting, e.g. `listeners.port`.
+    public func validate() throws(ConfigError) {
+        if !(0...65_535).contains(listeners.port) {
+            throw ConfigError(field: "listeners.port", message: "must be 0...65535, got \(listeners.port)")
+        }
+        do {
+            _ = try UVTCPHandle.socketAddress(host: listeners.host, port: listeners.port)
+        } catch {
+            throw ConfigError(
+                field: "listeners.host", message: "must be an IPv4 or IPv6 address, got \"\(listeners.host)\"")
+        }
+        if let path = listeners.unixSocket, path.isEmpty || path.utf8.count > 107 {
+            throw ConfigError(field: "listeners.unixSocket", message: "must be a path of 1...107 bytes")
+        }
+        if listeners.unixSocketMode > 0o777 {
+            throw ConfigError(field: "listeners.unixSocketMode", message: "must be an octal mode 0...0777")
+        }
+        try limits.validate()
+        for name in sources.keys.sorted() {
+            do {
+                try sources[name]!.validate()
+            } catch {
+                let prefix = SyntheticSource.Configuration.fieldPrefix
+                let field = error.field.hasPrefix(prefix) ? "sources.\(name)" + error.field.dropFirst(prefix.count) : error.field
+                throw ConfigError(field: field, message: error.message)
+            }
+        }
+        if loaders.isEmpty { throw ConfigError(field: "loaders", message: "at least one loader is needed") }
+        var seen: Set<String> = []
+        for loader in loaders {
+            try loader.validate()
+            if !seen.insert(loader.name).inserted {
+                throw ConfigError(field: "loaders.\(loader.name)", message: "duplicate loader name")
+            }
+            if sources[loader.source] == nil {
+                throw ConfigError(
+                    field: "loaders.\(loader.name).source",
+                    message: "unknown source \"\(loader.source)\" (configured: \(sources.keys.sorted().joined(separator: ", ")))")
+            }
+        }
+    }
+}

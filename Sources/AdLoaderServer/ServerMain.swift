@@ -1,0 +1,96 @@
+import AdLoaderCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's entry point: parse, configure, run. `main.swift` only calls ``run(arguments:environment:)``.
+public enum ServerMain {
+    /// Exit status for a bad configuration or a listener that cannot be bound.
+    public static let configurationErrorStatus: Int32 = 2
+    /// Exit status when serving failed after start.
+    public static let failureStatus: Int32 = 1
+
+    /// Runs the daemon to completion.
+    /// - Parameters:
+    ///   - arguments: command-line arguments without the program name.
+    ///   - environment: the process environment.
+    /// - Returns: the exit status: 0 after a clean shutdown (or `--help`), 2 for a bad
+    ///   configuration (the message names the setting), 1 for other failures.
+    public static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        let configuration: ServerConfiguration
+        do {
+            switch try ServerConfiguration.load(arguments: arguments, environment: environment) {
+            case .help(let text):
+                writeOut(text)
+                return 0
+            case .run(let loaded):
+                configuration = loaded
+            }
+        } catch {
+            writeError("adloaderd: bad configuration: \(error.field): \(error.message)\n")
+            return configurationErrorStatus
+        }
+        let logger = Logger(level: configuration.logLevel)
+        let server: Server
+        do {
+            server = try Server(configuration: configuration, logger: logger)
+        } catch let error as ConfigError {
+            writeError("adloaderd: bad configuration: \(error.field): \(error.message)\n")
+            return configurationErrorStatus
+        } catch {
+            logger.error("cannot start", ["error": .string("\(error)")])
+            return failureStatus
+        }
+        let addresses: [Server.Address]
+        do {
+            addresses = try server.start()
+        } catch {
+            let listeners = configuration.listeners
+            let (setting, address) =
+                error.operation.contains("pipe") || error.operation.contains("chmod")
+                ? ("listeners.unixSocket", listeners.unixSocket ?? "")
+                : ("listeners.port", Server.Address.tcp(host: listeners.host, port: listeners.port).description)
+            logger.error("cannot listen", ["setting": .string(setting), "error": .string("\(error)")])
+            writeError("adloaderd: bad configuration: \(setting): cannot listen on \(address): \(error)\n")
+            _ = server.run()
+            return configurationErrorStatus
+        }
+        var banner = "adloaderd listening on " + addresses.map(\.description).joined(separator: " and ") + "\n"
+        if case .tcp(let host, let port)? = addresses.first {
+            let endpoint = host == ServerConfiguration.defaultHost && port == ServerConfiguration.defaultPort
+                ? "" : " --endpoint \(Server.Address.tcp(host: host, port: port))"
+            banner += "try: adloader\(endpoint) borrow demo --wait 1000\n"
+        }
+        writeOut(banner)
+        return server.run()
+    }
+
+    /// The process environment, read from `environ` (no Foundation).
+    public static func processEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+
+    private static func writeOut(_ text: String) { write(fd: 1, text) }
+    private static func writeError(_ text: String) { write(fd: 2, text) }
+
+    private static func write(fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+}

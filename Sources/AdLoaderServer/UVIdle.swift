@@ -1,0 +1,45 @@
+import CLibUV
+
+/// A `uv_idle_t`: while started, runs a callback once per loop iteration and keeps the loop
+/// from blocking in its poll.
+///
+/// The server starts one only while connections hold answers produced outside their own
+/// read callback (timers, other connections' calls, Watch events): the flush then runs in
+/// the same iteration (after timers) or the next one (after I/O), never after a blocking
+/// poll. (A `uv_check_t` would not do: it does not stop the poll from blocking.)
+///
+/// - Important: loop-confined; see ``UVHandle`` for the lifecycle.
+final class UVIdle: UVHandle {
+    private var onIdle: (() -> Void)?
+    private(set) var isActive = false
+
+    /// - Throws: ``UVError`` when `uv_idle_init` fails.
+    init(loop: UVLoop) throws(UVError) {
+        super.init(loop: loop, byteCount: MemoryLayout<uv_idle_t>.size)
+        try register(uv_idle_init(loop.raw, pointer(as: uv_idle_t.self)), "uv_idle_init")
+    }
+
+    /// Starts calling `action` once per iteration (replacing an earlier action).
+    func start(_ action: @escaping () -> Void) {
+        onIdle = action
+        guard !isActive, !isClosing else { return }
+        _ = uv_idle_start(pointer(as: uv_idle_t.self), uvIdleTrampoline)
+        isActive = true
+    }
+
+    func stop() {
+        guard isActive, !isClosing else { return }
+        uv_idle_stop(pointer(as: uv_idle_t.self))
+        isActive = false
+    }
+
+    override func willClose() { isActive = false }
+
+    override func didClose() { onIdle = nil }
+
+    fileprivate func fire() { onIdle?() }
+}
+
+private func uvIdleTrampoline(_ handle: UnsafeMutablePointer<uv_idle_t>?) {
+    UVHandle.owner(UnsafeMutableRawPointer(handle), as: UVIdle.self)?.fire()
+}

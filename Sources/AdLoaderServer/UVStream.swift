@@ -1,0 +1,174 @@
+import CLibUV
+
+/// The stream half of a TCP or pipe handle: listen, accept, read, write.
+///
+/// Reads land in the loop's shared buffer and are handed to the read callback, which must
+/// consume them before returning. Writes go out with ``tryWrite(_:)`` first; only what the
+/// kernel did not take is copied into a ``UVWriteRequest`` that owns its bytes.
+///
+/// - Important: loop-confined. Subclassed only by ``UVTCPHandle`` and ``UVPipeHandle``.
+class UVStream: UVHandle {
+    private var onRead: ((Result<UnsafeRawBufferPointer, UVError>) -> Void)?
+    private var onConnection: ((UVError?) -> Void)?
+    /// Bytes handed to `uv_write` and not yet reported written.
+    private(set) var queuedWriteBytes = 0
+    private(set) var isReading = false
+
+    var streamPointer: UnsafeMutablePointer<uv_stream_t> { pointer(as: uv_stream_t.self) }
+
+    /// Starts listening; `action` runs once per incoming connection (or error).
+    /// - Throws: ``UVError`` when `uv_listen` fails.
+    func listen(backlog: Int32 = 511, _ action: @escaping (UVError?) -> Void) throws(UVError) {
+        onConnection = action
+        try uvCheck(uv_listen(streamPointer, backlog, uvConnectionTrampoline), "uv_listen")
+    }
+
+    /// Accepts a pending connection into `client`, a freshly initialized handle.
+    /// - Throws: ``UVError`` when `uv_accept` fails.
+    func accept(into client: UVStream) throws(UVError) {
+        try uvCheck(uv_accept(streamPointer, client.streamPointer), "uv_accept")
+    }
+
+    /// Starts reading; `action` gets each chunk (valid only during the call) or the error
+    /// that ended the stream (`isEndOfFile` for an orderly end).
+    /// - Throws: ``UVError`` when `uv_read_start` fails.
+    func readStart(_ action: @escaping (Result<UnsafeRawBufferPointer, UVError>) -> Void) throws(UVError) {
+        onRead = action
+        try resumeReading()
+    }
+
+    /// Starts reading again with the action given to ``readStart(_:)``.
+    func resumeReading() throws(UVError) {
+        guard !isReading, !isClosing else { return }
+        try uvCheck(uv_read_start(streamPointer, uvAllocTrampoline, uvReadTrampoline), "uv_read_start")
+        isReading = true
+    }
+
+    /// Stops reading until ``resumeReading()``.
+    func readStop() {
+        guard isReading, !isClosing else { return }
+        uv_read_stop(streamPointer)
+        isReading = false
+    }
+
+    /// Writes what the socket takes right now, without queueing.
+    /// - Returns: the bytes written; 0 when the socket would block or writes are queued.
+    /// - Throws: ``UVError`` for a broken connection.
+    func tryWrite(_ bytes: UnsafeRawBufferPointer) throws(UVError) -> Int {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
+        if queuedWriteBytes > 0 { return 0 }  // keep order behind queued writes
+        var buffer = uv_buf_init(
+            UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), UInt32(clamping: bytes.count))
+        let result = uv_try_write(streamPointer, &buffer, 1)
+        if result == UV_EAGAIN.rawValue { return 0 }
+        try uvCheck(result, "uv_try_write")
+        return Int(result)
+    }
+
+    /// Queues a copy of `bytes`; `completion` runs once when written or failed
+    /// (`UV_ECANCELED` when the handle closed first).
+    /// - Throws: ``UVError`` when `uv_write` fails at once (`completion` is then not called).
+    func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError) {
+        guard bytes.count > 0 else { return }
+        let request = UVWriteRequest(copying: bytes, stream: self, completion: completion)
+        let result = request.submit(to: streamPointer)
+        if result < 0 {
+            request.discard()
+            throw UVError(code: result, operation: "uv_write")
+        }
+        queuedWriteBytes += bytes.count
+    }
+
+    fileprivate func writeFinished(byteCount: Int) {
+        queuedWriteBytes -= byteCount
+    }
+
+    override func willClose() { isReading = false }
+
+    override func didClose() {
+        onRead = nil
+        onConnection = nil
+    }
+
+    fileprivate func deliverRead(_ result: Result<UnsafeRawBufferPointer, UVError>) { onRead?(result) }
+    fileprivate func deliverConnection(_ error: UVError?) { onConnection?(error) }
+}
+
+/// A `uv_write_t` that owns a copy of the bytes it writes until its callback.
+final class UVWriteRequest {
+    private let request: UnsafeMutablePointer<uv_write_t>
+    private let bytes: UnsafeMutableRawBufferPointer
+    private var stream: UVStream?
+    private var completion: ((UVError?) -> Void)?
+
+    init(copying source: UnsafeRawBufferPointer, stream: UVStream, completion: @escaping (UVError?) -> Void) {
+        request = .allocate(capacity: 1)
+        bytes = .allocate(byteCount: source.count, alignment: 1)
+        bytes.copyMemory(from: source)
+        self.stream = stream
+        self.completion = completion
+    }
+
+    deinit {
+        request.deallocate()
+        bytes.deallocate()
+    }
+
+    /// Calls `uv_write`; on success the request keeps itself alive until its callback.
+    fileprivate func submit(to stream: UnsafeMutablePointer<uv_stream_t>) -> Int32 {
+        var buffer = uv_buf_init(bytes.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(bytes.count))
+        request.pointee.data = Unmanaged.passRetained(self).toOpaque()
+        let result = uv_write(request, stream, &buffer, 1, uvWriteTrampoline)
+        if result < 0 {
+            // A failed uv_write never calls back: drop the retain taken above right here.
+            Unmanaged<UVWriteRequest>.fromOpaque(request.pointee.data!).release()
+        }
+        return result
+    }
+
+    /// Drops the stream and completion of a request that was never submitted.
+    fileprivate func discard() {
+        stream = nil
+        completion = nil
+    }
+
+    fileprivate func finish(status: Int32) {
+        stream?.writeFinished(byteCount: bytes.count)
+        let completion = self.completion
+        self.completion = nil
+        stream = nil
+        completion?(status < 0 ? UVError(code: status, operation: "uv_write") : nil)
+    }
+}
+
+private func uvWriteTrampoline(_ request: UnsafeMutablePointer<uv_write_t>?, _ status: Int32) {
+    guard let request, let data = request.pointee.data else { return }
+    // Balances the retain taken in submit(to:).
+    let owner = Unmanaged<UVWriteRequest>.fromOpaque(data).takeRetainedValue()
+    owner.finish(status: status)
+}
+
+private func uvAllocTrampoline(
+    _ handle: UnsafeMutablePointer<uv_handle_t>?, _ suggested: Int, _ buffer: UnsafeMutablePointer<uv_buf_t>?
+) {
+    guard let handle, let buffer, let loopData = handle.pointee.loop.pointee.data else { return }
+    let loop = Unmanaged<UVLoop>.fromOpaque(loopData).takeUnretainedValue()
+    buffer.pointee = uv_buf_init(
+        loop.readBuffer.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(loop.readBuffer.count))
+}
+
+private func uvReadTrampoline(
+    _ stream: UnsafeMutablePointer<uv_stream_t>?, _ count: Int, _ buffer: UnsafePointer<uv_buf_t>?
+) {
+    guard let owner = UVHandle.owner(UnsafeMutableRawPointer(stream), as: UVStream.self) else { return }
+    if count > 0, let base = buffer?.pointee.base {
+        owner.deliverRead(.success(UnsafeRawBufferPointer(start: base, count: count)))
+    } else if count < 0 {
+        owner.deliverRead(.failure(UVError(code: Int32(count), operation: "read")))
+    }
+}
+
+private func uvConnectionTrampoline(_ server: UnsafeMutablePointer<uv_stream_t>?, _ status: Int32) {
+    guard let owner = UVHandle.owner(UnsafeMutableRawPointer(server), as: UVStream.self) else { return }
+    owner.deliverConnection(status < 0 ? UVError(code: status, operation: "connection") : nil)
+}

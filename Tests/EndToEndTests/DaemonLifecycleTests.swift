@@ -1,0 +1,156 @@
+import AdLoaderCore
+import AdLoaderWire
+import Foundation
+import Testing
+
+/// A loader whose source never fills: borrows with a wait stay parked.
+let parkingConfig = """
+    { "sources": { "synthetic": { "latency": "5ms" }, "empty": { "type": "synthetic", "fillRate": 0, "latency": "5ms" } },
+      "loaders": { "default": { "maximumRetainedAdvertisements": 10 },
+                   "empty": { "source": "empty", "retry": { "delay": "1s" } } } }
+    """
+
+extension EndToEnd {
+    @Suite("adloaderd lifecycle", .serialized, .timeLimit(.minutes(1)))
+    struct DaemonLifecycleTests {
+        @Test func printsWhereItListensAndAFirstCommand() throws {
+            let daemon = try DaemonProcess()
+            #expect(daemon.port > 0)
+            #expect(daemon.bannerLines.first == "adloaderd listening on 127.0.0.1:\(daemon.port)")
+            #expect(daemon.bannerLines.dropFirst().first == "try: adloader --endpoint 127.0.0.1:\(daemon.port) borrow demo --wait 1000")
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit() == 0)
+            #expect(daemon.stderrText.contains("\"message\":\"listening\""))
+            #expect(daemon.stderrText.contains("\"message\":\"stopped\""))
+        }
+
+        @Test func servesTheFirstSessionOnTheDefaults() throws {
+            let daemon = try DaemonProcess(["--synthetic-latency", "5ms"])
+            let client = try RawClient(port: daemon.port)
+            let prefetch = try client.call(
+                MethodName.prefetch, PrefetchRequestMessage(adUnitID: "demo"), as: PrefetchResponseMessage.self)
+            #expect(prefetch.result.requested == 10)
+            let borrow = try client.call(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "demo", slot: "feed/1", waitMilliseconds: 2_000),
+                as: BorrowResponseMessage.self)
+            let lease = try #require(borrow.lease)
+            #expect(borrow.outcome == .leased)
+            #expect(lease.ad.loader == "default")
+            let again = try client.call(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "demo", slot: "feed/1"), as: BorrowResponseMessage.self)
+            #expect(again.outcome == .reused)
+            #expect(again.lease?.id == lease.id)
+            let returned = try client.call(
+                MethodName.returnLease, ReturnRequestMessage(leaseID: lease.id, shown: true), as: ReturnResponseMessage.self)
+            #expect(returned.outcome == .consumed)
+            let pools = try client.stats()
+            #expect(pools.count == 1)
+            #expect(pools.allSatisfy { $0.conservesAds })
+            #expect(pools.first?.consumed == 1)
+            daemon.signal(SIGINT)
+            #expect(daemon.waitForExit() == 0)
+        }
+
+        @Test func sigtermEndsAParkedBorrowWithUnavailableAndExitsZero() throws {
+            let daemon = try DaemonProcess(config: parkingConfig)
+            let client = try RawClient(port: daemon.port)
+            let watch = try client.start(MethodName.watch, WatchRequestMessage(loader: "empty"))
+            let parked = try client.start(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "a", loader: "empty", waitMilliseconds: 30_000))
+            // The borrow is parked once Stats (answered after it, on the same connection) counts it.
+            let pools = try client.call(
+                MethodName.stats, StatsRequestMessage(loader: "empty"), as: StatsResponseMessage.self).pools
+            #expect(pools.first?.parkedBorrows == 1)
+            daemon.signal(SIGTERM)
+            let frames = try client.readUntilClosed()
+            let borrowEnd = frames.first { $0.callID == parked && $0.end }
+            #expect(borrowEnd?.status.code == .unavailable)
+            let watchEnd = frames.first { $0.callID == watch && $0.end }
+            #expect(watchEnd?.status.code == .unavailable)
+            #expect(frames.last?.callID == 0 && frames.last?.status.code == .unavailable)
+            #expect(daemon.waitForExit() == 0)
+            #expect(!daemon.stderrText.contains("event loop did not close"))
+        }
+
+        @Test func shutdownClosesAClientThatDoesNotReadWithinTheGracePeriod() throws {
+            let daemon = try DaemonProcess(["--shutdown-grace-period", "500ms", "--max-unsent-output", "1KiB"])
+            let setup = try RawClient(port: daemon.port)
+            for unit in 0..<20 {
+                _ = try setup.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
+            }
+            let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
+            var batch: [UInt8] = []
+            let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
+            for id in 1...100 {
+                RequestFrame(callID: UInt64(id), method: MethodName.stats, metadata: padding, message: [])
+                    .appendFrame(to: &batch)
+            }
+            var sent = 0
+            while sent < 1_000, try greedy.send(batch, timeout: .seconds(1)) { sent += 1 }
+            #expect(sent < 1_000)
+            let started = ContinuousClock.now
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit(timeout: .seconds(10)) == 0)
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(daemon.stderrText.contains("shutdown grace period ended"))
+        }
+
+        @Test(arguments: [
+            (["--max-connections", "0"], "limits.maxConnections"),
+            (["--port", "70000"], "listeners.port"),
+            (["--host", "localhost"], "listeners.host"),
+            (["--idle-timeout", "soon"], "limits.idleTimeout"),
+            (["--synthetic-fill-rate", "2"], "sources.synthetic.fillRate"),
+            (["--no-such-flag", "1"], "--no-such-flag"),
+        ])
+        func badConfigurationExitsNonZeroNamingTheSetting(arguments: [String], setting: String) throws {
+            let result = try DaemonProcess.runToExit(arguments)
+            #expect(result.status == 2)
+            #expect(result.stderr.contains(setting), "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+
+        @Test func badConfigurationFileNamesTheSetting() throws {
+            let result = try DaemonProcess.runToExit(
+                [], config: #"{ "loaders": { "default": { "numberOfAdvertisements": 9 } } }"#)
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("loaders.default.numberOfAdvertisements"), "\(result.stderr)")
+            let env = try DaemonProcess.runToExit([], environment: ["ADLOADERD_MAX_PARKED_BORROWS": "-1"])
+            #expect(env.status == 2)
+            #expect(env.stderr.contains("limits.maxParkedBorrows"), "\(env.stderr)")
+        }
+
+        @Test func aPortInUseExitsNonZeroNamingTheSetting() throws {
+            let daemon = try DaemonProcess()
+            let result = try DaemonProcess.runToExit(["--port", String(daemon.port)])
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("listeners.port"), "\(result.stderr)")
+            #expect(result.stderr.contains("EADDRINUSE"), "\(result.stderr)")
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit() == 0)
+        }
+
+        @Test func helpDocumentsEverySettingWithItsDefault() throws {
+            let result = try DaemonProcess.runToExit(["--help"])
+            #expect(result.status == 0)
+            for flag in ["--host", "--port", "--unix-socket", "--config", "--max-message-size", "--max-connections",
+                         "--max-calls-in-flight", "--max-parked-borrows", "--idle-timeout", "--partial-frame-timeout",
+                         "--max-unsent-output", "--shutdown-grace-period", "--log-level", "ADLOADERD_PORT", "7411"] {
+                #expect(result.stdout.contains(flag), "--help lacks \(flag)")
+            }
+        }
+
+        @Test func listensOnAUnixSocketWithTheConfiguredMode() throws {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("adl-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock").path
+            let daemon = try DaemonProcess(["--unix-socket", path, "--unix-socket-mode", "0600", "--synthetic-latency", "5ms"])
+            #expect(daemon.bannerLines.first?.contains("unix:\(path)") == true)
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            let client = try RawClient(unixPath: path)
+            try client.borrowAndReturn()
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit() == 0)
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+}

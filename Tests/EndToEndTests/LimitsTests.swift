@@ -1,0 +1,165 @@
+import AdLoaderCore
+import AdLoaderWire
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Each limit tripped on one connection while a second, well-behaved connection keeps
+    /// working, and no loaded ad is lost (Stats before and after).
+    @Suite("adloaderd limits", .serialized, .timeLimit(.minutes(1)))
+    struct LimitsTests {
+        /// Starts a daemon with `flags`, opens the well-behaved connection and warms its pool.
+        private func start(_ flags: [String]) throws -> (DaemonProcess, RawClient) {
+            let daemon = try DaemonProcess(flags, config: parkingConfig)
+            let good = try RawClient(port: daemon.port)
+            try good.borrowAndReturn()
+            return (daemon, good)
+        }
+
+        /// The well-behaved connection still works and every pool accounts for all its ads.
+        private func expectHealthy(_ good: RawClient, _ daemon: DaemonProcess) throws {
+            try good.borrowAndReturn()
+            let pools = try good.stats()
+            #expect(!pools.isEmpty)
+            for pool in pools {
+                #expect(pool.conservesAds, "ads lost in \(pool)")
+                #expect(pool.leased == 0, "lease left open in \(pool)")
+            }
+            let healthy = try #require(pools.first { $0.adUnitID == "healthy" })
+            #expect(healthy.loaded > 0)
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit() == 0)
+        }
+
+        @Test func oversizeMessageGetsResourceExhaustedThenClose() throws {
+            let (daemon, good) = try start(["--max-message-size", "1KiB"])
+            let bad = try RawClient(port: daemon.port)
+            try bad.send([0, 0, 0, 0x08, 0x00])  // length 2048, no body: checked before any allocation
+            let frames = try bad.readUntilClosed()
+            #expect(frames.last?.status.code == .resourceExhausted)
+            #expect(frames.last?.status.message.contains("1024") == true)
+            try expectHealthy(good, daemon)
+        }
+
+        @Test(arguments: [
+            (Array("GET / HTTP/1.1\r\n\r\n".utf8), Status.Code.invalidArgument),
+            (ProtocolPreface.bytes + [1, 0, 0, 0, 1, 0], Status.Code.unimplemented),  // compressed flag
+            (ProtocolPreface.bytes + [7, 0, 0, 0, 1, 0], Status.Code.invalidArgument),  // unknown flags
+            (ProtocolPreface.bytes + [0, 0, 0, 0, 3, 0xFF, 0xFF, 0xFF], Status.Code.invalidArgument),  // garbage envelope
+        ])
+        func brokenFramingGetsAStatusThenClose(bytes: [UInt8], code: Status.Code) throws {
+            let (daemon, good) = try start([])
+            let bad = try RawClient(port: daemon.port, sendPreface: false)
+            try bad.send(bytes)
+            let frames = try bad.readUntilClosed()
+            #expect(frames.last?.status.code == code)
+            #expect(frames.last?.callID == 0)
+            try expectHealthy(good, daemon)
+        }
+
+        @Test func tooManyCallsInFlightFailsOnlyThatCall() throws {
+            let (daemon, good) = try start(["--max-calls-in-flight", "2"])
+            let bad = try RawClient(port: daemon.port)
+            let parked = try (0..<2).map { _ in
+                try bad.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
+            }
+            let status = try bad.failingCall(MethodName.stats, StatsRequestMessage())
+            #expect(status.code == .resourceExhausted)
+            // The well-behaved connection has its own budget.
+            let goodParked = try good.start(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
+            try good.send(.cancel(callID: goodParked))
+            #expect(try good.awaitEnd(of: goodParked).end.status.code == .cancelled)
+            for id in parked {
+                try bad.send(.cancel(callID: id))
+                #expect(try bad.awaitEnd(of: id).end.status.code == .cancelled)
+            }
+            #expect(try bad.stats().contains { $0.loader == "empty" && $0.parkedBorrows == 0 })
+            try expectHealthy(good, daemon)
+        }
+
+        @Test func tooManyParkedBorrowsFailsTheBorrowThatWouldPark() throws {
+            let (daemon, good) = try start(["--max-parked-borrows", "1"])
+            let bad = try RawClient(port: daemon.port)
+            let parked = try bad.start(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
+            let status = try bad.failingCall(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
+            #expect(status.code == .resourceExhausted)
+            // At the limit, a borrow that finds an ad is still served, with or without a wait.
+            try good.borrowAndReturn()
+            try bad.send(.cancel(callID: parked))
+            #expect(try bad.awaitEnd(of: parked).end.status.code == .cancelled)
+            try expectHealthy(good, daemon)
+        }
+
+        @Test func connectionsOverTheLimitAreClosedAtOnce() throws {
+            let (daemon, good) = try start(["--max-connections", "2"])
+            let second = try RawClient(port: daemon.port)
+            try second.borrowAndReturn()
+            let third = try RawClient(port: daemon.port)
+            let frames = try third.readUntilClosed()
+            #expect(frames.map(\.callID) == [0])
+            #expect(frames.first?.status.code == .resourceExhausted)
+            try second.borrowAndReturn()
+            try expectHealthy(good, daemon)
+        }
+
+        @Test func idleConnectionIsClosedButOneWithAnOpenCallIsNot() throws {
+            let (daemon, good) = try start(["--idle-timeout", "1s"])
+            // The well-behaved connection keeps a Watch open, so it is not idle.
+            let watch = try good.start(MethodName.watch, WatchRequestMessage(loader: "empty"))
+            let idle = try RawClient(port: daemon.port)
+            let frames = try idle.readUntilClosed()
+            #expect(frames.map(\.callID) == [0])
+            #expect(frames.first?.status.code == .unavailable)
+            #expect(daemon.stderrText.contains("idle for"))
+            try good.send(.cancel(callID: watch))
+            #expect(try good.awaitEnd(of: watch).end.status.code == .cancelled)
+            try expectHealthy(good, daemon)
+        }
+
+        @Test func partialFrameIsClosedAfterItsTimeout() throws {
+            let (daemon, good) = try start(["--partial-frame-timeout", "300ms"])
+            let slow = try RawClient(port: daemon.port)
+            try slow.send([0, 0, 0])  // three bytes of a length prefix, then nothing
+            let frames = try slow.readUntilClosed()
+            #expect(frames.map(\.callID) == [0])
+            #expect(frames.first?.status.code == .deadlineExceeded)
+            #expect(daemon.stderrText.contains("partial frame not completed"))
+            let silent = try RawClient(port: daemon.port, sendPreface: false)  // never sends its preface
+            #expect(try silent.readUntilClosed().map(\.status.code) == [.deadlineExceeded])
+            try expectHealthy(good, daemon)
+        }
+
+        @Test func clientThatDoesNotReadIsNoLongerRead() throws {
+            let (daemon, good) = try start(["--max-unsent-output", "1KiB"])
+            for unit in 0..<20 {
+                _ = try good.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
+            }
+            let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
+            // Each request carries 1 KiB of metadata and each answer lists 20+ pools. A server that
+            // kept reading would take all 100 MiB; this one stops once its answers pile up.
+            var frame: [UInt8] = []
+            let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
+            RequestFrame(callID: 1, method: MethodName.stats, metadata: padding, message: StatsRequestMessage().encoded())
+                .appendFrame(to: &frame)
+            var batch: [UInt8] = []
+            for _ in 0..<100 { batch += frame }
+            var sentBatches = 0
+            while sentBatches < 1_000, try greedy.send(batch, timeout: .seconds(2)) { sentBatches += 1 }
+            #expect(sentBatches < 1_000, "the server read everything a non-reading client sent")
+            #expect(daemon.stderrText.contains("reading paused"))
+            try good.borrowAndReturn()
+            // Once the client reads, the server reads again.
+            var answers = 0
+            while answers < 200, let answer = try greedy.readFrame() {
+                #expect(answer.status.code == .ok)
+                answers += 1
+            }
+            #expect(answers == 200)
+            greedy.disconnect()
+            try expectHealthy(good, daemon)
+        }
+    }
+}
