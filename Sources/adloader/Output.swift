@@ -37,7 +37,7 @@ struct Output {
     func returned(leaseID: UInt64, outcome: ReturnOutcome?) {
         let name = Self.name(outcome)
         if json {
-            emit(["leaseId": leaseID, "outcome": name])
+            emit(["leaseId": String(leaseID), "outcome": name])
         } else {
             let text =
                 switch outcome {
@@ -135,7 +135,7 @@ struct Output {
     }
 
     static func object(_ lease: Lease) -> [String: Any] {
-        var object: [String: Any] = ["leaseId": lease.id, "expiresAt": time(lease.expiresAt), "ad": object(lease.ad)]
+        var object: [String: Any] = ["leaseId": String(lease.id), "expiresAt": time(lease.expiresAt), "ad": object(lease.ad)]
         if let slot = lease.slot { object["slot"] = slot }
         return object
     }
@@ -170,7 +170,7 @@ struct Output {
     static func object(_ e: AdEvent) -> [String: Any] {
         var object: [String: Any] = ["kind": e.kind.wireName, "at": time(e.at), "loader": e.loader, "adUnitId": e.adUnitID]
         if let id = e.adID { object["adId"] = id }
-        if let lease = e.leaseID { object["leaseId"] = lease }
+        if let lease = e.leaseID { object["leaseId"] = String(lease) }
         if let slot = e.slot { object["slot"] = slot }
         if e.kind == .returned { object["shown"] = e.shown }
         if e.kind == .loadFinished { object["count"] = e.count }
@@ -180,7 +180,7 @@ struct Output {
     }
 
     private func emit(_ object: [String: Any], pretty: Bool = true) {
-        let options: JSONSerialization.WritingOptions = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
+        let options: JSONSerialization.WritingOptions = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: options) else {
             line("{\"error\": \"cannot encode the answer as JSON\"}")
             return

@@ -18,16 +18,19 @@ final class DaemonProcess: @unchecked Sendable {
     private let exited = DispatchSemaphore(value: 0)
     let bannerLines: [String]
 
-    static var binaryURL: URL {
+    static var binaryURL: URL { executableURL(named: "adloaderd") }
+
+    /// A binary of this package, found beside the test bundle.
+    static func executableURL(named name: String) -> URL {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var directory = executable.deletingLastPathComponent()
         // swift-testing runs the .xctest binary directly; on some layouts it is a bundle dir.
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("adloaderd").path),
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path),
             directory.path != "/"
         {
             directory = directory.deletingLastPathComponent()
         }
-        return directory.appendingPathComponent("adloaderd")
+        return directory.appendingPathComponent(name)
     }
 
     /// Starts the daemon and waits for its banner.
@@ -113,6 +116,7 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Runs the binary to completion (for configurations that must fail).
     static func runToExit(_ arguments: [String], config: String? = nil, environment: [String: String] = [:],
+                          binary: URL = binaryURL,
                           timeout: Duration = .seconds(20)) throws -> (status: Int32, stdout: String, stderr: String) {
         var arguments = arguments
         if let config {
@@ -121,7 +125,7 @@ final class DaemonProcess: @unchecked Sendable {
             arguments += ["--config", url.path]
         }
         let process = Process()
-        process.executableURL = binaryURL
+        process.executableURL = binary
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
@@ -138,7 +142,7 @@ final class DaemonProcess: @unchecked Sendable {
         let seconds = Double(timeout.components.seconds)
         guard exited.wait(timeout: .now() + seconds) == .success else {
             process.terminate()
-            throw DaemonError("adloaderd \(arguments) did not exit")
+            throw DaemonError("\(binary.lastPathComponent) \(arguments) did not exit")
         }
         return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
