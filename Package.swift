@@ -55,6 +55,9 @@ let package = Package(
             name: "AdSourcesTests", dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),
         .testTarget(
+            name: "AdLoaderConformanceTests", dependencies: ["AdLoaderConformance", "AdLoaderWire", "AdLoaderCore"],
+            swiftSettings: strict),
+        .testTarget(
             name: "AdLoaderServerTests",
             dependencies: ["AdLoaderServer", "AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),

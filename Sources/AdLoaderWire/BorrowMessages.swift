@@ -1,0 +1,119 @@
+import AdLoaderCore
+import CAdLoaderProto
+
+/// `BorrowRequest`: lend one ad, optionally waiting for one.
+public struct BorrowRequestMessage: WireMessage {
+    /// Required; the server answers INVALID_ARGUMENT when empty.
+    public var adUnitID: String
+    /// Empty means "default".
+    public var loader: String
+    /// The feed cell; empty means none.
+    public var slot: String
+    /// 0 answers at once; otherwise the call parks up to this long for an ad.
+    public var waitMilliseconds: UInt32
+
+    public init(adUnitID: String, loader: String = "", slot: String = "", waitMilliseconds: UInt32 = 0) {
+        self.adUnitID = adUnitID
+        self.loader = loader
+        self.slot = slot
+        self.waitMilliseconds = waitMilliseconds
+    }
+
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        self = try unpacked(
+            bytes, named: "BorrowRequest", unpack: adloader__v1__borrow_request__unpack,
+            free: adloader__v1__borrow_request__free_unpacked
+        ) { m in
+            let p = m.pointee
+            return BorrowRequestMessage(
+                adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader), slot: swiftString(p.slot_key),
+                waitMilliseconds: p.wait_ms)
+        }
+    }
+
+    public func encode(into buffer: inout [UInt8]) {
+        CArena.with { arena in
+            var m = Adloader__V1__BorrowRequest()
+            adloader__v1__borrow_request__init(&m)
+            m.ad_unit_id = arena.cString(adUnitID)
+            m.loader = arena.cString(loader)
+            m.slot_key = arena.cString(slot)
+            m.wait_ms = waitMilliseconds
+            appendPacked(&m, to: &buffer)
+        }
+    }
+}
+
+/// `BorrowResponse`: a lease, or "no ad yet".
+public struct BorrowResponseMessage: WireMessage {
+    /// `BorrowOutcome`.
+    public enum Outcome: Hashable, Sendable {
+        /// Zero, or a value this version does not know.
+        case unspecified
+        case leased
+        case reused
+        case noAdYet
+    }
+
+    public var outcome: Outcome
+    /// Set for `.leased` and `.reused`.
+    public var lease: Lease?
+
+    public init(outcome: Outcome, lease: Lease? = nil) {
+        self.outcome = outcome
+        self.lease = lease
+    }
+
+    /// The message for a borrow result; nil for `.unavailable`, which is a status (UNAVAILABLE).
+    public init?(_ result: BorrowResult) {
+        switch result {
+        case .leased(let lease, let reused): self.init(outcome: reused ? .reused : .leased, lease: lease)
+        case .noAdYet: self.init(outcome: .noAdYet)
+        case .unavailable: return nil
+        }
+    }
+
+    /// The borrow result this message says; nil when the outcome is unspecified or a lease is missing.
+    public var result: BorrowResult? {
+        switch outcome {
+        case .leased, .reused: lease.map { .leased($0, reused: outcome == .reused) }
+        case .noAdYet: .noAdYet
+        case .unspecified: nil
+        }
+    }
+
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        self = try unpacked(
+            bytes, named: "BorrowResponse", unpack: adloader__v1__borrow_response__unpack,
+            free: adloader__v1__borrow_response__free_unpacked
+        ) { (m) throws(FrameError) -> BorrowResponseMessage in
+            let p = m.pointee
+            let outcome: Outcome =
+                switch p.outcome {
+                case ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_LEASED: .leased
+                case ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_REUSED: .reused
+                case ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_NO_AD_YET: .noAdYet
+                default: .unspecified
+                }
+            var lease: Lease? = nil
+            if let l = p.lease { lease = try Lease(l) }
+            return BorrowResponseMessage(outcome: outcome, lease: lease)
+        }
+    }
+
+    public func encode(into buffer: inout [UInt8]) {
+        CArena.with { arena in
+            var m = Adloader__V1__BorrowResponse()
+            adloader__v1__borrow_response__init(&m)
+            m.outcome =
+                switch outcome {
+                case .unspecified: ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_UNSPECIFIED
+                case .leased: ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_LEASED
+                case .reused: ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_REUSED
+                case .noAdYet: ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_NO_AD_YET
+                }
+            m.lease = lease?.cMessage(in: arena)
+            appendPacked(&m, to: &buffer)
+        }
+    }
+}

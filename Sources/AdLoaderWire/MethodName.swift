@@ -1,0 +1,16 @@
+/// The full gRPC names of the methods of `adloader.v1.NativeAdLoader`.
+public enum MethodName {
+    /// Unary: PrefetchRequest -> PrefetchResponse.
+    public static let prefetch = "/adloader.v1.NativeAdLoader/Prefetch"
+    /// Unary: BorrowRequest -> BorrowResponse.
+    public static let borrow = "/adloader.v1.NativeAdLoader/Borrow"
+    /// Unary: ReturnRequest -> ReturnResponse.
+    public static let returnLease = "/adloader.v1.NativeAdLoader/Return"
+    /// Unary: StatsRequest -> StatsResponse.
+    public static let stats = "/adloader.v1.NativeAdLoader/Stats"
+    /// Server streaming: WatchRequest -> stream of Event.
+    public static let watch = "/adloader.v1.NativeAdLoader/Watch"
+
+    /// Every method, in declaration order.
+    public static let all = [prefetch, borrow, returnLease, stats, watch]
+}

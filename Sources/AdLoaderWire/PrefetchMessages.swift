@@ -1,0 +1,61 @@
+import AdLoaderCore
+import CAdLoaderProto
+
+/// `PrefetchRequest`: tops the pool of (loader, ad unit) up.
+public struct PrefetchRequestMessage: WireMessage {
+    /// Required; the server answers INVALID_ARGUMENT when empty.
+    public var adUnitID: String
+    /// Empty means "default".
+    public var loader: String
+
+    public init(adUnitID: String, loader: String = "") {
+        self.adUnitID = adUnitID
+        self.loader = loader
+    }
+
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        self = try unpacked(
+            bytes, named: "PrefetchRequest", unpack: adloader__v1__prefetch_request__unpack,
+            free: adloader__v1__prefetch_request__free_unpacked
+        ) { m in
+            PrefetchRequestMessage(adUnitID: swiftString(m.pointee.ad_unit_id), loader: swiftString(m.pointee.loader))
+        }
+    }
+
+    public func encode(into buffer: inout [UInt8]) {
+        CArena.with { arena in
+            var m = Adloader__V1__PrefetchRequest()
+            adloader__v1__prefetch_request__init(&m)
+            m.ad_unit_id = arena.cString(adUnitID)
+            m.loader = arena.cString(loader)
+            appendPacked(&m, to: &buffer)
+        }
+    }
+}
+
+/// `PrefetchResponse`: the pool after a prefetch.
+public struct PrefetchResponseMessage: WireMessage {
+    public var result: PrefetchResult
+
+    public init(result: PrefetchResult) { self.result = result }
+
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        self = try unpacked(
+            bytes, named: "PrefetchResponse", unpack: adloader__v1__prefetch_response__unpack,
+            free: adloader__v1__prefetch_response__free_unpacked
+        ) { m in
+            let p = m.pointee
+            return PrefetchResponseMessage(
+                result: PrefetchResult(available: Int(p.available), inFlight: Int(p.in_flight), requested: Int(p.requested)))
+        }
+    }
+
+    public func encode(into buffer: inout [UInt8]) {
+        var m = Adloader__V1__PrefetchResponse()
+        adloader__v1__prefetch_response__init(&m)
+        m.available = UInt32(wire: result.available)
+        m.in_flight = UInt32(wire: result.inFlight)
+        m.requested = UInt32(wire: result.requested)
+        appendPacked(&m, to: &buffer)
+    }
+}

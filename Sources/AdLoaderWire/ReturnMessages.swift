@@ -1,0 +1,70 @@
+import AdLoaderCore
+import CAdLoaderProto
+
+/// `ReturnRequest`: ends a lease.
+public struct ReturnRequestMessage: WireMessage {
+    /// Required (nonzero); an unknown lease answers NOT_FOUND.
+    public var leaseID: UInt64
+    public var shown: Bool
+
+    public init(leaseID: UInt64, shown: Bool) {
+        self.leaseID = leaseID
+        self.shown = shown
+    }
+
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        self = try unpacked(
+            bytes, named: "ReturnRequest", unpack: adloader__v1__return_request__unpack,
+            free: adloader__v1__return_request__free_unpacked
+        ) { m in
+            ReturnRequestMessage(leaseID: m.pointee.lease_id, shown: m.pointee.shown != 0)
+        }
+    }
+
+    public func encode(into buffer: inout [UInt8]) {
+        var m = Adloader__V1__ReturnRequest()
+        adloader__v1__return_request__init(&m)
+        m.lease_id = leaseID
+        m.shown = shown ? 1 : 0
+        appendPacked(&m, to: &buffer)
+    }
+}
+
+/// `ReturnResponse`: what became of the returned ad.
+public struct ReturnResponseMessage: WireMessage {
+    /// nil for RETURN_OUTCOME_UNSPECIFIED or a value this version does not know.
+    public var outcome: ReturnOutcome?
+
+    public init(outcome: ReturnOutcome?) { self.outcome = outcome }
+
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        self = try unpacked(
+            bytes, named: "ReturnResponse", unpack: adloader__v1__return_response__unpack,
+            free: adloader__v1__return_response__free_unpacked
+        ) { m in
+            let outcome: ReturnOutcome? =
+                switch m.pointee.outcome {
+                case ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_BACK_IN_POOL: .backInPool
+                case ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_CONSUMED: .consumed
+                case ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_EXPIRED: .expired
+                case ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED: .removed
+                default: nil
+                }
+            return ReturnResponseMessage(outcome: outcome)
+        }
+    }
+
+    public func encode(into buffer: inout [UInt8]) {
+        var m = Adloader__V1__ReturnResponse()
+        adloader__v1__return_response__init(&m)
+        m.outcome =
+            switch outcome {
+            case nil: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_UNSPECIFIED
+            case .backInPool: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_BACK_IN_POOL
+            case .consumed: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_CONSUMED
+            case .expired: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_EXPIRED
+            case .removed: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED
+            }
+        appendPacked(&m, to: &buffer)
+    }
+}

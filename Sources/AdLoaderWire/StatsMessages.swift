@@ -1,0 +1,112 @@
+import AdLoaderCore
+import CAdLoaderProto
+
+/// `StatsRequest`: filters for the pools to report.
+public struct StatsRequestMessage: WireMessage {
+    /// Empty means every loader.
+    public var loader: String
+    /// Empty means every ad unit.
+    public var adUnitID: String
+
+    public init(loader: String = "", adUnitID: String = "") {
+        self.loader = loader
+        self.adUnitID = adUnitID
+    }
+
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        self = try unpacked(
+            bytes, named: "StatsRequest", unpack: adloader__v1__stats_request__unpack,
+            free: adloader__v1__stats_request__free_unpacked
+        ) { m in
+            StatsRequestMessage(loader: swiftString(m.pointee.loader), adUnitID: swiftString(m.pointee.ad_unit_id))
+        }
+    }
+
+    public func encode(into buffer: inout [UInt8]) {
+        CArena.with { arena in
+            var m = Adloader__V1__StatsRequest()
+            adloader__v1__stats_request__init(&m)
+            m.loader = arena.cString(loader)
+            m.ad_unit_id = arena.cString(adUnitID)
+            appendPacked(&m, to: &buffer)
+        }
+    }
+}
+
+/// `StatsResponse`: one entry per matching pool.
+public struct StatsResponseMessage: WireMessage {
+    public var pools: [PoolStats]
+
+    public init(pools: [PoolStats]) { self.pools = pools }
+
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        self = try unpacked(
+            bytes, named: "StatsResponse", unpack: adloader__v1__stats_response__unpack,
+            free: adloader__v1__stats_response__free_unpacked
+        ) { m in
+            var pools: [PoolStats] = []
+            if m.pointee.n_pools > 0, let list = m.pointee.pools {
+                pools.reserveCapacity(m.pointee.n_pools)
+                for i in 0..<m.pointee.n_pools {
+                    if let entry = list[i] { pools.append(PoolStats(entry)) }
+                }
+            }
+            return StatsResponseMessage(pools: pools)
+        }
+    }
+
+    public func encode(into buffer: inout [UInt8]) {
+        CArena.with { arena in
+            var m = Adloader__V1__StatsResponse()
+            adloader__v1__stats_response__init(&m)
+            if !pools.isEmpty {
+                let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__PoolStats>?.self, count: pools.count)
+                for (i, pool) in pools.enumerated() { (list + i).initialize(to: pool.cMessage(in: arena)) }
+                m.n_pools = pools.count
+                m.pools = list
+            }
+            appendPacked(&m, to: &buffer)
+        }
+    }
+}
+
+extension PoolStats {
+    func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__PoolStats> {
+        let m = arena.allocate(Adloader__V1__PoolStats.self)
+        adloader__v1__pool_stats__init(m)
+        m.pointee.loader = arena.cString(loader)
+        m.pointee.ad_unit_id = arena.cString(adUnitID)
+        m.pointee.available = UInt32(wire: available)
+        m.pointee.leased = UInt32(wire: leased)
+        m.pointee.in_flight = UInt32(wire: inFlight)
+        m.pointee.parked_borrows = UInt32(wire: parkedBorrows)
+        m.pointee.loaded = loaded
+        m.pointee.expired = expired
+        m.pointee.consumed = consumed
+        m.pointee.removed = removed
+        m.pointee.upstream_requests = upstreamRequests
+        m.pointee.upstream_failures = upstreamFailures
+        m.pointee.borrow_hits = borrowHits
+        m.pointee.borrow_misses = borrowMisses
+        m.pointee.leases_reclaimed = leasesReclaimed
+        return m
+    }
+
+    init(_ m: UnsafePointer<Adloader__V1__PoolStats>) {
+        let p = m.pointee
+        self.init(loader: swiftString(p.loader), adUnitID: swiftString(p.ad_unit_id))
+        available = Int(p.available)
+        leased = Int(p.leased)
+        inFlight = Int(p.in_flight)
+        parkedBorrows = Int(p.parked_borrows)
+        loaded = p.loaded
+        expired = p.expired
+        consumed = p.consumed
+        removed = p.removed
+        upstreamRequests = p.upstream_requests
+        upstreamFailures = p.upstream_failures
+        borrowHits = p.borrow_hits
+        borrowMisses = p.borrow_misses
+        leasesReclaimed = p.leases_reclaimed
+    }
+}

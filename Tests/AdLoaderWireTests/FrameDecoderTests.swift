@@ -1,0 +1,188 @@
+import AdLoaderWire
+import Testing
+
+@Suite struct FrameDecoderTests {
+    static let messages: [[UInt8]] = [[], [0], [1, 2, 3], Array(repeating: 0xAB, count: 1000), Array(0...255)]
+
+    static func stream(_ messages: [[UInt8]]) -> [UInt8] {
+        var out: [UInt8] = []
+        for m in messages { FrameEncoder.append(m, to: &out) }
+        return out
+    }
+
+    /// Feeds `bytes` in chunks of `chunk` and collects every message.
+    static func decode(_ bytes: [UInt8], chunk: Int, limit: Int = 1 << 22, preface: Bool = false) throws -> [[UInt8]] {
+        var decoder = FrameDecoder(maximumMessageSize: limit, expectingPreface: preface)
+        var out: [[UInt8]] = []
+        var i = 0
+        while i < bytes.count {
+            let end = min(i + chunk, bytes.count)
+            decoder.append(bytes[i..<end])
+            while let m = try decoder.next() { out.append(m) }
+            i = end
+        }
+        #expect(!decoder.hasPartialFrame)
+        #expect(decoder.bufferedByteCount == 0)
+        return out
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 13, 64, 1000, 1 << 20])
+    func decodesAnyChunking(chunk: Int) throws {
+        let bytes = Self.stream(Self.messages)
+        #expect(try Self.decode(bytes, chunk: chunk) == Self.messages)
+    }
+
+    @Test(arguments: [1, 5, 12, 100])
+    func checksPrefaceThenFrames(chunk: Int) throws {
+        let bytes = ProtocolPreface.bytes + Self.stream(Self.messages)
+        #expect(try Self.decode(bytes, chunk: chunk, preface: true) == Self.messages)
+    }
+
+    @Test func prefaceIsTwelveASCIIBytes() {
+        #expect(ProtocolPreface.bytes == Array("ADLOADER/1\r\n".utf8))
+        #expect(ProtocolPreface.bytes.count == 12)
+        #expect(ProtocolPreface.count == 12)
+    }
+
+    @Test(arguments: [
+        Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8), Array("ADLOADER/2\r\n".utf8), Array("GET / HTTP/1.1\r\n".utf8),
+        [0, 0, 0, 0, 5],
+    ])
+    func rejectsWrongPrefaceAtTheFirstWrongByte(bytes: [UInt8]) {
+        var decoder = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
+        decoder.append(bytes)
+        #expect(throws: FrameError.self) { try decoder.next() }
+        do {
+            _ = try decoder.next()
+            Issue.record("must keep throwing")
+        } catch {
+            #expect(error.code == .badPreface)
+        }
+    }
+
+    @Test func partialPrefaceNeedsMore() throws {
+        var decoder = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
+        decoder.append(ProtocolPreface.bytes[0..<5])
+        #expect(try decoder.next() == nil)
+        #expect(!decoder.prefaceReceived)
+        decoder.append(ProtocolPreface.bytes[5...])
+        #expect(try decoder.next() == nil)
+        #expect(decoder.prefaceReceived)
+        #expect(!decoder.hasPartialFrame)
+    }
+
+    @Test func manyFramesInOneBuffer() throws {
+        let many = (0..<5000).map { i in [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: i % 37) }
+        #expect(try Self.decode(Self.stream(many), chunk: 1 << 30) == many)
+        #expect(try Self.decode(Self.stream(many), chunk: 4093) == many)
+    }
+
+    @Test func splitPrefixReportsPartialFrame() throws {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append([0, 0, 0])
+        #expect(try decoder.next() == nil)
+        #expect(decoder.hasPartialFrame)
+        #expect(decoder.bufferedByteCount == 3)
+        decoder.append([0, 2, 9])
+        #expect(try decoder.next() == nil)
+        #expect(decoder.bufferedByteCount == 6)
+        decoder.append([8])
+        #expect(try decoder.next() == [9, 8])
+        #expect(!decoder.hasPartialFrame)
+    }
+
+    @Test func withNextMessageDoesNotCopy() throws {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append(Self.stream([[1, 2], [3]]))
+        #expect(try decoder.withNextMessage { Array($0) } == [1, 2])
+        #expect(try decoder.withNextMessage { $0.count } == 1)
+        #expect(try decoder.withNextMessage { $0.count } == nil)
+    }
+
+    @Test(arguments: [0, 1, 100, 4 << 20])
+    func limitExactlyAtIsAcceptedOneAboveIsNot(limit: Int) throws {
+        var atLimit = FrameDecoder(maximumMessageSize: limit)
+        let body = [UInt8](repeating: 7, count: limit)
+        atLimit.append(Self.stream([body]))
+        #expect(try atLimit.next() == body)
+
+        var above = FrameDecoder(maximumMessageSize: limit)
+        // Only the prefix: the error must come before the body arrives.
+        var prefix: [UInt8] = []
+        FrameEncoder.appendPrefix(length: limit + 1, to: &prefix)
+        above.append(prefix)
+        do {
+            _ = try above.next()
+            Issue.record("accepted a message above the limit")
+        } catch {
+            #expect(error.code == .messageTooLarge)
+            #expect(error.message.contains("\(limit + 1)"))
+            #expect(error.message.contains("\(limit)"))
+            #expect(error.status.code == .resourceExhausted)
+        }
+    }
+
+    @Test(arguments: [
+        (UInt32(Int32.max), 4 << 20), (UInt32(Int32.max) + 1, 4 << 20), (UInt32.max, 4 << 20), (UInt32.max, Int(Int32.max)),
+    ])
+    func extremeLengthsAreRejectedWithoutAllocating(length: UInt32, limit: Int) {
+        var decoder = FrameDecoder(maximumMessageSize: limit)
+        decoder.append([0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
+        #expect(throws: FrameError(code: .messageTooLarge, message: "message of \(length) bytes exceeds the limit of \(limit) bytes")) {
+            try decoder.next()
+        }
+    }
+
+    @Test func extremeLengthWithinAHugeLimitWaitsForTheBody() throws {
+        var decoder = FrameDecoder(maximumMessageSize: Int(UInt32.max))
+        decoder.append([0, 0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3])
+        #expect(try decoder.next() == nil)
+        #expect(decoder.hasPartialFrame)
+        #expect(decoder.bufferedByteCount == 8)
+    }
+
+    @Test(arguments: [UInt8(1), 2, 0x80, 0xFF])
+    func rejectsNonZeroFlags(flags: UInt8) {
+        var decoder = FrameDecoder(maximumMessageSize: 100)
+        decoder.append([flags, 0, 0, 0, 1, 42])
+        do {
+            _ = try decoder.next()
+            Issue.record("accepted flags \(flags)")
+        } catch {
+            #expect(error.code == (flags == 1 ? .compressedNotSupported : .badEnvelope))
+        }
+    }
+
+    @Test(arguments: 0..<200)
+    func garbageThrowsOrReturnsNeverCrashes(seed: Int) {
+        var rng = SeededGenerator(seed: UInt64(seed))
+        let bytes = [UInt8].random(count: Int.random(in: 0...600, using: &rng), using: &rng)
+        var decoder = FrameDecoder(maximumMessageSize: 256, expectingPreface: seed % 2 == 0)
+        var offset = 0
+        do {
+            while offset < bytes.count {
+                let end = min(bytes.count, offset + Int.random(in: 1...64, using: &rng))
+                decoder.append(bytes[offset..<end])
+                offset = end
+                while let message = try decoder.next() { #expect(message.count <= 256) }
+            }
+        } catch {
+            #expect(!error.message.isEmpty)
+        }
+    }
+
+    @Test func compactsAfterLongStreams() throws {
+        // 200k small frames fed 3 at a time keep the buffer bounded.
+        var decoder = FrameDecoder(maximumMessageSize: 64)
+        let chunk = Self.stream([[1, 2, 3], [4], []])
+        var count = 0
+        for _ in 0..<50_000 {
+            decoder.append(chunk[0..<7])
+            while try decoder.next() != nil { count += 1 }
+            decoder.append(chunk[7...])
+            while try decoder.next() != nil { count += 1 }
+        }
+        #expect(count == 150_000)
+        #expect(decoder.bufferedByteCount == 0)
+    }
+}
