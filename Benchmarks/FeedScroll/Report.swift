@@ -65,7 +65,7 @@ enum Report {
             """)
     }
 
-    /// feedscroll.csv: one line per run; feedscroll-delays.dat: time to ad by percentile, one
+    /// <label>.csv: one line per run; <label>-delays.dat: time to ad by percentile, one
     /// column per strategy of the main comparison (NaN where the cell never had an ad).
     static func write(main: [StrategyResult], sweep: [StrategyResult], options: FeedScroll.Options, to directory: String)
         throws
@@ -88,7 +88,7 @@ enum Report {
                 csv += fields.joined(separator: ",") + "\n"
             }
         }
-        try writeFile("\(directory)/feedscroll.csv", csv)
+        try writeFile("\(directory)/\(options.label).csv", csv)
 
         var dat = "# percent " + main.map(\.strategy).joined(separator: " ") + "  (virtual ms until the cell has its ad)\n"
         var percents: [Double] = Array(stride(from: 1.0, through: 99.0, by: 1.0))
@@ -100,7 +100,7 @@ enum Report {
             }
             dat += format(percent, 1) + " " + values.joined(separator: " ") + "\n"
         }
-        try writeFile("\(directory)/feedscroll-delays.dat", dat)
+        try writeFile("\(directory)/\(options.label)-delays.dat", dat)
     }
 
     static func csvMilliseconds(_ value: Int64) -> String { value == .max ? "inf" : String(value) }

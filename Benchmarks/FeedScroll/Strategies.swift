@@ -140,9 +140,11 @@ final class ReuseOnlyStrategy: StrategyBase, FeedStrategy {
 /// (c) adloaderd: one shared pool with prefetch, borrow with slot affinity (the cell's slot
 /// key keeps its lease while the feed keeps the cell), auto-fill, and a borrow wait.
 final class AdLoaderStrategy: StrategyBase, FeedStrategy {
-    let name = "adloaderd"
+    let name: String
     let loader: NativeAdvertisementLoader
     let wait: Duration
+    /// Set for the what-if run: upstream counters come from the adapter.
+    let batching: WholeBatchSource?
     private var peakLeased = 0
 
     private final class Cell {
@@ -153,9 +155,14 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
 
     private var cells: [Int64: Cell] = [:]
 
-    init(clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, wait: Duration) throws {
+    init(
+        clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, wait: Duration,
+        batching: WholeBatchSource? = nil
+    ) throws {
         self.loader = loader
         self.wait = wait
+        self.batching = batching
+        self.name = batching == nil ? "adloaderd" : "adloaderd+whole-batches(what-if)"
         super.init(clock: clock, recorder: recorder)
         try loader.prefetch(adUnitID: FeedScroll.adUnitID, loader: FeedScroll.loaderName)
     }
@@ -167,8 +174,12 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
 
     var counters: UpstreamCounters {
         let stats = self.stats
-        return UpstreamCounters(
-            requests: Int(stats.upstreamRequests), loaded: Int(stats.loaded), unshown: Int(stats.expired + stats.removed))
+        let unshown = Int(stats.expired + stats.removed)
+        if let batching {
+            return UpstreamCounters(
+                requests: batching.upstreamRequests, loaded: batching.loaded, unshown: unshown + batching.expiredHere)
+        }
+        return UpstreamCounters(requests: Int(stats.upstreamRequests), loaded: Int(stats.loaded), unshown: unshown)
     }
 
     func appear(key: Int64, user: Int32, cell index: Int32) {

@@ -17,13 +17,16 @@ enum FeedScroll {
     struct Options {
         var trace = TraceParameters()
         var warmupSeconds = 600.0
-        var retained = 1_500
-        var sweep: [Int] = [25, 100, 250, 500, 1_000, 1_500, 2_000, 4_000, 8_000, 16_000]
+        /// Above the peak of leased ads at the default traffic (~2,250): leased ads count toward it.
+        var retained = 4_000
+        var sweep: [Int] = [500, 1_000, 2_000, 2_500, 3_000, 4_000, 8_000, 16_000, 32_000, 64_000]
         var source = SyntheticSource.Configuration(
             latency: .milliseconds(120), latencyJitter: .milliseconds(180), fillRate: 0.9, errorRate: 0.01, seed: 7)
         var lifetime: Duration = .seconds(3_600)
         var wait: Duration = .seconds(3)
         var outputDirectory: String?
+        /// Names the output files: `<label>.csv`, `<label>-delays.dat`.
+        var label = "feedscroll"
         var smoke = false
     }
 
@@ -63,12 +66,13 @@ enum FeedScroll {
             case "--lifetime": options.lifetime = .seconds(number(value()))
             case "--wait": options.wait = .milliseconds(Int64(number(value())))
             case "--out": options.outputDirectory = value()
+            case "--label": options.label = value()
             case "--help", "-h":
                 print(
                     """
                     usage: FeedScrollBench [--smoke] [--users N] [--duration S] [--seed N] [--warmup S]
                            [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
-                           [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR]
+                           [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
                     """)
                 exit(0)
             default: fail("unknown argument \(arguments[index]) (try --help)")
@@ -84,14 +88,24 @@ enum FeedScroll {
         exit(2)
     }
 
-    static func makeLoader(_ options: Options, retained: Int, clock: ManualClock) throws -> NativeAdvertisementLoader {
+    static func makeLoader(
+        _ options: Options, retained: Int, clock: ManualClock, wholeBatches: Bool = false
+    ) throws -> (NativeAdvertisementLoader, WholeBatchSource?) {
         var configuration = LoaderConfiguration(name: loaderName)
         configuration.numberOfAdvertisements = 5
         configuration.maximumRetainedAdvertisements = retained
         configuration.lifetime = options.lifetime
-        let source = try SyntheticSource(configuration: options.source, clock: clock, scheduler: clock)
-        return try NativeAdvertisementLoader(
+        let synthetic = try SyntheticSource(configuration: options.source, clock: clock, scheduler: clock)
+        let batching =
+            wholeBatches
+            ? WholeBatchSource(
+                upstream: synthetic, clock: clock, scheduler: clock, batch: configuration.numberOfAdvertisements,
+                lifetime: options.lifetime)
+            : nil
+        let source: any DemandSource = batching ?? synthetic
+        let loader = try NativeAdvertisementLoader(
             loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock, idSeed: 1)
+        return (loader, batching)
     }
 
     /// Replays the whole trace against one strategy and measures the window after the warm-up.
@@ -134,11 +148,14 @@ enum FeedScroll {
         return replay(trace, strategy, clock: clock, recorder: recorder, retained: nil)
     }
 
-    static func runAdLoader(_ trace: Trace, _ options: Options, retained: Int) throws -> StrategyResult {
+    static func runAdLoader(
+        _ trace: Trace, _ options: Options, retained: Int, wholeBatches: Bool = false
+    ) throws -> StrategyResult {
         let clock = ManualClock()
         let recorder = Recorder(warmup: Int64(options.warmupSeconds * 1_000))
-        let loader = try makeLoader(options, retained: retained, clock: clock)
-        let strategy = try AdLoaderStrategy(clock: clock, recorder: recorder, loader: loader, wait: options.wait)
+        let (loader, batching) = try makeLoader(options, retained: retained, clock: clock, wholeBatches: wholeBatches)
+        let strategy = try AdLoaderStrategy(
+            clock: clock, recorder: recorder, loader: loader, wait: options.wait, batching: batching)
         return replay(trace, strategy, clock: clock, recorder: recorder, retained: retained)
     }
 }
@@ -164,6 +181,8 @@ do {
     main.append(try FeedScroll.runBaseline("no-reuse", trace, options))
     main.append(try FeedScroll.runBaseline("reuse-no-prefetch", trace, options))
     main.append(try FeedScroll.runAdLoader(trace, options, retained: options.retained))
+    let adloaderd = main.last!
+    main.append(try FeedScroll.runAdLoader(trace, options, retained: options.retained, wholeBatches: true))
     print("\nstrategies on the same trace (adloaderd with maximumRetainedAdvertisements \(options.retained)):")
     Report.printTable(main)
 
@@ -175,10 +194,10 @@ do {
         print("\nadloaderd by maximumRetainedAdvertisements (same trace):")
         Report.printTable(sweep)
     }
-    Report.printTargets(main.last!)
+    Report.printTargets(adloaderd)
     if let directory = options.outputDirectory {
         try Report.write(main: main, sweep: sweep, options: options, to: directory)
-        print("\nwrote \(directory)/feedscroll.csv, \(directory)/feedscroll-delays.dat")
+        print("\nwrote \(directory)/\(options.label).csv, \(directory)/\(options.label)-delays.dat")
     }
     print("\nwall time \(ContinuousClock.now - wallStart)")
 } catch {
