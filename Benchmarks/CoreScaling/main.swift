@@ -19,12 +19,12 @@ enum CoreScaling {
     }
 
     /// Runs `--size` in a child process and parses its RESULT line.
-    static func runChild(size: Int, operations: Int) -> ScalingRun.Result {
+    static func runChild(size: Int, operations: Int, observer: Bool) -> ScalingRun.Result {
         var path = [CChar](repeating: 0, count: 4_096)
         let length = readlink("/proc/self/exe", &path, path.count - 1)
         guard length > 0 else { fail("cannot find my own executable") }
         let executable = String(decoding: path.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let pipe = popen("'\(executable)' --size \(size) --ops \(operations)", "r") else { fail("popen failed") }
+        guard let pipe = popen("'\(executable)' --size \(size) --ops \(operations)\(observer ? "" : " --no-observer")", "r") else { fail("popen failed") }
         var line = [CChar](repeating: 0, count: 8_192)
         var result: ScalingRun.Result?
         while fgets(&line, Int32(line.count), pipe) != nil {
@@ -102,6 +102,7 @@ var smoke = false
 var childSize: Int?
 var operationsOverride: Int?
 var outputDirectory: String?
+var observer = true
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     func value() -> String {
@@ -116,8 +117,9 @@ while !arguments.isEmpty {
     case "--size": childSize = Int(value())
     case "--ops": operationsOverride = Int(value())
     case "--out": outputDirectory = value()
+    case "--no-observer": observer = false
     case "--help", "-h":
-        print("usage: CoreScalingBench [--smoke] [--sizes 10000,100000,1000000] [--ops N] [--out DIR]")
+        print("usage: CoreScalingBench [--smoke] [--sizes 10000,100000,1000000] [--ops N] [--no-observer] [--out DIR]")
         exit(0)
     default: CoreScaling.fail("unknown argument \(argument) (try --help)")
     }
@@ -125,7 +127,8 @@ while !arguments.isEmpty {
 
 if let size = childSize {
     do {
-        let run = ScalingRun(size: size, operations: operationsOverride ?? CoreScaling.operations(for: size, smoke: false))
+        var run = ScalingRun(size: size, operations: operationsOverride ?? CoreScaling.operations(for: size, smoke: false))
+        run.observer = observer
         let result = try run.run()
         print("RESULT," + result.values.joined(separator: ","))
     } catch {
@@ -139,11 +142,11 @@ print("core scaling (DEBUG build: timings are not representative; use swift buil
 #else
 print("core scaling (release build)")
 #endif
-print("one pool, lifetime 3600 s, sweep every 60 s, 1% of ads expire at 90 s; sizes \(sizes.map(String.init).joined(separator: ", "))")
+print("one pool, \(observer ? "one counting observer" : "no observer"), lifetime 3600 s, sweep every 60 s, 1% of ads expire at 90 s; sizes \(sizes.map(String.init).joined(separator: ", "))")
 var results: [ScalingRun.Result] = []
 for size in sizes {
     let operations = operationsOverride ?? CoreScaling.operations(for: size, smoke: smoke)
-    results.append(CoreScaling.runChild(size: size, operations: operations))
+    results.append(CoreScaling.runChild(size: size, operations: operations, observer: observer))
 }
 CoreScaling.printTable(results)
 CoreScaling.printTargets(results)
