@@ -12,7 +12,7 @@ set title "Feed scroll: time until an ad cell has its ad (virtual ms; gaps = nev
 set xlabel "percentile of ad-cell appearances"
 set ylabel "ms"
 set xrange [0:100]
-set yrange [0:1000]
+set yrange [-10:350]
 plot dir."/feedscroll-delays.dat" using 1:2 with lines lw 2 title "no reuse", \
      "" using 1:3 with lines lw 2 title "reuse, no prefetch", \
      "" using 1:4 with lines lw 2 title "adloaderd", \
@@ -22,6 +22,7 @@ plot dir."/feedscroll-delays.dat" using 1:2 with lines lw 2 title "no reuse", \
 set output dir."/feedscroll-retained.png"
 set datafile separator ","
 set title "Feed scroll: adloaderd by maximumRetainedAdvertisements (same trace)"
+set key center right
 set xlabel "maximumRetainedAdvertisements"
 set logscale x
 set xrange [*:*]

@@ -62,6 +62,8 @@ enum Report {
             \(verdict(result.hitRatio > 0.99))
               loaded but expired unshown < 5%:         \(format(result.unshownRatio * 100, 2))% \
             \(verdict(result.unshownRatio < 0.05))
+              (leases reclaimed by the lease timeout: \(result.leasesReclaimed); ads left in the pool at the end: \
+            \(result.leftInPool))
             """)
     }
 
