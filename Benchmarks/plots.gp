@@ -22,7 +22,7 @@ plot dir."/feedscroll-delays.dat" using 1:2 with lines lw 2 title "no reuse", \
 set output dir."/feedscroll-retained.png"
 set datafile separator ","
 set title "Feed scroll: adloaderd by maximumRetainedAdvertisements (same trace)"
-set key center right
+set key at graph 0.97,0.35 right
 set xlabel "maximumRetainedAdvertisements"
 set logscale x
 set xrange [*:*]
