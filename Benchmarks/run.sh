@@ -39,8 +39,13 @@ SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 
 build() {
     for product in "$@"; do
-        swift build -c "$CONFIG" --product "$product" 2>&1 | grep -E "error|warning: .*Benchmarks/|Build of product" || true
-        [ -x "$BIN/$product" ] || { echo "build of $product failed" >&2; exit 1; }
+        local log
+        if ! log=$(swift build -c "$CONFIG" --product "$product" 2>&1); then
+            echo "$log" >&2
+            echo "build of $product failed" >&2
+            exit 1
+        fi
+        echo "$log" | grep -E "warning: .*Benchmarks/|Build of product" || true
     done
 }
 
