@@ -6,7 +6,7 @@ APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler pkg-config
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 
-.PHONY: all deps build release run test proto check-proto clean
+.PHONY: all deps build release run test bench bench-smoke proto check-proto clean
 
 all: build
 
@@ -36,6 +36,16 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) bench-smoke
+
+# Every benchmark at full size in release mode: results, plots and a summary in bench-results/.
+# Long (minutes) and CPU-heavy; see BENCHMARKS.md.
+bench: deps
+	Benchmarks/run.sh
+
+# A tiny run of each benchmark (debug build, seconds), so they cannot rot; part of `make test`.
+bench-smoke: deps
+	Benchmarks/run.sh --smoke
 
 # Regenerates the committed protoc-c code from Proto/.
 proto: deps

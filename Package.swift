@@ -45,6 +45,14 @@ let package = Package(
         .executableTarget(
             name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderConformance"], swiftSettings: strict),
 
+        // Benchmarks (`make bench`, Benchmarks/run.sh); `--smoke` runs are part of `make test`.
+        .executableTarget(
+            name: "FeedScrollBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport"],
+            path: "Benchmarks/FeedScroll", swiftSettings: strict),
+        .executableTarget(
+            name: "CoreScalingBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport"],
+            path: "Benchmarks/CoreScaling", swiftSettings: strict),
+
         .testTarget(
             name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport", "AdSources"],
             swiftSettings: strict),

@@ -1,0 +1,87 @@
+import AdLoaderCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Resident set size of this process in bytes, from `/proc/self/status` (`VmRSS`).
+func residentBytes() -> Int {
+    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard text.hasPrefix("VmRSS:") else { continue }
+        let digits = text.dropFirst(6).filter { $0.isNumber }
+        return (Int(String(digits)) ?? 0) * 1_024
+    }
+    return 0
+}
+
+/// A fixed clock and a scheduler that only queues: used to draw ad contents from the
+/// synthetic source without any timer machinery.
+final class QueueScheduler: AdClock, AdScheduler {
+    let now = AdInstant(unixMilliseconds: 1_780_000_000_000)
+    private var actions: [() -> Void] = []
+
+    private final class Task: ScheduledTask {
+        func cancel() {}
+    }
+
+    func schedule(at deadline: AdInstant, _ action: @escaping () -> Void) -> any ScheduledTask {
+        actions.append(action)
+        return Task()
+    }
+
+    func runAll() {
+        while !actions.isEmpty {
+            let batch = actions
+            actions.removeAll(keepingCapacity: true)
+            for action in batch { action() }
+        }
+    }
+}
+
+/// An instant demand source for the scaling runs: hands out prepared contents and answers
+/// only when the benchmark calls ``deliverAll()``, so loading never counts in a timed span.
+final class PreparedSource: DemandSource {
+    var contents: [NativeAdContent]
+    private var next = 0
+    private var pending: [(count: Int, completion: (Result<[NativeAdContent], UpstreamError>) -> Void)] = []
+    private(set) var requests = 0
+
+    init(contents: [NativeAdContent]) {
+        self.contents = contents
+    }
+
+    var pendingCount: Int { pending.count }
+
+    func loadAds(
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+    ) {
+        requests += 1
+        pending.append((count, completion))
+    }
+
+    /// Answers every pending request, cycling through the prepared contents.
+    func deliverAll() {
+        let answering = pending
+        pending.removeAll(keepingCapacity: true)
+        for (count, completion) in answering {
+            var ads: [NativeAdContent] = []
+            ads.reserveCapacity(count)
+            for _ in 0..<count {
+                ads.append(contents[next % contents.count])
+                next += 1
+            }
+            completion(.success(ads))
+        }
+    }
+
+    /// Forgets pending requests without answering (the run is over).
+    func dropPending() {
+        pending.removeAll()
+    }
+}

@@ -1,0 +1,96 @@
+/// Collects what one strategy did with the trace: appearances, when each got its ad, and
+/// the strategy's upstream counters at the start and end of the measurement window.
+final class Recorder {
+    /// Appearances at or after this virtual time (ms since the start) are measured.
+    let warmup: Int64
+    private(set) var appearedAt: [Int64] = []
+    /// Virtual ms from appearance to ad, or `Int64.max` when the cell never had one while visible.
+    private(set) var delays: [Int64] = []
+    /// A new ad was displayed (an impression), versus the same ad again after a scroll-back.
+    private(set) var impressions = 0
+    private(set) var reviews = 0
+
+    init(warmup: Int64) {
+        self.warmup = warmup
+    }
+
+    /// An ad cell appeared at `time`; returns its appearance index.
+    func appear(at time: Int64) -> Int {
+        appearedAt.append(time)
+        delays.append(.max)
+        return appearedAt.count - 1
+    }
+
+    /// Appearance `index` displays an ad at `time`; `newAd` when this ad was never shown in this cell.
+    func display(_ index: Int, at time: Int64, newAd: Bool) {
+        guard delays[index] == .max else { return }
+        delays[index] = time - appearedAt[index]
+        guard appearedAt[index] >= warmup else { return }
+        if newAd { impressions += 1 } else { reviews += 1 }
+    }
+}
+
+/// Cumulative upstream counters of a strategy.
+struct UpstreamCounters {
+    var requests = 0
+    var loaded = 0
+    /// Ads loaded and dropped without ever being shown (expired, or discarded by the client).
+    var unshown = 0
+
+    static func - (lhs: Self, rhs: Self) -> Self {
+        Self(requests: lhs.requests - rhs.requests, loaded: lhs.loaded - rhs.loaded, unshown: lhs.unshown - rhs.unshown)
+    }
+}
+
+/// One row of results.
+struct StrategyResult {
+    var strategy: String
+    /// `maximumRetainedAdvertisements` for adloaderd, nil for the baselines.
+    var retained: Int?
+    var appearances = 0
+    var hits = 0
+    var never = 0
+    var impressions = 0
+    var reviews = 0
+    var upstream = UpstreamCounters()
+    var p50: Int64 = 0
+    var p90: Int64 = 0
+    var p99: Int64 = 0
+    var peakLeased = 0
+    var leftInPool = 0
+    var leasesReclaimed = 0
+    /// Sorted measured delays, for the CDF file.
+    var sortedDelays: [Int64] = []
+
+    var requestsPerImpression: Double { impressions == 0 ? .infinity : Double(upstream.requests) / Double(impressions) }
+    var hitRatio: Double { appearances == 0 ? 0 : Double(hits) / Double(appearances) }
+    var neverRatio: Double { appearances == 0 ? 0 : Double(never) / Double(appearances) }
+    var unshownRatio: Double { upstream.loaded == 0 ? 0 : Double(upstream.unshown) / Double(upstream.loaded) }
+
+    init(strategy: String, retained: Int?, recorder: Recorder, upstream: UpstreamCounters) {
+        self.strategy = strategy
+        self.retained = retained
+        self.upstream = upstream
+        var measured: [Int64] = []
+        for (index, time) in recorder.appearedAt.enumerated() where time >= recorder.warmup {
+            measured.append(recorder.delays[index])
+        }
+        measured.sort()
+        appearances = measured.count
+        hits = measured.prefix { $0 == 0 }.count
+        never = measured.reversed().prefix { $0 == .max }.count
+        impressions = recorder.impressions
+        reviews = recorder.reviews
+        p50 = Self.percentile(measured, 0.50)
+        p90 = Self.percentile(measured, 0.90)
+        p99 = Self.percentile(measured, 0.99)
+        sortedDelays = measured
+    }
+
+    /// Nearest-rank percentile; `Int64.max` means "never had an ad while visible".
+    static func percentile(_ sorted: [Int64], _ fraction: Double) -> Int64 {
+        guard !sorted.isEmpty else { return 0 }
+        let rank = Int((fraction * Double(sorted.count)).rounded(.up))
+        return sorted[min(max(rank, 1), sorted.count) - 1]
+    }
+}

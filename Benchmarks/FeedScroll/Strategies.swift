@@ -1,0 +1,232 @@
+import AdLoaderCore
+import AdLoaderTestSupport
+import AdSources
+
+/// A way for a feed backend to put ads into ad cells, driven by the trace events.
+///
+/// Every strategy gets its own ``ManualClock`` and its own ``SyntheticSource`` with the same
+/// configuration and seed, so they face the same upstream and the same users.
+protocol FeedStrategy: AnyObject {
+    var name: String { get }
+    var counters: UpstreamCounters { get }
+    func appear(key: Int64, user: Int32, cell: Int32)
+    func disappear(key: Int64)
+    func release(key: Int64)
+    /// Called now and then to record gauges (peak leased ads).
+    func sample()
+    func finish(into result: inout StrategyResult)
+}
+
+/// Shared by the strategies: the virtual time and the recorder.
+class StrategyBase {
+    let clock: ManualClock
+    let start: AdInstant
+    let recorder: Recorder
+    let request = AdRequest(adUnitID: FeedScroll.adUnitID)
+
+    init(clock: ManualClock, recorder: Recorder) {
+        self.clock = clock
+        self.start = clock.now
+        self.recorder = recorder
+    }
+
+    /// Virtual milliseconds since the start of the run.
+    var elapsed: Int64 { clock.now.unixMilliseconds - start.unixMilliseconds }
+}
+
+/// (a) One upstream request for one ad at every appearance of an ad cell; nothing is kept.
+final class NoReuseStrategy: StrategyBase, FeedStrategy {
+    let name = "no-reuse"
+    private let source: SyntheticSource
+    private(set) var counters = UpstreamCounters()
+    /// The appearance currently on screen, per cell.
+    private var visible: [Int64: Int] = [:]
+
+    init(clock: ManualClock, recorder: Recorder, source: SyntheticSource) {
+        self.source = source
+        super.init(clock: clock, recorder: recorder)
+    }
+
+    func appear(key: Int64, user: Int32, cell: Int32) {
+        let appearance = recorder.appear(at: elapsed)
+        visible[key] = appearance
+        counters.requests += 1
+        source.loadAds(request, count: 1) { [self] result in
+            guard case .success(let ads) = result, !ads.isEmpty else { return }
+            counters.loaded += ads.count
+            if visible[key] == appearance {
+                recorder.display(appearance, at: elapsed, newAd: true)
+            } else {
+                counters.unshown += ads.count  // the cell is gone; its answer is thrown away
+            }
+        }
+    }
+
+    func disappear(key: Int64) { visible[key] = nil }
+    func release(key: Int64) {}
+    func sample() {}
+    func finish(into result: inout StrategyResult) {}
+}
+
+/// (b) Slot affinity without prefetch: a cell keeps its ad while the feed keeps the cell's
+/// state (scroll-backs reuse it); an appearance without an ad asks upstream for one ad.
+final class ReuseOnlyStrategy: StrategyBase, FeedStrategy {
+    let name = "reuse-no-prefetch"
+    private let source: SyntheticSource
+    private let lifetime: Duration
+    private(set) var counters = UpstreamCounters()
+
+    private final class Slot {
+        var expiresAt: AdInstant?
+        var shown = false
+        var pending = false
+        var visibleAppearance: Int?
+    }
+
+    private var slots: [Int64: Slot] = [:]
+
+    init(clock: ManualClock, recorder: Recorder, source: SyntheticSource, lifetime: Duration) {
+        self.source = source
+        self.lifetime = lifetime
+        super.init(clock: clock, recorder: recorder)
+    }
+
+    func appear(key: Int64, user: Int32, cell: Int32) {
+        let slot = slots[key] ?? Slot()
+        slots[key] = slot
+        let appearance = recorder.appear(at: elapsed)
+        slot.visibleAppearance = appearance
+        if let expiresAt = slot.expiresAt, clock.now < expiresAt {
+            recorder.display(appearance, at: elapsed, newAd: !slot.shown)
+            slot.shown = true
+            return
+        }
+        if slot.expiresAt != nil {
+            if !slot.shown { counters.unshown += 1 }
+            slot.expiresAt = nil
+            slot.shown = false
+        }
+        guard !slot.pending else { return }
+        slot.pending = true
+        counters.requests += 1
+        source.loadAds(request, count: 1) { [self] result in
+            slot.pending = false
+            guard case .success(let ads) = result, !ads.isEmpty else { return }
+            counters.loaded += ads.count
+            guard slots[key] === slot else {
+                counters.unshown += ads.count  // released while loading
+                return
+            }
+            slot.expiresAt = clock.now + lifetime
+            slot.shown = false
+            if let appearance = slot.visibleAppearance {
+                recorder.display(appearance, at: elapsed, newAd: true)
+                slot.shown = true
+            }
+        }
+    }
+
+    func disappear(key: Int64) { slots[key]?.visibleAppearance = nil }
+
+    func release(key: Int64) {
+        guard let slot = slots.removeValue(forKey: key) else { return }
+        if slot.expiresAt != nil && !slot.shown { counters.unshown += 1 }
+    }
+
+    func sample() {}
+    func finish(into result: inout StrategyResult) {}
+}
+
+/// (c) adloaderd: one shared pool with prefetch, borrow with slot affinity (the cell's slot
+/// key keeps its lease while the feed keeps the cell), auto-fill, and a borrow wait.
+final class AdLoaderStrategy: StrategyBase, FeedStrategy {
+    let name: String
+    let loader: NativeAdvertisementLoader
+    let wait: Duration
+    /// Set for the what-if run: upstream counters come from the adapter.
+    let batching: WholeBatchSource?
+    private var peakLeased = 0
+
+    private final class Cell {
+        var appearance: Int?
+        var parked: (any ParkedBorrow)?
+        var leaseID: UInt64?
+    }
+
+    private var cells: [Int64: Cell] = [:]
+
+    init(
+        clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, wait: Duration,
+        batching: WholeBatchSource? = nil
+    ) throws {
+        self.loader = loader
+        self.wait = wait
+        self.batching = batching
+        self.name = batching == nil ? "adloaderd" : "adloaderd+whole-batches(what-if)"
+        super.init(clock: clock, recorder: recorder)
+        try loader.prefetch(adUnitID: FeedScroll.adUnitID, loader: FeedScroll.loaderName)
+    }
+
+    var stats: PoolStats {
+        loader.stats(loader: FeedScroll.loaderName, adUnitID: FeedScroll.adUnitID).first
+            ?? PoolStats(loader: FeedScroll.loaderName, adUnitID: FeedScroll.adUnitID)
+    }
+
+    var counters: UpstreamCounters {
+        let stats = self.stats
+        let unshown = Int(stats.expired + stats.removed)
+        if let batching {
+            return UpstreamCounters(
+                requests: batching.upstreamRequests, loaded: batching.loaded, unshown: unshown + batching.expiredHere)
+        }
+        return UpstreamCounters(requests: Int(stats.upstreamRequests), loaded: Int(stats.loaded), unshown: unshown)
+    }
+
+    func appear(key: Int64, user: Int32, cell index: Int32) {
+        let cell = cells[key] ?? Cell()
+        cells[key] = cell
+        let appearance = recorder.appear(at: elapsed)
+        cell.appearance = appearance
+        do {
+            cell.parked = try loader.borrow(
+                adUnitID: FeedScroll.adUnitID, loader: FeedScroll.loaderName, slot: "u\(user)/c\(index)", wait: wait
+            ) { [self, cell] result in
+                cell.parked = nil
+                guard case .leased(let lease, let reused) = result else { return }
+                cell.leaseID = lease.id
+                if let appearance = cell.appearance {
+                    recorder.display(appearance, at: elapsed, newAd: !reused)
+                }
+            }
+        } catch {
+            fatalError("borrow failed: \(error)")
+        }
+    }
+
+    func disappear(key: Int64) {
+        guard let cell = cells[key] else { return }
+        cell.parked?.cancel()
+        cell.parked = nil
+        cell.appearance = nil
+    }
+
+    func release(key: Int64) {
+        guard let cell = cells.removeValue(forKey: key) else { return }
+        cell.parked?.cancel()
+        if let leaseID = cell.leaseID {
+            // Every lease was lent while its cell was on screen, so its ad was shown.
+            _ = try? loader.returnLease(leaseID, shown: true)
+        }
+    }
+
+    func sample() {
+        peakLeased = max(peakLeased, stats.leased)
+    }
+
+    func finish(into result: inout StrategyResult) {
+        let stats = self.stats
+        result.peakLeased = peakLeased
+        result.leftInPool = stats.available
+        result.leasesReclaimed = Int(stats.leasesReclaimed)
+    }
+}

@@ -1,0 +1,144 @@
+/// How simulated users scroll; every strategy replays the same trace built from these.
+struct TraceParameters {
+    /// Users arriving over `duration` (a Poisson process of constant rate: steady traffic).
+    var users = 50_000
+    /// Seconds of arrivals; sessions that started run to their end.
+    var duration = 7_200.0
+    var seed: UInt64 = 1
+    /// An ad every `adEvery` cells: cells k-1, 2k-1, ... (0-based) are ad cells.
+    var adEvery = 5
+    /// Cells on screen at once.
+    var viewport = 3
+    /// An ad cell further than this many cells from the screen is released by the feed
+    /// (its cell state dropped; a later appearance is a new cell with a new ad).
+    var releaseDistance = 10
+    /// Gestures per session: log-normal.
+    var gesturesMedian = 30.0
+    var gesturesSigma = 0.9
+    /// Pause after a gesture, milliseconds: log-normal (reading a cell).
+    var dwellMedian = 1_500.0
+    var dwellSigma = 1.0
+    /// Share of gestures that are flings (several cells at 60 ms each) and scroll-backs.
+    var flingProbability = 0.15
+    var backProbability = 0.12
+
+    static let smoke = TraceParameters(users: 150, duration: 600)
+}
+
+/// One change of an ad cell of one user, in virtual milliseconds since the start.
+struct TraceEvent {
+    enum Kind: UInt8 {
+        /// The ad cell scrolled into view (created or recreated).
+        case appear
+        /// It scrolled out of view (the cell view is destroyed; the feed keeps its state).
+        case disappear
+        /// It is far from the screen or the session ended: the feed drops its state.
+        case release
+    }
+
+    var time: Int64
+    var user: Int32
+    var cell: Int32
+    var kind: Kind
+}
+
+/// Every ad-cell event of every user, in time order (ties keep each user's own order).
+struct Trace {
+    let parameters: TraceParameters
+    let events: [TraceEvent]
+    let sessions: Int
+    let cellsScrolled: Int
+    let endTime: Int64
+
+    init(_ parameters: TraceParameters) {
+        self.parameters = parameters
+        var arrivals = SplitMix64(seed: parameters.seed)
+        var collected: [(event: TraceEvent, sequence: Int)] = []
+        var cellsScrolled = 0
+        var time = 0.0
+        let meanGap = parameters.duration * 1_000 / Double(max(parameters.users, 1))
+        for user in 0..<parameters.users {
+            time += arrivals.exponential(mean: meanGap)
+            if time >= parameters.duration * 1_000 { break }
+            var generator = SplitMix64(seed: parameters.seed &* 0x1000_0000_01B3 ^ UInt64(user))
+            var session = Session(user: Int32(user), start: Int64(time), parameters: parameters)
+            session.run(&generator)
+            cellsScrolled += session.moves
+            for event in session.events {
+                collected.append((event, collected.count))
+            }
+        }
+        collected.sort { ($0.event.time, $0.sequence) < ($1.event.time, $1.sequence) }
+        self.events = collected.map(\.event)
+        self.sessions = Set(events.map(\.user)).count
+        self.cellsScrolled = cellsScrolled
+        self.endTime = events.last?.time ?? 0
+    }
+}
+
+/// One user's session: a viewport moving over the feed, emitting ad-cell events.
+private struct Session {
+    let user: Int32
+    let parameters: TraceParameters
+    var time: Int64
+    var top = 0
+    var moves = 0
+    /// Ad cells that appeared and were not released yet.
+    var held: Set<Int> = []
+    var events: [TraceEvent] = []
+
+    init(user: Int32, start: Int64, parameters: TraceParameters) {
+        self.user = user
+        self.time = start
+        self.parameters = parameters
+    }
+
+    func isAdCell(_ cell: Int) -> Bool { cell % parameters.adEvery == parameters.adEvery - 1 }
+    var visible: Range<Int> { top..<(top + parameters.viewport) }
+
+    mutating func emit(_ kind: TraceEvent.Kind, _ cell: Int) {
+        events.append(TraceEvent(time: time, user: user, cell: Int32(cell), kind: kind))
+    }
+
+    mutating func run(_ generator: inout SplitMix64) {
+        for cell in visible where isAdCell(cell) { appear(cell) }
+        let gestures = max(1, Int(generator.logNormal(median: parameters.gesturesMedian, sigma: parameters.gesturesSigma)))
+        for _ in 0..<gestures {
+            let draw = generator.unit()
+            if draw < parameters.flingProbability {
+                for _ in 0..<generator.integer(in: 3...12) { move(by: 1, after: 60) }
+            } else if draw < parameters.flingProbability + parameters.backProbability && top > 0 {
+                for _ in 0..<generator.integer(in: 1...6) where top > 0 { move(by: -1, after: 150) }
+            } else {
+                move(by: 1, after: 250)
+            }
+            time += Int64(generator.logNormal(median: parameters.dwellMedian, sigma: parameters.dwellSigma))
+        }
+        for cell in visible where isAdCell(cell) { emit(.disappear, cell) }
+        for cell in held.sorted() { emit(.release, cell) }
+    }
+
+    mutating func appear(_ cell: Int) {
+        held.insert(cell)
+        emit(.appear, cell)
+    }
+
+    /// Scrolls one cell, taking `duration` milliseconds.
+    mutating func move(by delta: Int, after duration: Int64) {
+        time += duration
+        moves += 1
+        let leaving = delta > 0 ? top : top + parameters.viewport - 1
+        top += delta
+        let entering = delta > 0 ? top + parameters.viewport - 1 : top
+        if isAdCell(leaving) { emit(.disappear, leaving) }
+        if isAdCell(entering) { appear(entering) }
+        for cell in held.sorted() where !visible.contains(cell) && distance(cell) > parameters.releaseDistance {
+            held.remove(cell)
+            emit(.release, cell)
+        }
+    }
+
+    func distance(_ cell: Int) -> Int {
+        cell < top ? top - cell : cell - (top + parameters.viewport - 1)
+    }
+}

@@ -1,0 +1,205 @@
+import AdLoaderCore
+import AdLoaderTestSupport
+import AdSources
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Feed-scroll simulation: the same seeded traces of users scrolling a feed, replayed in
+/// virtual time against three ways of filling ad cells. See BENCHMARKS.md.
+enum FeedScroll {
+    static let adUnitID = "feed-native"
+    static let loaderName = "feed"
+
+    struct Options {
+        var trace = TraceParameters()
+        var warmupSeconds = 600.0
+        /// Above the peak of leased ads at the default traffic (~2,250): leased ads count toward it.
+        var retained = 4_000
+        var sweep: [Int] = [500, 1_000, 2_000, 2_500, 3_000, 4_000, 8_000, 16_000, 32_000, 64_000]
+        var source = SyntheticSource.Configuration(
+            latency: .milliseconds(120), latencyJitter: .milliseconds(180), fillRate: 0.9, errorRate: 0.01, seed: 7)
+        var lifetime: Duration = .seconds(3_600)
+        var wait: Duration = .seconds(3)
+        var outputDirectory: String?
+        /// Names the output files: `<label>.csv`, `<label>-delays.dat`.
+        var label = "feedscroll"
+        var smoke = false
+    }
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var index = 0
+        func value() -> String {
+            index += 1
+            guard index < arguments.count else { fail("missing value after \(arguments[index - 1])") }
+            return arguments[index]
+        }
+        func number(_ text: String) -> Double {
+            guard let number = Double(text) else { fail("not a number: \(text)") }
+            return number
+        }
+        while index < arguments.count {
+            switch arguments[index] {
+            case "--smoke":
+                options.smoke = true
+                options.trace = .smoke
+                options.warmupSeconds = 60
+                options.retained = 100
+                options.sweep = [10, 100]
+            case "--users": options.trace.users = Int(number(value()))
+            case "--duration": options.trace.duration = number(value())
+            case "--seed": options.trace.seed = UInt64(number(value()))
+            case "--warmup": options.warmupSeconds = number(value())
+            case "--ad-every": options.trace.adEvery = Int(number(value()))
+            case "--retained": options.retained = Int(number(value()))
+            case "--sweep":
+                let text = value()
+                options.sweep = text == "none" ? [] : text.split(separator: ",").map { Int(number(String($0))) }
+            case "--latency": options.source.latency = .milliseconds(Int64(number(value())))
+            case "--jitter": options.source.latencyJitter = .milliseconds(Int64(number(value())))
+            case "--fill": options.source.fillRate = number(value())
+            case "--error-rate": options.source.errorRate = number(value())
+            case "--lifetime": options.lifetime = .seconds(number(value()))
+            case "--wait": options.wait = .milliseconds(Int64(number(value())))
+            case "--out": options.outputDirectory = value()
+            case "--label": options.label = value()
+            case "--help", "-h":
+                print(
+                    """
+                    usage: FeedScrollBench [--smoke] [--users N] [--duration S] [--seed N] [--warmup S]
+                           [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
+                           [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
+                    """)
+                exit(0)
+            default: fail("unknown argument \(arguments[index]) (try --help)")
+            }
+            index += 1
+        }
+        return options
+    }
+
+    static func fail(_ message: String) -> Never {
+        let line = "FeedScrollBench: \(message)\n"
+        _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+        exit(2)
+    }
+
+    static func makeLoader(
+        _ options: Options, retained: Int, clock: ManualClock, wholeBatches: Bool = false
+    ) throws -> (NativeAdvertisementLoader, WholeBatchSource?) {
+        var configuration = LoaderConfiguration(name: loaderName)
+        configuration.numberOfAdvertisements = 5
+        configuration.maximumRetainedAdvertisements = retained
+        configuration.lifetime = options.lifetime
+        let synthetic = try SyntheticSource(configuration: options.source, clock: clock, scheduler: clock)
+        let batching =
+            wholeBatches
+            ? WholeBatchSource(
+                upstream: synthetic, clock: clock, scheduler: clock, batch: configuration.numberOfAdvertisements,
+                lifetime: options.lifetime)
+            : nil
+        let source: any DemandSource = batching ?? synthetic
+        let loader = try NativeAdvertisementLoader(
+            loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock, idSeed: 1)
+        return (loader, batching)
+    }
+
+    /// Replays the whole trace against one strategy and measures the window after the warm-up.
+    static func replay(
+        _ trace: Trace, _ strategy: any FeedStrategy, clock: ManualClock, recorder: Recorder, retained: Int?
+    ) -> StrategyResult {
+        let start = clock.now
+        var before: UpstreamCounters?
+        for (index, event) in trace.events.enumerated() {
+            if before == nil && event.time >= recorder.warmup {
+                clock.advance(to: start + .milliseconds(recorder.warmup))
+                before = strategy.counters
+            }
+            clock.advance(to: start + .milliseconds(event.time))
+            let key = Int64(event.user) << 32 | Int64(event.cell)
+            switch event.kind {
+            case .appear: strategy.appear(key: key, user: event.user, cell: event.cell)
+            case .disappear: strategy.disappear(key: key)
+            case .release: strategy.release(key: key)
+            }
+            if index & 255 == 0 { strategy.sample() }
+        }
+        // Let answers in flight land, so their ads are counted.
+        clock.advance(by: .seconds(60))
+        var result = StrategyResult(
+            strategy: strategy.name, retained: retained, recorder: recorder,
+            upstream: strategy.counters - (before ?? UpstreamCounters()))
+        strategy.finish(into: &result)
+        return result
+    }
+
+    static func runBaseline(_ kind: String, _ trace: Trace, _ options: Options) throws -> StrategyResult {
+        let clock = ManualClock()
+        let recorder = Recorder(warmup: Int64(options.warmupSeconds * 1_000))
+        let source = try SyntheticSource(configuration: options.source, clock: clock, scheduler: clock)
+        let strategy: any FeedStrategy =
+            kind == "no-reuse"
+            ? NoReuseStrategy(clock: clock, recorder: recorder, source: source)
+            : ReuseOnlyStrategy(clock: clock, recorder: recorder, source: source, lifetime: options.lifetime)
+        return replay(trace, strategy, clock: clock, recorder: recorder, retained: nil)
+    }
+
+    static func runAdLoader(
+        _ trace: Trace, _ options: Options, retained: Int, wholeBatches: Bool = false
+    ) throws -> StrategyResult {
+        let clock = ManualClock()
+        let recorder = Recorder(warmup: Int64(options.warmupSeconds * 1_000))
+        let (loader, batching) = try makeLoader(options, retained: retained, clock: clock, wholeBatches: wholeBatches)
+        let strategy = try AdLoaderStrategy(
+            clock: clock, recorder: recorder, loader: loader, wait: options.wait, batching: batching)
+        return replay(trace, strategy, clock: clock, recorder: recorder, retained: retained)
+    }
+}
+
+let options = FeedScroll.parse(Array(CommandLine.arguments.dropFirst()))
+let wallStart = ContinuousClock.now
+let trace = Trace(options.trace)
+let appearances = trace.events.lazy.filter { $0.kind == .appear }.count
+let hours = Double(trace.endTime) / 3_600_000
+print(
+    """
+    feed-scroll simulation (virtual time)\(options.smoke ? " [smoke]" : "")
+      trace: seed \(options.trace.seed), \(trace.sessions) sessions over \(Report.format(options.trace.duration, 0)) s \
+    (\(Report.format(hours, 2)) h until the last one ends), \(trace.cellsScrolled) cell moves, \
+    \(appearances) ad-cell appearances, ad every \(options.trace.adEvery) cells, warm-up \(Report.format(options.warmupSeconds, 0)) s
+      upstream: synthetic, latency \(options.source.latency.milliseconds)+0..\(options.source.latencyJitter.milliseconds) ms, \
+    fill \(options.source.fillRate), errors \(options.source.errorRate); ad lifetime \(options.lifetime.milliseconds / 1_000) s; \
+    borrow wait \(options.wait.milliseconds) ms
+    """)
+
+do {
+    var main: [StrategyResult] = []
+    main.append(try FeedScroll.runBaseline("no-reuse", trace, options))
+    main.append(try FeedScroll.runBaseline("reuse-no-prefetch", trace, options))
+    main.append(try FeedScroll.runAdLoader(trace, options, retained: options.retained))
+    let adloaderd = main.last!
+    main.append(try FeedScroll.runAdLoader(trace, options, retained: options.retained, wholeBatches: true))
+    print("\nstrategies on the same trace (adloaderd with maximumRetainedAdvertisements \(options.retained)):")
+    Report.printTable(main)
+
+    var sweep: [StrategyResult] = []
+    for retained in options.sweep {
+        sweep.append(try FeedScroll.runAdLoader(trace, options, retained: retained))
+    }
+    if !sweep.isEmpty {
+        print("\nadloaderd by maximumRetainedAdvertisements (same trace):")
+        Report.printTable(sweep)
+    }
+    Report.printTargets(adloaderd)
+    if let directory = options.outputDirectory {
+        try Report.write(main: main, sweep: sweep, options: options, to: directory)
+        print("\nwrote \(directory)/\(options.label).csv, \(directory)/\(options.label)-delays.dat")
+    }
+    print("\nwall time \(ContinuousClock.now - wallStart)")
+} catch {
+    FeedScroll.fail("\(error)")
+}
