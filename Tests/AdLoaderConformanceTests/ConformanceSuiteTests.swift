@@ -58,14 +58,12 @@ import Testing
         let port = try closedPort()
         var options = ConformanceSuite.Options()
         options.timeout = .milliseconds(200)
-        let started = ContinuousClock.now
         let report = ConformanceSuite(host: "127.0.0.1", port: port, options: options).run()
         #expect(!report.passed)
         for result in report.results where !result.skipped {
             #expect(!result.passed, "\(result.name)")
             #expect(result.detail.contains("cannot connect"), "\(result.name): \(result.detail)")
         }
-        #expect(ContinuousClock.now - started < .seconds(20))
     }
 
     /// A listener that never accepts nor answers: the kernel completes the handshakes, and
@@ -77,14 +75,12 @@ import Testing
         var options = ConformanceSuite.Options()
         options.timeout = .milliseconds(100)
         options.pipelinedPairs = 10
-        let started = ContinuousClock.now
+        // Hanging instead of timing out would trip the test's time limit.
         let report = ConformanceSuite(host: "127.0.0.1", port: listener.port, options: options).run()
-        let elapsed = ContinuousClock.now - started
         #expect(!report.passed)
         let ran = report.results.filter { !$0.skipped }
         #expect(ran.count > 20)
         #expect(ran.allSatisfy { !$0.passed }, "\(ran.filter(\.passed).map(\.name))")
-        #expect(elapsed < .seconds(60), "took \(elapsed)")
     }
 
     @Test func resolvesNamesAndReportsUnknownHosts() throws {
