@@ -37,6 +37,8 @@ final class AdPool {
     var slots: [String: Int] = [:]
 
     var sweepTimer: (any ScheduledTask)?
+    /// Whether `sweepTimer` is due now, continuing a sweep that hit its per-callback limit.
+    var sweepIsContinuation = false
     var retryTimer: (any ScheduledTask)?
     var probeTimer: (any ScheduledTask)?
 
@@ -139,6 +141,7 @@ final class AdPool {
     func cancelTimers() {
         sweepTimer?.cancel()
         sweepTimer = nil
+        sweepIsContinuation = false
         retryTimer?.cancel()
         retryTimer = nil
         probeTimer?.cancel()

@@ -14,7 +14,7 @@ extension NativeAdvertisementLoader {
             endLease(leaseHandle, shown: false, reason: record.dropReason ?? "expired")
         }
         purgeExpired(pool)
-        guard let (adHandle, _) = pool.soonestAvailable else { return nil }
+        guard hasLendableAd(pool), let (adHandle, _) = pool.soonestAvailable else { return nil }
         let leaseID = ids.nextLeaseID()
         let expiresAt = now + pool.configuration.leaseTimeout
         let leaseHandle = leases.insert(
@@ -116,7 +116,7 @@ extension NativeAdvertisementLoader {
     func serveParked(_ pool: AdPool) {
         while pool.enabled, let first = pool.parked.first() {
             purgeExpired(pool)
-            guard slotHoldsValidLease(pool, first.slot) || !pool.available.isEmpty else { return }
+            guard slotHoldsValidLease(pool, first.slot) || hasLendableAd(pool) else { return }
             _ = pool.parked.removeFirst()
             guard let completion = first.take() else { continue }
             guard let result = lend(from: pool, slot: first.slot) else {
