@@ -65,9 +65,11 @@ final class AdPool {
     /// Ads a top-up would ask for now.
     var missing: Int { max(0, configuration.maximumRetainedAdvertisements - loadedAndInFlight) }
 
+    /// The record of a live handle. Mutations through it edit the record in place (no copy
+    /// of the ad and its strings).
     subscript(handle: Int) -> Record {
         get { records[handle]! }
-        set { records[handle] = newValue }
+        _modify { yield &records[handle]! }
     }
 
     /// Stores a freshly loaded ad as available.

@@ -42,9 +42,8 @@ extension NativeAdvertisementLoader {
         let pool = lease.pool
         if let slot = lease.slot, pool.slots[slot] == leaseHandle { pool.slots[slot] = nil }
         pool.unlease(lease.adHandle)
-        var record = pool[lease.adHandle]
-        if shown { record.ad.showCount += 1 }
-        pool[lease.adHandle] = record
+        if shown { pool[lease.adHandle].ad.showCount += 1 }
+        let record = pool[lease.adHandle]
         // Settle the ad first so that observers of these events see consistent stats.
         let outcome: ReturnOutcome
         let fate: (kind: AdEvent.Kind, reason: String?)?
