@@ -82,6 +82,11 @@ final class AdPool {
         } else {
             handle = records.count
             records.append(record)
+            // Grow the free list with the slab, while loading: growing it later, in a sweep
+            // that frees thousands of ads, would be a large allocation there, and glibc runs
+            // its deferred consolidation of every small chunk freed so far on such an
+            // allocation (measured: 170 ms in one callback after freeing 500k ads).
+            if freeHandles.capacity < records.count { freeHandles.reserveCapacity(records.capacity) }
         }
         available.insert(handle: handle, deadline: ad.expiresAt.unixMilliseconds, sequence: sequence)
     }
