@@ -55,6 +55,10 @@ final class PreparedSource: DemandSource {
 
     init(contents: [NativeAdContent]) {
         self.contents = contents
+        // Room for every refill request of a full pool up front: growing this list inside a
+        // timed sweep callback would be a large allocation there, which a real source does
+        // not make (see BENCHMARKS.md, glibc's deferred consolidation).
+        pending.reserveCapacity(contents.count / 5 + 1_024)
     }
 
     var pendingCount: Int { pending.count }
