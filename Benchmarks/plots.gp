@@ -15,8 +15,7 @@ set xrange [0:100]
 set yrange [-10:350]
 plot dir."/feedscroll-delays.dat" using 1:2 with lines lw 2 title "no reuse", \
      "" using 1:3 with lines lw 2 title "reuse, no prefetch", \
-     "" using 1:4 with lines lw 2 title "adloaderd", \
-     "" using 1:5 with lines lw 2 dt 2 title "adloaderd + whole batches (what-if)"
+     "" using 1:4 with lines lw 2 title "adloaderd"
 
 # Feed scroll: adloaderd by maximumRetainedAdvertisements.
 set output dir."/feedscroll-retained.png"
@@ -48,8 +47,8 @@ set logscale xy
 set yrange [*:*]
 set key top right
 plot dir."/corescaling.csv" using 1:($8 / 1000) every ::1 with linespoints lw 2 title "nothing expires (max)", \
-     "" using 1:11 every ::1 with linespoints lw 2 title "1% expires", \
-     "" using 1:13 every ::1 with linespoints lw 2 title "all expire (with refill requests)", \
+     "" using 1:11 every ::1 with linespoints lw 2 title "1% expires (longest callback)", \
+     "" using 1:13 every ::1 with linespoints lw 2 title "all expire, with refill requests (longest callback)", \
      1 with lines dt 2 lc rgb "gray" title "1 ms"
 
 # Core scaling: memory and borrow cost.

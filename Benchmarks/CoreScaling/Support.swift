@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -54,6 +55,10 @@ final class PreparedSource: DemandSource {
 
     init(contents: [NativeAdContent]) {
         self.contents = contents
+        // Room for every refill request of a full pool up front: growing this list inside a
+        // timed sweep callback would be a large allocation there, which a real source does
+        // not make (see BENCHMARKS.md, glibc's deferred consolidation).
+        pending.reserveCapacity(contents.count / 5 + 1_024)
     }
 
     var pendingCount: Int { pending.count }
@@ -83,5 +88,50 @@ final class PreparedSource: DemandSource {
     /// Forgets pending requests without answering (the run is over).
     func dropPending() {
         pending.removeAll()
+    }
+}
+
+/// CPU time of the calling thread: unlike wall time, it leaves out the time the thread
+/// waited for a core on a shared machine.
+func threadCPUTime() -> Duration {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return .seconds(Int64(spec.tv_sec)) + .nanoseconds(Int64(spec.tv_nsec))
+}
+
+/// A scheduler over the run's ``ManualClock`` that times each callback it runs: the loop
+/// pause one callback causes, since a daemon's loop serves I/O between callbacks.
+final class TimingScheduler: AdScheduler {
+    private let clock: ManualClock
+    /// Callbacks run since ``reset()``, the longest of them (wall and thread CPU time; the
+    /// two maxima may be different callbacks) and the total wall time.
+    private(set) var callbacks = 0
+    private(set) var longest: Duration = .zero
+    private(set) var longestCPU: Duration = .zero
+    private(set) var total: Duration = .zero
+
+    init(clock: ManualClock) {
+        self.clock = clock
+    }
+
+    func schedule(at deadline: AdInstant, _ action: @escaping () -> Void) -> any ScheduledTask {
+        clock.schedule(at: deadline) { [unowned self] in
+            let cpu = threadCPUTime()
+            let begin = ContinuousClock.now
+            action()
+            let elapsed = ContinuousClock.now - begin
+            let elapsedCPU = threadCPUTime() - cpu
+            callbacks += 1
+            total += elapsed
+            if elapsed > longest { longest = elapsed }
+            if elapsedCPU > longestCPU { longestCPU = elapsedCPU }
+        }
+    }
+
+    func reset() {
+        callbacks = 0
+        longest = .zero
+        longestCPU = .zero
+        total = .zero
     }
 }

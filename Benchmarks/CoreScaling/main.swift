@@ -42,8 +42,8 @@ enum CoreScaling {
     static func printTable(_ results: [ScalingRun.Result]) {
         let header = [
             "ads", "content B/ad", "total B/ad", "beyond B/ad", "payload B/ad", "no-op sweep max us", "median us",
-            "1% sweep ms", "(expired)", "100% sweep ms", "(expired)", "borrow+return ns", "+slot ns",
-            "borrow+show+refill ns",
+            "1% pause ms", "cpu ms", "(expired)", "(total ms", "callbacks)", "100% pause ms", "cpu ms", "(expired)",
+            "(total ms", "callbacks)", "borrow+return ns", "+slot ns", "borrow+show+refill ns",
         ]
         let rows =
             [header]
@@ -52,7 +52,11 @@ enum CoreScaling {
                     String(r.size), fmt(r.contentBytesPerAd, 0), fmt(r.totalBytesPerAd, 0), fmt(r.beyondContentBytesPerAd, 0),
                     fmt(r.contentPayloadBytesPerAd, 0), fmt(r.noopSweepMaxMicroseconds, 2),
                     fmt(r.noopSweepMedianMicroseconds, 2), fmt(r.onePercentSweepMilliseconds, 3),
-                    String(r.onePercentExpired), fmt(r.allSweepMilliseconds, 2), String(r.allExpired),
+                    fmt(r.onePercentSweepCPUMilliseconds, 3), String(r.onePercentExpired),
+                    fmt(r.onePercentSweepTotalMilliseconds, 2), String(r.onePercentSweepCallbacks),
+                    fmt(r.allSweepMilliseconds, 3), fmt(r.allSweepCPUMilliseconds, 3), String(r.allExpired),
+                    fmt(r.allSweepTotalMilliseconds, 2),
+                    String(r.allSweepCallbacks),
                     fmt(r.borrowReturnNanoseconds, 0), fmt(r.borrowReturnSlotNanoseconds, 0),
                     fmt(r.borrowShowRefillNanoseconds, 0),
                 ]

@@ -140,11 +140,9 @@ final class ReuseOnlyStrategy: StrategyBase, FeedStrategy {
 /// (c) adloaderd: one shared pool with prefetch, borrow with slot affinity (the cell's slot
 /// key keeps its lease while the feed keeps the cell), auto-fill, and a borrow wait.
 final class AdLoaderStrategy: StrategyBase, FeedStrategy {
-    let name: String
     let loader: NativeAdvertisementLoader
     let wait: Duration
-    /// Set for the what-if run: upstream counters come from the adapter.
-    let batching: WholeBatchSource?
+    let name = "adloaderd"
     private var peakLeased = 0
 
     private final class Cell {
@@ -155,14 +153,9 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
 
     private var cells: [Int64: Cell] = [:]
 
-    init(
-        clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, wait: Duration,
-        batching: WholeBatchSource? = nil
-    ) throws {
+    init(clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, wait: Duration) throws {
         self.loader = loader
         self.wait = wait
-        self.batching = batching
-        self.name = batching == nil ? "adloaderd" : "adloaderd+whole-batches(what-if)"
         super.init(clock: clock, recorder: recorder)
         try loader.prefetch(adUnitID: FeedScroll.adUnitID, loader: FeedScroll.loaderName)
     }
@@ -175,10 +168,6 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
     var counters: UpstreamCounters {
         let stats = self.stats
         let unshown = Int(stats.expired + stats.removed)
-        if let batching {
-            return UpstreamCounters(
-                requests: batching.upstreamRequests, loaded: batching.loaded, unshown: unshown + batching.expiredHere)
-        }
         return UpstreamCounters(requests: Int(stats.upstreamRequests), loaded: Int(stats.loaded), unshown: unshown)
     }
 

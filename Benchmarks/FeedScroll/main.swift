@@ -88,24 +88,14 @@ enum FeedScroll {
         exit(2)
     }
 
-    static func makeLoader(
-        _ options: Options, retained: Int, clock: ManualClock, wholeBatches: Bool = false
-    ) throws -> (NativeAdvertisementLoader, WholeBatchSource?) {
+    static func makeLoader(_ options: Options, retained: Int, clock: ManualClock) throws -> NativeAdvertisementLoader {
         var configuration = LoaderConfiguration(name: loaderName)
         configuration.numberOfAdvertisements = 5
         configuration.maximumRetainedAdvertisements = retained
         configuration.lifetime = options.lifetime
-        let synthetic = try SyntheticSource(configuration: options.source, clock: clock, scheduler: clock)
-        let batching =
-            wholeBatches
-            ? WholeBatchSource(
-                upstream: synthetic, clock: clock, scheduler: clock, batch: configuration.numberOfAdvertisements,
-                lifetime: options.lifetime)
-            : nil
-        let source: any DemandSource = batching ?? synthetic
-        let loader = try NativeAdvertisementLoader(
+        let source = try SyntheticSource(configuration: options.source, clock: clock, scheduler: clock)
+        return try NativeAdvertisementLoader(
             loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock, idSeed: 1)
-        return (loader, batching)
     }
 
     /// Replays the whole trace against one strategy and measures the window after the warm-up.
@@ -148,14 +138,11 @@ enum FeedScroll {
         return replay(trace, strategy, clock: clock, recorder: recorder, retained: nil)
     }
 
-    static func runAdLoader(
-        _ trace: Trace, _ options: Options, retained: Int, wholeBatches: Bool = false
-    ) throws -> StrategyResult {
+    static func runAdLoader(_ trace: Trace, _ options: Options, retained: Int) throws -> StrategyResult {
         let clock = ManualClock()
         let recorder = Recorder(warmup: Int64(options.warmupSeconds * 1_000))
-        let (loader, batching) = try makeLoader(options, retained: retained, clock: clock, wholeBatches: wholeBatches)
-        let strategy = try AdLoaderStrategy(
-            clock: clock, recorder: recorder, loader: loader, wait: options.wait, batching: batching)
+        let loader = try makeLoader(options, retained: retained, clock: clock)
+        let strategy = try AdLoaderStrategy(clock: clock, recorder: recorder, loader: loader, wait: options.wait)
         return replay(trace, strategy, clock: clock, recorder: recorder, retained: retained)
     }
 }
@@ -182,7 +169,6 @@ do {
     main.append(try FeedScroll.runBaseline("reuse-no-prefetch", trace, options))
     main.append(try FeedScroll.runAdLoader(trace, options, retained: options.retained))
     let adloaderd = main.last!
-    main.append(try FeedScroll.runAdLoader(trace, options, retained: options.retained, wholeBatches: true))
     print("\nstrategies on the same trace (adloaderd with maximumRetainedAdvertisements \(options.retained)):")
     Report.printTable(main)
 

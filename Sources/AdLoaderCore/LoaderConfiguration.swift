@@ -27,13 +27,29 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public var contentURL: String? = nil
     public var nonPersonalized: Bool = false
     public var targeting: [String: String] = [:]
-    /// Ads asked for per upstream request, 1...5.
+    /// Ads asked for per upstream request (a batch), 1...5.
+    ///
+    /// Every upstream request is billed and rate-limited, so a pool batches: the automatic
+    /// top-ups (after a borrow, a consumed or expired ad, a sweep, a reclaimed lease, a retry)
+    /// send only whole batches of this many ads, as many as are missing. The rest, fewer than
+    /// a batch, is asked for only when the pool is running dry: no ad available and none in
+    /// flight beyond the borrows already parked. An explicit prefetch fills completely,
+    /// ending with one partial batch. A pool therefore holds between
+    /// `maximumRetainedAdvertisements - numberOfAdvertisements + 1` and
+    /// `maximumRetainedAdvertisements` ads loaded or in flight at steady traffic.
     public var numberOfAdvertisements: Int = 5
-    /// Loaded plus in-flight ads a pool tops up to, 1...10_000_000.
+    /// Loaded (available and leased) plus in-flight ads a pool tops up to, 1...10_000_000.
+    /// Never exceeded; see ``numberOfAdvertisements`` for when a pool tops up.
     public var maximumRetainedAdvertisements: Int = 10
     /// How long an ad stays valid after it loaded.
     public var lifetime: Duration = .seconds(3600)
     /// How often expired ads are swept out.
+    ///
+    /// One sweep callback removes at most 500 expired ads (an internal limit, about a
+    /// millisecond of work), so that ads loaded together and expiring together do not stall
+    /// the event loop; when more are due, the sweep continues in a callback scheduled at
+    /// once, letting the loop serve other work in between. Expired ads are never lent
+    /// meanwhile.
     public var sweepInterval: Duration = .seconds(60)
     /// Times one ad may be shown before it is consumed, >= 1.
     public var showCountThreshold: Int = 1

@@ -1,14 +1,29 @@
 extension NativeAdvertisementLoader {
-    /// Removes every available ad of `pool` whose expiry has passed.
+    /// The most expired ads one call removes: one sweep callback, or the purge on a borrow,
+    /// prefetch or parked-borrow path.
+    ///
+    /// Removing an expired ad (heap removal, freeing its record and strings, an `expired`
+    /// event, its share of the refill) costs about 1–3 µs, so 500 keep a callback near a
+    /// millisecond. Ads loaded together expire together; without a bound, a pool of a million
+    /// would stall the loop for over a second once an hour.
+    static let expiryBatchLimit = 500
+
+    /// Removes the available ads of `pool` whose expiry has passed, soonest first, at most
+    /// ``expiryBatchLimit`` of them; when more are due, schedules the sweep to continue at once.
     ///
     /// Expired ads are at the top of the expiry heap, so this costs O(log n) per expired ad
-    /// and O(1) when none is due: safe to call on every borrow and prefetch.
+    /// and O(1) when none is due: safe to call on every borrow and prefetch. Callers lend only
+    /// when ``hasLendableAd(_:)``: after a capped purge, expired ads may still be on top.
     /// - Returns: the number of ads expired.
     @discardableResult
     func purgeExpired(_ pool: AdPool) -> Int {
         var expired = 0
         let nowMilliseconds = now.unixMilliseconds
         while let soonest = pool.soonestAvailable, soonest.expiresAt.unixMilliseconds <= nowMilliseconds {
+            guard expired < Self.expiryBatchLimit else {
+                scheduleSweep(pool, immediately: true)
+                break
+            }
             let ad = pool.discardAvailable(soonest.handle)
             pool.stats.expired += 1
             expired += 1
@@ -17,22 +32,42 @@ extension NativeAdvertisementLoader {
         return expired
     }
 
-    /// Keeps a sweep timer running every `sweepInterval` while the pool has available ads.
-    func scheduleSweep(_ pool: AdPool) {
-        guard pool.sweepTimer == nil, pool.enabled, !isShutDown, !pool.available.isEmpty else { return }
-        pool.sweepTimer = scheduler.schedule(at: now + pool.configuration.sweepInterval) { [weak self, weak pool] in
+    /// Whether the soonest-expiring available ad may be lent now (it has not expired).
+    func hasLendableAd(_ pool: AdPool) -> Bool {
+        guard let soonest = pool.soonestAvailable else { return false }
+        return now < soonest.expiresAt
+    }
+
+    /// Keeps a sweep timer running every `sweepInterval` while the pool has available ads;
+    /// `immediately` moves it to now, to continue a sweep that hit ``expiryBatchLimit``.
+    func scheduleSweep(_ pool: AdPool, immediately: Bool = false) {
+        guard pool.enabled, !isShutDown, !pool.available.isEmpty else { return }
+        if let timer = pool.sweepTimer {
+            guard immediately, !pool.sweepIsContinuation else { return }
+            timer.cancel()
+        }
+        pool.sweepIsContinuation = immediately
+        let deadline = immediately ? now : now + pool.configuration.sweepInterval
+        pool.sweepTimer = scheduler.schedule(at: deadline) { [weak self, weak pool] in
             guard let self, let pool else { return }
             pool.sweepTimer = nil
+            pool.sweepIsContinuation = false
             self.sweep(pool)
         }
     }
 
-    /// One sweep: expire what is due, top up if that left the pool short, re-arm.
+    /// One sweep callback: expire what is due (at most ``expiryBatchLimit``), top up in whole
+    /// batches if that left the pool short, and re-arm: at once while more are due, else after
+    /// `sweepInterval`. Borrows parked behind a backlog of expired ads are served once the
+    /// backlog is gone.
     func sweep(_ pool: AdPool) {
         guard pool.enabled, !isShutDown else { return }
         if purgeExpired(pool) > 0 {
             topUp(pool, trigger: .automatic)
         }
-        scheduleSweep(pool)
+        if pool.sweepTimer == nil {
+            serveParked(pool)
+            scheduleSweep(pool)
+        }
     }
 }

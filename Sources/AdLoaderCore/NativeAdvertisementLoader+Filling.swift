@@ -1,18 +1,16 @@
 extension NativeAdvertisementLoader {
-    /// Asks the source for the ads a pool is missing, in batches of at most
-    /// `numberOfAdvertisements`, when the pool's fill state allows `trigger`.
+    /// Asks the source for ads the pool is missing, when the pool's fill state allows
+    /// `trigger`: everything missing for `.complete` (an explicit prefetch), else only whole
+    /// batches of `numberOfAdvertisements` (see ``AdPool/topUpPlan(_:)``).
     /// - Returns: the number of ads asked for.
     @discardableResult
-    func topUp(_ pool: AdPool, trigger: AdPool.FillTrigger) -> Int {
+    func topUp(_ pool: AdPool, trigger: AdPool.FillTrigger, amount: AdPool.FillAmount = .wholeBatches) -> Int {
         guard pool.enabled, !isShutDown, pool.fill.allowsLoad(trigger) else { return 0 }
-        var missing = pool.missing
-        let requested = missing
-        while missing > 0 {
-            let count = min(missing, pool.configuration.numberOfAdvertisements)
-            send(pool, count: count, probe: false)
-            missing -= count
-        }
-        return requested
+        let plan = pool.topUpPlan(amount)
+        let batch = pool.configuration.numberOfAdvertisements
+        for _ in 0..<plan.wholeBatches { send(pool, count: batch, probe: false) }
+        if plan.partial > 0 { send(pool, count: plan.partial, probe: false) }
+        return plan.wholeBatches * batch + plan.partial
     }
 
     /// Sends one upstream request; its ads count as in flight until the source answers.

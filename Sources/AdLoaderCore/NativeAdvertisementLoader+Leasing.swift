@@ -14,7 +14,7 @@ extension NativeAdvertisementLoader {
             endLease(leaseHandle, shown: false, reason: record.dropReason ?? "expired")
         }
         purgeExpired(pool)
-        guard let (adHandle, _) = pool.soonestAvailable else { return nil }
+        guard hasLendableAd(pool), let (adHandle, _) = pool.soonestAvailable else { return nil }
         let leaseID = ids.nextLeaseID()
         let expiresAt = now + pool.configuration.leaseTimeout
         let leaseHandle = leases.insert(
@@ -42,9 +42,8 @@ extension NativeAdvertisementLoader {
         let pool = lease.pool
         if let slot = lease.slot, pool.slots[slot] == leaseHandle { pool.slots[slot] = nil }
         pool.unlease(lease.adHandle)
-        var record = pool[lease.adHandle]
-        if shown { record.ad.showCount += 1 }
-        pool[lease.adHandle] = record
+        if shown { pool[lease.adHandle].ad.showCount += 1 }
+        let record = pool[lease.adHandle]
         // Settle the ad first so that observers of these events see consistent stats.
         let outcome: ReturnOutcome
         let fate: (kind: AdEvent.Kind, reason: String?)?
@@ -116,7 +115,7 @@ extension NativeAdvertisementLoader {
     func serveParked(_ pool: AdPool) {
         while pool.enabled, let first = pool.parked.first() {
             purgeExpired(pool)
-            guard slotHoldsValidLease(pool, first.slot) || !pool.available.isEmpty else { return }
+            guard slotHoldsValidLease(pool, first.slot) || hasLendableAd(pool) else { return }
             _ = pool.parked.removeFirst()
             guard let completion = first.take() else { continue }
             guard let result = lend(from: pool, slot: first.slot) else {

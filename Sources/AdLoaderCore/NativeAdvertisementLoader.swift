@@ -80,8 +80,10 @@ public final class NativeAdvertisementLoader {
 
     /// Tops the pool up to `maximumRetainedAdvertisements`, counting loaded and in-flight ads.
     ///
-    /// Missing ads are asked for in batches of at most `numberOfAdvertisements`; nothing is
-    /// asked while the source is unreachable (a probe covers it).
+    /// Missing ads are asked for in whole batches of `numberOfAdvertisements` plus one partial
+    /// batch for the rest, so the pool fills completely (unlike the automatic top-ups after a
+    /// borrow, which send whole batches only; see ``LoaderConfiguration/numberOfAdvertisements``).
+    /// Nothing is asked while the source is unreachable (a probe covers it).
     /// - Throws: ``LoaderError`` `.invalidArgument` for an empty ad unit or unknown loader,
     ///   `.unavailable` for a disabled loader or after shutdown.
     @discardableResult
@@ -92,7 +94,7 @@ public final class NativeAdvertisementLoader {
         try requireEnabled(entry)
         let pool = pool(for: entry, adUnitID: adUnitID)
         purgeExpired(pool)
-        let requested = topUp(pool, trigger: .explicit)
+        let requested = topUp(pool, trigger: .explicit, amount: .complete)
         return PrefetchResult(available: pool.available.count, inFlight: pool.inFlight, requested: requested)
     }
 
@@ -101,7 +103,17 @@ public final class NativeAdvertisementLoader {
     /// ``ParkedBorrow`` is cancelled first.
     ///
     /// The ad lent is the valid available one that expires soonest. Every borrow, hit or miss,
-    /// then tops the pool up.
+    /// then tops the pool up in whole batches: it asks for `numberOfAdvertisements` ads per
+    /// request once at least that many are missing, and for a partial batch only when the pool
+    /// is running dry (nothing available or in flight beyond the borrows already parked). So
+    /// at steady traffic the pool floats between `maximumRetainedAdvertisements` minus
+    /// `numberOfAdvertisements - 1` and the maximum, and each request carries a whole batch.
+    /// A borrow loads even while automatic retries are held back after failures.
+    ///
+    /// An expired ad is never lent. When more ads have expired than one call removes (see
+    /// ``LoaderConfiguration/sweepInterval``), the borrow answers as if the pool were empty
+    /// (or parks) and the removal continues in scheduler callbacks due at once; parked
+    /// borrows are served when it is done.
     /// - Parameters:
     ///   - slot: the feed cell; while it holds a lease, borrowing for it returns the same lease
     ///     (`reused: true`). If that lease's ad has expired, the lease ends and a fresh ad is

@@ -58,6 +58,7 @@ final class ModelRun {
         loader = try! NativeAdvertisementLoader(
             loaders: configurations, sources: ["model": source], clock: clock, scheduler: clock, idSeed: seed)
         _ = loader.addObserver { [unowned self] in observe($0) }
+        source.onRequest = { [unowned self] in checkRequest(loader: $0, unit: $1, count: $2) }
     }
 
     static func configurations(seed: UInt64) -> [LoaderConfiguration] {
@@ -131,6 +132,7 @@ final class ModelRun {
     func run(_ steps: [ModelStep]) {
         for (index, step) in steps.enumerated() {
             stepIndex = index
+            currentStep = step
             apply(step)
             checkState()
             if !violations.isEmpty { return }
@@ -189,6 +191,7 @@ final class ModelRun {
             }
             isDisabling = false
             if !on && enabled[l] {
+                unreachablePools = unreachablePools.filter { $0.loader != name }
                 for id in leaseOrder where openLeases[id]?.pool.loader == name { openLeases[id]?.dropped = true }
                 let gone = parked.filter { $0.pool.loader == name }
                 if !gone.isEmpty { violation("\(gone.count) parked borrows of disabled \(name) still parked") }
@@ -284,6 +287,42 @@ final class ModelRun {
 
     private var isDisabling = false
 
+    // MARK: - Requests
+
+    private var currentStep: ModelStep?
+    /// Pools whose source last reported itself unreachable: they send single-ad probes.
+    private var unreachablePools = Set<PoolKey>()
+
+    /// Automatic requests are whole batches unless the pool was running dry (nothing
+    /// available or in flight beyond its parked borrows); an explicit prefetch may end with
+    /// a partial batch; a probe asks for one ad.
+    private func checkRequest(loader name: String, unit: String, count: Int) {
+        let pool = PoolKey(loader: name, unit: unit)
+        let batch = configurations.first { $0.name == name }!.numberOfAdvertisements
+        if count == batch {
+            coverage["request whole batch", default: 0] += 1
+            return
+        }
+        if case .prefetch? = currentStep {
+            coverage["request prefetch partial", default: 0] += 1
+            return
+        }
+        if count == 1 && unreachablePools.contains(pool) {
+            coverage["request probe", default: 0] += 1
+            return
+        }
+        guard let stats = loader.stats(loader: name, adUnitID: unit).first else {
+            violation("request for \(pool) without a pool")
+            return
+        }
+        // The loader counts the request in flight before sending it.
+        if stats.available + stats.inFlight - count <= stats.parkedBorrows {
+            coverage["request dry partial", default: 0] += 1
+            return
+        }
+        violation("automatic request for \(count) ads (batch \(batch)) while \(pool) was not dry: \(stats)")
+    }
+
     private func returnLease(_ id: UInt64, shown: Bool) {
         guard let open = openLeases[id], let expiry = open.adExpiresAt else { return }
         let threshold = configurations.first { $0.name == open.pool.loader }!.showCountThreshold
@@ -310,6 +349,14 @@ final class ModelRun {
         }
         coverage["\(event.kind) \(event.reason ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] += 1
         switch event.kind {
+        case .loadFinished:
+            let pool = PoolKey(loader: event.loader, unit: event.adUnitID)
+            guard let index = configurations.firstIndex(where: { $0.name == event.loader }), enabled[index] else { break }
+            if let error = event.error {
+                if error.code == .unreachable { unreachablePools.insert(pool) }
+            } else {
+                unreachablePools.remove(pool)
+            }
         case .leased:
             guard let id = event.leaseID, let adID = event.adID else {
                 violation("leased event without lease or ad id")

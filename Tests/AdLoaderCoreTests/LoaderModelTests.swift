@@ -37,7 +37,8 @@ struct LoaderModelTests {
         for path in [
             "new lease", "reused lease", "parked answered leased", "parked answered noAdYe", "removed consumed",
             "removed disabled", "expired ", "returned reclaimed", "returned expired", "loadFinished retryable",
-            "loadFinished unreachable", "loadFinished final",
+            "loadFinished unreachable", "loadFinished final", "request whole batch", "request prefetch partial",
+            "request dry partial",
         ] {
             #expect(coverage[path, default: 0] > 0, "shard \(shard) never reached \(path): \(coverage)")
         }

@@ -105,10 +105,11 @@ struct NativeAdvertisementLoaderFillingTests {
         h.source.fail(0, .unreachable)
         #expect(Self.timeToNextRequest(h) == .seconds(30))
         #expect(h.source.requests.count == 5)
-        // The probe answers: topping up resumes at once.
+        // The probe answers: topping up resumes at once, in whole batches (5 missing: 2 + 2;
+        // the last one waits, the pool is not dry).
         h.source.succeed()
-        #expect(h.source.pendingAds == 5)
-        #expect(h.source.requests.suffix(3).map(\.count) == [2, 2, 1])
+        #expect(h.source.pendingAds == 4)
+        #expect(h.source.requests.suffix(2).map(\.count) == [2, 2])
         #expect(h.clock.pendingCount == 1)  // only the sweep timer, no probe
     }
 
@@ -150,5 +151,101 @@ struct NativeAdvertisementLoaderFillingTests {
         try loader.prefetch(adUnitID: "u")
         source.completions[0](.success((0..<9).map { NativeAdContent(headline: "\($0)") }))
         #expect(loader.stats().first?.available == 2)
+    }
+
+    // MARK: fill policy: whole batches
+
+    @Test func steadyBorrowingSendsOnlyWholeBatches() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 20 }
+        try h.fill()
+        #expect(h.source.requests.map(\.count) == [5, 5, 5, 5])
+        // Borrow, show (consumed), answer what was asked: 23 impressions.
+        for _ in 0..<23 {
+            let lease = try h.lease()
+            #expect(try h.loader.returnLease(lease.id, shown: true) == .consumed)
+            let held = h.stats().available + h.stats().leased + h.stats().inFlight
+            #expect((16...20).contains(held), "the pool floats within one batch of the maximum")
+            h.source.succeedAll()
+        }
+        // 23 consumed: 4 whole batches, the 3 left missing wait for the fifth.
+        #expect(h.source.requests.map(\.count) == [5, 5, 5, 5, 5, 5, 5, 5])
+        #expect(h.stats().available == 17)
+        #expect(h.stats().borrowHits == 23)
+        #expect(h.stats().upstreamRequests == 8)
+    }
+
+    @Test func heldLeasesAndReturnsSendWholeBatchesOnly() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 4; $0.maximumRetainedAdvertisements = 10 }
+        try h.fill()
+        #expect(h.source.requests.map(\.count) == [4, 4, 2])
+        var leases: [Lease] = []
+        for _ in 0..<6 { leases.append(try h.lease()) }
+        for lease in leases.prefix(3) { try h.loader.returnLease(lease.id, shown: true) }  // 3 missing
+        #expect(h.source.requests.count == 3)
+        try h.loader.returnLease(leases[3].id, shown: true)  // 4 missing: one whole batch
+        #expect(h.source.requests.map(\.count) == [4, 4, 2, 4])
+        try h.loader.returnLease(leases[4].id, shown: true)
+        #expect(h.source.requests.count == 4)
+    }
+
+    @Test func aDryPoolGetsAPartialBatch() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 3 }
+        try h.fill()
+        #expect(h.source.requests.map(\.count) == [3])
+        for _ in 0..<2 {
+            let lease = try h.lease()
+            try h.loader.returnLease(lease.id, shown: true)
+        }
+        // Two missing, one still available: no request for less than a batch.
+        #expect(h.source.requests.count == 1)
+        // The borrow that takes the last ad leaves nothing available or coming: a partial batch.
+        let last = try h.lease()
+        #expect(h.source.requests.map(\.count) == [3, 2])
+        #expect(h.stats().inFlight == 2)
+        // Nothing available but ads coming: a miss asks for no more.
+        #expect(try h.borrow() == .noAdYet)
+        #expect(h.source.requests.count == 2)
+        // In flight fails: the pool is dry again, and the consumed ad makes it 3 missing.
+        h.source.fail(0, .retryable)
+        try h.loader.returnLease(last.id, shown: true)
+        #expect(try h.borrow() == .noAdYet)  // explicit: loads even while backing off
+        #expect(h.source.requests.map(\.count) == [3, 2, 3])
+    }
+
+    @Test func parkedBorrowsCountAsRunningDry() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
+        try h.fill()
+        let leases = try (0..<5).map { _ in try h.lease() }
+        var answers: [BorrowResult] = []
+        for _ in 0..<2 {
+            #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) } != nil)
+        }
+        #expect(h.source.requests.count == 1)  // nothing missing: all five are leased
+        try h.loader.returnLease(leases[0].id, shown: true)
+        // One missing, nothing available or in flight, two borrows waiting: ask for one.
+        #expect(h.source.requests.map(\.count) == [5, 1])
+        try h.loader.returnLease(leases[1].id, shown: true)
+        // One ad coming for two waiting borrows: still running dry, ask for one more.
+        #expect(h.source.requests.map(\.count) == [5, 1, 1])
+        h.source.succeedAll()
+        #expect(answers.count == 2)
+        #expect(answers.allSatisfy { if case .leased(_, reused: false) = $0 { true } else { false } })
+    }
+
+    @Test func explicitPrefetchFillsCompletely() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 12 }
+        try h.fill()
+        #expect(h.source.requests.map(\.count) == [5, 5, 2])
+        for _ in 0..<3 {
+            let lease = try h.lease()
+            try h.loader.returnLease(lease.id, shown: true)
+        }
+        #expect(h.source.requests.count == 3)  // 3 missing, 9 available: automatic waits
+        let result = try h.loader.prefetch(adUnitID: "unit")
+        #expect(result.requested == 3)
+        #expect(h.source.requests.map(\.count) == [5, 5, 2, 3])
+        #expect(try h.loader.prefetch(adUnitID: "unit").requested == 0)
+        h.source.succeedAll()
+        #expect(h.stats().available == 12)
     }
 }

@@ -73,11 +73,17 @@ struct NativeAdvertisementLoaderLeasingTests {
 
     @Test func everyBorrowThatLeavesThePoolShortTopsUp() throws {
         let h = try Harness()
-        try h.fill()
+        try h.loader.prefetch(adUnitID: "unit")
+        h.source.succeed(0, fill: 0)  // a batch came back empty: 5 short, 5 coming
         #expect(h.source.requests.count == 2)
-        let lease = try h.lease()
-        try h.loader.returnLease(lease.id, shown: true)  // consumed: the pool is one short
-        #expect(h.source.requests.last?.count == 1)
+        h.source.succeed()
+        _ = try h.lease()  // the borrow finds the pool a whole batch short
+        #expect(h.source.requests.map(\.count) == [5, 5, 5])
+        for _ in 0..<4 {
+            let lease = try h.lease()
+            try h.loader.returnLease(lease.id, shown: true)  // consumed: one more short each
+        }
+        #expect(h.source.requests.count == 3)  // 4 short, ads available: less than a batch waits
     }
 
     @Test func parkedBorrowsAreServedInOrderWhenAdsArrive() throws {

@@ -59,6 +59,8 @@ final class ModelSource: DemandSource {
     }
 
     var limits: [String: Int] = [:]
+    /// Called for every request (loader, ad unit, count), after the loader counted it in flight.
+    var onRequest: (String, String, Int) -> Void = { _, _, _ in }
     private(set) var pending: [Pending] = []
     private(set) var badRequest: String?
     private var requests: [String: Int] = [:]
@@ -73,6 +75,7 @@ final class ModelSource: DemandSource {
         }
         requests[loader, default: 0] += 1
         pending.append(Pending(loader: loader, unit: request.adUnitID, count: count, completion: completion))
+        onRequest(loader, request.adUnitID, count)
     }
 
     func requestCount(loader: String) -> Int { requests[loader] ?? 0 }
