@@ -58,6 +58,9 @@ final class RawClient {
     /// Ends the connection from this side (the descriptor stays open until deinit).
     func disconnect() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
 
+    /// Half-closes: no more requests, but answers can still be read.
+    func halfClose() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
     func makeCallID() -> UInt64 {
         defer { nextID += 1 }
         return nextID
@@ -82,6 +85,21 @@ final class RawClient {
             offset += n
         }
         return true
+    }
+
+    /// Sends what the socket takes within `timeout` (0 bytes when it stays full).
+    /// - Returns: the number of bytes sent.
+    func sendSome(_ bytes: ArraySlice<UInt8>, timeout: Duration = .milliseconds(20)) throws -> Int {
+        guard !bytes.isEmpty else { return 0 }
+        var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard poll(&pfd, 1, Int32(timeout.components.attoseconds / 1_000_000_000_000_000 + timeout.components.seconds * 1000)) > 0
+        else { return 0 }
+        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        if n < 0 {
+            if errno == EAGAIN || errno == EINTR { return 0 }
+            throw DaemonError("send failed: errno \(errno)")
+        }
+        return n
     }
 
     func send(_ frame: RequestFrame) throws {
