@@ -145,7 +145,8 @@ public final class Server {
     }
 
     /// Starts the graceful shutdown: stop accepting, end parked borrows and watches with
-    /// UNAVAILABLE, flush, close connections (forcibly after the grace period).
+    /// UNAVAILABLE, announce it on every connection, answer later calls UNAVAILABLE, and close
+    /// each connection when its client does (forcibly after the grace period).
     public func beginShutdown(reason: String) {
         guard state == .running else { return }
         state = .draining
