@@ -149,15 +149,7 @@ extension EndToEnd {
                 _ = try setup.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
             let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
-            var batch: [UInt8] = []
-            let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
-            for id in 1...100 {
-                RequestFrame(callID: UInt64(id), method: MethodName.stats, metadata: padding, message: [])
-                    .appendFrame(to: &batch)
-            }
-            var sent = 0
-            while sent < 1_000, try greedy.send(batch, timeout: .seconds(1)) { sent += 1 }
-            #expect(sent < 1_000)
+            _ = try greedy.floodUntilPaused(daemon)
             let started = ContinuousClock.now
             daemon.signal(SIGTERM)
             #expect(daemon.waitForExit(timeout: .seconds(10)) == 0)

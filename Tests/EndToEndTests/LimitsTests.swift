@@ -137,27 +137,6 @@ extension EndToEnd {
             try expectHealthy(good, daemon)
         }
 
-        /// Floods Stats requests (1 KiB of metadata each; each answer lists 20+ pools) from a
-        /// client with a 4 KiB receive buffer that does not read, until the daemon logs that it
-        /// paused reading. The stream may end inside a frame.
-        /// - Returns: the number of whole requests sent.
-        private func floodUntilPaused(_ greedy: RawClient, _ daemon: DaemonProcess) throws -> Int {
-            var frame: [UInt8] = []
-            let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
-            RequestFrame(callID: 1, method: MethodName.stats, metadata: padding, message: StatsRequestMessage().encoded())
-                .appendFrame(to: &frame)
-            var pending: [UInt8] = []
-            var sentBytes = 0
-            let paused = try daemon.repeatUntilLogged("reading paused", limit: 1_000) {
-                if pending.count < 100 * frame.count { for _ in 0..<100 { pending += frame } }
-                let sent = try greedy.sendSome(pending[...])
-                pending.removeFirst(sent)
-                sentBytes += sent
-            }
-            try #require(paused, "the daemon never paused reading a client that does not read")
-            return sentBytes / frame.count
-        }
-
         /// Warms 20 pools so that each Stats answer is a few KiB.
         private func warmPools(_ good: RawClient) throws {
             for unit in 0..<20 {
@@ -175,7 +154,7 @@ extension EndToEnd {
             let (daemon, good) = try start(["--max-unsent-output", "1KiB", "--partial-frame-timeout", "300ms"])
             try warmPools(good)
             let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
-            let sent = try floodUntilPaused(greedy, daemon)
+            let sent = try greedy.floodUntilPaused(daemon)
             // Paused for longer than the partial-frame timeout: the frames it has not read wait
             // on the server, not on the client, so the client is not closed for them (the
             // partial frame its stream ends with may time out once every whole one is answered).
@@ -199,7 +178,7 @@ extension EndToEnd {
                 ["--max-unsent-output", "1KiB", "--partial-frame-timeout", "300ms", "--shutdown-grace-period", "500ms"])
             try warmPools(good)
             let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
-            _ = try floodUntilPaused(greedy, daemon)
+            _ = try greedy.floodUntilPaused(daemon)
             try keepServing(good, for: .seconds(1))
             try good.borrowAndReturn()
             let started = ContinuousClock.now

@@ -185,6 +185,29 @@ final class RawClient {
     }
 }
 
+extension RawClient {
+    /// Floods Stats requests (1 KiB of metadata each; each answer lists 20+ pools) from this
+    /// client (give it a 4 KiB receive buffer) without reading, until the daemon logs that it
+    /// paused reading. The stream may end inside a frame.
+    /// - Returns: the number of whole requests sent.
+    func floodUntilPaused(_ daemon: DaemonProcess) throws -> Int {
+        var frame: [UInt8] = []
+        let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
+        RequestFrame(callID: 1, method: MethodName.stats, metadata: padding, message: StatsRequestMessage().encoded())
+            .appendFrame(to: &frame)
+        var pending: [UInt8] = []
+        var sentBytes = 0
+        let paused = try daemon.repeatUntilLogged("reading paused", limit: 1_000) {
+            if pending.count < 100 * frame.count { for _ in 0..<100 { pending += frame } }
+            let sent = try sendSome(pending[...])
+            pending.removeFirst(sent)
+            sentBytes += sent
+        }
+        guard paused else { throw DaemonError("the daemon never paused reading a client that does not read") }
+        return sentBytes / frame.count
+    }
+}
+
 extension PoolStats {
     /// Every ad ever loaded is available, leased, or accounted for as expired, consumed or removed.
     var conservesAds: Bool {
