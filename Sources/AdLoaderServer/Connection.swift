@@ -42,8 +42,6 @@ final class Connection {
     private var timeoutDeadline = Int64.max
     private var lingerTask: (any ScheduledTask)?
     private var inReadCallback = false
-    /// The client ended its sending side (EOF): answers still go out, nothing more comes in.
-    private var peerClosed = false
     /// Queued in the server's flush list.
     var isDirty = false
 
@@ -81,7 +79,6 @@ final class Connection {
                 // A half-close (shutdown(SHUT_WR) after the last request) still reads its
                 // answers: write them, then close. Open calls end as on a disconnect
                 // (PROTOCOL.md 5.5).
-                peerClosed = true
                 closeAfterFlush(reason: "closed by the client", level: .debug)
             } else {
                 close(reason: "read failed: \(error)", level: .warning)
@@ -232,7 +229,7 @@ final class Connection {
     }
 
     /// A client that closed its side may be gone altogether: failing to write to it is normal.
-    private var writeFailureLevel: LogLevel { peerClosed ? .debug : .warning }
+    private var writeFailureLevel: LogLevel { stream.sawEndOfFile ? .debug : .warning }
 
     private func outputChanged() {
         let unsent = stream.queuedWriteBytes
