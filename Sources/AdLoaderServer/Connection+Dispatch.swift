@@ -77,8 +77,8 @@ extension Connection {
         // that would have parked is refused.
         let limited = wait > .zero && server.parkedBorrowCount >= server.limits.maxParkedBorrows
         if limited {
-            let maximum = loader.configurations[loaderName(request.loader)]?.maximumBorrowWait ?? .zero
-            if wait > maximum {
+            // An unknown loader is left to the core, which names the `loader` field.
+            if let maximum = loader.configurations[loaderName(request.loader)]?.maximumBorrowWait, wait > maximum {
                 throw LoaderError(code: .invalidArgument, field: "wait_ms", message: "must be 0...\(maximum.milliseconds) ms")
             }
             wait = .zero

@@ -46,13 +46,25 @@ extension Connection {
         }
 
         /// Bytes arrived and were decoded as far as possible.
-        mutating func received(at now: Int64, hasPartialFrame: Bool) {
+        /// - Parameters:
+        ///   - hasPartialFrame: bytes of a frame (or of the preface) are still incomplete.
+        ///   - completedFrame: at least one frame (or the preface) completed in this read.
+        ///     The timeout is about a frame that makes no progress, so a completed frame
+        ///     restarts the clock: a pipelining client whose reads rarely end on a frame
+        ///     boundary is never "stalled".
+        mutating func received(at now: Int64, hasPartialFrame: Bool, completedFrame: Bool = false) {
             lastActivity = now
             if !hasPartialFrame {
                 partialSince = nil
-            } else if partialSince == nil {
+            } else if partialSince == nil || completedFrame {
                 partialSince = now
             }
+        }
+
+        /// Reading resumed after a pause: a frame left incomplete waited on the server, so
+        /// its partial-frame clock starts again now.
+        mutating func readingResumed(at now: Int64) {
+            if partialSince != nil { partialSince = now }
         }
 
         /// The last open call of the connection ended: idleness counts from now.
@@ -60,16 +72,18 @@ extension Connection {
             lastActivity = max(lastActivity, now)
         }
 
-        /// The earliest instant a timeout can expire.
+        /// The earliest instant a timeout can expire. While reading is paused, the bytes
+        /// buffered wait on the server, not on the client: no partial-frame deadline then.
         func nextDeadline(hasOpenCalls: Bool) -> Int64 {
             var deadline = hasOpenCalls ? Int64.max : lastActivity + idleTimeout
-            if let partialSince { deadline = min(deadline, partialSince + partialFrameTimeout) }
-            return deadline == Int64.max ? Int64.max : deadline
+            if !readingPaused, let partialSince { deadline = min(deadline, partialSince + partialFrameTimeout) }
+            return deadline
         }
 
         /// Decides at a check whether a timeout expired.
+        /// - Returns: `.close`, or `.checkAgain` at an instant always later than `now` (a
+        ///   deadline already past would make the loop's timer fire again at once, forever).
         func checkTimeouts(now: Int64, hasOpenCalls: Bool) -> TimeoutAction {
-            // While reading is paused, buffered bytes wait on us, not on the client.
             if !readingPaused, let partialSince, now - partialSince >= partialFrameTimeout {
                 return .close(
                     Status(code: .deadlineExceeded, message: "partial frame not completed within \(Self.seconds(partialFrameTimeout))"))
@@ -78,8 +92,9 @@ extension Connection {
                 return .close(Status(code: .unavailable, message: "idle for \(Self.seconds(idleTimeout))"))
             }
             let next = nextDeadline(hasOpenCalls: hasOpenCalls)
-            // With calls open (e.g. a Watch), idleness is rechecked one period later.
-            return .checkAgain(at: next == Int64.max ? now + idleTimeout : next)
+            // With calls open (e.g. a Watch) or reading paused, idleness is rechecked one
+            // period later.
+            return .checkAgain(at: next == Int64.max ? now + idleTimeout : max(next, now + 1))
         }
 
         /// "10 s" or "300 ms".

@@ -76,7 +76,10 @@ final class Connection {
         switch result {
         case .failure(let error):
             if error.isEndOfFile {
-                close(reason: "closed by the client", level: .debug)
+                // A half-close (shutdown(SHUT_WR) after the last request) still reads its
+                // answers: write them, then close. Open calls end as on a disconnect
+                // (PROTOCOL.md 5.5).
+                closeAfterFlush(reason: "closed by the client", level: .debug)
             } else {
                 close(reason: "read failed: \(error)", level: .warning)
             }
@@ -90,12 +93,17 @@ final class Connection {
     /// Handles every whole frame buffered (until the output limit pauses the connection),
     /// then writes all the answers at once.
     private func processBufferedFrames() {
+        let bufferedBefore = decoder.bufferedByteCount
         inReadCallback = true
         processFrames()
         inReadCallback = false
         if isAcceptingCalls {
+            // Bytes consumed once the preface is in means a frame completed: progress.
+            // (`hasPartialFrame` is also true for whole frames left buffered while reading is
+            // paused; the state machine ignores partial frames while paused.)
             machine.received(
-                at: clock.now.unixMilliseconds, hasPartialFrame: decoder.hasPartialFrame || !decoder.prefaceReceived)
+                at: clock.now.unixMilliseconds, hasPartialFrame: decoder.hasPartialFrame || !decoder.prefaceReceived,
+                completedFrame: decoder.prefaceReceived && decoder.bufferedByteCount < bufferedBefore)
             armTimeouts()
         }
         flush()
@@ -205,7 +213,7 @@ final class Connection {
         // Keep a modest buffer for the next answers; give back a big one.
         output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
         if let result {
-            close(reason: "write failed: \(result)", level: .warning)
+            close(reason: "write failed: \(result)", level: writeFailureLevel)
             return
         }
         outputChanged()
@@ -214,11 +222,14 @@ final class Connection {
     private func writeCompleted(_ error: UVError?) {
         guard phase != .closed else { return }
         if let error {
-            close(reason: "write failed: \(error)", level: .warning)
+            close(reason: "write failed: \(error)", level: writeFailureLevel)
             return
         }
         outputChanged()
     }
+
+    /// A client that closed its side may be gone altogether: failing to write to it is normal.
+    private var writeFailureLevel: LogLevel { stream.sawEndOfFile ? .debug : .warning }
 
     private func outputChanged() {
         let unsent = stream.queuedWriteBytes
@@ -235,6 +246,7 @@ final class Connection {
             stream.readStop()
         case .resumeReading:
             logger.info("client drained its answers; reading resumed", ["unsent": .int(Int64(unsent))])
+            machine.readingResumed(at: clock.now.unixMilliseconds)
             // Requests buffered while paused come first; they may pause the connection again.
             processBufferedFrames()
             guard isAcceptingCalls, !machine.readingPaused else { return }
@@ -304,13 +316,20 @@ final class Connection {
         if !inReadCallback { flush() }
     }
 
-    /// Server shutdown: open calls end with `status`, then a call-0 frame with it, then close
-    /// after flush (PROTOCOL.md 9).
+    /// Server shutdown (PROTOCOL.md 9): open calls end with `status`, then a call-0 frame with
+    /// it announces the shutdown. Reading goes on, so calls already on their way are answered
+    /// UNAVAILABLE (dispatch checks ``Server/isDraining``) rather than dropped; the connection
+    /// closes when the client closes it, or when the server's grace period ends.
     func drain(status: Status) {
         guard isAcceptingCalls else { return }
         endOpenCalls(status: status)
-        if phase == .open { ResponseFrame.append(callID: 0, status: status, to: &output) }
-        closeAfterFlush(reason: nil, level: .debug)
+        guard phase == .open else {
+            // No preface yet: nothing was asked, nothing to answer.
+            closeAfterFlush(reason: nil, level: .debug)
+            return
+        }
+        ResponseFrame.append(callID: 0, status: status, to: &output)
+        flush()
     }
 
     /// Closes now; pending writes are cancelled. Open calls end without an answer.
@@ -332,18 +351,7 @@ final class Connection {
     /// watches unregistered; with a status, each call is answered with it.
     private func endOpenCalls(status: Status?) {
         guard !calls.isEmpty else { return }
-        let open = calls
-        calls.removeAll()
-        for (callID, call) in open.sorted(by: { $0.key < $1.key }) {
-            switch call {
-            case .borrow(let parked, let deadline):
-                parked.cancel()
-                deadline?.cancel()
-                server.parkedBorrowCount -= 1
-            case .watch(let token, let deadline):
-                loader.removeObserver(token)
-                deadline?.cancel()
-            }
+        for callID in calls.keys.sorted() where endCall(callID) {
             if let status { answer(callID, status: status) }
         }
     }

@@ -18,6 +18,12 @@ import Glibc
 /// Cancelled entries are dropped lazily when they reach the top, and the heap is compacted
 /// when they are the majority.
 ///
+/// No starvation: one firing runs only the actions due and scheduled before it began.
+/// Actions they schedule — even at a deadline already past — wait at least one loop
+/// iteration, so I/O always gets a turn. (libuv runs a timer restarted with 0 ms from its
+/// own callback again in the same pass, so a deadline in the past re-armed from `fire()`
+/// would never let the loop reach its poll; such a timer is armed with 1 ms instead.)
+///
 /// - Important: loop-confined. Actions run from the timer callback, never from inside
 ///   ``schedule(at:_:)``; same-deadline actions run in the order they were scheduled.
 public final class LoopClock: AdClock, AdScheduler {
@@ -29,6 +35,7 @@ public final class LoopClock: AdClock, AdScheduler {
     private var cancelledInHeap = 0
     private var armedDeadline: Int64?
     private var isClosed = false
+    private var isFiring = false
 
     /// - Parameters:
     ///   - loop: the loop whose timer drives the actions.
@@ -75,6 +82,8 @@ public final class LoopClock: AdClock, AdScheduler {
 
     private func fire() {
         armedDeadline = nil
+        isFiring = true
+        defer { isFiring = false }
         let current = now.unixMilliseconds
         // Actions scheduled while these run wait for the next firing: no starvation.
         let limit = nextSequence
@@ -102,7 +111,8 @@ public final class LoopClock: AdClock, AdScheduler {
         }
         if let armed = armedDeadline, armed <= top.deadline { return }
         armedDeadline = top.deadline
-        let delay = max(0, top.deadline - now.unixMilliseconds)
+        // From inside fire(), 0 ms would run again in this same timer pass (see above).
+        let delay = max(isFiring ? 1 : 0, top.deadline - now.unixMilliseconds)
         timer.start(timeout: UInt64(delay)) { [unowned self] in self.fire() }
     }
 

@@ -10,9 +10,10 @@ import Glibc
 ///
 /// Lifecycle: ``init(configuration:logger:)`` builds everything, ``start()`` binds the
 /// listeners, ``run()`` serves until SIGTERM/SIGINT (or ``beginShutdown(reason:)``), then
-/// drains: stops accepting, ends parked borrows and watches with UNAVAILABLE, writes what is
-/// left, closes connections (forcibly after the grace period), closes every handle and the
-/// loop.
+/// drains: stops accepting, ends parked borrows and watches with UNAVAILABLE, announces the
+/// shutdown with a call-0 UNAVAILABLE frame, answers calls still arriving with UNAVAILABLE
+/// until each client closes its connection (forcibly after the grace period), then closes
+/// every handle and the loop.
 ///
 /// - Important: loop-confined: create it, start and run it on one thread.
 public final class Server {
@@ -56,9 +57,14 @@ public final class Server {
         self.limits = configuration.limits
         self.logger = logger
         loop = try UVLoop()
+        // Locals until everything is built, so a failure can close what exists.
+        var createdClock: LoopClock?
+        var createdIdle: UVIdle?
         do {
-            clock = try LoopClock(loop: loop)
-            flushIdle = try UVIdle(loop: loop)
+            let clock = try LoopClock(loop: loop)
+            createdClock = clock
+            let flushIdle = try UVIdle(loop: loop)
+            createdIdle = flushIdle
             var sources: [String: any DemandSource] = [:]
             for (name, settings) in configuration.sources {
                 sources[name] = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
@@ -66,8 +72,10 @@ public final class Server {
             loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
                 idSeed: UInt64(clock.now.unixMilliseconds))
+            self.clock = clock
+            self.flushIdle = flushIdle
         } catch {
-            Self.abandon(loop)
+            _ = Self.abandon(loop, closing: [createdClock?.close, createdIdle?.close].compactMap { $0 })
             throw error
         }
     }
@@ -137,7 +145,8 @@ public final class Server {
     }
 
     /// Starts the graceful shutdown: stop accepting, end parked borrows and watches with
-    /// UNAVAILABLE, flush, close connections (forcibly after the grace period).
+    /// UNAVAILABLE, announce it on every connection, answer later calls UNAVAILABLE, and close
+    /// each connection when its client does (forcibly after the grace period).
     public func beginShutdown(reason: String) {
         guard state == .running else { return }
         state = .draining
@@ -268,12 +277,18 @@ public final class Server {
         if dirty.isEmpty { flushIdle.stop() }
     }
 
-    /// Closes a loop whose setup failed half-way, running close callbacks first.
-    private static func abandon(_ loop: UVLoop) {
-        uv_walk(loop.raw, { handle, _ in
-            if let handle, uv_is_closing(handle) == 0 { uv_close(handle, nil) }
-        }, nil)
+    /// Closes a loop whose setup failed half-way: each owner closes its handle through
+    /// its own `close()` (so close callbacks run, retains are released and memory freed),
+    /// then the loop runs until they have, and closes.
+    /// - Returns: true when `uv_loop_close` succeeded.
+    static func abandon(_ loop: UVLoop, closing owners: [() -> Void]) -> Bool {
+        for close in owners { close() }
         while loop.runNoWait() {}
-        try? loop.close()
+        do {
+            try loop.close()
+            return true
+        } catch {
+            return false
+        }
     }
 }

@@ -59,8 +59,9 @@ extension ServerConfiguration {
                 "sources": { "synthetic": { "latency": "50ms", "fillRate": 0.9, "seed": 7 } },
                 "loaders": { "default": { "numberOfAdvertisements": 3, "maximumRetainedAdvertisements": 10 } } }
 
-            Signals: SIGTERM or SIGINT stops accepting, finishes calls in flight (parked borrows end
-            with UNAVAILABLE), closes connections and exits 0 within the shutdown grace period.
+            Signals: SIGTERM or SIGINT stops accepting, ends parked borrows and watches with
+            UNAVAILABLE, answers calls still arriving with UNAVAILABLE until each client closes its
+            connection, and exits 0 within the shutdown grace period.
 
             """
         return text

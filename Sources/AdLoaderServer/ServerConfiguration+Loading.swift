@@ -101,15 +101,15 @@ extension ServerConfiguration {
             ) { (l, v, k) throws(ConfigError) in l.idleTimeout = try v.duration(k) },
             limit(
                 "partialFrameTimeout", "--partial-frame-timeout", "10s",
-                "close a connection holding an incomplete frame or preface this long"
+                "close a connection holding an incomplete frame or preface this long with no frame completing"
             ) { (l, v, k) throws(ConfigError) in l.partialFrameTimeout = try v.duration(k) },
             limit(
                 "maxUnsentOutputPerConnection", "--max-unsent-output", "8MiB",
-                "unsent answers per connection above which its requests stop being read (closed at 2x this + max message size)"
+                "unsent answers per connection above which its requests stop being read until half drained (closed at 2x this + max message size)"
             ) { (l, v, k) throws(ConfigError) in l.maxUnsentOutputPerConnection = try v.size(k) },
             limit(
                 "shutdownGracePeriod", "--shutdown-grace-period", "10s",
-                "on SIGTERM/SIGINT, the longest wait for calls in flight"
+                "on SIGTERM/SIGINT, the longest wait for clients to close (new calls get UNAVAILABLE meanwhile)"
             ) { (l, v, k) throws(ConfigError) in l.shutdownGracePeriod = try v.duration(k) },
         ]
         let synthetic = SyntheticSource.Configuration()

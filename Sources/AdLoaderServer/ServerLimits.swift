@@ -16,14 +16,16 @@ public struct ServerLimits: Hashable, Sendable {
     public var maxParkedBorrows = 10_000
     /// A connection with no call open that sends nothing for this long is closed.
     public var idleTimeout: Duration = .seconds(300)
-    /// A connection holding part of a frame (or of the preface) for this long is closed.
+    /// A connection holding part of a frame (or of the preface) for this long with no frame
+    /// completing is closed; the clock does not run while the server has paused reading.
     public var partialFrameTimeout: Duration = .seconds(10)
     /// Answers waiting for a client that does not read: above this the server stops reading
     /// and handling that client's requests until its unsent output drains to half; when it
     /// reaches twice this plus ``maxMessageSize`` (possible only through Watch events and
     /// parked calls completing) the connection is closed.
     public var maxUnsentOutputPerConnection = 8 * 1024 * 1024
-    /// On SIGTERM/SIGINT, the longest wait for calls in flight before connections are closed.
+    /// On SIGTERM/SIGINT, the longest wait for clients to close their connections after the
+    /// shutdown announcement; calls arriving meanwhile are answered UNAVAILABLE.
     public var shutdownGracePeriod: Duration = .seconds(10)
 
     public init() {}

@@ -14,16 +14,21 @@ final class UVPipeHandle: UVStream {
     }
 
     /// Binds to `path`, replacing a stale socket file left by an earlier run (never a file
-    /// of another kind), then sets the file's permissions.
+    /// of another kind, never a socket something still listens on), then sets the file's
+    /// permissions.
     /// - Parameters:
     ///   - path: the socket's file path.
     ///   - mode: permission bits, e.g. `0o660`.
-    /// - Throws: ``UVError`` when the path is taken by something else or bind/chmod fail.
+    /// - Throws: ``UVError`` `EADDRINUSE` when a running server answers on `path`, `EEXIST`
+    ///   when the path is another kind of file, or what bind/chmod fail with.
     func bind(path: String, mode: UInt32) throws(UVError) {
         var status = stat()
         if lstat(path, &status) == 0 {
             guard (status.st_mode & S_IFMT) == S_IFSOCK else {
                 throw UVError(code: UV_EEXIST.rawValue, operation: "uv_pipe_bind(\(path))")
+            }
+            if Self.someoneListens(on: path) {
+                throw UVError(code: UV_EADDRINUSE.rawValue, operation: "uv_pipe_bind(\(path))")
             }
             unlink(path)
         }
@@ -31,5 +36,28 @@ final class UVPipeHandle: UVStream {
         if chmod(path, mode_t(mode)) != 0 {
             throw UVError(code: -errno, operation: "chmod(\(path))")
         }
+    }
+
+    /// True when a connect to the socket file at `path` is accepted (or only waits because
+    /// the listener's backlog is full): another process serves there. A stale file refuses.
+    static func someoneListens(on path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let fits = withUnsafeMutableBytes(of: &address.sun_path) { raw -> Bool in
+            let bytes = Array(path.utf8)
+            guard bytes.count < raw.count else { return false }
+            raw.copyBytes(from: bytes)
+            return true
+        }
+        guard fits else { return false }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0 || errno == EAGAIN || errno == EINPROGRESS
     }
 }

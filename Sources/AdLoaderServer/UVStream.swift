@@ -13,6 +13,8 @@ class UVStream: UVHandle {
     /// Bytes handed to `uv_write` and not yet reported written.
     private(set) var queuedWriteBytes = 0
     private(set) var isReading = false
+    /// The peer ended its sending side: a read reported end of stream.
+    private(set) var sawEndOfFile = false
 
     var streamPointer: UnsafeMutablePointer<uv_stream_t> { pointer(as: uv_stream_t.self) }
 
@@ -90,7 +92,10 @@ class UVStream: UVHandle {
         onConnection = nil
     }
 
-    fileprivate func deliverRead(_ result: Result<UnsafeRawBufferPointer, UVError>) { onRead?(result) }
+    fileprivate func deliverRead(_ result: Result<UnsafeRawBufferPointer, UVError>) {
+        if case .failure(let error) = result, error.isEndOfFile { sawEndOfFile = true }
+        onRead?(result)
+    }
     fileprivate func deliverConnection(_ error: UVError?) { onConnection?(error) }
 }
 

@@ -78,9 +78,52 @@ import Testing
     }
 
     @Test func aPausedConnectionIsNotClosedForTheFramesItHasNotRead() {
+        var state = machine(idle: .seconds(300), partial: .seconds(1))
+        state.received(at: 0, hasPartialFrame: true)
+        #expect(state.outputChanged(unsent: 1_500) == .pauseReading)
+        // The partial-frame deadline is left out while paused; idleness still counts.
+        #expect(state.nextDeadline(hasOpenCalls: false) == 300_000)
+        #expect(state.checkTimeouts(now: 2_000, hasOpenCalls: false) == .checkAgain(at: 300_000))
+        #expect(state.checkTimeouts(now: 2_000, hasOpenCalls: true) == .checkAgain(at: 302_000))
+    }
+
+    /// A deadline at or before `now` makes the loop's timer fire again at once, forever.
+    @Test(arguments: [false, true])
+    func whilePausedTheNextCheckIsAlwaysLaterThanNow(hasOpenCalls: Bool) {
+        var state = machine(idle: .seconds(300), partial: .seconds(2))
+        state.received(at: 1_000, hasPartialFrame: true)
+        #expect(state.outputChanged(unsent: 1_500) == .pauseReading)
+        for now: Int64 in [2_999, 3_000, 3_001, 10_000, 299_999] {
+            guard case .checkAgain(let at) = state.checkTimeouts(now: now, hasOpenCalls: hasOpenCalls) else {
+                Issue.record("closed at \(now) while paused")
+                continue
+            }
+            #expect(at > now, "check again at \(at), not after now = \(now)")
+        }
+    }
+
+    @Test func resumingRestartsThePartialFrameClock() {
         var state = machine(partial: .seconds(1))
         state.received(at: 0, hasPartialFrame: true)
         #expect(state.outputChanged(unsent: 1_500) == .pauseReading)
-        if case .close = state.checkTimeouts(now: 2_000, hasOpenCalls: true) { Issue.record("closed while paused") }
+        #expect(state.outputChanged(unsent: 500) == .resumeReading)
+        state.readingResumed(at: 5_000)
+        #expect(state.partialSince == 5_000)
+        #expect(state.checkTimeouts(now: 5_999, hasOpenCalls: true) == .checkAgain(at: 6_000))
+        guard case .close = state.checkTimeouts(now: 6_000, hasOpenCalls: true) else {
+            Issue.record("a frame stalled after the resume was not closed")
+            return
+        }
+    }
+
+    @Test func aCompletedFrameRestartsThePartialFrameClock() {
+        var state = machine(partial: .seconds(1))
+        state.received(at: 0, hasPartialFrame: true)
+        // Every read ends inside a frame, but frames keep completing.
+        for now in stride(from: Int64(500), through: 5_000, by: 500) {
+            state.received(at: now, hasPartialFrame: true, completedFrame: true)
+            #expect(state.checkTimeouts(now: now + 999, hasOpenCalls: true) == .checkAgain(at: now + 1_000))
+        }
+        #expect(state.partialSince == 5_000)
     }
 }

@@ -80,10 +80,14 @@ import Testing
         #expect(ran == 100)
     }
 
-    @Test func nowIsNearTheWallClockAndNeverGoesBack() throws {
-        let finished = try withLoop { loop, clock, finish in
-            let wall = LoopClock.wallClockMilliseconds()
-            #expect(abs(clock.now.unixMilliseconds - wall) < 1_000)
+    @Test func nowStartsAtTheGivenInstantAndNeverGoesBack() throws {
+        let loop = try UVLoop()
+        let clock = try LoopClock(loop: loop, start: AdInstant(unixMilliseconds: 1_000_000))
+        #expect(clock.now.unixMilliseconds == 1_000_000)
+        clock.close()
+        loop.run()
+        try loop.close()
+        let finished = try withLoop { _, clock, finish in
             var last = clock.now
             var count = 0
             func tick() {
@@ -97,5 +101,39 @@ import Testing
             tick()
         }
         #expect(finished)
+    }
+
+    /// An action that keeps rescheduling itself at `now` (or in the past) must not keep the
+    /// loop in its timer phase: other work gets a turn between two runs. Bounded by a count,
+    /// so a starving clock fails instead of hanging.
+    @Test(arguments: [Duration.zero, .seconds(-5)])
+    func anActionReschedulingItselfAsDueLetsTheLoopTurn(offset: Duration) throws {
+        var events: [Character] = []
+        let loop = try UVLoop()
+        let clock = try LoopClock(loop: loop)
+        let idle = try UVIdle(loop: loop)
+        idle.start {
+            if events.last != "i" { events.append("i") }
+        }
+        var runs = 0
+        func again() {
+            _ = clock.schedule(at: clock.now + offset) {
+                events.append("t")
+                runs += 1
+                if runs == 20 {
+                    idle.close()
+                    clock.close()
+                } else {
+                    again()
+                }
+            }
+        }
+        again()
+        loop.run()
+        try loop.close()
+        let timerRuns = events.filter { $0 == "t" }.count
+        #expect(timerRuns == 20)
+        // Between two runs of the action, the loop went through at least one iteration.
+        #expect(!String(events).contains("tt"), "runs back to back in one timer pass: \(String(events))")
     }
 }

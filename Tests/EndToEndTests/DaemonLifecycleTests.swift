@@ -62,14 +62,84 @@ extension EndToEnd {
                 MethodName.stats, StatsRequestMessage(loader: "empty"), as: StatsResponseMessage.self).pools
             #expect(pools.first?.parkedBorrows == 1)
             daemon.signal(SIGTERM)
-            let frames = try client.readUntilClosed()
+            // The call-0 frame announcing the shutdown comes after the open calls' ends.
+            let (announcement, frames) = try client.awaitEnd(of: 0)
+            #expect(announcement.status.code == .unavailable)
             let borrowEnd = frames.first { $0.callID == parked && $0.end }
             #expect(borrowEnd?.status.code == .unavailable)
             let watchEnd = frames.first { $0.callID == watch && $0.end }
             #expect(watchEnd?.status.code == .unavailable)
-            #expect(frames.last?.callID == 0 && frames.last?.status.code == .unavailable)
+            client.disconnect()
             #expect(daemon.waitForExit() == 0)
             #expect(!daemon.stderrText.contains("event loop did not close"))
+        }
+
+        /// PROTOCOL.md 9: calls that arrive during the grace period are answered UNAVAILABLE;
+        /// the connection closes when the client closes it, well before the grace period ends.
+        @Test func callsDuringShutdownAreAnsweredUnavailableUntilTheClientCloses() throws {
+            let daemon = try DaemonProcess(["--shutdown-grace-period", "30s"], config: parkingConfig)
+            let client = try RawClient(port: daemon.port)
+            try client.borrowAndReturn()
+            let started = ContinuousClock.now
+            daemon.signal(SIGTERM)
+            #expect(try client.awaitEnd(of: 0).end.status.code == .unavailable)
+            let stats = try client.failingCall(MethodName.stats, StatsRequestMessage())
+            #expect(stats.code == .unavailable && stats.message == "server shutting down", "\(stats)")
+            let borrow = try client.failingCall(MethodName.borrow, BorrowRequestMessage(adUnitID: "healthy", waitMilliseconds: 1_000))
+            #expect(borrow.code == .unavailable, "\(borrow)")
+            client.halfClose()
+            #expect(try client.readUntilClosed().isEmpty)
+            #expect(daemon.waitForExit(timeout: .seconds(20)) == 0)
+            #expect(ContinuousClock.now - started < .seconds(20))
+            #expect(!daemon.stderrText.contains("grace period ended"))
+        }
+
+        /// A client that half-closes after sending its requests still reads every answer;
+        /// its parked borrow ends as on a disconnect (PROTOCOL.md 5.5).
+        @Test func halfClosingClientGetsItsAnswersThenTheConnectionCloses() throws {
+            let daemon = try DaemonProcess(config: parkingConfig)
+            let observer = try RawClient(port: daemon.port)
+            for unit in 0..<20 {
+                _ = try observer.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
+            }
+            // A small receive buffer and more answers than the sockets buffer (~4 MB, under
+            // the output limit): answers are still unsent when the end of stream is read.
+            let client = try RawClient(port: daemon.port, receiveBuffer: 4096)
+            try client.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))
+            var batch: [UInt8] = []
+            for id in 2...9_001 {
+                RequestFrame(callID: UInt64(id), method: MethodName.stats, request: StatsRequestMessage()).appendFrame(to: &batch)
+            }
+            try client.send(batch)
+            client.halfClose()
+            // The daemon reads the end of stream while megabytes of answers are still unsent.
+            #expect(try daemon.repeatUntilLogged("closed by the client", limit: 5_000) { _ = try observer.stats() })
+            let frames = try client.readUntilClosed()
+            #expect(Set(frames.map(\.callID)) == Set(2...9_001), "\(frames.count) answers")
+            #expect(frames.allSatisfy { $0.status.code == .ok })
+            var parked = -1
+            for _ in 0..<2_000 {
+                parked = try observer.stats().first { $0.loader == "empty" }?.parkedBorrows ?? -1
+                if parked == 0 { break }
+            }
+            #expect(parked == 0)
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit() == 0)
+        }
+
+        /// A second daemon on the same Unix socket must not take it from the first.
+        @Test func aUnixSocketInUseExitsNonZeroNamingTheSettingAndTheFirstStillServes() throws {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("adl-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock").path
+            let first = try DaemonProcess(["--unix-socket", path, "--synthetic-latency", "5ms"])
+            let result = try DaemonProcess.runToExit(["--port", "0", "--unix-socket", path])
+            #expect(result.status == 2)
+            #expect(result.stderr.contains("listeners.unixSocket"), "\(result.stderr)")
+            #expect(result.stderr.contains("EADDRINUSE"), "\(result.stderr)")
+            let client = try RawClient(unixPath: path)
+            try client.borrowAndReturn()
+            client.disconnect()
+            first.signal(SIGTERM)
+            #expect(first.waitForExit() == 0)
         }
 
         @Test func shutdownClosesAClientThatDoesNotReadWithinTheGracePeriod() throws {
@@ -79,15 +149,7 @@ extension EndToEnd {
                 _ = try setup.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
             let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
-            var batch: [UInt8] = []
-            let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
-            for id in 1...100 {
-                RequestFrame(callID: UInt64(id), method: MethodName.stats, metadata: padding, message: [])
-                    .appendFrame(to: &batch)
-            }
-            var sent = 0
-            while sent < 1_000, try greedy.send(batch, timeout: .seconds(1)) { sent += 1 }
-            #expect(sent < 1_000)
+            _ = try greedy.floodUntilPaused(daemon)
             let started = ContinuousClock.now
             daemon.signal(SIGTERM)
             #expect(daemon.waitForExit(timeout: .seconds(10)) == 0)

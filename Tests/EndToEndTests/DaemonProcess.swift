@@ -40,6 +40,9 @@ final class DaemonProcess: @unchecked Sendable {
     init(_ arguments: [String] = [], config: String? = nil, environment: [String: String] = [:]) throws {
         var arguments = arguments
         if !arguments.contains("--port") { arguments += ["--port", "0"] }
+        // A draining daemon waits for its clients to close (PROTOCOL.md 9); tests leave theirs
+        // open, so keep the wait short unless the test is about it.
+        if !arguments.contains("--shutdown-grace-period") { arguments += ["--shutdown-grace-period", "1s"] }
         if let config {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("adloaderd-\(UUID().uuidString).json")
             try config.write(to: url, atomically: true, encoding: .utf8)
@@ -80,6 +83,16 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     var stderrText: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
+
+    /// Calls `step` until the daemon has logged `text`, at most `limit` times.
+    /// - Returns: whether the line appeared.
+    func repeatUntilLogged(_ text: String, limit: Int = 2_000, _ step: () throws -> Void) rethrows -> Bool {
+        for _ in 0..<limit {
+            if stderrText.contains(text) { return true }
+            try step()
+        }
+        return stderrText.contains(text)
+    }
 
     /// Sends a signal.
     func signal(_ number: Int32) {

@@ -86,6 +86,11 @@ extension EndToEnd {
             let status = try bad.failingCall(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
             #expect(status.code == .resourceExhausted)
+            // At the limit, an unknown loader is still named as such (not as a bad wait_ms).
+            let unknown = try bad.failingCall(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "nope", waitMilliseconds: 1_000))
+            #expect(unknown.code == .invalidArgument)
+            #expect(unknown.message.hasPrefix("loader:"), "\(unknown.message)")
             // At the limit, a borrow that finds an ad is still served, with or without a wait.
             try good.borrowAndReturn()
             try bad.send(.cancel(callID: parked))
@@ -132,34 +137,55 @@ extension EndToEnd {
             try expectHealthy(good, daemon)
         }
 
-        @Test func clientThatDoesNotReadIsNoLongerRead() throws {
-            let (daemon, good) = try start(["--max-unsent-output", "1KiB"])
+        /// Warms 20 pools so that each Stats answer is a few KiB.
+        private func warmPools(_ good: RawClient) throws {
             for unit in 0..<20 {
                 _ = try good.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
+        }
+
+        /// Round trips on `good` until `duration` has passed: the daemon keeps serving.
+        private func keepServing(_ good: RawClient, for duration: Duration) throws {
+            let start = ContinuousClock.now
+            while ContinuousClock.now - start < duration { _ = try good.stats() }
+        }
+
+        @Test func clientThatDoesNotReadIsNoLongerReadUntilItDrains() throws {
+            let (daemon, good) = try start(["--max-unsent-output", "1KiB", "--partial-frame-timeout", "300ms"])
+            try warmPools(good)
             let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
-            // Each request carries 1 KiB of metadata and each answer lists 20+ pools. A server that
-            // kept reading would take all 100 MiB; this one stops once its answers pile up.
-            var frame: [UInt8] = []
-            let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
-            RequestFrame(callID: 1, method: MethodName.stats, metadata: padding, message: StatsRequestMessage().encoded())
-                .appendFrame(to: &frame)
-            var batch: [UInt8] = []
-            for _ in 0..<100 { batch += frame }
-            var sentBatches = 0
-            while sentBatches < 1_000, try greedy.send(batch, timeout: .seconds(2)) { sentBatches += 1 }
-            #expect(sentBatches < 1_000, "the server read everything a non-reading client sent")
-            #expect(daemon.stderrText.contains("reading paused"))
-            try good.borrowAndReturn()
-            // Once the client reads, the server reads again.
+            let sent = try greedy.floodUntilPaused(daemon)
+            // Paused for longer than the partial-frame timeout: the frames it has not read wait
+            // on the server, not on the client, so the client is not closed for them (the
+            // partial frame its stream ends with may time out once every whole one is answered).
+            try keepServing(good, for: .seconds(1))
+            // Once the client reads, the server reads again: every whole request is answered.
             var answers = 0
-            while answers < 200, let answer = try greedy.readFrame() {
-                #expect(answer.status.code == .ok)
+            while answers < sent, let answer = try greedy.readFrame() {
+                #expect(answer.callID == 1 && answer.status.code == .ok, "\(answer.status)")
                 answers += 1
             }
-            #expect(answers == 200)
+            #expect(answers == sent)
+            #expect(daemon.stderrText.contains("reading resumed"))
             greedy.disconnect()
             try expectHealthy(good, daemon)
+        }
+
+        /// The reviewer's lock-up: a paused connection past its partial-frame deadline spun the
+        /// loop (100% CPU, no I/O, SIGTERM ignored).
+        @Test func aPausedClientPastThePartialFrameTimeoutDoesNotStallTheDaemon() throws {
+            let (daemon, good) = try start(
+                ["--max-unsent-output", "1KiB", "--partial-frame-timeout", "300ms", "--shutdown-grace-period", "500ms"])
+            try warmPools(good)
+            let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
+            _ = try greedy.floodUntilPaused(daemon)
+            try keepServing(good, for: .seconds(1))
+            try good.borrowAndReturn()
+            let started = ContinuousClock.now
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit(timeout: .seconds(10)) == 0)
+            #expect(ContinuousClock.now - started < .seconds(8))
+            withExtendedLifetime(greedy) {}
         }
     }
 }

@@ -54,8 +54,64 @@ extension EndToEnd {
             #expect(daemon.waitForExit() == 0)
         }
 
+        /// Batches larger than the server's 64 KiB read buffer, sent in chunks that end inside
+        /// frames, for several partial-frame timeouts: frames keep completing, so the client is
+        /// not taken for a stalled one.
+        @Test func aClientPipeliningBatchesLargerThanAReadIsNotClosedAsStalled() throws {
+            let daemon = try DaemonProcess(["--partial-frame-timeout", "1s"])
+            let client = try RawClient(port: daemon.port)
+            var frame: [UInt8] = []
+            let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 4_000))]
+            RequestFrame(callID: 1, method: MethodName.stats, metadata: padding, message: StatsRequestMessage(loader: "none").encoded())
+                .appendFrame(to: &frame)
+            let batch = Array([[UInt8]](repeating: frame, count: 400).joined())
+            #expect(batch.count > 64 * 1024)
+            // Coprime with the frame size: a send ends on a frame boundary only every
+            // frame-size sends (tens of megabytes apart), all others inside a frame.
+            func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+            let chunk = (50_000...).first { gcd($0, frame.count) == 1 }!
+            var pending: [UInt8] = []
+            var sentBytes = 0
+            var batches = 0
+            var answered = 0
+            func readAnswers(upTo count: Int) throws {
+                while answered < count {
+                    let answer = try #require(try client.readFrame())
+                    #expect(answer.callID == 1 && answer.status.code == .ok, "\(answer.status)")
+                    if answer.callID != 1 { throw DaemonError("closed: \(answer.status)") }
+                    answered += 1
+                }
+            }
+            let started = ContinuousClock.now
+            while ContinuousClock.now - started < .seconds(3) || batches < 8 {
+                pending += batch
+                batches += 1
+                while pending.count >= chunk {
+                    try client.send(Array(pending[..<chunk]))
+                    pending.removeFirst(chunk)
+                    sentBytes += chunk
+                }
+                // One batch stays in flight: the client keeps sending while answers come back.
+                try readAnswers(upTo: sentBytes / frame.count - 400)
+            }
+            try client.send(pending)
+            try readAnswers(upTo: batches * 400)
+            #expect(!daemon.stderrText.contains("partial frame not completed"))
+            // A pause longer than the timeout on a frame boundary is not a stall either.
+            let pause = ContinuousClock.now
+            let observer = try RawClient(port: daemon.port)
+            while ContinuousClock.now - pause < .milliseconds(1_200) { _ = try observer.stats() }
+            _ = try client.stats()
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit() == 0)
+        }
+
         @Test func protocolErrorsAnswerTheCallAndKeepTheConnection() throws {
             let daemon = try DaemonProcess(config: parkingConfig)
+            // A second, well-behaved connection is unaffected and no loaded ad is lost.
+            let bystander = try RawClient(port: daemon.port)
+            try bystander.borrowAndReturn()
+            let before = try #require(try bystander.stats().first { $0.adUnitID == "healthy" })
             let client = try RawClient(port: daemon.port)
             // Unknown method.
             let unknown = try client.failingCall("/adloader.v1.NativeAdLoader/Nope", StatsRequestMessage())
@@ -93,6 +149,12 @@ extension EndToEnd {
             try client.send(.cancel(callID: second))
             #expect(try client.awaitEnd(of: second).end.status.code == .cancelled)
             #expect(try client.stats().allSatisfy { $0.parkedBorrows == 0 })
+            try bystander.borrowAndReturn()
+            let pools = try bystander.stats()
+            #expect(pools.allSatisfy { $0.conservesAds && $0.leased == 0 }, "\(pools)")
+            let after = try #require(pools.first { $0.adUnitID == "healthy" })
+            #expect(after.loaded >= before.loaded)
+            #expect(UInt64(after.available) + after.consumed + after.expired + after.removed >= UInt64(before.available))
             daemon.signal(SIGTERM)
             #expect(daemon.waitForExit() == 0)
         }

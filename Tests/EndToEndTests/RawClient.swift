@@ -58,6 +58,9 @@ final class RawClient {
     /// Ends the connection from this side (the descriptor stays open until deinit).
     func disconnect() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
 
+    /// Half-closes: no more requests, but answers can still be read.
+    func halfClose() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
     func makeCallID() -> UInt64 {
         defer { nextID += 1 }
         return nextID
@@ -82,6 +85,21 @@ final class RawClient {
             offset += n
         }
         return true
+    }
+
+    /// Sends what the socket takes within `timeout` (0 bytes when it stays full).
+    /// - Returns: the number of bytes sent.
+    func sendSome(_ bytes: ArraySlice<UInt8>, timeout: Duration = .milliseconds(20)) throws -> Int {
+        guard !bytes.isEmpty else { return 0 }
+        var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        guard poll(&pfd, 1, Int32(timeout.components.attoseconds / 1_000_000_000_000_000 + timeout.components.seconds * 1000)) > 0
+        else { return 0 }
+        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        if n < 0 {
+            if errno == EAGAIN || errno == EINTR { return 0 }
+            throw DaemonError("send failed: errno \(errno)")
+        }
+        return n
     }
 
     func send(_ frame: RequestFrame) throws {
@@ -164,6 +182,29 @@ final class RawClient {
             MethodName.borrow, BorrowRequestMessage(adUnitID: adUnit, waitMilliseconds: 5_000), as: BorrowResponseMessage.self)
         guard let lease = borrow.lease else { throw DaemonError("no lease: \(borrow.outcome)") }
         _ = try call(MethodName.returnLease, ReturnRequestMessage(leaseID: lease.id, shown: false), as: ReturnResponseMessage.self)
+    }
+}
+
+extension RawClient {
+    /// Floods Stats requests (1 KiB of metadata each; each answer lists 20+ pools) from this
+    /// client (give it a 4 KiB receive buffer) without reading, until the daemon logs that it
+    /// paused reading. The stream may end inside a frame.
+    /// - Returns: the number of whole requests sent.
+    func floodUntilPaused(_ daemon: DaemonProcess) throws -> Int {
+        var frame: [UInt8] = []
+        let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 1024))]
+        RequestFrame(callID: 1, method: MethodName.stats, metadata: padding, message: StatsRequestMessage().encoded())
+            .appendFrame(to: &frame)
+        var pending: [UInt8] = []
+        var sentBytes = 0
+        let paused = try daemon.repeatUntilLogged("reading paused", limit: 1_000) {
+            if pending.count < 100 * frame.count { for _ in 0..<100 { pending += frame } }
+            let sent = try sendSome(pending[...])
+            pending.removeFirst(sent)
+            sentBytes += sent
+        }
+        guard paused else { throw DaemonError("the daemon never paused reading a client that does not read") }
+        return sentBytes / frame.count
     }
 }
 
