@@ -28,6 +28,9 @@ final class ClientConnection: Sendable {
         var closedStatus: Status? = nil
         /// The last connection-level (call id 0) status the server sent.
         var serverStatus: Status? = nil
+        /// The server announced it is going away (a call-0 error status): no new calls; the
+        /// connection closes once the calls in flight have their answers.
+        var closeWhenIdle = false
     }
 
     let state = Locked(State())
@@ -133,6 +136,10 @@ final class ClientConnection: Sendable {
         state.withLock { s in
             if s.closedStatus == nil { s.closedStatus = Status(code: .unavailable, message: "connection closed by the client") }
         }
+        shutdownSocket()
+    }
+
+    private func shutdownSocket() {
         writeLock.withLock { open in
             // Wakes the reader thread, which closes the descriptor.
             if open { _ = shutdown(fd, Int32(SHUT_RDWR)) }
@@ -186,16 +193,31 @@ final class ClientConnection: Sendable {
 
     private func dispatch(_ frame: ResponseFrame) {
         if frame.callID == 0 {
-            state.withLock { $0.serverStatus = frame.status }
+            // A connection-level status: the server closes the connection after it, or (while
+            // shutting down) answers every new call UNAVAILABLE until the client closes.
+            let drained = state.withLock { s in
+                s.serverStatus = frame.status
+                guard frame.end, !frame.status.isOK else { return false }
+                if s.closedStatus == nil {
+                    s.closedStatus = Status(code: .unavailable, message: "the server is closing the connection (\(frame.status))")
+                }
+                s.closeWhenIdle = true
+                return s.pending.isEmpty
+            }
+            if drained { shutdownSocket() }
             return
         }
+        var drained = false
         let waiter: Waiter? = state.withLock { s in
             if s.abandoned.contains(frame.callID) {
                 if frame.end { s.abandoned.remove(frame.callID) }
                 return nil
             }
-            return frame.end ? s.pending.removeValue(forKey: frame.callID) : s.pending[frame.callID]
+            let waiter = frame.end ? s.pending.removeValue(forKey: frame.callID) : s.pending[frame.callID]
+            drained = s.closeWhenIdle && s.pending.isEmpty
+            return waiter
         }
+        defer { if drained { shutdownSocket() } }
         switch waiter {
         case .unary(let continuation):
             // A unary call gets exactly one frame, with end set.

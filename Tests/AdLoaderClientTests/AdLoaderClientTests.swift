@@ -50,6 +50,35 @@ import Testing
         #expect(!ids.contains(0))
     }
 
+    /// A call-0 UNAVAILABLE (the server is shutting down): calls in flight still get their
+    /// answers, new calls are refused locally, and the client closes once nothing is in flight.
+    @Test func aServerGoingAwayIsLeftOnceCallsInFlightAreAnswered() async throws {
+        let server = try FakeServer { frame, server in
+            server.send(ResponseFrame(callID: 0, end: true, status: Status(code: .unavailable, message: "server shutting down")))
+            Self.answerBorrow(frame, server)
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        let result = try await client.borrow(adUnitID: "feed", slot: "slot-7")
+        guard case .leased(let lease, _) = result else {
+            Issue.record("expected a lease, got \(result)")
+            return
+        }
+        #expect(lease.id == 7)
+        do {
+            _ = try await client.stats()
+            Issue.record("a call after the server went away was sent")
+        } catch let status as Status {
+            #expect(status.code == .unavailable)
+        }
+        // The server's stream of received frames ends when the client closes its side.
+        var frames = server.received.makeAsyncIterator()
+        var methods: [String] = []
+        while let frame = await frames.next() { methods.append(frame.method) }
+        #expect(methods == [MethodName.borrow])
+    }
+
     @Test func nonOKAnswersAreThrownAsStatus() async throws {
         let server = try FakeServer { frame, server in
             server.send(ResponseFrame(callID: frame.callID, end: true, status: Status(code: .notFound, message: "lease_id: lease 9 is unknown")))
