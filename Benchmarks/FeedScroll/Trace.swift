@@ -1,3 +1,4 @@
+import AdLoaderCore
 /// How simulated users scroll; every strategy replays the same trace built from these.
 struct TraceParameters {
     /// Users arriving over `duration` (a Poisson process of constant rate: steady traffic).

@@ -1,33 +1,3 @@
-/// SplitMix64: a tiny, fast, well-mixed PRNG whose whole state is one `UInt64`.
-///
-/// Used for retry jitter and lease ids so that a loader built with the same `idSeed` and
-/// driven by the same calls produces the same ids, delays and events.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        return Self.mix(state)
-    }
-
-    /// A uniform value in 0..<1 with 53 bits of precision.
-    mutating func nextUnit() -> Double {
-        Double(next() >> 11) * (1.0 / 9_007_199_254_740_992.0)
-    }
-
-    /// The SplitMix64 finaliser; a bijection on `UInt64`.
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Hands out the ad and lease ids of one loader instance.
 ///
 /// Ad ids read `<idSeed hex>-<counter>`; lease ids are a bijective scramble of a counter, so

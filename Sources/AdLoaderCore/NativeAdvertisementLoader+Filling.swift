@@ -127,7 +127,7 @@ extension NativeAdvertisementLoader {
         }
         milliseconds = min(milliseconds, cap)
         if policy.jitter > 0 {
-            milliseconds *= 1 + policy.jitter * (2 * jitter.nextUnit() - 1)
+            milliseconds *= 1 + policy.jitter * (2 * jitter.unit() - 1)
         }
         // Int64(_:) truncates; + 0.5 rounds the non-negative value without libm.
         return .milliseconds(Int64(max(0, milliseconds) + 0.5))

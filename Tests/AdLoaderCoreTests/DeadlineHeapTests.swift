@@ -1,3 +1,4 @@
+import AdLoaderCore
 @testable import AdLoaderCore
 import Testing
 
@@ -76,9 +77,9 @@ struct IdentifiersTests {
         var a = SplitMix64(seed: 9)
         var b = SplitMix64(seed: 9)
         for _ in 0..<1_000 {
-            let unit = a.nextUnit()
+            let unit = a.unit()
             #expect(unit >= 0 && unit < 1)
-            #expect(unit == b.nextUnit())
+            #expect(unit == b.unit())
         }
     }
 }

@@ -1,3 +1,4 @@
+import AdLoaderCore
 @testable import AdLoaderCore
 import AdLoaderTestSupport
 import Testing

@@ -39,18 +39,8 @@ enum Fixtures {
     static let unknownFields: [UInt8] = [0xC0, 0x3E, 0x96, 0x01, 0xCA, 0x3E, 0x03, 0x61, 0x62, 0x63]
 }
 
-/// A deterministic PRNG (SplitMix64) so garbage tests are reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// A deterministic PRNG so garbage tests are reproducible.
+typealias SeededGenerator = SplitMix64
 
 extension Array where Element == UInt8 {
     static func random(count: Int, using generator: inout SeededGenerator) -> [UInt8] {
