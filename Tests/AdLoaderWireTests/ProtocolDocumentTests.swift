@@ -17,6 +17,33 @@ enum ProtocolExamples {
             expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000))
     }()
 
+    /// A clock that never moves and a scheduler that never runs, for a loader asked only to
+    /// refuse requests.
+    final class StillClock: AdClock, AdScheduler, DemandSource {
+        final class Never: ScheduledTask { func cancel() {} }
+        let now = AdInstant(unixMilliseconds: 1_764_430_000_000)
+        func schedule(at deadline: AdInstant, _ action: @escaping () -> Void) -> any ScheduledTask { Never() }
+        func loadAds(_ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void) {}
+    }
+
+    /// The status the daemon really answers when the core refuses `call`: the error examples
+    /// come from the code, not from text typed into the test.
+    static func statusOfCoreError(_ call: (NativeAdvertisementLoader) throws -> Void) -> Status {
+        let still = StillClock()
+        var configuration = LoaderConfiguration()
+        configuration.source = "still"
+        do {
+            let loader = try NativeAdvertisementLoader(
+                loaders: [configuration], sources: ["still": still], clock: still, scheduler: still)
+            try call(loader)
+        } catch let error as LoaderError {
+            return error.status
+        } catch {
+            return Status(code: .internalError, message: "\(error)")
+        }
+        return .ok
+    }
+
     static func frame(_ message: some WireMessage) -> [UInt8] {
         var out: [UInt8] = []
         message.appendFrame(to: &out)
@@ -46,12 +73,15 @@ enum ProtocolExamples {
         ("return-request", frame(RequestFrame(callID: 2, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: 99, shown: true)))),
         (
             "return-not-found",
-            frame(ResponseFrame(callID: 2, end: true, status: Status(code: .notFound, message: "lease_id: lease 99 is unknown")))
+            frame(ResponseFrame(callID: 2, end: true, status: statusOfCoreError { try $0.returnLease(99, shown: true) }))
         ),
         ("borrow-empty-ad-unit", frame(RequestFrame(callID: 3, method: MethodName.borrow, request: BorrowRequestMessage(adUnitID: "")))),
         (
             "borrow-invalid-argument",
-            frame(ResponseFrame(callID: 3, end: true, status: Status(code: .invalidArgument, message: "ad_unit_id: must not be empty")))
+            frame(
+                ResponseFrame(
+                    callID: 3, end: true,
+                    status: statusOfCoreError { try $0.borrow(adUnitID: "", completion: { _ in }) }))
         ),
         ("watch-request", frame(RequestFrame(callID: 4, method: MethodName.watch, request: WatchRequestMessage(kinds: [.leased, .returned])))),
         (
@@ -136,5 +166,15 @@ enum ProtocolExamples {
         #expect(response.callID == 1 && response.end && response.status == .ok)
         let borrow = try BorrowResponseMessage(decoding: try #require(response.message))
         #expect(borrow.lease?.ad == ProtocolExamples.ad)
+    }
+
+    @Test func errorExamplesAreTheCoresRealRefusals() throws {
+        for name in ["return-not-found", "borrow-invalid-argument"] {
+            let bytes = ProtocolExamples.all.first { $0.name == name }!.bytes
+            var decoder = FrameDecoder(maximumMessageSize: 1 << 20)
+            decoder.append(bytes)
+            let frame = try ResponseFrame(decoding: try #require(try decoder.next()))
+            #expect(frame.end && !frame.status.isOK, "\(name): \(frame.status)")
+        }
     }
 }
