@@ -102,6 +102,15 @@ public struct BorrowResponseMessage: WireMessage {
     }
 
     public func encode(into buffer: inout [UInt8]) {
+        let sizes = protoSizes()
+        buffer.appendWritten(count: sizes.message) { write(to: &$0, leaseSize: sizes.lease, adSize: sizes.ad) }
+    }
+
+    public var encodedSize: Int? { protoSizes().message }
+
+    /// The same bytes as ``encode(into:)``, packed by protobuf-c (the tests compare both).
+    func encodedWithProtobufC() -> [UInt8] {
+        var buffer: [UInt8] = []
         CArena.with { arena in
             var m = Adloader__V1__BorrowResponse()
             adloader__v1__borrow_response__init(&m)
@@ -115,5 +124,6 @@ public struct BorrowResponseMessage: WireMessage {
             m.lease = lease?.cMessage(in: arena)
             appendPacked(&m, to: &buffer)
         }
+        return buffer
     }
 }

@@ -55,6 +55,25 @@ public struct ReturnResponseMessage: WireMessage {
     }
 
     public func encode(into buffer: inout [UInt8]) {
+        let value = outcomeWireValue
+        buffer.appendWritten(count: ProtoSize.varintField(key: 0x08, value)) { $0.varintField(key: 0x08, value) }
+    }
+
+    public var encodedSize: Int? { ProtoSize.varintField(key: 0x08, outcomeWireValue) }
+
+    private var outcomeWireValue: UInt64 {
+        switch outcome {
+        case nil: 0
+        case .backInPool: 1
+        case .consumed: 2
+        case .expired: 3
+        case .removed: 4
+        }
+    }
+
+    /// The same bytes as ``encode(into:)``, packed by protobuf-c (the tests compare both).
+    func encodedWithProtobufC() -> [UInt8] {
+        var buffer: [UInt8] = []
         var m = Adloader__V1__ReturnResponse()
         adloader__v1__return_response__init(&m)
         m.outcome =
@@ -66,5 +85,6 @@ public struct ReturnResponseMessage: WireMessage {
             case .removed: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED
             }
         appendPacked(&m, to: &buffer)
+        return buffer
     }
 }
