@@ -29,25 +29,25 @@ extension Connection {
             }
             switch frame.method {
             case MethodName.borrow:
-                try borrow(callID, try BorrowRequestMessage(decoding: frame.message), timeout: frame.timeoutMilliseconds)
+                try borrow(callID, try decode(BorrowRequestMessage.self, frame.message), timeout: frame.timeoutMilliseconds)
             case MethodName.returnLease:
-                let request = try ReturnRequestMessage(decoding: frame.message)
+                let request = try decode(ReturnRequestMessage.self, frame.message)
                 if request.leaseID == 0 {
                     throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
                 }
                 let outcome = try loader.returnLease(request.leaseID, shown: request.shown)
-                answer(callID, ReturnResponseMessage(outcome: outcome))
+                answer(callID, returned: ReturnResponseMessage(outcome: outcome))
             case MethodName.prefetch:
-                let request = try PrefetchRequestMessage(decoding: frame.message)
+                let request = try decode(PrefetchRequestMessage.self, frame.message)
                 let result = try loader.prefetch(adUnitID: request.adUnitID, loader: loaderName(request.loader))
                 answer(callID, PrefetchResponseMessage(result: result))
             case MethodName.stats:
                 // Filters that match nothing give an empty list (PROTOCOL.md 7.4).
-                let request = try StatsRequestMessage(decoding: frame.message)
+                let request = try decode(StatsRequestMessage.self, frame.message)
                 let pools = loader.stats(loader: nonEmpty(request.loader), adUnitID: nonEmpty(request.adUnitID))
                 answer(callID, StatsResponseMessage(pools: pools))
             case MethodName.watch:
-                watch(callID, try WatchRequestMessage(decoding: frame.message), timeout: frame.timeoutMilliseconds)
+                watch(callID, try decode(WatchRequestMessage.self, frame.message), timeout: frame.timeoutMilliseconds)
             default:
                 throw Status(code: .unimplemented, message: "unknown method \"\(frame.method)\"")
             }
@@ -56,6 +56,19 @@ extension Connection {
         } catch {
             answer(callID, status: Status(code: .internalError, message: "\(error)"))
         }
+    }
+
+    /// Decodes a request message from the frame's bytes without going through the generic
+    /// `Collection` initializer (not specialized across modules).
+    private func decode<M: WireMessage>(_ type: M.Type, _ bytes: [UInt8]) throws(FrameError) -> M {
+        let result = bytes.withUnsafeBytes { body -> Result<M, FrameError> in
+            do throws(FrameError) {
+                return .success(try M(decoding: body))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     private func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
@@ -118,7 +131,7 @@ extension Connection {
                         code: .resourceExhausted,
                         message: "parked borrows: limit of \(server.limits.maxParkedBorrows) reached"))
             } else if let message = BorrowResponseMessage(result) {
-                answer(callID, message)
+                answer(callID, borrow: message)
             }
         case .unavailable:
             let reason = server.isDraining ? "server shutting down" : "loader disabled"

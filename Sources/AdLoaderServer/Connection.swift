@@ -161,6 +161,18 @@ final class Connection {
         markDirty()
     }
 
+    /// Appends a Borrow's OK answer; the lease's ad is encoded once per ad (server-wide cache).
+    func answer(_ callID: UInt64, borrow message: BorrowResponseMessage) {
+        ResponseFrame.append(callID: callID, borrow: message, cache: server.adEncodings, to: &output)
+        markDirty()
+    }
+
+    /// Appends a Return's OK answer.
+    func answer(_ callID: UInt64, returned message: ReturnResponseMessage) {
+        ResponseFrame.append(callID: callID, returned: message, to: &output)
+        markDirty()
+    }
+
     /// Appends a final answer with `status` and no message.
     func answer(_ callID: UInt64, status: Status) {
         ResponseFrame.append(callID: callID, status: status, to: &output)

@@ -37,6 +37,8 @@ public final class Server {
     let loop: UVLoop
     let clock: LoopClock
     let loader: NativeAdvertisementLoader
+    /// Encodings of lent ads, shared by every connection of this loop.
+    let adEncodings = EncodedAdCache()
     private let flushIdle: UVIdle
     private var listeners: [(handle: UVStream, address: Address)] = []
     private var signals: [UVSignal] = []

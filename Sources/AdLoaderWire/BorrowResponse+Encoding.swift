@@ -106,12 +106,17 @@ extension Lease {
     }
 
     func write(to w: inout ProtoWriter, adSize: Int) {
+        writeHeader(to: &w, adSize: adSize)
+        ad.write(to: &w)
+    }
+
+    /// Everything up to the ad's bytes: the lease's own fields, then the ad's key and length.
+    func writeHeader(to w: inout ProtoWriter, adSize: Int) {
         w.varintField(key: 0x08, id)
         w.string(key: 0x12, slot ?? "")
         w.varintField(key: 0x18, UInt64(bitPattern: expiresAt.unixMilliseconds))
         w.varint(0x22)
         w.varint(UInt64(adSize))
-        ad.write(to: &w)
     }
 }
 

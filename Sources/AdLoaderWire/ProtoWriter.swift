@@ -75,6 +75,13 @@ struct ProtoWriter {
         cursor += 1
     }
 
+    @inline(__always)
+    mutating func bytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        UnsafeMutableRawPointer(cursor).copyMemory(from: base, byteCount: bytes.count)
+        cursor += bytes.count
+    }
+
     /// The key, the length, then `string`'s UTF-8 up to its first NUL; `always` writes an
     /// empty string too (repeated fields).
     @inline(__always)

@@ -88,3 +88,11 @@ public struct ReturnResponseMessage: WireMessage {
         return buffer
     }
 }
+
+extension ResponseFrame {
+    /// Appends the whole frame answering a Return with `message` (what the generic
+    /// `append(callID:message:end:to:)` writes, without generic dispatch).
+    public static func append(callID: UInt64, returned message: ReturnResponseMessage, to buffer: inout [UInt8]) {
+        append(callID: callID, message: message, end: true, to: &buffer)
+    }
+}
