@@ -109,11 +109,11 @@ final class Connection {
                 flush()
                 if machine.readingPaused { return }
             }
-            let next: Result<RequestFrame, FrameError>?
+            let next: Result<IncomingCall, FrameError>?
             do {
-                next = try decoder.withNextMessage { body -> Result<RequestFrame, FrameError> in
+                next = try decoder.withNextMessage { body -> Result<IncomingCall, FrameError> in
                     do throws(FrameError) {
-                        return .success(try RequestFrame(decoding: body))
+                        return .success(try IncomingCall(decoding: body))
                     } catch {
                         return .failure(error)
                     }

@@ -119,5 +119,5 @@ extension MethodName {
     }
 
     /// The UTF-8 bytes of ``all``, in the same order.
-    private static let allUTF8: [[UInt8]] = all.map { Array($0.utf8) }
+    static let allUTF8: [[UInt8]] = all.map { Array($0.utf8) }
 }

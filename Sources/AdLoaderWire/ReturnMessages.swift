@@ -12,7 +12,26 @@ public struct ReturnRequestMessage: WireMessage {
         self.shown = shown
     }
 
+    /// Decodes in place (see ProtoScanner.swift): what protobuf-c accepts, with the same values.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        var message = ReturnRequestMessage(leaseID: 0, shown: false)
+        var scanner = ProtoScanner(bytes)
+        do throws(ProtoScanner.Failure) {
+            while let field = try scanner.next() {
+                switch field.number {
+                case 1: message.leaseID = try ProtoScanner.uint64(field)
+                case 2: message.shown = ProtoScanner.bool(field)
+                default: break
+                }
+            }
+        } catch {
+            throw FrameError(code: .badMessage, message: "ReturnRequest of \(bytes.count) bytes does not decode as protobuf")
+        }
+        self = message
+    }
+
+    /// Decodes with protobuf-c (the tests compare it with ``init(decoding:)``).
+    init(protobufC bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
             bytes, named: "ReturnRequest", unpack: adloader__v1__return_request__unpack,
             free: adloader__v1__return_request__free_unpacked
