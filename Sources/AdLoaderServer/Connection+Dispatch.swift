@@ -1,49 +1,46 @@
 import AdLoaderCore
 import AdLoaderWire
 
-/// Method dispatch: one request frame in, answers out. Every error a method can meet —
-/// ``FrameError`` from decoding, ``LoaderError`` from the core, ``Status`` from the server's
-/// own limits — is a `StatusConvertible` and becomes the call's status in one place.
 /// One request frame, decoded where its bytes are: the envelope's header, and the request
 /// message already decoded for Borrow and Return (the hot calls) or copied for the others.
 /// A message that does not decode is kept as the error, reported where dispatch reaches it.
 struct IncomingCall {
-    enum Request {
-        case borrow(Result<BorrowRequestMessage, FrameError>)
-        case returnLease(Result<ReturnRequestMessage, FrameError>)
-        case bytes([UInt8])
-    }
-
     var header: RequestFrame.Header
-    var request: Request
+    /// Set for a Borrow whose message decoded.
+    var borrow: BorrowRequestMessage?
+    /// Set for a Return whose message decoded.
+    var returnRequest: ReturnRequestMessage?
+    /// Why the Borrow or Return message did not decode.
+    var messageError: FrameError?
+    /// The message of the other methods.
+    var bytes: [UInt8] = []
 
     /// - Throws: ``FrameError`` `.badEnvelope` when `envelope` is not a RequestFrame.
     init(decoding envelope: UnsafeRawBufferPointer) throws(FrameError) {
         header = try RequestFrame.decodeHeader(envelope)
+        guard !header.cancel else { return }
         let message = UnsafeRawBufferPointer(rebasing: envelope[header.messageRange])
-        if header.cancel {
-            request = .bytes([])
-            return
-        }
-        switch header.method {
-        case MethodName.borrow:
-            do throws(FrameError) {
-                request = .borrow(.success(try BorrowRequestMessage(decoding: message)))
-            } catch {
-                request = .borrow(.failure(error))
+        do throws(FrameError) {
+            switch header.method {
+            case MethodName.borrow: borrow = try BorrowRequestMessage(decoding: message)
+            case MethodName.returnLease: returnRequest = try ReturnRequestMessage(decoding: message)
+            default: bytes = Array(message)
             }
-        case MethodName.returnLease:
-            do throws(FrameError) {
-                request = .returnLease(.success(try ReturnRequestMessage(decoding: message)))
-            } catch {
-                request = .returnLease(.failure(error))
-            }
-        default:
-            request = .bytes(Array(message))
+        } catch {
+            messageError = error
         }
+    }
+
+    /// The decoded message of a Borrow or Return. - Throws: the decoding error.
+    func decoded<M>(_ message: M?) throws(FrameError) -> M {
+        if let message { return message }
+        throw messageError ?? FrameError(code: .badMessage, message: "missing message")
     }
 }
 
+/// Method dispatch: one request frame in, answers out. Every error a method can meet —
+/// ``FrameError`` from decoding, ``LoaderError`` from the core, ``Status`` from the server's
+/// own limits — is a `StatusConvertible` and becomes the call's status in one place.
 extension Connection {
     /// The status for a call id already in flight on this connection.
     static let duplicateCallCode = Status.Code.alreadyExists
@@ -68,27 +65,27 @@ extension Connection {
             if calls.count >= limit {
                 throw Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached")
             }
-            switch (frame.method, call.request) {
-            case (MethodName.borrow, .borrow(let decoded)):
-                try borrow(callID, try decoded.get(), timeout: frame.timeoutMilliseconds)
-            case (MethodName.returnLease, .returnLease(let decoded)):
-                let request = try decoded.get()
+            switch frame.method {
+            case MethodName.borrow:
+                try borrow(callID, try call.decoded(call.borrow), timeout: frame.timeoutMilliseconds)
+            case MethodName.returnLease:
+                let request = try call.decoded(call.returnRequest)
                 if request.leaseID == 0 {
                     throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
                 }
                 let outcome = try loader.returnLease(request.leaseID, shown: request.shown)
                 answer(callID, returned: ReturnResponseMessage(outcome: outcome))
-            case (MethodName.prefetch, .bytes(let message)):
-                let request = try decode(PrefetchRequestMessage.self, message)
+            case MethodName.prefetch:
+                let request = try decode(PrefetchRequestMessage.self, call.bytes)
                 let result = try loader.prefetch(adUnitID: request.adUnitID, loader: loaderName(request.loader))
                 answer(callID, PrefetchResponseMessage(result: result))
-            case (MethodName.stats, .bytes(let message)):
+            case MethodName.stats:
                 // Filters that match nothing give an empty list (PROTOCOL.md 7.4).
-                let request = try decode(StatsRequestMessage.self, message)
+                let request = try decode(StatsRequestMessage.self, call.bytes)
                 let pools = loader.stats(loader: nonEmpty(request.loader), adUnitID: nonEmpty(request.adUnitID))
                 answer(callID, StatsResponseMessage(pools: pools))
-            case (MethodName.watch, .bytes(let message)):
-                watch(callID, try decode(WatchRequestMessage.self, message), timeout: frame.timeoutMilliseconds)
+            case MethodName.watch:
+                watch(callID, try decode(WatchRequestMessage.self, call.bytes), timeout: frame.timeoutMilliseconds)
             default:
                 throw Status(code: .unimplemented, message: "unknown method \"\(frame.method)\"")
             }

@@ -109,14 +109,19 @@ final class Connection {
                 flush()
                 if machine.readingPaused { return }
             }
-            let next: Result<IncomingCall, FrameError>?
+            // Plain optionals rather than a Result of a multi-payload enum: destroying those
+            // went through the runtime's generic value witnesses on every frame.
+            var call: IncomingCall? = nil
+            var envelopeError: FrameError? = nil
+            let complete: Bool?
             do {
-                next = try decoder.withNextMessage { body -> Result<IncomingCall, FrameError> in
+                complete = try decoder.withNextMessage { body -> Bool in
                     do throws(FrameError) {
-                        return .success(try IncomingCall(decoding: body))
+                        call = try IncomingCall(decoding: body)
                     } catch {
-                        return .failure(error)
+                        envelopeError = error
                     }
+                    return true
                 }
             } catch {
                 acknowledgePreface()
@@ -124,13 +129,12 @@ final class Connection {
                 return
             }
             acknowledgePreface()
-            guard let next else { return }
-            switch next {
-            case .success(let frame): dispatch(frame)
-            case .failure(let error):
-                fail(error)
+            guard complete != nil else { return }
+            if let envelopeError {
+                fail(envelopeError)
                 return
             }
+            if let call { dispatch(call) }
         }
     }
 

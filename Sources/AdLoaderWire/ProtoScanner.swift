@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 // In-place protobuf reading for the requests on the server's hot path (the RequestFrame
 // envelope, BorrowRequest, ReturnRequest). It accepts and rejects exactly what
 // libprotobuf-c 1.4's `protobuf_c_message_unpack` does with the generated descriptors,
@@ -153,8 +157,7 @@ struct ProtoScanner {
     /// A string field: its bytes up to the first NUL, decoded as `String(cString:)` does.
     static func string(_ field: ScannedField) throws(Failure) -> String {
         let data = try bytes(field)
-        let end = data.firstIndex(of: 0) ?? data.count
-        return String(decoding: UnsafeRawBufferPointer(rebasing: data[0..<end]), as: UTF8.self)
+        return String(decoding: UnsafeRawBufferPointer(rebasing: data[0..<cStringLength(data)]), as: UTF8.self)
     }
 
     /// Checks that `bytes` unpacks as a message whose fields are all strings (numbers in
@@ -216,11 +219,19 @@ extension MethodName {
     /// The method name in a string field's bytes (up to the first NUL), reusing the static
     /// strings for known methods.
     static func interned(_ bytes: UnsafeRawBufferPointer) -> String {
-        let end = bytes.firstIndex(of: 0) ?? bytes.count
-        let name = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
-        for (index, utf8) in allUTF8.enumerated() where utf8.count == name.count {
-            if utf8.withUnsafeBytes({ $0.elementsEqual(name) }) { return all[index] }
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return "" }
+        let length = cStringLength(bytes)
+        for (index, utf8) in allUTF8.enumerated() where utf8.count == length {
+            if utf8.withUnsafeBytes({ memcmp($0.baseAddress!, base, length) }) == 0 { return all[index] }
         }
-        return String(decoding: name, as: UTF8.self)
+        return String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self)
     }
+}
+
+/// The number of bytes before the first NUL (all of them when there is none).
+@inline(__always)
+func cStringLength(_ bytes: UnsafeRawBufferPointer) -> Int {
+    guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
+    guard let nul = memchr(base, 0, bytes.count) else { return bytes.count }
+    return UnsafeRawPointer(nul) - base
 }
