@@ -3,7 +3,7 @@
 # side with redis GET of a 400-byte value (redis-benchmark), same connections and pipelining,
 # same machine, same run. Prints medians and the ratio adloaderd / redis.
 #
-#   Benchmarks/protocol-load.sh [--smoke] [--runs N] [--duration S] [--pin] [--out DIR]
+#   Benchmarks/protocol-load.sh [--smoke] [--runs N] [--duration S] [--pin] [--out DIR] [--adloaderd BIN]
 #
 #   --smoke      ~1 s of everything at tiny sizes, debug build, redis only if installed;
 #                exits non-zero when the daemon cannot serve (for `make test`)
@@ -11,6 +11,8 @@
 #   --duration S measured seconds per run (default 5)
 #   --pin        servers on CPU 0, load generators on CPU 1 (taskset); default: unpinned
 #   --out DIR    results directory (default bench-results/, gitignored)
+#   --adloaderd BIN  run this daemon binary instead of the one built here (before/after
+#                comparisons: build another commit elsewhere and point at its binary)
 #
 # Writes DIR/protocol-load.csv (every run), DIR/protocol-load.json (medians and ratios) and,
 # with gnuplot, DIR/protocol-load.png. Only 127.0.0.1 is used. Both servers stop on exit.
@@ -25,6 +27,7 @@ DURATION=5
 WARMUP=1
 PIN=0
 OUT="$ROOT/bench-results"
+DAEMON_BIN=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --smoke) SMOKE=1 ;;
@@ -32,7 +35,8 @@ while [ $# -gt 0 ]; do
         --duration) DURATION=$2; shift ;;
         --pin) PIN=1 ;;
         --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --adloaderd) DAEMON_BIN=$2; shift ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "protocol-load.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -78,6 +82,8 @@ swift build -c "$CONFIGURATION" --product adloaderd >&2
 swift build -c "$CONFIGURATION" --product ProtocolLoadBench >&2
 BIN=$(swift build -c "$CONFIGURATION" --show-bin-path)
 [ -x "$BIN/adloaderd" ] && [ -x "$BIN/ProtocolLoadBench" ] || fail "build products missing in $BIN"
+[ -n "$DAEMON_BIN" ] || DAEMON_BIN="$BIN/adloaderd"
+[ -x "$DAEMON_BIN" ] || fail "no daemon binary at $DAEMON_BIN"
 
 WORK=$(mktemp -d /tmp/protocol-load.XXXXXX)
 DAEMON_PID=""
@@ -113,7 +119,7 @@ cat > "$WORK/adloaderd.json" <<'EOF'
   "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
                             "leaseTimeout": "60s" } } }
 EOF
-"${SERVER_CPU[@]}" "$BIN/adloaderd" --config "$WORK/adloaderd.json" > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
+"${SERVER_CPU[@]}" "$DAEMON_BIN" --config "$WORK/adloaderd.json" > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
 DAEMON_PID=$!
 PORT=""
 for _ in $(seq 1 100); do
@@ -123,7 +129,7 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [ -n "$PORT" ] || { cat "$WORK/adloaderd.err" >&2; fail "adloaderd did not start"; }
-say "adloaderd pid $DAEMON_PID on 127.0.0.1:$PORT"
+say "adloaderd ($DAEMON_BIN) pid $DAEMON_PID on 127.0.0.1:$PORT"
 
 free_port() {
     local p
