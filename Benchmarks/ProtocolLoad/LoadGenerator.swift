@@ -359,7 +359,11 @@ final class LoadGenerator {
         if draining {
             if c.slots[s].lease != 0 { startCall(on: c, at: now) }
         } else if options.rate <= 0 {
-            startCall(on: c, at: now)
+            if !options.batch {
+                startCall(on: c, at: now)
+            } else if c.busyCount == 0 {
+                for _ in 0..<c.slots.count { startCall(on: c, at: now) }
+            }
         }
         return .success(true)
     }

@@ -9,6 +9,9 @@ struct Options {
     var rate = 0.0
     /// Stop measuring after this many calls (0 = only the duration bounds the run).
     var maxCalls: UInt64 = 0
+    /// Closed loop: send `depth` calls, wait for all their answers, send the next `depth`
+    /// (redis-benchmark's -P); false refills each slot as soon as its answer arrives.
+    var batch = false
     var adUnitID = "bench-feed"
     var label = ""
     var quiet = false
@@ -24,6 +27,9 @@ struct Options {
           --rate R          open loop: R calls/s over all connections, latency from the
                             intended send time; 0 = closed loop (default 0)
           --max-calls N     stop measuring after N calls (default: no limit)
+          --batch           closed loop in batches: send D calls, wait for all D answers,
+                            send the next D (what redis-benchmark -P does); default: each
+                            answer sends that slot's next call at once
           --ad-unit ID      ad unit to borrow from (default bench-feed)
           --label TEXT      copied into the JSON line
           --quiet           only the JSON line
@@ -63,6 +69,7 @@ struct Options {
             case "--ad-unit": o.adUnitID = try value(name)
             case "--label": o.label = try value(name)
             case "--quiet": o.quiet = true
+            case "--batch": o.batch = true
             case "--help", "-h": throw BenchFailure(description: "")
             default: throw BenchFailure(description: "unknown option \(name)")
             }

@@ -5,7 +5,7 @@ enum Report {
         let h = c.histogram
         let rate = Double(c.calls) / outcome.measuredSeconds
         func us(_ ns: UInt64) -> String { fixed(Double(ns) / 1000, 1) }
-        let mode = o.rate > 0 ? "open loop at \(Int(o.rate)) calls/s" : "closed loop"
+        let mode = o.rate > 0 ? "open loop at \(Int(o.rate)) calls/s" : o.batch ? "closed loop in batches" : "closed loop"
         var text = ""
         if !o.quiet {
             text += "protocol-load: adloaderd 127.0.0.1:\(o.port), \(o.connections) conns x \(o.depth) in flight, \(mode), "
@@ -20,7 +20,7 @@ enum Report {
             text += zip(row, widths).map { pad($0, $1) }.joined(separator: "  ") + "\n"
         }
         var json = "{\"bench\":\"protocol-load\",\"server\":\"adloaderd\",\"label\":\"\(escape(o.label))\""
-        json += ",\"connections\":\(o.connections),\"depth\":\(o.depth),\"rate\":\(fixed(o.rate, 0))"
+        json += ",\"connections\":\(o.connections),\"depth\":\(o.depth),\"rate\":\(fixed(o.rate, 0)),\"batch\":\(o.batch)"
         json += ",\"seconds\":\(fixed(outcome.measuredSeconds, 3)),\"calls\":\(c.calls),\"calls_per_s\":\(fixed(rate, 0))"
         json += ",\"p50_us\":\(us(h.quantile(0.5))),\"p99_us\":\(us(h.quantile(0.99))),\"p999_us\":\(us(h.quantile(0.999)))"
         json += ",\"max_us\":\(us(h.maximum)),\"mean_us\":\(fixed(h.mean / 1000, 1))"
