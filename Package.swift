@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "adloaderd", targets: ["adloaderd"]),
         .executable(name: "adloader", targets: ["adloader"]),
+        .executable(name: "ProtocolLoadBench", targets: ["ProtocolLoadBench"]),
         .library(name: "AdLoaderClient", targets: ["AdLoaderClient"]),
         .library(name: "AdLoaderCore", targets: ["AdLoaderCore"]),
     ],
@@ -44,6 +45,10 @@ let package = Package(
         .executableTarget(name: "adloaderd", dependencies: ["AdLoaderServer"], swiftSettings: strict),
         .executableTarget(
             name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderConformance"], swiftSettings: strict),
+        // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).
+        .executableTarget(
+            name: "ProtocolLoadBench", dependencies: ["AdLoaderWire"], path: "Benchmarks/ProtocolLoad",
+            exclude: ["RESULTS.md"], swiftSettings: strict),
 
         // Benchmarks (`make bench`, Benchmarks/run.sh); `--smoke` runs are part of `make test`.
         .executableTarget(

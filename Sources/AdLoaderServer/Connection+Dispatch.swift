@@ -1,6 +1,43 @@
 import AdLoaderCore
 import AdLoaderWire
 
+/// One request frame, decoded where its bytes are: the envelope's header, and the request
+/// message already decoded for Borrow and Return (the hot calls) or copied for the others.
+/// A message that does not decode is kept as the error, reported where dispatch reaches it.
+struct IncomingCall {
+    var header: RequestFrame.Header
+    /// Set for a Borrow whose message decoded.
+    var borrow: BorrowRequestMessage?
+    /// Set for a Return whose message decoded.
+    var returnRequest: ReturnRequestMessage?
+    /// Why the Borrow or Return message did not decode.
+    var messageError: FrameError?
+    /// The message of the other methods.
+    var bytes: [UInt8] = []
+
+    /// - Throws: ``FrameError`` `.badEnvelope` when `envelope` is not a RequestFrame.
+    init(decoding envelope: UnsafeRawBufferPointer) throws(FrameError) {
+        header = try RequestFrame.decodeHeader(envelope)
+        guard !header.cancel else { return }
+        let message = UnsafeRawBufferPointer(rebasing: envelope[header.messageRange])
+        do throws(FrameError) {
+            switch header.method {
+            case MethodName.borrow: borrow = try BorrowRequestMessage(decoding: message)
+            case MethodName.returnLease: returnRequest = try ReturnRequestMessage(decoding: message)
+            default: bytes = Array(message)
+            }
+        } catch {
+            messageError = error
+        }
+    }
+
+    /// The decoded message of a Borrow or Return. - Throws: the decoding error.
+    func decoded<M>(_ message: M?) throws(FrameError) -> M {
+        if let message { return message }
+        throw messageError ?? FrameError(code: .badMessage, message: "missing message")
+    }
+}
+
 /// Method dispatch: one request frame in, answers out. Every error a method can meet —
 /// ``FrameError`` from decoding, ``LoaderError`` from the core, ``Status`` from the server's
 /// own limits — is a `StatusConvertible` and becomes the call's status in one place.
@@ -8,7 +45,8 @@ extension Connection {
     /// The status for a call id already in flight on this connection.
     static let duplicateCallCode = Status.Code.alreadyExists
 
-    func dispatch(_ frame: RequestFrame) {
+    func dispatch(_ call: IncomingCall) {
+        let frame = call.header
         let callID = frame.callID
         if frame.cancel {
             cancelCall(callID)
@@ -29,25 +67,25 @@ extension Connection {
             }
             switch frame.method {
             case MethodName.borrow:
-                try borrow(callID, try BorrowRequestMessage(decoding: frame.message), timeout: frame.timeoutMilliseconds)
+                try borrow(callID, try call.decoded(call.borrow), timeout: frame.timeoutMilliseconds)
             case MethodName.returnLease:
-                let request = try ReturnRequestMessage(decoding: frame.message)
+                let request = try call.decoded(call.returnRequest)
                 if request.leaseID == 0 {
                     throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
                 }
                 let outcome = try loader.returnLease(request.leaseID, shown: request.shown)
-                answer(callID, ReturnResponseMessage(outcome: outcome))
+                answer(callID, returned: ReturnResponseMessage(outcome: outcome))
             case MethodName.prefetch:
-                let request = try PrefetchRequestMessage(decoding: frame.message)
+                let request = try decode(PrefetchRequestMessage.self, call.bytes)
                 let result = try loader.prefetch(adUnitID: request.adUnitID, loader: loaderName(request.loader))
                 answer(callID, PrefetchResponseMessage(result: result))
             case MethodName.stats:
                 // Filters that match nothing give an empty list (PROTOCOL.md 7.4).
-                let request = try StatsRequestMessage(decoding: frame.message)
+                let request = try decode(StatsRequestMessage.self, call.bytes)
                 let pools = loader.stats(loader: nonEmpty(request.loader), adUnitID: nonEmpty(request.adUnitID))
                 answer(callID, StatsResponseMessage(pools: pools))
             case MethodName.watch:
-                watch(callID, try WatchRequestMessage(decoding: frame.message), timeout: frame.timeoutMilliseconds)
+                watch(callID, try decode(WatchRequestMessage.self, call.bytes), timeout: frame.timeoutMilliseconds)
             default:
                 throw Status(code: .unimplemented, message: "unknown method \"\(frame.method)\"")
             }
@@ -56,6 +94,19 @@ extension Connection {
         } catch {
             answer(callID, status: Status(code: .internalError, message: "\(error)"))
         }
+    }
+
+    /// Decodes a request message from the frame's bytes without going through the generic
+    /// `Collection` initializer (not specialized across modules).
+    private func decode<M: WireMessage>(_ type: M.Type, _ bytes: [UInt8]) throws(FrameError) -> M {
+        let result = bytes.withUnsafeBytes { body -> Result<M, FrameError> in
+            do throws(FrameError) {
+                return .success(try M(decoding: body))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     private func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
@@ -118,7 +169,7 @@ extension Connection {
                         code: .resourceExhausted,
                         message: "parked borrows: limit of \(server.limits.maxParkedBorrows) reached"))
             } else if let message = BorrowResponseMessage(result) {
-                answer(callID, message)
+                answer(callID, borrow: message)
             }
         case .unavailable:
             let reason = server.isDraining ? "server shutting down" : "loader disabled"

@@ -19,7 +19,28 @@ public struct BorrowRequestMessage: WireMessage {
         self.waitMilliseconds = waitMilliseconds
     }
 
+    /// Decodes in place (see ProtoScanner.swift): what protobuf-c accepts, with the same values.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        var message = BorrowRequestMessage(adUnitID: "")
+        var scanner = ProtoScanner(bytes)
+        do throws(ProtoScanner.Failure) {
+            while let field = try scanner.next() {
+                switch field.number {
+                case 1: message.adUnitID = try ProtoScanner.string(field)
+                case 2: message.loader = try ProtoScanner.string(field)
+                case 3: message.slot = try ProtoScanner.string(field)
+                case 4: message.waitMilliseconds = try ProtoScanner.uint32(field)
+                default: break
+                }
+            }
+        } catch {
+            throw FrameError(code: .badMessage, message: "BorrowRequest of \(bytes.count) bytes does not decode as protobuf")
+        }
+        self = message
+    }
+
+    /// Decodes with protobuf-c (the tests compare it with ``init(decoding:)``).
+    init(protobufC bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
             bytes, named: "BorrowRequest", unpack: adloader__v1__borrow_request__unpack,
             free: adloader__v1__borrow_request__free_unpacked
@@ -102,6 +123,15 @@ public struct BorrowResponseMessage: WireMessage {
     }
 
     public func encode(into buffer: inout [UInt8]) {
+        let sizes = protoSizes()
+        buffer.appendWritten(count: sizes.message) { write(to: &$0, leaseSize: sizes.lease, adSize: sizes.ad) }
+    }
+
+    public var encodedSize: Int? { protoSizes().message }
+
+    /// The same bytes as ``encode(into:)``, packed by protobuf-c (the tests compare both).
+    func encodedWithProtobufC() -> [UInt8] {
+        var buffer: [UInt8] = []
         CArena.with { arena in
             var m = Adloader__V1__BorrowResponse()
             adloader__v1__borrow_response__init(&m)
@@ -115,5 +145,6 @@ public struct BorrowResponseMessage: WireMessage {
             m.lease = lease?.cMessage(in: arena)
             appendPacked(&m, to: &buffer)
         }
+        return buffer
     }
 }

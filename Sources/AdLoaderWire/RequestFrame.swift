@@ -1,5 +1,8 @@
 import CAdLoaderProto
 import CProtobufC
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One metadata key/value of a request, as gRPC metadata (keys lower-case ASCII).
 public struct MetadataEntry: Hashable, Sendable {
@@ -106,17 +109,15 @@ extension MethodName {
     /// a request allocates no String for its method.
     static func interned(_ p: UnsafePointer<CChar>?) -> String {
         guard let p else { return "" }
-        for name in all where cStringEquals(p, name) { return name }
+        // One strlen, then a memcmp against the one or two names of that length (they all
+        // share the 28-byte service prefix, so comparing String.utf8 byte by byte was costly).
+        let length = strlen(p)
+        for (index, utf8) in allUTF8.enumerated() where utf8.count == length {
+            if utf8.withUnsafeBytes({ memcmp($0.baseAddress!, p, length) }) == 0 { return all[index] }
+        }
         return String(cString: p)
     }
 
-    /// True when the C string `p` equals `name` exactly.
-    private static func cStringEquals(_ p: UnsafePointer<CChar>, _ name: String) -> Bool {
-        var i = 0
-        for byte in name.utf8 {
-            guard UInt8(bitPattern: p[i]) == byte else { return false }
-            i += 1
-        }
-        return p[i] == 0
-    }
+    /// The UTF-8 bytes of ``all``, in the same order.
+    static let allUTF8: [[UInt8]] = all.map { Array($0.utf8) }
 }

@@ -77,7 +77,40 @@ public struct ResponseFrame: WireMessage {
     /// - Parameters:
     ///   - end: true for a unary answer (status OK), false for one Watch event.
     public static func append(callID: UInt64, message: some WireMessage, end: Bool = true, to buffer: inout [UInt8]) {
-        append(callID: callID, end: end, status: .ok, to: &buffer) { message.encode(into: &$0) }
+        guard let size = message.encodedSize else {
+            append(callID: callID, end: end, status: .ok, to: &buffer) { message.encode(into: &$0) }
+            return
+        }
+        // Size known up front: prefix, call id, message key and length, then the message
+        // encoded in place; nothing to move afterwards.
+        var length = end ? 2 : 0
+        if callID != 0 { length += 1 + ProtoSize.varint(callID) }
+        if size > 0 { length += 1 + ProtoSize.varint(UInt64(size)) + size }
+        let headerSize = 5 + length - (end ? 2 : 0) - size
+        buffer.appendWritten(count: headerSize) { w in
+            w.byte(0)
+            w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 24))
+            w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 16))
+            w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 8))
+            w.byte(UInt8(truncatingIfNeeded: UInt32(length)))
+            if callID != 0 {
+                w.byte(0x08)
+                w.varint(callID)
+            }
+            if size > 0 {
+                w.byte(0x12)
+                w.varint(UInt64(size))
+            }
+        }
+        if size > 0 {
+            let before = buffer.count
+            message.encode(into: &buffer)
+            precondition(buffer.count - before == size, "encodedSize differs from what encode(into:) wrote")
+        }
+        if end {
+            buffer.append(0x18)
+            buffer.append(0x01)
+        }
     }
 
     /// Appends a whole final frame for call `callID` with `status` and no message.
@@ -102,18 +135,18 @@ public struct ResponseFrame: WireMessage {
             // after encoding, the message is moved back when its length needs fewer bytes.
             let tagIndex = buffer.count
             buffer.append(0x12)
-            buffer.append(contentsOf: [0, 0, 0, 0, 0] as [UInt8])
+            buffer.append(contentsOf: repeatElement(0, count: 5))
             let bodyStart = buffer.count
             writeMessage(&buffer)
             let length = buffer.count - bodyStart
             if length == 0 {
                 buffer.removeSubrange(tagIndex...)
             } else {
-                var varint: [UInt8] = []
-                appendVarint(UInt64(length), to: &varint)
-                let shift = 5 - varint.count
+                let lengthSize = ProtoSize.varint(UInt64(length))
+                let shift = 5 - lengthSize
                 buffer.withUnsafeMutableBufferPointer { b in
-                    for (i, byte) in varint.enumerated() { b[tagIndex + 1 + i] = byte }
+                    var w = ProtoWriter(b.baseAddress! + tagIndex + 1)
+                    w.varint(UInt64(length))
                     if shift > 0 {
                         let base = b.baseAddress!
                         (base + bodyStart - shift).update(from: base + bodyStart, count: length)

@@ -12,7 +12,26 @@ public struct ReturnRequestMessage: WireMessage {
         self.shown = shown
     }
 
+    /// Decodes in place (see ProtoScanner.swift): what protobuf-c accepts, with the same values.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
+        var message = ReturnRequestMessage(leaseID: 0, shown: false)
+        var scanner = ProtoScanner(bytes)
+        do throws(ProtoScanner.Failure) {
+            while let field = try scanner.next() {
+                switch field.number {
+                case 1: message.leaseID = try ProtoScanner.uint64(field)
+                case 2: message.shown = ProtoScanner.bool(field)
+                default: break
+                }
+            }
+        } catch {
+            throw FrameError(code: .badMessage, message: "ReturnRequest of \(bytes.count) bytes does not decode as protobuf")
+        }
+        self = message
+    }
+
+    /// Decodes with protobuf-c (the tests compare it with ``init(decoding:)``).
+    init(protobufC bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
             bytes, named: "ReturnRequest", unpack: adloader__v1__return_request__unpack,
             free: adloader__v1__return_request__free_unpacked
@@ -55,6 +74,25 @@ public struct ReturnResponseMessage: WireMessage {
     }
 
     public func encode(into buffer: inout [UInt8]) {
+        let value = outcomeWireValue
+        buffer.appendWritten(count: ProtoSize.varintField(key: 0x08, value)) { $0.varintField(key: 0x08, value) }
+    }
+
+    public var encodedSize: Int? { ProtoSize.varintField(key: 0x08, outcomeWireValue) }
+
+    private var outcomeWireValue: UInt64 {
+        switch outcome {
+        case nil: 0
+        case .backInPool: 1
+        case .consumed: 2
+        case .expired: 3
+        case .removed: 4
+        }
+    }
+
+    /// The same bytes as ``encode(into:)``, packed by protobuf-c (the tests compare both).
+    func encodedWithProtobufC() -> [UInt8] {
+        var buffer: [UInt8] = []
         var m = Adloader__V1__ReturnResponse()
         adloader__v1__return_response__init(&m)
         m.outcome =
@@ -66,5 +104,14 @@ public struct ReturnResponseMessage: WireMessage {
             case .removed: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED
             }
         appendPacked(&m, to: &buffer)
+        return buffer
+    }
+}
+
+extension ResponseFrame {
+    /// Appends the whole frame answering a Return with `message` (what the generic
+    /// `append(callID:message:end:to:)` writes, without generic dispatch).
+    public static func append(callID: UInt64, returned message: ReturnResponseMessage, to buffer: inout [UInt8]) {
+        append(callID: callID, message: message, end: true, to: &buffer)
     }
 }

@@ -8,9 +8,16 @@ public protocol WireMessage: Hashable, Sendable {
 
     /// The protobuf encoding, appended to `buffer` (no length prefix).
     func encode(into buffer: inout [UInt8])
+
+    /// The exact number of bytes ``encode(into:)`` appends, when the type knows it without
+    /// encoding (the hand-encoded answers of the hot path); nil otherwise.
+    var encodedSize: Int? { get }
 }
 
 extension WireMessage {
+    /// Unknown in general: ``ResponseFrame`` then encodes first and fixes the length after.
+    public var encodedSize: Int? { nil }
+
     /// Decodes the protobuf encoding of the message from any byte collection.
     public init(decoding bytes: some Collection<UInt8>) throws(FrameError) {
         let decode = { (buffer: UnsafeRawBufferPointer) -> Result<Self, FrameError> in

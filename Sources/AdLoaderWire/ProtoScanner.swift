@@ -1,0 +1,237 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// In-place protobuf reading for the requests on the server's hot path (the RequestFrame
+// envelope, BorrowRequest, ReturnRequest). It accepts and rejects exactly what
+// libprotobuf-c 1.4's `protobuf_c_message_unpack` does with the generated descriptors,
+// quirks included, and reads the same values — the tests compare both on valid frames,
+// every wire type for every field, truncations, overlong varints and random bytes:
+//
+// - A key is at most 5 bytes; a first byte without field bits and without the continuation
+//   bit is an error; the field number keeps the low 32 bits (`&<<`).
+// - Wire types 0, 1, 2 and 5 are scanned (a varint is at most 10 bytes, a length prefix at
+//   most 5); any other wire type is an error, even for unknown fields.
+// - A known field must have the wire type of its type (varint for integers, length-prefixed
+//   for strings, bytes and messages), except bool: any wire type, true when any scanned
+//   byte of the value (a length prefix included) has one of its low 7 bits set.
+// - uint32 keeps the low 32 bits of the first 5 bytes of the varint; uint64 of up to 10.
+// - The last occurrence of a field wins; every repeated message element must unpack.
+// - A string is its bytes up to the first NUL (a C string), decoded like `String(cString:)`.
+
+/// One field as protobuf-c's scan sees it.
+struct ScannedField {
+    var number: UInt32
+    var wireType: UInt8
+    /// The value: for varints, fixed32 and fixed64 the bytes scanned; for length-prefixed
+    /// fields the data after the prefix.
+    var value: UnsafeRawBufferPointer
+    /// The whole scanned value, a length prefix included (what protobuf-c's bool reads).
+    var raw: UnsafeRawBufferPointer
+}
+
+struct ProtoScanner {
+    static let varint: UInt8 = 0
+    static let fixed64: UInt8 = 1
+    static let lengthPrefixed: UInt8 = 2
+    static let fixed32: UInt8 = 5
+
+    private let bytes: UnsafeRawBufferPointer
+    private var offset = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// The next field; nil at the end. - Throws: `Failure` where protobuf-c's scan fails.
+    mutating func next() throws(Failure) -> ScannedField? {
+        let count = bytes.count
+        guard offset < count else { return nil }
+        // Key: parse_tag_and_wiretype.
+        let first = bytes[offset]
+        if first & 0xF8 == 0 { throw Failure() }
+        let wireType = first & 7
+        var number = UInt32((first & 0x7F) >> 3)
+        var used = 1
+        if first & 0x80 != 0 {
+            let maximum = min(count - offset, 5)
+            var shift: UInt32 = 4
+            var done = false
+            while used < maximum {
+                let byte = bytes[offset + used]
+                used += 1
+                if byte & 0x80 != 0 {
+                    number |= UInt32(byte & 0x7F) &<< shift
+                    shift += 7
+                } else {
+                    number |= UInt32(byte) &<< shift
+                    done = true
+                    break
+                }
+            }
+            if !done { throw Failure() }
+        }
+        offset += used
+        let remaining = count - offset
+        let start = offset
+        var valueStart = start
+        var length: Int
+        switch wireType {
+        case Self.varint:
+            let maximum = min(remaining, 10)
+            var i = 0
+            while i < maximum && bytes[start + i] & 0x80 != 0 { i += 1 }
+            if i == maximum { throw Failure() }
+            length = i + 1
+        case Self.fixed64:
+            if remaining < 8 { throw Failure() }
+            length = 8
+        case Self.lengthPrefixed:
+            let maximum = min(remaining, 5)
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            var i = 0
+            while i < maximum {
+                let byte = bytes[start + i]
+                value |= UInt64(byte & 0x7F) << shift
+                shift += 7
+                if byte & 0x80 == 0 { break }
+                i += 1
+            }
+            if i == maximum { throw Failure() }
+            let prefix = i + 1
+            if value > UInt64(Int32.max) || UInt64(prefix) + value > UInt64(remaining) { throw Failure() }
+            length = prefix + Int(value)
+            valueStart = start + prefix
+        case Self.fixed32:
+            if remaining < 4 { throw Failure() }
+            length = 4
+        default:
+            throw Failure()
+        }
+        offset = start + length
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])
+        let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<(start + length)])
+        return ScannedField(number: number, wireType: wireType, value: value, raw: raw)
+    }
+
+    struct Failure: Error {}
+
+    // MARK: Values, as protobuf-c's parse_* functions read them
+
+    /// parse_uint32: the low 32 bits of the first 5 bytes.
+    static func uint32(_ field: ScannedField) throws(Failure) -> UInt32 {
+        guard field.wireType == varint else { throw Failure() }
+        var result: UInt32 = 0
+        var shift: UInt32 = 0
+        for i in 0..<min(field.value.count, 5) {
+            let byte = i < 4 ? field.value[i] & 0x7F : field.value[i]
+            result |= UInt32(byte) &<< shift
+            shift += 7
+        }
+        return result
+    }
+
+    /// parse_uint64.
+    static func uint64(_ field: ScannedField) throws(Failure) -> UInt64 {
+        guard field.wireType == varint else { throw Failure() }
+        if field.value.count < 5 { return UInt64(try uint32(field)) }
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in field.value {
+            result |= UInt64(byte & 0x7F) &<< shift
+            shift += 7
+        }
+        return result
+    }
+
+    /// parse_boolean: any wire type; true when a scanned byte has a low bit set.
+    static func bool(_ field: ScannedField) -> Bool {
+        field.raw.contains { $0 & 0x7F != 0 }
+    }
+
+    /// The bytes of a length-prefixed field (strings, bytes, messages).
+    static func bytes(_ field: ScannedField) throws(Failure) -> UnsafeRawBufferPointer {
+        guard field.wireType == lengthPrefixed else { throw Failure() }
+        return field.value
+    }
+
+    /// A string field: its bytes up to the first NUL, decoded as `String(cString:)` does.
+    static func string(_ field: ScannedField) throws(Failure) -> String {
+        let data = try bytes(field)
+        return String(decoding: UnsafeRawBufferPointer(rebasing: data[0..<cStringLength(data)]), as: UTF8.self)
+    }
+
+    /// Checks that `bytes` unpacks as a message whose fields are all strings (numbers in
+    /// `stringFields`), as `MetadataEntry` does.
+    static func validateStringsMessage(_ bytes: UnsafeRawBufferPointer, stringFields: ClosedRange<UInt32>) throws(Failure) {
+        var scanner = ProtoScanner(bytes)
+        while let field = try scanner.next() {
+            if stringFields.contains(field.number) { _ = try Self.bytes(field) }
+        }
+    }
+}
+
+extension RequestFrame {
+    /// What the server needs from a `RequestFrame`, read in place; the request message is
+    /// `messageRange` of the decoded bytes.
+    public struct Header: Hashable, Sendable {
+        public var callID: UInt64 = 0
+        /// Interned for the known methods (no allocation).
+        public var method: String = ""
+        public var timeoutMilliseconds: UInt32 = 0
+        public var cancel = false
+        /// Where the `message` field's bytes are in the envelope (empty when absent).
+        public var messageRange: Range<Int> = 0..<0
+    }
+
+    /// Decodes an envelope without copying: accepts exactly what ``init(decoding:)`` accepts
+    /// and gives the same call id, method, timeout, cancel flag and message bytes.
+    /// Metadata entries are checked but not read (version 1 servers read none).
+    /// - Throws: ``FrameError`` `.badEnvelope`, as ``init(decoding:)``.
+    public static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws(FrameError) -> Header {
+        var header = Header()
+        var methodField: UnsafeRawBufferPointer? = nil
+        var scanner = ProtoScanner(bytes)
+        do throws(ProtoScanner.Failure) {
+            while let field = try scanner.next() {
+                switch field.number {
+                case 1: header.callID = try ProtoScanner.uint64(field)
+                case 2: methodField = try ProtoScanner.bytes(field)
+                case 3: header.timeoutMilliseconds = try ProtoScanner.uint32(field)
+                case 4: try ProtoScanner.validateStringsMessage(try ProtoScanner.bytes(field), stringFields: 1...2)
+                case 5:
+                    let data = try ProtoScanner.bytes(field)
+                    var start = 0
+                    if let base = bytes.baseAddress, let p = data.baseAddress { start = p - base }
+                    header.messageRange = start..<(start + data.count)
+                case 6: header.cancel = ProtoScanner.bool(field)
+                default: break
+                }
+            }
+        } catch {
+            throw FrameError(code: .badEnvelope, message: "RequestFrame of \(bytes.count) bytes does not decode as protobuf")
+        }
+        if let methodField { header.method = MethodName.interned(methodField) }
+        return header
+    }
+}
+
+extension MethodName {
+    /// The method name in a string field's bytes (up to the first NUL), reusing the static
+    /// strings for known methods.
+    static func interned(_ bytes: UnsafeRawBufferPointer) -> String {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return "" }
+        let length = cStringLength(bytes)
+        for (index, utf8) in allUTF8.enumerated() where utf8.count == length {
+            if utf8.withUnsafeBytes({ memcmp($0.baseAddress!, base, length) }) == 0 { return all[index] }
+        }
+        return String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self)
+    }
+}
+
+/// The number of bytes before the first NUL (all of them when there is none).
+@inline(__always)
+func cStringLength(_ bytes: UnsafeRawBufferPointer) -> Int {
+    guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
+    guard let nul = memchr(base, 0, bytes.count) else { return bytes.count }
+    return UnsafeRawPointer(nul) - base
+}
