@@ -63,10 +63,15 @@ describe_machine() {
     cat "$OUT/machine.txt"
 }
 
-# Part 1 of issue 4: protocol load against the daemon and redis-benchmark. Not written yet:
-# it needs the daemon. Add its build and run here (write $OUT/protocol.csv and $OUT/protocol.txt).
+# Part 1 of issue 4: protocol load against the daemon, side by side with redis-benchmark
+# (Benchmarks/protocol-load.sh: builds, starts both servers on loopback, stops them on exit).
 step_protocol() {
-    echo "== protocol load: not yet measured (needs the daemon; see BENCHMARKS.md)"
+    echo "== protocol load: adloaderd vs redis GET"
+    if [ "$SMOKE" = 1 ]; then
+        Benchmarks/protocol-load.sh --smoke --out "$OUT"
+    else
+        Benchmarks/protocol-load.sh --out "$OUT"
+    fi
 }
 
 step_feedscroll() {
