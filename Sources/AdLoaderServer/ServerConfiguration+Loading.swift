@@ -82,7 +82,7 @@ extension ServerConfiguration {
         list += [
             limit(
                 "maxMessageSize", "--max-message-size", "4MiB",
-                "largest message accepted; bigger: RESOURCE_EXHAUSTED, then close"
+                "largest message accepted (bigger: RESOURCE_EXHAUSTED, then close) and largest Stats answer sent (bigger: RESOURCE_EXHAUSTED)"
             ) { (l, v, k) throws(ConfigError) in l.maxMessageSize = try v.size(k) },
             limit(
                 "maxConnections", "--max-connections", String(defaults.maxConnections),
