@@ -57,6 +57,20 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public var leaseTimeout: Duration = .seconds(300)
     /// The longest wait a borrow may ask for.
     public var maximumBorrowWait: Duration = .seconds(30)
+    /// The most ad units this loader keeps a pool for, 1...1_000_000.
+    ///
+    /// Every prefetch or borrow of a new ad unit creates its pool, which is kept for the
+    /// daemon's life and at once asks upstream (billed, rate-limited) for
+    /// ``maximumRetainedAdvertisements`` ads. Without a cap, a client sending random ad unit
+    /// ids would exhaust memory and the upstream quota. At the cap, a prefetch or borrow of
+    /// one more ad unit throws ``LoaderError`` `.resourceExhausted` without asking upstream
+    /// for anything; existing pools keep working, and Stats never creates a pool.
+    ///
+    /// The cap is per loader, not server-wide, because a loader fixes the pool size and the
+    /// upstream account: the worst case, `maximumPools * maximumRetainedAdvertisements` ads
+    /// held and asked for, is then set where both factors are, and one loader's ad units
+    /// cannot use up another's allowance.
+    public var maximumPools: Int = 1_000
     public var retry: RetryPolicy = RetryPolicy()
     /// A disabled loader holds no ads and loads none.
     public var enabled: Bool = true
@@ -85,6 +99,9 @@ public struct LoaderConfiguration: Hashable, Sendable {
         }
         if !(1...10_000_000).contains(maximumRetainedAdvertisements) {
             throw fail("maximumRetainedAdvertisements", "must be 1...10000000, got \(maximumRetainedAdvertisements)")
+        }
+        if !(1...1_000_000).contains(maximumPools) {
+            throw fail("maximumPools", "must be 1...1000000, got \(maximumPools)")
         }
         if lifetime <= .zero { throw fail("lifetime", "must be positive") }
         if sweepInterval <= .zero { throw fail("sweepInterval", "must be positive") }

@@ -241,7 +241,7 @@ public struct AdEvent: Hashable, Sendable {
 /// A request the loader refuses; maps to a gRPC status at the server.
 public struct LoaderError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Wrapped: Hashable, Sendable { case invalidArgument, notFound, unavailable }
+        private enum Wrapped: Hashable, Sendable { case invalidArgument, notFound, unavailable, resourceExhausted }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
 
@@ -251,12 +251,17 @@ public struct LoaderError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let notFound = Code(.notFound)
         /// The loader is disabled or shutting down.
         public static let unavailable = Code(.unavailable)
+        /// A resource limit of the loader is reached, e.g. its
+        /// ``LoaderConfiguration/maximumPools``; the message names the limit. Nothing was
+        /// changed or asked upstream; the same call may succeed once the resource is freed.
+        public static let resourceExhausted = Code(.resourceExhausted)
 
         public var description: String {
             switch wrapped {
             case .invalidArgument: "invalid argument"
             case .notFound: "not found"
             case .unavailable: "unavailable"
+            case .resourceExhausted: "resource exhausted"
             }
         }
     }

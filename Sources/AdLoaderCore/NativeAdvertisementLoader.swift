@@ -89,14 +89,15 @@ public final class NativeAdvertisementLoader {
     /// borrow, which send whole batches only; see ``LoaderConfiguration/numberOfAdvertisements``).
     /// Nothing is asked while the source is unreachable (a probe covers it).
     /// - Throws: ``LoaderError`` `.invalidArgument` for an empty ad unit or unknown loader,
-    ///   `.unavailable` for a disabled loader or after shutdown.
+    ///   `.unavailable` for a disabled loader or after shutdown, `.resourceExhausted` for a
+    ///   new ad unit when the loader already has ``LoaderConfiguration/maximumPools`` pools.
     @discardableResult
     public func prefetch(adUnitID: String, loader: String = LoaderConfiguration.defaultName) throws(LoaderError)
         -> PrefetchResult
     {
         let entry = try validated(adUnitID: adUnitID, loader: loader)
         try requireEnabled(entry)
-        let pool = pool(for: entry, adUnitID: adUnitID)
+        let pool = try pool(for: entry, adUnitID: adUnitID)
         purgeExpired(pool)
         let requested = topUp(pool, trigger: .explicit, amount: .complete)
         return PrefetchResult(available: pool.available.count, inFlight: pool.inFlight, requested: requested)
@@ -126,7 +127,9 @@ public final class NativeAdvertisementLoader {
     ///     Parked borrows are served in arrival order as ads arrive or come back.
     /// - Returns: a handle when the call parked, else nil.
     /// - Throws: ``LoaderError`` `.invalidArgument` (empty ad unit, unknown loader, wait too
-    ///   long or negative: field `wait_ms`), `.unavailable` (disabled loader, after shutdown).
+    ///   long or negative: field `wait_ms`), `.unavailable` (disabled loader, after shutdown),
+    ///   `.resourceExhausted` (a new ad unit when the loader already has
+    ///   ``LoaderConfiguration/maximumPools`` pools).
     @discardableResult
     public func borrow(
         adUnitID: String, loader: String = LoaderConfiguration.defaultName, slot: String? = nil,
@@ -139,7 +142,7 @@ public final class NativeAdvertisementLoader {
                 message: "must be 0...\(entry.configuration.maximumBorrowWait.milliseconds) ms")
         }
         try requireEnabled(entry)
-        let pool = pool(for: entry, adUnitID: adUnitID)
+        let pool = try pool(for: entry, adUnitID: adUnitID)
         let slot = slot?.isEmpty == true ? nil : slot
         if let result = lend(from: pool, slot: slot) {
             topUp(pool, trigger: .explicit)
@@ -174,6 +177,8 @@ public final class NativeAdvertisementLoader {
     }
 
     /// Stats of every pool matching the filters (nil = all), sorted by loader then ad unit.
+    ///
+    /// Never creates a pool: an ad unit without one is simply not listed.
     public func stats(loader: String? = nil, adUnitID: String? = nil) -> [PoolStats] {
         var result: [PoolStats] = []
         for (name, entry) in entries where loader == nil || loader == name {
@@ -258,8 +263,18 @@ public final class NativeAdvertisementLoader {
         }
     }
 
-    func pool(for entry: Entry, adUnitID: String) -> AdPool {
+    /// The pool of `adUnitID`, created if the loader is below its `maximumPools`.
+    /// - Throws: ``LoaderError`` `.resourceExhausted` naming the limit when a new pool is needed
+    ///   and the loader is at it.
+    func pool(for entry: Entry, adUnitID: String) throws(LoaderError) -> AdPool {
         if let pool = entry.pools[adUnitID] { return pool }
+        let name = entry.configuration.name
+        let limit = entry.configuration.maximumPools
+        if entry.pools.count >= limit {
+            throw LoaderError(
+                code: .resourceExhausted,
+                message: "pools: limit of \(limit) ad units reached for loader \"\(name)\" (loaders.\(name).maximumPools)")
+        }
         let pool = AdPool(
             loader: entry.configuration.name, adUnitID: adUnitID, configuration: entry.configuration,
             source: entry.source)

@@ -83,7 +83,14 @@ extension Connection {
                 // Filters that match nothing give an empty list (PROTOCOL.md 7.4).
                 let request = try decode(StatsRequestMessage.self, call.bytes)
                 let pools = loader.stats(loader: nonEmpty(request.loader), adUnitID: nonEmpty(request.adUnitID))
-                answer(callID, StatsResponseMessage(pools: pools))
+                // An answer above the message size would make clients with the same limit drop
+                // the connection (PROTOCOL.md 8): refuse it and let the client filter.
+                let limit = server.limits.maxMessageSize
+                if let size = answer(callID, StatsResponseMessage(pools: pools), limit: limit) {
+                    throw Status(
+                        code: .resourceExhausted,
+                        message: "stats answer of \(size) bytes exceeds the limit of \(limit) bytes; filter by loader or ad_unit_id")
+                }
             case MethodName.watch:
                 watch(callID, try decode(WatchRequestMessage.self, call.bytes), timeout: frame.timeoutMilliseconds)
             default:

@@ -177,6 +177,21 @@ final class Connection {
         markDirty()
     }
 
+    /// Appends a final OK answer unless its envelope is larger than `limit` bytes.
+    /// - Returns: nil when appended, else the envelope's size (nothing is appended).
+    func answer(_ callID: UInt64, _ message: some WireMessage, limit: Int) -> Int? {
+        let start = output.count
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        // The 5-byte prefix is not part of the message size a decoder checks.
+        let size = output.count - start - 5
+        if size > limit {
+            output.removeSubrange(start...)
+            return size
+        }
+        markDirty()
+        return nil
+    }
+
     /// Appends a Borrow's OK answer; the lease's ad is encoded once per ad (server-wide cache).
     func answer(_ callID: UInt64, borrow message: BorrowResponseMessage) {
         ResponseFrame.append(callID: callID, borrow: message, cache: server.adEncodings, to: &output)

@@ -41,6 +41,8 @@ extension ServerConfiguration {
               showCountThreshold            times one ad may be shown, >= 1       default: \(loader.showCountThreshold)
               leaseTimeout                  unreturned leases reclaimed after     default: \(seconds(loader.leaseTimeout))
               maximumBorrowWait             longest wait a Borrow may ask for     default: \(seconds(loader.maximumBorrowWait))
+              maximumPools                  ad units with a pool, 1...1000000;    default: \(loader.maximumPools)
+                                            a new one beyond: RESOURCE_EXHAUSTED
               enabled                       boolean                               default: \(loader.enabled)
               retry.delay                   first retry delay                     default: \(seconds(loader.retry.delay))
               retry.multiplier              growth per retry, >= 1                default: \(loader.retry.multiplier)

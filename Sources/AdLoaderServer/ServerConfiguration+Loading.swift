@@ -82,7 +82,7 @@ extension ServerConfiguration {
         list += [
             limit(
                 "maxMessageSize", "--max-message-size", "4MiB",
-                "largest message accepted; bigger: RESOURCE_EXHAUSTED, then close"
+                "largest message accepted (bigger: RESOURCE_EXHAUSTED, then close) and largest Stats answer sent (bigger: RESOURCE_EXHAUSTED)"
             ) { (l, v, k) throws(ConfigError) in l.maxMessageSize = try v.size(k) },
             limit(
                 "maxConnections", "--max-connections", String(defaults.maxConnections),
@@ -324,6 +324,7 @@ extension ServerConfiguration {
                 case "showCountThreshold": loader.showCountThreshold = try value.int(path)
                 case "leaseTimeout": loader.leaseTimeout = try value.duration(path)
                 case "maximumBorrowWait": loader.maximumBorrowWait = try value.duration(path)
+                case "maximumPools": loader.maximumPools = try value.int(path)
                 case "enabled": loader.enabled = try value.bool(path)
                 case "retry": try Self.applyRetry(&loader.retry, field, prefix: path)
                 default: throw ConfigError(field: path, message: "unknown setting")

@@ -4,7 +4,9 @@ import AdLoaderCore
 /// arrive and only the offending connection pays.
 public struct ServerLimits: Hashable, Sendable {
     /// The largest framed message accepted (the length prefix is checked before any
-    /// allocation); bigger → RESOURCE_EXHAUSTED, then the connection closes.
+    /// allocation); bigger → RESOURCE_EXHAUSTED, then the connection closes. A Stats answer
+    /// above it (many pools) is refused with RESOURCE_EXHAUSTED instead of being sent, since
+    /// a client applying the same limit would drop the connection; the connection stays open.
     public var maxMessageSize = 4 * 1024 * 1024
     /// Open client connections, all listeners together; a connection over it is closed at once.
     public var maxConnections = 1024

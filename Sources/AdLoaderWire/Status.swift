@@ -89,11 +89,12 @@ extension FrameError: StatusConvertible {
 
 extension LoaderError: StatusConvertible {
     /// invalidArgument -> INVALID_ARGUMENT "field: message", notFound -> NOT_FOUND,
-    /// unavailable -> UNAVAILABLE.
+    /// resourceExhausted -> RESOURCE_EXHAUSTED, unavailable -> UNAVAILABLE.
     public var status: Status {
         switch code {
         case .invalidArgument: Status(code: .invalidArgument, message: description)
         case .notFound: Status(code: .notFound, message: description)
+        case .resourceExhausted: Status(code: .resourceExhausted, message: description)
         default: Status(code: .unavailable, message: description)
         }
     }

@@ -49,6 +49,8 @@ final class ModelRun {
     private var nextParkedID = 0
     private var enabled: [Bool]
     private var requestsWhenDisabled: [Int]
+    /// The pools the loader must have: created by a prefetch or borrow within `maximumPools`.
+    private var pooled = Set<PoolKey>()
 
     init(seed: UInt64) {
         configurations = Self.configurations(seed: seed)
@@ -82,6 +84,8 @@ final class ModelRun {
             c.retry.jitter = pick(0...1) == 0 ? 0 : 0.3
             c.retry.maximumCount = pick(0...3)
             c.retry.probeInterval = .milliseconds(pick(1_000...10_000))
+            // 1 of 3 loaders can pool only one of the two ad units.
+            c.maximumPools = pick(1...3)
             return c
         }
     }
@@ -91,7 +95,7 @@ final class ModelRun {
             "\($0.name): batch \($0.numberOfAdvertisements), max \($0.maximumRetainedAdvertisements), "
                 + "lifetime \($0.lifetime), sweep \($0.sweepInterval), shows \($0.showCountThreshold), "
                 + "lease \($0.leaseTimeout), retry \($0.retry.delay) x\($0.retry.multiplier) "
-                + "max \($0.retry.maximumCount), probe \($0.retry.probeInterval)"
+                + "max \($0.retry.maximumCount), probe \($0.retry.probeInterval), pools \($0.maximumPools)"
         }.joined(separator: "; ")
     }
 
@@ -150,11 +154,14 @@ final class ModelRun {
         switch step {
         case .prefetch(let l, let u):
             let pool = PoolKey(loader: configurations[l].name, unit: Self.units[u])
+            let refused = enabled[l] && !admits(pool, loaderIndex: l)
             do {
                 try loader.prefetch(adUnitID: pool.unit, loader: pool.loader)
                 if !enabled[l] { violation("prefetch on disabled \(pool.loader) succeeded") }
+                if refused { violation("prefetch of \(pool) over the pool cap succeeded") }
+                pooled.insert(pool)
             } catch {
-                if enabled[l] || error.code != .unavailable { violation("prefetch threw \(error)") }
+                if !isExpected(error, refused: refused, enabled: enabled[l]) { violation("prefetch threw \(error)") }
             }
         case .borrow(let l, let u, let s, let wait):
             borrow(loaderIndex: l, pool: PoolKey(loader: configurations[l].name, unit: Self.units[u]),
@@ -216,6 +223,7 @@ final class ModelRun {
         var answered = false
         lastAnswer = nil
         let deadline = clock.now + wait
+        let refused = enabled[loaderIndex] && !admits(pool, loaderIndex: loaderIndex)
         do {
             let handle = try loader.borrow(adUnitID: pool.unit, loader: pool.loader, slot: slot, wait: wait) {
                 [unowned self] result in
@@ -225,6 +233,8 @@ final class ModelRun {
                 answer(result, pool: pool, slot: slot, deadline: deadline)
             }
             if !enabled[loaderIndex] { violation("borrow on disabled \(pool.loader) succeeded") }
+            if refused { violation("borrow of \(pool) over the pool cap succeeded") }
+            pooled.insert(pool)
             if let handle {
                 if answered { violation("borrow both answered and parked") }
                 if wait == .zero { violation("borrow without wait parked") }
@@ -234,7 +244,8 @@ final class ModelRun {
                 violation("borrow neither answered nor parked")
             }
         } catch {
-            if enabled[loaderIndex] || error.code != .unavailable { violation("borrow threw \(error)") }
+            if answered { violation("borrow both answered and threw") }
+            if !isExpected(error, refused: refused, enabled: enabled[loaderIndex]) { violation("borrow threw \(error)") }
             return
         }
         // Same slot, same lease while it holds.
@@ -244,6 +255,20 @@ final class ModelRun {
                 return
             }
         }
+    }
+
+    /// Whether a prefetch or borrow of `pool` may create it (or it exists).
+    private func admits(_ pool: PoolKey, loaderIndex: Int) -> Bool {
+        pooled.contains(pool) || pooled.count { $0.loader == pool.loader } < configurations[loaderIndex].maximumPools
+    }
+
+    /// Whether a prefetch or borrow error is the one expected: `.unavailable` on a disabled
+    /// loader, else `.resourceExhausted` naming the limit for a new pool over the cap.
+    private func isExpected(_ error: LoaderError, refused: Bool, enabled: Bool) -> Bool {
+        if !enabled { return error.code == .unavailable }
+        guard refused, error.code == .resourceExhausted, error.message.contains("maximumPools") else { return false }
+        coverage["refused over pool cap", default: 0] += 1
+        return true
     }
 
     /// The answer of the last synchronous borrow.
@@ -391,6 +416,8 @@ final class ModelRun {
     // MARK: - Invariants
 
     private func checkState() {
+        let pools = Set(loader.stats().map { PoolKey(loader: $0.loader, unit: $0.adUnitID) })
+        if pools != pooled { violation("pools \(pools.sorted { $0.description < $1.description }) but model has \(pooled.count)") }
         for (index, configuration) in configurations.enumerated() {
             let name = configuration.name
             if !enabled[index] && source.requestCount(loader: name) != requestsWhenDisabled[index] {

@@ -118,6 +118,92 @@ struct NativeAdvertisementLoaderTests {
         #expect(loader.stats(loader: "a", adUnitID: "u").count == 1)
     }
 
+    @Test(arguments: [0, -1, 1_000_001])
+    func maximumPoolsOutOfRangeIsRejectedByName(value: Int) {
+        var configuration = LoaderConfiguration(name: "feed")
+        configuration.maximumPools = value
+        #expect(throws: ConfigError(field: "loaders.feed.maximumPools", message: "must be 1...1000000, got \(value)")) {
+            try configuration.validate()
+        }
+    }
+
+    @Test func maximumPoolsDefaultsTo1000AndAcceptsItsBounds() throws {
+        var configuration = LoaderConfiguration()
+        #expect(configuration.maximumPools == 1_000)
+        for value in [1, 1_000_000] {
+            configuration.maximumPools = value
+            try configuration.validate()
+        }
+    }
+
+    @Test func atThePoolCapANewAdUnitIsRefusedAndNothingIsAskedUpstream() throws {
+        let h = try Harness { $0.maximumPools = 2; $0.maximumRetainedAdvertisements = 3; $0.numberOfAdvertisements = 1 }
+        // Stats of ad units without a pool list nothing and create none.
+        #expect(h.loader.stats(adUnitID: "a").isEmpty)
+        #expect(h.loader.stats(loader: "default", adUnitID: "b").isEmpty)
+        try h.fill("a")
+        #expect(h.source.requests.count == 3)
+        #expect(try h.borrow("b") == .noAdYet)  // a borrow creates the second pool
+        h.source.succeedAll()
+        let requestsBefore = h.source.requests.count
+        let statsBefore = h.loader.stats()
+        h.clearEvents()
+        let expected = LoaderError(
+            code: .resourceExhausted,
+            message: "pools: limit of 2 ad units reached for loader \"default\" (loaders.default.maximumPools)")
+        #expect(throws: expected) { try h.loader.prefetch(adUnitID: "c") }
+        var answered = false
+        #expect(throws: expected) { try h.loader.borrow(adUnitID: "c") { _ in answered = true } }
+        #expect(throws: expected) {
+            try h.loader.borrow(adUnitID: "c", slot: "s", wait: .seconds(5)) { _ in answered = true }
+        }
+        h.clock.advance(by: .seconds(10))
+        #expect(!answered)
+        #expect(h.source.requests.count == requestsBefore)
+        #expect(h.events.isEmpty)
+        #expect(h.loader.stats() == statsBefore)
+        #expect(h.loader.stats(adUnitID: "c").isEmpty)
+        // Existing pools keep lending, refilling and prefetching.
+        let lease = try h.lease("a")
+        #expect(try h.loader.returnLease(lease.id, shown: true) == .consumed)
+        #expect(h.source.requests.count == requestsBefore + 1)
+        h.source.succeedAll()
+        #expect(try h.loader.prefetch(adUnitID: "b").requested == 0)
+        #expect(try h.lease("b").ad.adUnitID == "b")
+        #expect(h.loader.stats().map(\.adUnitID) == ["a", "b"])
+        #expect(h.loader.stats().allSatisfy { $0.isBalanced })
+    }
+
+    @Test func thePoolCapIsPerLoaderAndAnInvalidCallIsRefusedFirst() throws {
+        let clock = ManualClock()
+        let source = FakeDemandSource()
+        var a = LoaderConfiguration(name: "a")
+        a.source = "fake"
+        a.maximumPools = 1
+        var b = a
+        b.name = "b"
+        let loader = try NativeAdvertisementLoader(loaders: [a, b], sources: ["fake": source], clock: clock, scheduler: clock)
+        try loader.prefetch(adUnitID: "u", loader: "a")
+        try loader.prefetch(adUnitID: "v", loader: "b")
+        #expect(throws: LoaderError.self) { try loader.prefetch(adUnitID: "v", loader: "a") }
+        do {
+            try loader.prefetch(adUnitID: "u", loader: "b")
+            Issue.record("over the cap")
+        } catch {
+            #expect(error.code == .resourceExhausted)
+            #expect(error.message.contains("loaders.b.maximumPools"))
+        }
+        // Bad arguments are still named as such at the cap.
+        do {
+            try loader.borrow(adUnitID: "w", loader: "a", wait: .seconds(31)) { _ in }
+            Issue.record("wait accepted")
+        } catch {
+            #expect(error.code == .invalidArgument && error.field == "wait_ms")
+        }
+        #expect(loader.stats().map { "\($0.loader)/\($0.adUnitID)" } == ["a/u", "b/v"])
+        #expect(LoaderError.Code.resourceExhausted.description == "resource exhausted")
+    }
+
     // MARK: observers
 
     @Test func observersSeeEventsUntilRemoved() throws {

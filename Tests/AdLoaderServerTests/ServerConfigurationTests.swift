@@ -115,6 +115,8 @@ import Testing
         (#"{ "limits": { "maxConnections": "many" } }"#, "limits.maxConnections"),
         (#"{ "loaders": { "feed": { "numberOfAdvertisements": 6 } } }"#, "loaders.feed.numberOfAdvertisements"),
         (#"{ "loaders": { "feed": { "lifetime": true } } }"#, "loaders.feed.lifetime"),
+        (#"{ "loaders": { "feed": { "maximumPools": 0 } } }"#, "loaders.feed.maximumPools"),
+        (#"{ "loaders": { "feed": { "maximumPools": "all" } } }"#, "loaders.feed.maximumPools"),
         (#"{ "loaders": { "feed": { "retry": { "jitter": 2 } } } }"#, "loaders.feed.retry.jitter"),
         (#"{ "loaders": { "feed": { "source": "nope" } } }"#, "loaders.feed.source"),
         (#"{ "loaders": { "feed": { "keywords": [1] } } }"#, "loaders.feed.keywords[0]"),
@@ -137,7 +139,7 @@ import Testing
                                      "nonPersonalized": true, "targeting": { "k": "v" }, "numberOfAdvertisements": 3,
                                      "maximumRetainedAdvertisements": 20, "lifetime": "30m", "sweepInterval": 10,
                                      "showCountThreshold": 2, "leaseTimeout": "1m", "maximumBorrowWait": "5s",
-                                     "enabled": false,
+                                     "maximumPools": 7, "enabled": false,
                                      "retry": { "delay": 1, "multiplier": 2, "maximumDelay": "1m", "jitter": 0.2,
                                                 "maximumCount": 3, "probeInterval": "10s" } } } }
             """
@@ -152,7 +154,7 @@ import Testing
         #expect(loader.numberOfAdvertisements == 3 && loader.maximumRetainedAdvertisements == 20)
         #expect(loader.lifetime == .seconds(1800) && loader.sweepInterval == .seconds(10))
         #expect(loader.showCountThreshold == 2 && loader.leaseTimeout == .seconds(60))
-        #expect(loader.maximumBorrowWait == .seconds(5) && !loader.enabled)
+        #expect(loader.maximumBorrowWait == .seconds(5) && loader.maximumPools == 7 && !loader.enabled)
         #expect(loader.retry.delay == .seconds(1) && loader.retry.multiplier == 2 && loader.retry.maximumDelay == .seconds(60))
         #expect(loader.retry.jitter == 0.2 && loader.retry.maximumCount == 3 && loader.retry.probeInterval == .seconds(10))
     }
@@ -168,7 +170,7 @@ import Testing
             #expect(text.contains(setting.key))
             if let variable = setting.environment { #expect(text.contains(variable)) }
         }
-        for field in ["numberOfAdvertisements", "maximumBorrowWait", "retry.probeInterval", "ADLOADERD_CONFIG"] {
+        for field in ["numberOfAdvertisements", "maximumBorrowWait", "maximumPools", "retry.probeInterval", "ADLOADERD_CONFIG"] {
             #expect(text.contains(field))
         }
     }

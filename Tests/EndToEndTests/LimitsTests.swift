@@ -137,6 +137,92 @@ extension EndToEnd {
             try expectHealthy(good, daemon)
         }
 
+        /// The default loader may pool 6 ad units, each topped up to 2 ads.
+        private static let poolCapConfig = """
+            { "sources": { "synthetic": { "latency": "5ms" } },
+              "loaders": { "default": { "maximumRetainedAdvertisements": 2, "numberOfAdvertisements": 2, "maximumPools": 6 } } }
+            """
+
+        @Test func newAdUnitsPastThePoolCapGetResourceExhaustedAndExistingPoolsKeepLending() throws {
+            let daemon = try DaemonProcess(config: Self.poolCapConfig)
+            let good = try RawClient(port: daemon.port)
+            try good.borrowAndReturn()  // pool 1: "healthy"
+            // Stats of an ad unit without a pool lists nothing and creates no pool.
+            let unknown = try good.call(MethodName.stats, StatsRequestMessage(adUnitID: "never"), as: StatsResponseMessage.self)
+            #expect(unknown.pools.isEmpty)
+            let sprayer = try RawClient(port: daemon.port)
+            var created = 0
+            var refusal: Status?
+            for unit in 0..<100 {
+                // Prefetch and Borrow alike create pools.
+                let id = unit % 2 == 0
+                    ? try sprayer.start(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "spray-\(unit)"))
+                    : try sprayer.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "spray-\(unit)"))
+                let end = try sprayer.awaitEnd(of: id).end
+                guard end.status.code == .ok else {
+                    refusal = end.status
+                    break
+                }
+                created += 1
+            }
+            #expect(created == 5)
+            #expect(refusal?.code == .resourceExhausted)
+            #expect(refusal?.message == #"pools: limit of 6 ad units reached for loader "default" (loaders.default.maximumPools)"#)
+            let parking = try sprayer.failingCall(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "spray-new", waitMilliseconds: 1_000))
+            #expect(parking.code == .resourceExhausted)
+            // The sprayer's own existing pools, and the other connection's, still lend.
+            try sprayer.borrowAndReturn(adUnit: "spray-0")
+            try good.borrowAndReturn()
+            let pools = try good.stats()
+            #expect(pools.count == 6)
+            #expect(Set(pools.map(\.adUnitID)) == Set(["healthy"] + (0..<5).map { "spray-\($0)" }))
+            try expectHealthy(good, daemon)
+        }
+
+        /// 300 pools of a loader "many", each with a 200-byte ad unit id: a Stats of all of them
+        /// is about 70 KB, above a 64 KiB message size.
+        private static let manyPoolsConfig = """
+            { "sources": { "synthetic": { "latency": "5ms" } },
+              "loaders": { "default": { "maximumRetainedAdvertisements": 10 },
+                           "many": { "maximumRetainedAdvertisements": 1, "numberOfAdvertisements": 1 } } }
+            """
+
+        @Test func aStatsAnswerAboveTheMessageSizeIsRefusedAndAFilteredOneWorks() throws {
+            let daemon = try DaemonProcess(["--max-message-size", "64KiB"], config: Self.manyPoolsConfig)
+            let good = try RawClient(port: daemon.port)
+            try good.borrowAndReturn()
+            let filler = try RawClient(port: daemon.port)
+            let units = (0..<300).map { "unit-\($0)-" + String(repeating: "x", count: 200) }
+            for unit in units {
+                _ = try filler.call(
+                    MethodName.prefetch, PrefetchRequestMessage(adUnitID: unit, loader: "many"), as: PrefetchResponseMessage.self)
+            }
+            let status = try filler.failingCall(MethodName.stats, StatsRequestMessage())
+            #expect(status.code == .resourceExhausted)
+            let pattern = #/stats answer of (\d+) bytes exceeds the limit of 65536 bytes; filter by loader or ad_unit_id/#
+            let match = try #require(status.message.wholeMatch(of: pattern), "\(status.message)")
+            #expect(Int(match.1)! > 65_536)
+            // The refused answer left the connection usable: filtered Stats, then any call.
+            let one = try filler.call(
+                MethodName.stats, StatsRequestMessage(loader: "many", adUnitID: units[7]), as: StatsResponseMessage.self)
+            #expect(one.pools.map(\.adUnitID) == [units[7]])
+            try filler.borrowAndReturn()
+            // Another connection sees the same limit and keeps working too.
+            #expect(try good.failingCall(MethodName.stats, StatsRequestMessage(loader: "many")).code == .resourceExhausted)
+            try good.borrowAndReturn()
+            let defaults = try good.call(MethodName.stats, StatsRequestMessage(loader: "default"), as: StatsResponseMessage.self)
+            #expect(defaults.pools.map(\.adUnitID) == ["healthy"])
+            #expect(defaults.pools.allSatisfy { $0.conservesAds && $0.leased == 0 })
+            for unit in units.prefix(10) {
+                let pool = try good.call(
+                    MethodName.stats, StatsRequestMessage(loader: "many", adUnitID: unit), as: StatsResponseMessage.self).pools
+                #expect(pool.count == 1 && pool.allSatisfy(\.conservesAds))
+            }
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit() == 0)
+        }
+
         /// Warms 20 pools so that each Stats answer is a few KiB.
         private func warmPools(_ good: RawClient) throws {
             for unit in 0..<20 {
