@@ -48,7 +48,7 @@ let package = Package(
         // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).
         .executableTarget(
             name: "ProtocolLoadBench", dependencies: ["AdLoaderWire"], path: "Benchmarks/ProtocolLoad",
-            exclude: ["RESULTS.md"], swiftSettings: strict),
+            swiftSettings: strict),
 
         // Benchmarks (`make bench`, Benchmarks/run.sh); `--smoke` runs are part of `make test`.
         .executableTarget(
