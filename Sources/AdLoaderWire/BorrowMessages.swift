@@ -19,6 +19,10 @@ public struct BorrowRequestMessage: WireMessage {
         self.waitMilliseconds = waitMilliseconds
     }
 
+    public var stringFieldWithNUL: String? {
+        firstFieldWithNUL(["ad_unit_id": adUnitID, "loader": loader, "slot_key": slot])
+    }
+
     /// Decodes in place (see ProtoScanner.swift): what protobuf-c accepts, with the same values.
     /// - Throws: `.badMessage` when the bytes do not decode, or "ad_unit_id: must be valid
     ///   UTF-8 without NUL bytes" (`loader`, `slot_key` likewise) for a string holding a NUL

@@ -104,6 +104,23 @@ import Testing
         #expect(header.method == MethodName.borrow + "\\0tail")
     }
 
+    /// What a sender checks before encoding (the C-string encoder would cut at the NUL).
+    @Test func stringFieldWithNULNamesTheFirstOne() {
+        #expect(BorrowRequestMessage(adUnitID: "unit\0evil").stringFieldWithNUL == "ad_unit_id")
+        #expect(BorrowRequestMessage(adUnitID: "u", loader: "\0", slot: "\0").stringFieldWithNUL == "loader")
+        #expect(BorrowRequestMessage(adUnitID: "u", slot: "s\0").stringFieldWithNUL == "slot_key")
+        #expect(PrefetchRequestMessage(adUnitID: "u", loader: "l\0").stringFieldWithNUL == "loader")
+        #expect(StatsRequestMessage(loader: "\0", adUnitID: "\0").stringFieldWithNUL == "loader")
+        #expect(WatchRequestMessage(adUnitID: "\0").stringFieldWithNUL == "ad_unit_id")
+        #expect(RequestFrame(callID: 1, method: "/a\0").stringFieldWithNUL == "method")
+        #expect(RequestFrame(callID: 1, metadata: [MetadataEntry(key: "k", value: "v\0")]).stringFieldWithNUL == "metadata.value")
+        for text in Fixtures.strings {
+            #expect(BorrowRequestMessage(adUnitID: text, loader: text, slot: text).stringFieldWithNUL == nil)
+            #expect(RequestFrame(callID: 1, method: text, metadata: [MetadataEntry(key: text, value: text)]).stringFieldWithNUL == nil)
+        }
+        #expect(ReturnRequestMessage(leaseID: 1, shown: true).stringFieldWithNUL == nil)
+    }
+
     @Test func printableMethodNames() {
         func printable(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { MethodName.printable($0) } }
         #expect(printable(Array("/a\0b".utf8)) == "/a\\0b")
