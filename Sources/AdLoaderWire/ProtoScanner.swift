@@ -161,14 +161,7 @@ struct ProtoScanner {
     /// and then `invalid` is set to `name` unless an earlier field already set it.
     /// - Throws: `Failure` for a wire type other than length-prefixed (as protobuf-c).
     static func string(_ field: ScannedField, name: StaticString, invalid: inout StaticString?) throws(Failure) -> String {
-        let data = try bytes(field)
-        guard let base = data.baseAddress, data.count > 0 else { return "" }
-        // One memchr, then the standard library's validating UTF-8 decode (one pass, no repair).
-        if memchr(base, 0, data.count) == nil,
-            let string = String(validating: data.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
-        {
-            return string
-        }
+        if let string = validString(try bytes(field)) { return string }
         if invalid == nil { invalid = name }
         return ""
     }
@@ -254,12 +247,7 @@ extension MethodName {
         for (index, utf8) in allUTF8.enumerated() where utf8.count == length {
             if utf8.withUnsafeBytes({ memcmp($0.baseAddress!, base, length) }) == 0 { return all[index] }
         }
-        if memchr(base, 0, length) == nil,
-            let name = String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
-        {
-            return name
-        }
-        return printable(bytes)
+        return validString(bytes) ?? printable(bytes)
     }
 
     /// Bytes that are not a valid string as text: valid UTF-8 sequences as they are, NUL as

@@ -154,7 +154,12 @@ import Testing
     /// 3-byte input starting with a multi-byte lead, and random longer ones.
     @Test func utf8ValidatorAgreesWithStandardLibrary() {
         func agree(_ bytes: [UInt8]) -> Bool {
-            bytes.withUnsafeBytes { isValidUTF8($0) } == (String(validating: bytes, as: UTF8.self) != nil)
+            let expected = String(validating: bytes, as: UTF8.self)
+            let hasNUL = bytes.contains(0)
+            return bytes.withUnsafeBytes { raw in
+                isValidUTF8(raw) == (expected != nil) && validString(raw) == (hasNUL ? nil : expected)
+                    && isValidStringField(raw) == (expected != nil && !hasNUL)
+            }
         }
         var failures: [[UInt8]] = []
         for a in 0...255 as ClosedRange<UInt8> {
