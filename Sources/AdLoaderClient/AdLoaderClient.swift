@@ -8,6 +8,11 @@ import AdLoaderWire
 /// Server answers other than OK are thrown as `Status`; local failures to connect as
 /// ``AdLoaderClientError``. Losing the connection fails the calls in flight with UNAVAILABLE.
 ///
+/// A string argument holding a NUL byte (`"a\0b"`) cannot be sent as is (the protocol's
+/// strings are UTF-8 without NUL): such a call is refused locally with an INVALID_ARGUMENT
+/// `Status` naming the field (`ad_unit_id: must not contain NUL bytes (not sent)`), and
+/// nothing is sent.
+///
 /// Cancelling the task of a call cancels the call at the server too (the call throws
 /// `CancellationError` at once). A `timeout` is sent as the call's deadline and also
 /// enforced locally (with a small margin): expiry throws DEADLINE_EXCEEDED.
@@ -95,7 +100,8 @@ public final class AdLoaderClient: Sendable {
     ///
     /// The stream finishes normally when the consumer cancelled it, and throws the `Status`
     /// otherwise (e.g. UNAVAILABLE at server shutdown). Events of kinds this version does not
-    /// know are skipped.
+    /// know are skipped; an event that does not decode otherwise (e.g. a string with a NUL or
+    /// invalid UTF-8) ends the stream with INTERNAL, as a unary answer that does not decode.
     public func watch(
         loader: String = "", adUnitID: String = "", kinds: [AdEvent.Kind] = [], timeout: Duration? = nil
     ) -> AsyncThrowingStream<AdEvent, any Error> {
@@ -114,8 +120,14 @@ public final class AdLoaderClient: Sendable {
                             }
                             return
                         }
-                        if let body = frame.message, let event = try? EventMessage(decoding: body) {
-                            continuation.yield(event.event)
+                        if let body = frame.message {
+                            do throws(FrameError) {
+                                continuation.yield(try EventMessage(decoding: body).event)
+                            } catch where error.message.hasPrefix("kind: unknown event kind") {
+                                continue  // a kind of a later version
+                            } catch {
+                                throw Status(code: .internalError, message: "the server's answer does not decode: \(error.message)")
+                            }
                         }
                     }
                     continuation.finish()
@@ -132,11 +144,13 @@ public final class AdLoaderClient: Sendable {
     // MARK: - Raw calls
 
     /// Makes a unary call with any request and returns the final frame (status OK).
-    /// - Throws: the non-OK `Status`; `CancellationError` when the task is cancelled; a
+    /// - Throws: the non-OK `Status` (INVALID_ARGUMENT locally, nothing sent, when `method`,
+    ///   `metadata` or a string of `request` holds a NUL); `CancellationError` when the task is cancelled; a
     ///   DEADLINE_EXCEEDED `Status` when `timeout` passes without an answer.
     public func unary(
         method: String, request: some WireMessage, timeout: Duration? = nil, metadata: [MetadataEntry] = []
     ) async throws -> ResponseFrame {
+        try Self.checkStrings(method: method, request: request, metadata: metadata)
         let callID = connection.makeCallID()
         let frame = RequestFrame(
             callID: callID, method: method, request: request, timeoutMilliseconds: timeout.map(Self.milliseconds) ?? 0,
@@ -160,10 +174,17 @@ public final class AdLoaderClient: Sendable {
     }
 
     /// Starts a server-streaming call; the stream yields every frame, the last with `end` set.
+    /// A NUL in `method`, `metadata` or a string of `request` ends the stream at once with an
+    /// INVALID_ARGUMENT `Status` (nothing sent).
     /// Dropping the stream or cancelling its consumer cancels the call.
     public func stream(
         method: String, request: some WireMessage, timeout: Duration? = nil, metadata: [MetadataEntry] = []
     ) -> AsyncThrowingStream<ResponseFrame, any Error> {
+        do {
+            try Self.checkStrings(method: method, request: request, metadata: metadata)
+        } catch {
+            return AsyncThrowingStream { $0.finish(throwing: error) }
+        }
         let callID = connection.makeCallID()
         let frame = RequestFrame(
             callID: callID, method: method, request: request, timeoutMilliseconds: timeout.map(Self.milliseconds) ?? 0,
@@ -180,6 +201,16 @@ public final class AdLoaderClient: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// Refuses a call whose strings cannot be sent as given (a NUL byte would be cut by the
+    /// encoder, and the server refuses NUL bytes anyway).
+    /// - Throws: `Status` INVALID_ARGUMENT "field: must not contain NUL bytes (not sent)".
+    static func checkStrings(method: String, request: some WireMessage, metadata: [MetadataEntry]) throws(Status) {
+        let envelope = RequestFrame(callID: 1, method: method, metadata: metadata)
+        if let field = request.stringFieldWithNUL ?? envelope.stringFieldWithNUL {
+            throw Status(code: .invalidArgument, message: "\(field): must not contain NUL bytes (not sent)")
+        }
+    }
 
     private static func localDeadline(callID: UInt64, timeout: Duration, connection: ClientConnection) -> Task<Void, Never> {
         Task {

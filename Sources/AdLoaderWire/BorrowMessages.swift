@@ -19,16 +19,24 @@ public struct BorrowRequestMessage: WireMessage {
         self.waitMilliseconds = waitMilliseconds
     }
 
+    public var stringFieldWithNUL: String? {
+        firstFieldWithNUL(["ad_unit_id": adUnitID, "loader": loader, "slot_key": slot])
+    }
+
     /// Decodes in place (see ProtoScanner.swift): what protobuf-c accepts, with the same values.
+    /// - Throws: `.badMessage` when the bytes do not decode, or "ad_unit_id: must be valid
+    ///   UTF-8 without NUL bytes" (`loader`, `slot_key` likewise) for a string holding a NUL
+    ///   or invalid UTF-8.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
         var message = BorrowRequestMessage(adUnitID: "")
         var scanner = ProtoScanner(bytes)
+        var invalid: StaticString? = nil
         do throws(ProtoScanner.Failure) {
             while let field = try scanner.next() {
                 switch field.number {
-                case 1: message.adUnitID = try ProtoScanner.string(field)
-                case 2: message.loader = try ProtoScanner.string(field)
-                case 3: message.slot = try ProtoScanner.string(field)
+                case 1: message.adUnitID = try ProtoScanner.string(field, name: "ad_unit_id", invalid: &invalid)
+                case 2: message.loader = try ProtoScanner.string(field, name: "loader", invalid: &invalid)
+                case 3: message.slot = try ProtoScanner.string(field, name: "slot_key", invalid: &invalid)
                 case 4: message.waitMilliseconds = try ProtoScanner.uint32(field)
                 default: break
                 }
@@ -36,6 +44,7 @@ public struct BorrowRequestMessage: WireMessage {
         } catch {
             throw FrameError(code: .badMessage, message: "BorrowRequest of \(bytes.count) bytes does not decode as protobuf")
         }
+        if let invalid { throw FrameError.invalidString("\(invalid)") }
         self = message
     }
 

@@ -57,8 +57,38 @@ public struct FrameDecoder: Sendable {
     /// True once the preface (when expected) has been received and checked.
     public var prefaceReceived: Bool { prefaceRemaining == 0 }
 
-    /// True when buffered bytes do not yet form a whole message (or a whole preface).
+    /// True when received bytes are buffered that ``next()`` has not returned yet: an
+    /// incomplete frame or preface, *or whole frames not taken yet* (e.g. while the reader is
+    /// paused). The same as `bufferedByteCount > 0`.
+    ///
+    /// - Important: despite its name this does not tell whether the stream stops in the middle
+    ///   of a frame; use ``hasIncompleteFrame`` for that. Kept with this meaning because
+    ///   callers rely on it.
     public var hasPartialFrame: Bool { readIndex < buffer.count }
+
+    /// True when the next frame (or the preface) has started but its bytes are not all
+    /// here, so ``next()`` would return nil until more arrive. False when nothing is
+    /// buffered, when a whole frame is buffered, and when ``next()`` would throw.
+    public var hasIncompleteFrame: Bool {
+        let available = buffer.count - readIndex
+        guard available > 0 else { return false }
+        if prefaceRemaining > 0 {
+            // The preface is checked by next(); a wrong byte is an error, not a wait.
+            let expected = ProtocolPreface.bytes
+            let position = ProtocolPreface.count - prefaceRemaining
+            for i in 0..<min(available, prefaceRemaining) where buffer[readIndex + i] != expected[position + i] {
+                return false
+            }
+            if available <= prefaceRemaining { return available < prefaceRemaining }
+        }
+        let start = readIndex + prefaceRemaining
+        let rest = buffer.count - start
+        guard rest > 0 else { return false }
+        guard rest >= 5 else { return true }  // next() reads the flags only once 5 bytes are here
+        let length = Int(UInt32(buffer[start + 1]) << 24 | UInt32(buffer[start + 2]) << 16 | UInt32(buffer[start + 3]) << 8 | UInt32(buffer[start + 4]))
+        guard buffer[start] == 0, length <= maximumMessageSize else { return false }
+        return rest - 5 < length
+    }
 
     /// How many received bytes are not yet returned as messages.
     public var bufferedByteCount: Int { buffer.count - readIndex }

@@ -13,6 +13,8 @@ public struct PrefetchRequestMessage: WireMessage {
         self.loader = loader
     }
 
+    public var stringFieldWithNUL: String? { firstFieldWithNUL(["ad_unit_id": adUnitID, "loader": loader]) }
+
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
             bytes, named: "PrefetchRequest", unpack: adloader__v1__prefetch_request__unpack,

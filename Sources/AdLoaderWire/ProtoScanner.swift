@@ -18,6 +18,9 @@ import Glibc
 // - uint32 keeps the low 32 bits of the first 5 bytes of the varint; uint64 of up to 10.
 // - The last occurrence of a field wins; every repeated message element must unpack.
 // - A string is its bytes up to the first NUL (a C string), decoded like `String(cString:)`.
+//   On top of protobuf-c, a string field holding a NUL or invalid UTF-8 is refused with
+//   `.badMessage` naming the field (StringValidation.swift), on both paths and only once
+//   the whole message scanned: a message that does not decode reports that first.
 
 /// One field as protobuf-c's scan sees it.
 struct ScannedField {
@@ -154,10 +157,13 @@ struct ProtoScanner {
         return field.value
     }
 
-    /// A string field: its bytes up to the first NUL, decoded as `String(cString:)` does.
-    static func string(_ field: ScannedField) throws(Failure) -> String {
-        let data = try bytes(field)
-        return String(decoding: UnsafeRawBufferPointer(rebasing: data[0..<cStringLength(data)]), as: UTF8.self)
+    /// A string field, exactly its bytes; "" when they hold a NUL or are not valid UTF-8,
+    /// and then `invalid` is set to `name` unless an earlier field already set it.
+    /// - Throws: `Failure` for a wire type other than length-prefixed (as protobuf-c).
+    static func string(_ field: ScannedField, name: StaticString, invalid: inout StaticString?) throws(Failure) -> String {
+        if let string = validString(try bytes(field)) { return string }
+        if invalid == nil { invalid = name }
+        return ""
     }
 
     /// Checks that `bytes` unpacks as a message whose fields are all strings (numbers in
@@ -183,19 +189,31 @@ extension RequestFrame {
         public var messageRange: Range<Int> = 0..<0
     }
 
-    /// Decodes an envelope without copying: accepts exactly what ``init(decoding:)`` accepts
-    /// and gives the same call id, method, timeout, cancel flag and message bytes.
-    /// Metadata entries are checked but not read (version 1 servers read none).
+    /// Decodes an envelope without copying: accepts exactly the envelopes ``init(decoding:)``
+    /// decodes and gives the same call id, method, timeout, cancel flag and message bytes.
+    /// Metadata entries are checked structurally but not read (version 1 servers read none),
+    /// so their strings are not validated here.
+    ///
+    /// A `method` whose bytes hold a NUL or are not valid UTF-8 (where ``init(decoding:)``
+    /// throws `.badMessage` "method: ...") does not fail the envelope: it names no method,
+    /// so `method` is set to a printable form of the bytes (`\0` for NUL, `\xHH` for a
+    /// byte that is not UTF-8), never equal to a name of ``MethodName``, and the server
+    /// answers that call UNIMPLEMENTED `unknown method "..."` (PROTOCOL.md 5.2).
     /// - Throws: ``FrameError`` `.badEnvelope`, as ``init(decoding:)``.
     public static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws(FrameError) -> Header {
         var header = Header()
         var methodField: UnsafeRawBufferPointer? = nil
+        // The first bad occurrence of a repeated `method` field (the full decoder checks every
+        // occurrence; the last one is checked by `interned`).
+        var badMethod: UnsafeRawBufferPointer? = nil
         var scanner = ProtoScanner(bytes)
         do throws(ProtoScanner.Failure) {
             while let field = try scanner.next() {
                 switch field.number {
                 case 1: header.callID = try ProtoScanner.uint64(field)
-                case 2: methodField = try ProtoScanner.bytes(field)
+                case 2:
+                    if let previous = methodField, badMethod == nil, !isValidStringField(previous) { badMethod = previous }
+                    methodField = try ProtoScanner.bytes(field)
                 case 3: header.timeoutMilliseconds = try ProtoScanner.uint32(field)
                 case 4: try ProtoScanner.validateStringsMessage(try ProtoScanner.bytes(field), stringFields: 1...2)
                 case 5:
@@ -210,28 +228,52 @@ extension RequestFrame {
         } catch {
             throw FrameError(code: .badEnvelope, message: "RequestFrame of \(bytes.count) bytes does not decode as protobuf")
         }
-        if let methodField { header.method = MethodName.interned(methodField) }
+        if let badMethod {
+            header.method = MethodName.printable(badMethod)
+        } else if let methodField {
+            header.method = MethodName.interned(methodField)
+        }
         return header
     }
 }
 
 extension MethodName {
-    /// The method name in a string field's bytes (up to the first NUL), reusing the static
-    /// strings for known methods.
+    /// The method name in a string field's bytes, all of them, reusing the static strings
+    /// for known methods. Bytes that hold a NUL or are not valid UTF-8 give their
+    /// ``printable(_:)`` form, which names no method.
     static func interned(_ bytes: UnsafeRawBufferPointer) -> String {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return "" }
-        let length = cStringLength(bytes)
+        let length = bytes.count
         for (index, utf8) in allUTF8.enumerated() where utf8.count == length {
             if utf8.withUnsafeBytes({ memcmp($0.baseAddress!, base, length) }) == 0 { return all[index] }
         }
-        return String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self)
+        return validString(bytes) ?? printable(bytes)
     }
-}
 
-/// The number of bytes before the first NUL (all of them when there is none).
-@inline(__always)
-func cStringLength(_ bytes: UnsafeRawBufferPointer) -> Int {
-    guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
-    guard let nul = memchr(base, 0, bytes.count) else { return bytes.count }
-    return UnsafeRawPointer(nul) - base
+    /// Bytes that are not a valid string as text: valid UTF-8 sequences as they are, NUL as
+    /// `\0`, every byte of an invalid sequence as `\xHH`. Contains a backslash, which no
+    /// method name has.
+    static func printable(_ bytes: UnsafeRawBufferPointer) -> String {
+        var out = ""
+        var i = 0
+        while i < bytes.count {
+            // The longest valid UTF-8 sequence starting at i (1...4 bytes), if any.
+            var taken = 0
+            for length in 1...min(4, bytes.count - i) {
+                let piece = UnsafeRawBufferPointer(rebasing: bytes[i..<(i + length)])
+                if bytes[i] != 0, isValidUTF8(piece) {
+                    taken = length
+                    break
+                }
+            }
+            if taken > 0 {
+                out += String(decoding: UnsafeRawBufferPointer(rebasing: bytes[i..<(i + taken)]), as: UTF8.self)
+                i += taken
+            } else {
+                out += bytes[i] == 0 ? "\\0" : "\\x" + (bytes[i] < 16 ? "0" : "") + String(bytes[i], radix: 16, uppercase: true)
+                i += 1
+            }
+        }
+        return out
+    }
 }

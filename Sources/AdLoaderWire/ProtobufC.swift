@@ -25,8 +25,12 @@ func appendPacked<T>(_ message: UnsafeMutablePointer<T>, to buffer: inout [UInt8
     return size
 }
 
-/// Unpacks `bytes` with a generated `..._unpack`, converts with `convert`, and frees the C
-/// message with the generated `..._free_unpacked` before returning.
+/// Unpacks `bytes` with a generated `..._unpack`, checks its string fields, converts with
+/// `convert`, and frees the C message with the generated `..._free_unpacked` before returning.
+///
+/// - Throws: `code` when the bytes do not unpack; `.badMessage` naming the field when a
+///   string field (at any depth) holds a NUL or invalid UTF-8 (StringValidation.swift), so
+///   `convert` can read strings with `String(cString:)` and get exactly the wire bytes.
 func unpacked<T, R>(
     _ bytes: UnsafeRawBufferPointer, named name: String,
     unpack: (UnsafeMutablePointer<ProtobufCAllocator>?, Int, UnsafePointer<UInt8>?) -> UnsafeMutablePointer<T>?,
@@ -43,10 +47,15 @@ func unpacked<T, R>(
         throw FrameError(code: code, message: "\(name) of \(bytes.count) bytes does not decode as protobuf")
     }
     defer { free(message, nil) }
+    let base = UnsafeRawPointer(message).assumingMemoryBound(to: ProtobufCMessage.self)
+    if let descriptor = base.pointee.descriptor { try validateStrings(bytes, descriptor: descriptor) }
     return try convert(message)
 }
 
 /// A Swift string from a C string field; nil pointers read as "".
+///
+/// - Important: only for messages from ``unpacked(_:named:unpack:free:code:_:)``, whose
+///   string fields were checked (no NUL, valid UTF-8), so nothing is cut or repaired here.
 @inline(__always)
 func swiftString(_ p: UnsafePointer<CChar>?) -> String {
     guard let p else { return "" }

@@ -54,6 +54,16 @@ public struct RequestFrame: WireMessage {
     /// The frame that cancels call `callID`.
     public static func cancel(callID: UInt64) -> RequestFrame { RequestFrame(callID: callID, cancel: true) }
 
+    /// `method`, `metadata.key` or `metadata.value` when one holds a NUL (the request
+    /// message is bytes: check it with its own ``WireMessage/stringFieldWithNUL``).
+    public var stringFieldWithNUL: String? {
+        if method.utf8.contains(0) { return "method" }
+        for entry in metadata {
+            if let field = firstFieldWithNUL(["metadata.key": entry.key, "metadata.value": entry.value]) { return field }
+        }
+        return nil
+    }
+
     /// Decodes an envelope (the body of one length-prefixed frame).
     /// - Throws: ``FrameError`` `.badEnvelope` when the bytes are not a RequestFrame.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {

@@ -13,6 +13,8 @@ public struct StatsRequestMessage: WireMessage {
         self.adUnitID = adUnitID
     }
 
+    public var stringFieldWithNUL: String? { firstFieldWithNUL(["loader": loader, "ad_unit_id": adUnitID]) }
+
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
             bytes, named: "StatsRequest", unpack: adloader__v1__stats_request__unpack,

@@ -16,6 +16,8 @@ public struct WatchRequestMessage: WireMessage {
         self.kinds = kinds
     }
 
+    public var stringFieldWithNUL: String? { firstFieldWithNUL(["loader": loader, "ad_unit_id": adUnitID]) }
+
     /// - Throws: `.badMessage` "kinds: unknown event kind N" for a kind that is
     ///   unspecified (0) or unknown to this version.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {

@@ -12,11 +12,21 @@ public protocol WireMessage: Hashable, Sendable {
     /// The exact number of bytes ``encode(into:)`` appends, when the type knows it without
     /// encoding (the hand-encoded answers of the hot path); nil otherwise.
     var encodedSize: Int? { get }
+
+    /// The proto name of the first string field whose value holds a NUL, or nil.
+    ///
+    /// Such a value cannot be sent as is: protobuf-c packs strings as C strings and would cut
+    /// it at the NUL (and a receiver refuses NUL bytes anyway), so senders check this first
+    /// and refuse the request instead of sending something else than asked.
+    var stringFieldWithNUL: String? { get }
 }
 
 extension WireMessage {
     /// Unknown in general: ``ResponseFrame`` then encodes first and fixes the length after.
     public var encodedSize: Int? { nil }
+
+    /// No string field to check (response messages: the server's values).
+    public var stringFieldWithNUL: String? { nil }
 
     /// Decodes the protobuf encoding of the message from any byte collection.
     public init(decoding bytes: some Collection<UInt8>) throws(FrameError) {
@@ -47,4 +57,10 @@ extension WireMessage {
         encode(into: &buffer)
         FrameEncoder.patchLength(buffer.count - prefixIndex - 5, at: prefixIndex, in: &buffer)
     }
+}
+
+/// The first name in `fields` whose value holds a NUL byte.
+@inline(__always)
+func firstFieldWithNUL(_ fields: KeyValuePairs<String, String>) -> String? {
+    fields.first { $0.value.utf8.contains(0) }?.key
 }

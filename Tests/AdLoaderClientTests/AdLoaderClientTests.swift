@@ -213,3 +213,99 @@ import Testing
         }
     }
 }
+
+// MARK: - Strings with NUL bytes or invalid UTF-8
+
+extension AdLoaderClientTests {
+    static func refusal(_ field: String) -> Status {
+        Status(code: .invalidArgument, message: "\(field): must not contain NUL bytes (not sent)")
+    }
+
+    /// A NUL in any string argument is refused locally, naming the field; nothing is sent
+    /// (it used to be cut: "unit\0evil" went out as "unit"), and the connection stays usable.
+    @Test func stringsWithNULAreRefusedBeforeSending() async throws {
+        let server = try FakeServer { frame, server in Self.answerBorrow(frame, server) }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        await #expect(throws: Self.refusal("ad_unit_id")) { try await client.borrow(adUnitID: "unit\0evil") }
+        await #expect(throws: Self.refusal("loader")) { try await client.borrow(adUnitID: "u", loader: "\0") }
+        await #expect(throws: Self.refusal("slot_key")) { try await client.borrow(adUnitID: "u", slot: "slot-1\0") }
+        await #expect(throws: Self.refusal("ad_unit_id")) { try await client.prefetch(adUnitID: "a\0b") }
+        await #expect(throws: Self.refusal("loader")) { try await client.prefetch(adUnitID: "a", loader: "a\0b") }
+        await #expect(throws: Self.refusal("loader")) { try await client.stats(loader: "a\0b") }
+        await #expect(throws: Self.refusal("ad_unit_id")) { try await client.stats(adUnitID: "a\0b") }
+        await #expect(throws: Self.refusal("ad_unit_id")) {
+            for try await _ in client.watch(adUnitID: "a\0b") {}
+        }
+        await #expect(throws: Self.refusal("method")) {
+            try await client.unary(method: MethodName.borrow + "\0x", request: BorrowRequestMessage(adUnitID: "u"))
+        }
+        for (entry, field) in [(MetadataEntry(key: "k\0", value: "v"), "metadata.key"), (MetadataEntry(key: "k", value: "\0"), "metadata.value")] {
+            await #expect(throws: Self.refusal(field)) {
+                try await client.unary(method: MethodName.borrow, request: BorrowRequestMessage(adUnitID: "u"), metadata: [entry])
+            }
+        }
+        // The connection is fine, and the only frame the server ever saw is this valid call.
+        let result = try await client.borrow(adUnitID: "feed", slot: "slot-9")
+        guard case .leased(let lease, _) = result else { throw Status(code: .unknown, message: "no lease") }
+        #expect(lease.id == 9)
+        var frames = server.received.makeAsyncIterator()
+        let first = await frames.next()
+        #expect(first.map { try? BorrowRequestMessage(decoding: $0.message) } == BorrowRequestMessage(adUnitID: "feed", slot: "slot-9"))
+        // Strings without NUL, however unusual, still go out unchanged.
+        let unusual = "広告 🎉 e\u{301}"
+        _ = try await client.borrow(adUnitID: unusual, slot: "slot-3")
+        let second = await frames.next()
+        #expect(second.map { try? BorrowRequestMessage(decoding: $0.message) }??.adUnitID == unusual)
+    }
+
+    /// `bytes` with the one occurrence of "QQQQ" replaced by `replacement` (4 bytes).
+    static func replacingMarker(in bytes: [UInt8], with replacement: [UInt8]) -> [UInt8] {
+        let needle = Array("QQQQ".utf8)
+        let start = bytes.indices.first { bytes[$0...].starts(with: needle) }!
+        var out = bytes
+        out.replaceSubrange(start..<(start + 4), with: replacement)
+        return out
+    }
+
+    /// An answer whose strings hold a NUL or invalid UTF-8 is a protocol error of the server:
+    /// the call fails (INTERNAL, naming the field) instead of returning altered text.
+    @Test func badStringsFromTheServerAreRefused() async throws {
+        let server = try FakeServer { frame, server in
+            guard let request = try? BorrowRequestMessage(decoding: frame.message) else { return }
+            var lease = Self.lease(id: 1, slot: "s")
+            lease.ad.content.headline = "QQQQ"
+            let body = BorrowResponseMessage(outcome: .leased, lease: lease).encoded()
+            let bad: [UInt8] = request.adUnitID == "nul" ? Array("ab\0c".utf8) : [0xFF, 0xFE, 0x61, 0x62]
+            server.send(ResponseFrame(callID: frame.callID, message: Self.replacingMarker(in: body, with: bad), end: true))
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        let expected = Status(
+            code: .internalError, message: "the server's answer does not decode: lease.ad.headline: must be valid UTF-8 without NUL bytes")
+        await #expect(throws: expected) { try await client.borrow(adUnitID: "nul") }
+        await #expect(throws: expected) { try await client.borrow(adUnitID: "utf8") }
+    }
+
+    /// A status message that is not a valid string breaks the envelope: the connection is
+    /// closed as on any protocol error.
+    @Test func badStatusMessageIsAProtocolError() async throws {
+        let server = try FakeServer { frame, server in
+            var bytes: [UInt8] = []
+            ResponseFrame(callID: frame.callID, end: true, status: Status(code: .notFound, message: "QQQQ")).append(to: &bytes)
+            server.sendRaw(Self.replacingMarker(in: bytes, with: [0x6E, 0x6F, 0x00, 0x21]))
+        }
+        defer { server.stop() }
+        let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
+        defer { client.close() }
+        do {
+            _ = try await client.returnLease(5, shown: false)
+            Issue.record("no error")
+        } catch let status as Status {
+            #expect(status.code == .unavailable)
+            #expect(status.message.contains("protocol error") && status.message.contains("status_message: must be valid UTF-8"))
+        }
+    }
+}

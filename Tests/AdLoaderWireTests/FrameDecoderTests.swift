@@ -91,6 +91,84 @@ import Testing
         #expect(!decoder.hasPartialFrame)
     }
 
+    /// `hasIncompleteFrame` is true exactly when next() returns nil with bytes buffered;
+    /// `hasPartialFrame` keeps meaning "bytes buffered" (whole frames not taken included).
+    @Test func incompleteFrameMeansNextWaitsForBytes() throws {
+        var decoder = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
+        #expect(!decoder.hasIncompleteFrame)
+        decoder.append(ProtocolPreface.bytes[..<4])
+        #expect(decoder.hasIncompleteFrame && decoder.hasPartialFrame)
+        decoder.append(ProtocolPreface.bytes[4...])
+        #expect(!decoder.hasIncompleteFrame && decoder.hasPartialFrame)
+        #expect(try decoder.next() == nil)
+        #expect(!decoder.hasIncompleteFrame && !decoder.hasPartialFrame)
+        // Two whole frames buffered, not taken yet: nothing incomplete, yet "partial" as before.
+        decoder.append(Self.stream([[1, 2], [3]]))
+        #expect(!decoder.hasIncompleteFrame)
+        #expect(decoder.hasPartialFrame && decoder.bufferedByteCount == 13)
+        #expect(try decoder.next() == [1, 2])
+        #expect(!decoder.hasIncompleteFrame)
+        // A whole frame then half of the next prefix, then half of a body.
+        decoder.append([0, 0])
+        #expect(!decoder.hasIncompleteFrame)
+        #expect(try decoder.next() == [3])
+        #expect(decoder.hasIncompleteFrame)
+        decoder.append([0, 0, 3, 7])
+        #expect(decoder.hasIncompleteFrame)
+        #expect(try decoder.next() == nil)
+        decoder.append([8, 9])
+        #expect(!decoder.hasIncompleteFrame && decoder.hasPartialFrame)
+        #expect(try decoder.next() == [7, 8, 9])
+        #expect(!decoder.hasIncompleteFrame && !decoder.hasPartialFrame)
+        // Bytes next() would throw on are not "waiting for more".
+        var bad = decoder
+        bad.append([1, 0, 0, 0, 9])
+        #expect(!bad.hasIncompleteFrame)
+        bad = decoder
+        bad.append([0, 0, 0, 0, 101])
+        #expect(!bad.hasIncompleteFrame)
+        var wrongPreface = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
+        wrongPreface.append(Array("ADLX".utf8))
+        #expect(!wrongPreface.hasIncompleteFrame)
+        // The preface and the start of a frame arriving together.
+        var joined = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
+        joined.append(ProtocolPreface.bytes + [0, 0, 0, 0, 2, 1])
+        #expect(joined.hasIncompleteFrame)
+        joined.append(ProtocolPreface.bytes[..<0] + [5])
+        #expect(!joined.hasIncompleteFrame)
+    }
+
+    /// On random cuts of valid and damaged streams: incomplete exactly when next() waits with bytes buffered.
+    @Test(arguments: 0..<20)
+    func incompleteFrameMatchesNext(seed: Int) {
+        var generator = SeededGenerator(seed: UInt64(seed) &+ 300)
+        var bytes = ProtocolPreface.bytes + Self.stream(Self.messages.filter { $0.count < 90 })
+        if seed % 4 == 3 { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+        var decoder = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
+        var i = 0
+        while i < bytes.count {
+            let end = min(bytes.count, i + Int.random(in: 1...9, using: &generator))
+            decoder.append(bytes[i..<end])
+            i = end
+            while true {
+                let incomplete = decoder.hasIncompleteFrame
+                let buffered = decoder.bufferedByteCount
+                let result = Result { () throws(FrameError) in try decoder.next() }
+                switch result {
+                case .success(.some): #expect(!incomplete)
+                case .success(.none):
+                    // Waiting: on the rest of a preface, or on bytes of a started frame.
+                    let started = !decoder.prefaceReceived || decoder.bufferedByteCount > 0
+                    #expect(incomplete == (buffered > 0 && started))
+                case .failure:
+                    #expect(!incomplete)
+                    return  // a damaged stream stops here
+                }
+                guard case .success(.some) = result else { break }
+            }
+        }
+    }
+
     @Test func withNextMessageDoesNotCopy() throws {
         var decoder = FrameDecoder(maximumMessageSize: 100)
         decoder.append(Self.stream([[1, 2], [3]]))

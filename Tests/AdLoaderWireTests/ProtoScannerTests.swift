@@ -8,11 +8,26 @@ import Testing
 /// field every wire type, overlong and unterminated varints and bad lengths.
 @Suite struct ProtoScannerTests {
     /// Compares the hand decoder of RequestFrame with protobuf-c's on `bytes`.
+    ///
+    /// Where the full decoder refuses a string (`.badMessage`), the header still decodes
+    /// (the server reads no metadata) and a bad `method` becomes a printable name that is
+    /// no method (UNIMPLEMENTED at the server).
     static func sameEnvelope(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { raw in
-            let reference = try? RequestFrame(decoding: raw)
             let header = try? RequestFrame.decodeHeader(raw)
-            guard let reference, let header else { return reference == nil && header == nil }
+            let reference: RequestFrame
+            do throws(FrameError) {
+                reference = try RequestFrame(decoding: raw)
+            } catch {
+                guard error.code == .badMessage else { return error.code == .badEnvelope && header == nil }
+                guard let header else { return false }
+                if error.message == "method: must be valid UTF-8 without NUL bytes" {
+                    return !MethodName.all.contains(header.method) && header.method.contains("\\")
+                }
+                return error.message == "metadata.key: must be valid UTF-8 without NUL bytes"
+                    || error.message == "metadata.value: must be valid UTF-8 without NUL bytes"
+            }
+            guard let header else { return false }
             let message = Array(UnsafeRawBufferPointer(rebasing: raw[header.messageRange]))
             return header.callID == reference.callID && header.method == reference.method
                 && header.timeoutMilliseconds == reference.timeoutMilliseconds && header.cancel == reference.cancel
@@ -20,10 +35,12 @@ import Testing
         }
     }
 
+    /// Same value, or the same error (message included: "ad_unit_id: must be valid UTF-8
+    /// without NUL bytes" must come from both).
     static func sameBorrow(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { raw in
-            let reference = try? BorrowRequestMessage(protobufC: raw)
-            let fast = try? BorrowRequestMessage(decoding: raw)
+            let reference = Result { () throws(FrameError) in try BorrowRequestMessage(protobufC: raw) }
+            let fast = Result { () throws(FrameError) in try BorrowRequestMessage(decoding: raw) }
             return reference == fast
         }
     }
@@ -48,8 +65,46 @@ import Testing
             frames.append(RequestFrame(callID: .max, method: method, message: [1, 2, 3]).encoded())
         }
         frames.append(RequestFrame.cancel(callID: 4).encoded())
+        frames += badStringFrames
         frames.append(ReturnRequestMessage(leaseID: 99, shown: true).encoded())
         frames.append(ReturnRequestMessage(leaseID: .max, shown: false).encoded())
+        return frames
+    }
+
+    /// String bytes that are not a valid protocol string: a NUL (alone, inside, at the end),
+    /// stray continuation and invalid lead bytes, overlong forms, a surrogate, a code point
+    /// above U+10FFFF, sequences cut short.
+    static let badStrings: [[UInt8]] = [
+        Array("unit\0evil".utf8), [0x00], Array("unit".utf8) + [0], [0xFF, 0xFE], [0x80], [0xC0, 0x80], [0xC1, 0xBF],
+        [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80],
+        [0x61, 0xE2, 0x82], [0xF0, 0x9F, 0x98], Array("é".utf8) + [0xC3],
+    ]
+
+    /// `bytes` as a length-prefixed field `number`.
+    static func stringField(_ number: UInt64, _ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        appendVarint(number << 3 | 2, to: &out)
+        appendVarint(UInt64(bytes.count), to: &out)
+        return out + bytes
+    }
+
+    /// Every bad string in every string field of BorrowRequest and RequestFrame (metadata
+    /// key and value included), alone and between valid fields.
+    static var badStringFrames: [[UInt8]] {
+        var frames: [[UInt8]] = []
+        let good = stringField(1, Array("feed".utf8))
+        for bad in badStrings {
+            for number in [1, 2, 3] as [UInt64] {
+                let field = stringField(number, bad)
+                frames += [field, good + field + [0x20, 0x05], field + good, field + stringField(2, [0xFF])]
+            }
+            let borrow = BorrowRequestMessage(adUnitID: "u").encoded()
+            frames.append([0x08, 0x07] + stringField(2, bad) + stringField(5, borrow))
+            frames.append([0x08, 0x07] + stringField(2, Array(MethodName.borrow.utf8) + bad) + stringField(5, borrow))
+            for entry in [stringField(1, bad), stringField(2, bad), stringField(1, [0x6B]) + stringField(2, bad)] {
+                frames.append([0x08, 0x07] + stringField(2, Array(MethodName.borrow.utf8)) + stringField(4, entry))
+            }
+        }
         return frames
     }
 
