@@ -33,10 +33,11 @@ run: release
 	.build/release/adloaderd $(ARGS)
 
 # Builds and runs every test (unit, model-based, conformance against the real daemon).
+# The benchmarks' smoke runs go first so that the test runner's summary is the last line.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
 	$(MAKE) bench-smoke
+	$(SWIFT) test --skip-build
 
 # Every benchmark at full size in release mode: results, plots and a summary in bench-results/.
 # Long (minutes) and CPU-heavy; see BENCHMARKS.md.
