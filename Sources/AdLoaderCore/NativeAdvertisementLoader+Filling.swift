@@ -36,6 +36,13 @@ extension NativeAdvertisementLoader {
             serveParked(pool)
             scheduleSweep(pool)
             perform(pool.fill.loadSucceeded(), for: pool)
+            // A short answer that still made progress, with borrows left waiting: ask again now
+            // rather than leave them to time out (a pool with borrows parked counts as running
+            // dry, see `topUpPlan`). An empty answer (no fill) is not re-asked at once: that
+            // would hammer an exchange that has no demand; the next borrow or prefetch asks.
+            if !accepted.isEmpty, accepted.count < asked, !pool.parked.isEmpty {
+                topUp(pool, trigger: .automatic)
+            }
         case .failure(let error):
             pool.stats.upstreamFailures += 1
             emit(.loadFinished, pool) { $0.error = error }

@@ -232,6 +232,34 @@ struct NativeAdvertisementLoaderFillingTests {
         #expect(answers.allSatisfy { if case .leased(_, reused: false) = $0 { true } else { false } })
     }
 
+    @Test func aShortAnswerWithBorrowsStillParkedAsksAgain() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
+        var answers: [BorrowResult] = []
+        for _ in 0..<3 {
+            #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) } != nil)
+        }
+        #expect(h.source.requests.map(\.count) == [5])
+        // Two of five arrive: two borrows served, one still waits with nothing coming.
+        h.source.succeed(0, fill: 2)
+        #expect(answers.count == 2)
+        #expect(h.source.requests.map(\.count) == [5, 3])
+        h.source.succeed(0, fill: 1)
+        #expect(answers.count == 3)
+        #expect(answers.allSatisfy { if case .leased = $0 { true } else { false } })
+        // Nothing parked any more: a short answer alone asks for no more.
+        #expect(h.source.requests.count == 2)
+    }
+
+    @Test func anEmptyAnswerIsNotReaskedAtOnce() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
+        var answers: [BorrowResult] = []
+        #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) } != nil)
+        h.source.succeed(0, fill: 0)
+        #expect(h.source.requests.count == 1)
+        h.clock.advance(by: .seconds(5))
+        #expect(answers == [.noAdYet])
+    }
+
     @Test func explicitPrefetchFillsCompletely() throws {
         let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 12 }
         try h.fill()
