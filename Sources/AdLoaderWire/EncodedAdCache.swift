@@ -70,15 +70,7 @@ extension ResponseFrame {
             var length = 2 + ProtoSize.delimited(key: 0x12, messageSize)  // message field, end
             if callID != 0 { length += 1 + ProtoSize.varint(callID) }
             buffer.appendWritten(count: 5 + length) { w in
-                w.byte(0)
-                w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 24))
-                w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 16))
-                w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 8))
-                w.byte(UInt8(truncatingIfNeeded: UInt32(length)))
-                if callID != 0 {
-                    w.byte(0x08)
-                    w.varint(callID)
-                }
+                w.responseFrameHeader(length: length, callID: callID)
                 w.byte(0x12)
                 w.varint(UInt64(messageSize))
                 w.varintField(key: 0x08, outcome)

@@ -108,6 +108,21 @@ struct ProtoWriter {
         varint(value)
     }
 
+    /// The 5-byte gRPC message prefix (flags 0, big-endian `length`) followed by a
+    /// ResponseFrame's `call_id` field (omitted for call 0, as protobuf-c omits defaults).
+    @inline(__always)
+    mutating func responseFrameHeader(length: Int, callID: UInt64) {
+        byte(0)
+        byte(UInt8(truncatingIfNeeded: UInt32(length) >> 24))
+        byte(UInt8(truncatingIfNeeded: UInt32(length) >> 16))
+        byte(UInt8(truncatingIfNeeded: UInt32(length) >> 8))
+        byte(UInt8(truncatingIfNeeded: UInt32(length)))
+        if callID != 0 {
+            byte(0x08)
+            varint(callID)
+        }
+    }
+
     /// A proto3 double field (wire type 1): nothing when `== 0`.
     @inline(__always)
     mutating func doubleField(key: UInt64, _ value: Double) {

@@ -88,15 +88,7 @@ public struct ResponseFrame: WireMessage {
         if size > 0 { length += 1 + ProtoSize.varint(UInt64(size)) + size }
         let headerSize = 5 + length - (end ? 2 : 0) - size
         buffer.appendWritten(count: headerSize) { w in
-            w.byte(0)
-            w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 24))
-            w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 16))
-            w.byte(UInt8(truncatingIfNeeded: UInt32(length) >> 8))
-            w.byte(UInt8(truncatingIfNeeded: UInt32(length)))
-            if callID != 0 {
-                w.byte(0x08)
-                w.varint(callID)
-            }
+            w.responseFrameHeader(length: length, callID: callID)
             if size > 0 {
                 w.byte(0x12)
                 w.varint(UInt64(size))
