@@ -30,10 +30,18 @@ let package = Package(
         .target(name: "AdLoaderWire", dependencies: ["AdLoaderCore", "CAdLoaderProto", "CProtobufC"], swiftSettings: strict),
         // Demand sources.
         .target(name: "AdSources", dependencies: ["AdLoaderCore"], swiftSettings: strict),
-        // The libuv loop, listeners, connections, dispatch.
+        // libuv wrappers: loop, handles, streams, timers, signals, idle/prepare, poll; and the
+        // loop-backed clock. libuv and nothing else (the clock implements the core's protocols).
+        .target(name: "AdLoaderUV", dependencies: ["AdLoaderCore", "CLibUV"], swiftSettings: strict),
+        // Logger and log handlers; the one JSON writer.
+        .target(name: "AdLoaderLogging", swiftSettings: strict),
+        // The application: configuration, start/stop order, the composition root.
         .target(
-            name: "AdLoaderServer",
-            dependencies: ["AdLoaderCore", "AdLoaderWire", "AdSources", "CLibUV", "CAdLoaderProto", "CProtobufC"],
+            name: "AdLoaderDaemon",
+            dependencies: [
+                "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "CAdLoaderProto",
+                "CProtobufC",
+            ],
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
         .target(name: "AdLoaderClient", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
@@ -42,7 +50,7 @@ let package = Package(
         // Test doubles: manual clock/scheduler.
         .target(name: "AdLoaderTestSupport", dependencies: ["AdLoaderCore"], swiftSettings: strict),
 
-        .executableTarget(name: "adloaderd", dependencies: ["AdLoaderServer"], swiftSettings: strict),
+        .executableTarget(name: "adloaderd", dependencies: ["AdLoaderDaemon"], swiftSettings: strict),
         .executableTarget(
             name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderConformance"], swiftSettings: strict),
         // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).
@@ -74,8 +82,10 @@ let package = Package(
             name: "AdLoaderConformanceTests", dependencies: ["AdLoaderConformance", "AdLoaderWire", "AdLoaderCore"],
             swiftSettings: strict),
         .testTarget(
-            name: "AdLoaderServerTests",
-            dependencies: ["AdLoaderServer", "AdLoaderCore", "AdLoaderTestSupport"],
+            name: "AdLoaderDaemonTests",
+            dependencies: [
+                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",

@@ -1,6 +1,6 @@
-// adloaderd: parse, configure, run. Everything else lives in AdLoaderServer (callbacks must
+// adloaderd: parse, configure, run. Everything else lives in AdLoaderDaemon (callbacks must
 // not be written here: top-level code is main-actor isolated).
-import AdLoaderServer
+import AdLoaderDaemon
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,8 @@
 import Testing
 
-@testable import AdLoaderServer
+@testable import AdLoaderDaemon
+@testable import AdLoaderLogging
+@testable import AdLoaderUV
 
 final class CapturingLogHandler: LogHandler {
     var lines: [String] = []

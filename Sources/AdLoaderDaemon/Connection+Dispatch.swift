@@ -1,4 +1,6 @@
 import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderUV
 import AdLoaderWire
 
 /// One request frame, decoded where its bytes are: the envelope's header, and the request

@@ -7,47 +7,47 @@ import CLibUV
 /// kernel did not take is copied into a ``UVWriteRequest`` that owns its bytes.
 ///
 /// - Important: loop-confined. Subclassed only by ``UVTCPHandle`` and ``UVPipeHandle``.
-class UVStream: UVHandle {
+public class UVStream: UVHandle {
     private var onRead: ((Result<UnsafeRawBufferPointer, UVError>) -> Void)?
     private var onConnection: ((UVError?) -> Void)?
     /// Bytes handed to `uv_write` and not yet reported written.
-    private(set) var queuedWriteBytes = 0
-    private(set) var isReading = false
+    public private(set) var queuedWriteBytes = 0
+    public private(set) var isReading = false
     /// The peer ended its sending side: a read reported end of stream.
-    private(set) var sawEndOfFile = false
+    public private(set) var sawEndOfFile = false
 
-    var streamPointer: UnsafeMutablePointer<uv_stream_t> { pointer(as: uv_stream_t.self) }
+    public var streamPointer: UnsafeMutablePointer<uv_stream_t> { pointer(as: uv_stream_t.self) }
 
     /// Starts listening; `action` runs once per incoming connection (or error).
     /// - Throws: ``UVError`` when `uv_listen` fails.
-    func listen(backlog: Int32 = 511, _ action: @escaping (UVError?) -> Void) throws(UVError) {
+    public func listen(backlog: Int32 = 511, _ action: @escaping (UVError?) -> Void) throws(UVError) {
         onConnection = action
         try uvCheck(uv_listen(streamPointer, backlog, uvConnectionTrampoline), "uv_listen")
     }
 
     /// Accepts a pending connection into `client`, a freshly initialized handle.
     /// - Throws: ``UVError`` when `uv_accept` fails.
-    func accept(into client: UVStream) throws(UVError) {
+    public func accept(into client: UVStream) throws(UVError) {
         try uvCheck(uv_accept(streamPointer, client.streamPointer), "uv_accept")
     }
 
     /// Starts reading; `action` gets each chunk (valid only during the call) or the error
     /// that ended the stream (`isEndOfFile` for an orderly end).
     /// - Throws: ``UVError`` when `uv_read_start` fails.
-    func readStart(_ action: @escaping (Result<UnsafeRawBufferPointer, UVError>) -> Void) throws(UVError) {
+    public func readStart(_ action: @escaping (Result<UnsafeRawBufferPointer, UVError>) -> Void) throws(UVError) {
         onRead = action
         try resumeReading()
     }
 
     /// Starts reading again with the action given to ``readStart(_:)``.
-    func resumeReading() throws(UVError) {
+    public func resumeReading() throws(UVError) {
         guard !isReading, !isClosing else { return }
         try uvCheck(uv_read_start(streamPointer, uvAllocTrampoline, uvReadTrampoline), "uv_read_start")
         isReading = true
     }
 
     /// Stops reading until ``resumeReading()``.
-    func readStop() {
+    public func readStop() {
         guard isReading, !isClosing else { return }
         uv_read_stop(streamPointer)
         isReading = false
@@ -56,7 +56,7 @@ class UVStream: UVHandle {
     /// Writes what the socket takes right now, without queueing.
     /// - Returns: the bytes written; 0 when the socket would block or writes are queued.
     /// - Throws: ``UVError`` for a broken connection.
-    func tryWrite(_ bytes: UnsafeRawBufferPointer) throws(UVError) -> Int {
+    public func tryWrite(_ bytes: UnsafeRawBufferPointer) throws(UVError) -> Int {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return 0 }
         if queuedWriteBytes > 0 { return 0 }  // keep order behind queued writes
         var buffer = uv_buf_init(
@@ -70,7 +70,7 @@ class UVStream: UVHandle {
     /// Queues a copy of `bytes`; `completion` runs once when written or failed
     /// (`UV_ECANCELED` when the handle closed first).
     /// - Throws: ``UVError`` when `uv_write` fails at once (`completion` is then not called).
-    func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError) {
+    public func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError) {
         guard bytes.count > 0 else { return }
         let request = UVWriteRequest(copying: bytes, stream: self, completion: completion)
         let result = request.submit(to: streamPointer)
@@ -85,9 +85,9 @@ class UVStream: UVHandle {
         queuedWriteBytes -= byteCount
     }
 
-    override func willClose() { isReading = false }
+    public override func willClose() { isReading = false }
 
-    override func didClose() {
+    public override func didClose() {
         onRead = nil
         onConnection = nil
     }
@@ -100,13 +100,13 @@ class UVStream: UVHandle {
 }
 
 /// A `uv_write_t` that owns a copy of the bytes it writes until its callback.
-final class UVWriteRequest {
+public final class UVWriteRequest {
     private let request: UnsafeMutablePointer<uv_write_t>
     private let bytes: UnsafeMutableRawBufferPointer
     private var stream: UVStream?
     private var completion: ((UVError?) -> Void)?
 
-    init(copying source: UnsafeRawBufferPointer, stream: UVStream, completion: @escaping (UVError?) -> Void) {
+    public init(copying source: UnsafeRawBufferPointer, stream: UVStream, completion: @escaping (UVError?) -> Void) {
         request = .allocate(capacity: 1)
         bytes = .allocate(byteCount: source.count, alignment: 1)
         bytes.copyMemory(from: source)

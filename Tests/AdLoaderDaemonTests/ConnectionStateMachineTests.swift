@@ -1,6 +1,8 @@
 import Testing
 
-@testable import AdLoaderServer
+@testable import AdLoaderDaemon
+@testable import AdLoaderLogging
+@testable import AdLoaderUV
 
 @Suite struct ConnectionStateMachineTests {
     private func machine(idle: Duration = .seconds(300), partial: Duration = .seconds(10), unsent: Int = 1_000)

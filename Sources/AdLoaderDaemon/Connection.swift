@@ -1,4 +1,6 @@
 import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderUV
 import AdLoaderWire
 
 /// One client connection: reads frames, dispatches calls, writes answers, enforces the

@@ -7,17 +7,17 @@ import CLibUV
 /// `super.init`. From then on the handle lives until ``close()``'s callback has run.
 ///
 /// - Important: loop-confined; not `Sendable`.
-class UVHandle {
-    let loop: UVLoop
-    let rawHandle: UnsafeMutablePointer<uv_handle_t>
+public class UVHandle {
+    public let loop: UVLoop
+    public let rawHandle: UnsafeMutablePointer<uv_handle_t>
     private let memory: UnsafeMutableRawPointer
     private var state: State = .unregistered
     /// Called once, from the close callback, after the handle is closed.
-    var onClose: (() -> Void)?
+    public var onClose: (() -> Void)?
 
     private enum State { case unregistered, open, closing, closed }
 
-    init(loop: UVLoop, byteCount: Int) {
+    public init(loop: UVLoop, byteCount: Int) {
         self.loop = loop
         memory = .allocate(byteCount: byteCount, alignment: 16)
         memory.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
@@ -31,7 +31,7 @@ class UVHandle {
     /// Takes the result of the subclass's `uv_*_init`: on success the handle holds a retain
     /// of `self` in `data`; on failure the memory is freed at once (libuv never saw it).
     /// - Throws: ``UVError`` when `result` is negative.
-    func register(_ result: Int32, _ operation: String) throws(UVError) {
+    public func register(_ result: Int32, _ operation: String) throws(UVError) {
         precondition(state == .unregistered)
         if result < 0 {
             state = .closed
@@ -43,15 +43,15 @@ class UVHandle {
     }
 
     /// The handle as a pointer to its concrete libuv type.
-    func pointer<T>(as type: T.Type) -> UnsafeMutablePointer<T> {
+    public func pointer<T>(as type: T.Type) -> UnsafeMutablePointer<T> {
         UnsafeMutablePointer<T>(OpaquePointer(rawHandle))
     }
 
-    var isClosing: Bool { state == .closing || state == .closed }
+    public var isClosing: Bool { state == .closing || state == .closed }
 
     /// Starts closing; callbacks already queued may still run (reads stop at once, writes
     /// finish with `UV_ECANCELED`). Calling it twice is harmless.
-    func close() {
+    public func close() {
         guard state == .open, uv_is_closing(rawHandle) == 0 else { return }
         state = .closing
         willClose()
@@ -59,10 +59,10 @@ class UVHandle {
     }
 
     /// Subclass hook, called by ``close()`` before `uv_close`.
-    func willClose() {}
+    public func willClose() {}
 
     /// Subclass hook, called from the close callback; release stored callbacks here.
-    func didClose() {}
+    public func didClose() {}
 
     fileprivate func finishClose() {
         state = .closed
@@ -74,7 +74,7 @@ class UVHandle {
     }
 
     /// The owner of a handle, recovered unretained from its `data` inside a trampoline.
-    static func owner<H: UVHandle>(_ handle: UnsafeMutableRawPointer?, as type: H.Type) -> H? {
+    public static func owner<H: UVHandle>(_ handle: UnsafeMutableRawPointer?, as type: H.Type) -> H? {
         guard let handle else { return nil }
         let raw = handle.assumingMemoryBound(to: uv_handle_t.self)
         guard let data = raw.pointee.data else { return nil }

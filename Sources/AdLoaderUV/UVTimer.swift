@@ -3,11 +3,11 @@ import CLibUV
 /// A `uv_timer_t`: calls back once after a timeout, or repeatedly.
 ///
 /// - Important: loop-confined. Close it with ``close()``; it stays alive until then.
-final class UVTimer: UVHandle {
+public final class UVTimer: UVHandle {
     private var onFire: (() -> Void)?
 
     /// - Throws: ``UVError`` when `uv_timer_init` fails.
-    init(loop: UVLoop) throws(UVError) {
+    public init(loop: UVLoop) throws(UVError) {
         super.init(loop: loop, byteCount: MemoryLayout<uv_timer_t>.size)
         try register(uv_timer_init(loop.raw, pointer(as: uv_timer_t.self)), "uv_timer_init")
     }
@@ -17,22 +17,22 @@ final class UVTimer: UVHandle {
     ///   - timeout: milliseconds from the loop's cached now.
     ///   - repeat: milliseconds between later firings; 0 fires once.
     ///   - action: what runs on each firing; replaces the previous action.
-    func start(timeout: UInt64, repeat: UInt64 = 0, _ action: @escaping () -> Void) {
+    public func start(timeout: UInt64, repeat: UInt64 = 0, _ action: @escaping () -> Void) {
         guard !isClosing else { return }
         onFire = action
         // uv_timer_start fails only for a closing handle or a nil callback.
         _ = uv_timer_start(pointer(as: uv_timer_t.self), uvTimerTrampoline, timeout, `repeat`)
     }
 
-    func stop() {
+    public func stop() {
         guard !isClosing else { return }
         uv_timer_stop(pointer(as: uv_timer_t.self))
     }
 
     /// Keeps the loop from waiting on this timer alone (`uv_unref`).
-    func unref() { uv_unref(rawHandle) }
+    public func unref() { uv_unref(rawHandle) }
 
-    override func didClose() { onFire = nil }
+    public override func didClose() { onFire = nil }
 
     fileprivate func fire() { onFire?() }
 }

@@ -1,7 +1,9 @@
 import AdLoaderCore
 import Testing
 
-@testable import AdLoaderServer
+@testable import AdLoaderDaemon
+@testable import AdLoaderLogging
+@testable import AdLoaderUV
 
 @Suite struct LoopClockTests {
     /// Runs `body` on a fresh loop with a clock, then runs the loop until it has nothing left

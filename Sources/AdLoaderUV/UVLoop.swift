@@ -8,10 +8,10 @@ import CLibUV
 /// - Important: not thread-safe; every handle on the loop and every call here happens on
 ///   the thread that calls ``run()``.
 public final class UVLoop {
-    let raw: UnsafeMutablePointer<uv_loop_t>
+    public let raw: UnsafeMutablePointer<uv_loop_t>
     /// One read buffer for every stream on this loop: a read callback consumes its bytes
     /// before libuv asks for the next buffer, so one suffices on a single-threaded loop.
-    let readBuffer: UnsafeMutableRawBufferPointer
+    public let readBuffer: UnsafeMutableRawBufferPointer
     private var isClosed = false
 
     /// - Parameter readBufferSize: bytes handed to each `uv_read` call.

@@ -1,3 +1,5 @@
+import AdLoaderLogging
+import AdLoaderUV
 import AdLoaderWire
 
 extension Connection {

@@ -33,7 +33,7 @@ public struct UVError: Error, Hashable, Sendable, CustomStringConvertible {
 ///   - operation: the function's name, for the error.
 /// - Throws: ``UVError`` when `result < 0`.
 @discardableResult
-func uvCheck(_ result: Int32, _ operation: @autoclosure () -> String) throws(UVError) -> Int32 {
+package func uvCheck(_ result: Int32, _ operation: @autoclosure () -> String) throws(UVError) -> Int32 {
     if result < 0 { throw UVError(code: result, operation: operation()) }
     return result
 }

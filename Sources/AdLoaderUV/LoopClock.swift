@@ -178,7 +178,7 @@ public final class LoopClock: AdClock, AdScheduler {
         }
     }
 
-    static func wallClockMilliseconds() -> Int64 {
+    public static func wallClockMilliseconds() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Int64(spec.tv_sec) * 1_000 + Int64(spec.tv_nsec) / 1_000_000

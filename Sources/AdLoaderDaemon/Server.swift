@@ -1,4 +1,6 @@
 import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderUV
 import AdLoaderWire
 import AdSources
 import CLibUV

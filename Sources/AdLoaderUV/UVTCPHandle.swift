@@ -6,16 +6,16 @@ import Glibc
 /// A `uv_tcp_t`: a listening socket or an accepted connection.
 ///
 /// - Important: loop-confined; see ``UVHandle`` for the lifecycle.
-final class UVTCPHandle: UVStream {
+public final class UVTCPHandle: UVStream {
     /// - Throws: ``UVError`` when `uv_tcp_init` fails.
-    init(loop: UVLoop) throws(UVError) {
+    public init(loop: UVLoop) throws(UVError) {
         super.init(loop: loop, byteCount: MemoryLayout<uv_tcp_t>.size)
         try register(uv_tcp_init(loop.raw, pointer(as: uv_tcp_t.self)), "uv_tcp_init")
     }
 
     /// Binds to an IPv4 or IPv6 literal address.
     /// - Throws: ``UVError`` (`EINVAL` for a host that is not an IP literal, `EADDRINUSE`, ...).
-    func bind(host: String, port: Int) throws(UVError) {
+    public func bind(host: String, port: Int) throws(UVError) {
         var storage = try Self.socketAddress(host: host, port: port)
         _ = try withUnsafePointer(to: &storage) { (pointer) throws(UVError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (address) throws(UVError) in
@@ -26,7 +26,7 @@ final class UVTCPHandle: UVStream {
 
     /// Parses an IP literal into a socket address.
     /// - Throws: ``UVError`` with `EINVAL` when `host` is neither IPv4 nor IPv6.
-    static func socketAddress(host: String, port: Int) throws(UVError) -> sockaddr_storage {
+    public static func socketAddress(host: String, port: Int) throws(UVError) -> sockaddr_storage {
         var storage = sockaddr_storage()
         let result = withUnsafeMutablePointer(to: &storage) { pointer -> Int32 in
             if host.contains(":") {
@@ -41,17 +41,17 @@ final class UVTCPHandle: UVStream {
     }
 
     /// Disables Nagle's algorithm: answers are small and latency matters.
-    func setNoDelay(_ enabled: Bool) {
+    public func setNoDelay(_ enabled: Bool) {
         _ = uv_tcp_nodelay(pointer(as: uv_tcp_t.self), enabled ? 1 : 0)
     }
 
     /// The bound address, e.g. ("127.0.0.1", 7411).
-    var localAddress: (host: String, port: Int)? {
+    public var localAddress: (host: String, port: Int)? {
         address { uv_tcp_getsockname(self.pointer(as: uv_tcp_t.self), $0, $1) }
     }
 
     /// The peer's address.
-    var peerAddress: (host: String, port: Int)? {
+    public var peerAddress: (host: String, port: Int)? {
         address { uv_tcp_getpeername(self.pointer(as: uv_tcp_t.self), $0, $1) }
     }
 

@@ -1,3 +1,6 @@
+import AdLoaderLogging
+import AdLoaderUV
+import AdSources
 import AdLoaderCore
 
 /// One raw setting value: text from a flag or environment variable, or a JSON value.

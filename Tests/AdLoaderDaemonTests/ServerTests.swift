@@ -1,7 +1,9 @@
 import AdLoaderCore
 import Testing
 
-@testable import AdLoaderServer
+@testable import AdLoaderDaemon
+@testable import AdLoaderLogging
+@testable import AdLoaderUV
 
 @Suite struct ServerTests {
     /// A setup that fails half-way closes what it built through the owners, so their close

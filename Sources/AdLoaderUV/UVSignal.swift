@@ -7,28 +7,28 @@ import Glibc
 ///
 /// - Important: loop-confined. A process started with SIGTERM/SIGINT blocked (as children
 ///   of test runners are) never sees them: call ``unblockTerminationSignals()`` first.
-final class UVSignal: UVHandle {
+public final class UVSignal: UVHandle {
     private var onSignal: ((Int32) -> Void)?
 
     /// - Throws: ``UVError`` when `uv_signal_init` fails.
-    init(loop: UVLoop) throws(UVError) {
+    public init(loop: UVLoop) throws(UVError) {
         super.init(loop: loop, byteCount: MemoryLayout<uv_signal_t>.size)
         try register(uv_signal_init(loop.raw, pointer(as: uv_signal_t.self)), "uv_signal_init")
     }
 
     /// Starts watching `signal`.
     /// - Throws: ``UVError`` when `uv_signal_start` fails.
-    func start(_ signal: Int32, _ action: @escaping (Int32) -> Void) throws(UVError) {
+    public func start(_ signal: Int32, _ action: @escaping (Int32) -> Void) throws(UVError) {
         onSignal = action
         try uvCheck(uv_signal_start(pointer(as: uv_signal_t.self), uvSignalTrampoline, signal), "uv_signal_start")
     }
 
-    override func didClose() { onSignal = nil }
+    public override func didClose() { onSignal = nil }
 
     fileprivate func deliver(_ signal: Int32) { onSignal?(signal) }
 
     /// Unblocks SIGTERM and SIGINT for this thread (inherited masks would swallow them).
-    static func unblockTerminationSignals() {
+    public static func unblockTerminationSignals() {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGTERM)

@@ -9,33 +9,33 @@ import CLibUV
 /// poll. (A `uv_check_t` would not do: it does not stop the poll from blocking.)
 ///
 /// - Important: loop-confined; see ``UVHandle`` for the lifecycle.
-final class UVIdle: UVHandle {
+public final class UVIdle: UVHandle {
     private var onIdle: (() -> Void)?
-    private(set) var isActive = false
+    public private(set) var isActive = false
 
     /// - Throws: ``UVError`` when `uv_idle_init` fails.
-    init(loop: UVLoop) throws(UVError) {
+    public init(loop: UVLoop) throws(UVError) {
         super.init(loop: loop, byteCount: MemoryLayout<uv_idle_t>.size)
         try register(uv_idle_init(loop.raw, pointer(as: uv_idle_t.self)), "uv_idle_init")
     }
 
     /// Starts calling `action` once per iteration (replacing an earlier action).
-    func start(_ action: @escaping () -> Void) {
+    public func start(_ action: @escaping () -> Void) {
         onIdle = action
         guard !isActive, !isClosing else { return }
         _ = uv_idle_start(pointer(as: uv_idle_t.self), uvIdleTrampoline)
         isActive = true
     }
 
-    func stop() {
+    public func stop() {
         guard isActive, !isClosing else { return }
         uv_idle_stop(pointer(as: uv_idle_t.self))
         isActive = false
     }
 
-    override func willClose() { isActive = false }
+    public override func willClose() { isActive = false }
 
-    override func didClose() { onIdle = nil }
+    public override func didClose() { onIdle = nil }
 
     fileprivate func fire() { onIdle?() }
 }

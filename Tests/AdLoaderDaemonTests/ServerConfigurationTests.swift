@@ -1,7 +1,9 @@
 import AdLoaderCore
 import Testing
 
-@testable import AdLoaderServer
+@testable import AdLoaderDaemon
+@testable import AdLoaderLogging
+@testable import AdLoaderUV
 
 @Suite struct ServerConfigurationTests {
     private func load(

@@ -6,9 +6,9 @@ import Glibc
 /// A `uv_pipe_t`: a Unix-socket listener or an accepted Unix-socket connection.
 ///
 /// - Important: loop-confined; see ``UVHandle`` for the lifecycle.
-final class UVPipeHandle: UVStream {
+public final class UVPipeHandle: UVStream {
     /// - Throws: ``UVError`` when `uv_pipe_init` fails.
-    init(loop: UVLoop) throws(UVError) {
+    public init(loop: UVLoop) throws(UVError) {
         super.init(loop: loop, byteCount: MemoryLayout<uv_pipe_t>.size)
         try register(uv_pipe_init(loop.raw, pointer(as: uv_pipe_t.self), 0), "uv_pipe_init")
     }
@@ -21,7 +21,7 @@ final class UVPipeHandle: UVStream {
     ///   - mode: permission bits, e.g. `0o660`.
     /// - Throws: ``UVError`` `EADDRINUSE` when a running server answers on `path`, `EEXIST`
     ///   when the path is another kind of file, or what bind/chmod fail with.
-    func bind(path: String, mode: UInt32) throws(UVError) {
+    public func bind(path: String, mode: UInt32) throws(UVError) {
         var status = stat()
         if lstat(path, &status) == 0 {
             guard (status.st_mode & S_IFMT) == S_IFSOCK else {
@@ -40,7 +40,7 @@ final class UVPipeHandle: UVStream {
 
     /// True when a connect to the socket file at `path` is accepted (or only waits because
     /// the listener's backlog is full): another process serves there. A stale file refuses.
-    static func someoneListens(on path: String) -> Bool {
+    public static func someoneListens(on path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }

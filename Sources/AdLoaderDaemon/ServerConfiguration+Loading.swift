@@ -1,3 +1,6 @@
+import AdLoaderLogging
+import AdLoaderUV
+import AdSources
 import AdLoaderCore
 import AdSources
 #if canImport(Glibc)
