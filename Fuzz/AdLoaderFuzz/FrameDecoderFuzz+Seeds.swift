@@ -42,9 +42,10 @@ extension FrameDecoderFuzz {
             ("partial-body", input(preface: true, limit: 1000, stream: ProtocolPreface.bytes + [0, 0, 0, 3, 0xE8, 1, 2])),
             ("paused-reader", input(preface: false, limit: 100, drain: .oneFramePerChunk, chunkSizes: [9], stream: frames(small))),
             ("at-end", input(preface: true, limit: 1000, drain: .atEnd, chunkSizes: [255], stream: ProtocolPreface.bytes + frames(small))),
-            // 40 x 1.5 KiB: more than the 64 KiB after which the decoder compacts its buffer.
-            ("compaction", input(preface: false, limit: 1000, drain: .oneFramePerChunk, repeats: 40, chunkSizes: [200, 255],
-                stream: frames([Array(repeating: 1, count: 700), Array(repeating: 2, count: 790)]))),
+            // 100 frames of 1016 bytes in chunks of 255: a chunk first ends on a frame boundary
+            // after 259 KB, so the buffer is never simply emptied and, past 64 KiB, compacts.
+            ("compaction", input(preface: false, limit: 4 << 20, repeats: 100, chunkSizes: [255],
+                stream: frames([Array(repeating: 1, count: 1011)]))),
             ("empty", []),
         ]
     }

@@ -9,13 +9,13 @@ import AdLoaderWire
 ///
 /// Input layout: `[options] [k] [k chunk sizes] [stream...]`; options bit 0 = expect the
 /// preface, bits 1-3 = limit (``limits``), bits 4-5 = drain mode, bits 6-7 = how many times
-/// the stream is repeated (``repeats``, so that more than 64 KiB passes and the decoder
-/// compacts its buffer).
+/// the stream is repeated (``repeats``, so that more than 64 KiB pass and the decoder
+/// compacts its buffer, with inputs of at most 1 KiB: `Fuzz/run.sh` sets `-max_len=1024`).
 public enum FrameDecoderFuzz: FuzzTarget {
     public static let name = "frame-decoder"
 
     static let limits = [0, 1, 4, 5, 16, 100, 1000, 4 << 20]
-    static let repeats = [1, 1, 2, 40]
+    static let repeats = [1, 1, 2, 100]
     /// Byte-by-byte feeding is compared on streams up to this size (it is slow on big ones).
     static let byteByByteLimit = 16 * 1024
 
