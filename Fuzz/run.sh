@@ -98,7 +98,7 @@ for target in "${TARGETS[@]}"; do
     if [ "$status" != 0 ]; then
         failed=1
         echo "FAILED $summary (exit $status); log: $log" >&2
-        grep -E "==ERROR|Fatal error|SUMMARY|Test unit written|^MS:" "$log" | head -10 >&2 || true
+        grep -E "ERROR: |Fatal error|Swift runtime failure|SUMMARY|Test unit written" "$log" | head -8 >&2 || true
     else
         echo "$summary"
     fi
