@@ -35,12 +35,21 @@ let package = Package(
         .target(name: "AdLoaderUV", dependencies: ["AdLoaderCore", "CLibUV"], swiftSettings: strict),
         // Logger and log handlers; the one JSON writer.
         .target(name: "AdLoaderLogging", swiftSettings: strict),
+        // Transport-neutral calls: decoded request -> core -> answer or Status.
+        .target(
+            name: "AdLoaderService", dependencies: ["AdLoaderCore", "AdLoaderWire", "AdLoaderLogging"],
+            swiftSettings: strict),
+        // The framed protocol transport: connections, preface, framing, per-connection limits.
+        .target(
+            name: "AdLoaderFramed",
+            dependencies: ["AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging"],
+            swiftSettings: strict),
         // The application: configuration, start/stop order, the composition root.
         .target(
             name: "AdLoaderDaemon",
             dependencies: [
-                "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "CAdLoaderProto",
-                "CProtobufC",
+                "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "AdLoaderService",
+                "AdLoaderFramed",
             ],
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
@@ -84,7 +93,15 @@ let package = Package(
         .testTarget(
             name: "AdLoaderDaemonTests",
             dependencies: [
-                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport",
+                "AdLoaderDaemon", "AdLoaderFramed", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore",
+                "AdLoaderWire", "AdLoaderTestSupport",
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "AdLoaderFramedTests",
+            dependencies: [
+                "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "AdLoaderUV",
+                "AdLoaderTestSupport",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -1,4 +1,5 @@
 import AdLoaderLogging
+import AdLoaderService
 import AdLoaderUV
 import AdSources
 import AdLoaderCore

@@ -1,4 +1,5 @@
 import AdLoaderLogging
+import AdLoaderService
 import AdLoaderUV
 import AdSources
 /// A parsed JSON document, for the configuration file (kept off Foundation so that numbers,

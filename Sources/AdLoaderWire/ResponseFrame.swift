@@ -105,6 +105,16 @@ public struct ResponseFrame: WireMessage {
         }
     }
 
+    /// The size of the envelope (without the 5-byte prefix) of a final OK answer to call
+    /// `callID` carrying a message of `messageSize` bytes: what a client's message size limit
+    /// applies to.
+    public static func envelopeSize(callID: UInt64, messageSize: Int) -> Int {
+        var length = 2
+        if callID != 0 { length += 1 + ProtoSize.varint(callID) }
+        if messageSize > 0 { length += 1 + ProtoSize.varint(UInt64(messageSize)) + messageSize }
+        return length
+    }
+
     /// Appends a whole final frame for call `callID` with `status` and no message.
     public static func append(callID: UInt64, status: Status, to buffer: inout [UInt8]) {
         append(callID: callID, end: true, status: status, to: &buffer, message: nil)

@@ -180,8 +180,8 @@ extension EndToEnd {
             try expectHealthy(good, daemon)
         }
 
-        /// 300 pools of a loader "many", each with a 200-byte ad unit id: a Stats of all of them
-        /// is about 70 KB, above a 64 KiB message size.
+        /// 600 pools of a loader "many", each with a ~110-byte ad unit id (under the 128-byte
+        /// identifier limit): a Stats of all of them is about 75 KB, above a 64 KiB message size.
         private static let manyPoolsConfig = """
             { "sources": { "synthetic": { "latency": "5ms" } },
               "loaders": { "default": { "maximumRetainedAdvertisements": 10 },
@@ -193,7 +193,7 @@ extension EndToEnd {
             let good = try RawClient(port: daemon.port)
             try good.borrowAndReturn()
             let filler = try RawClient(port: daemon.port)
-            let units = (0..<300).map { "unit-\($0)-" + String(repeating: "x", count: 200) }
+            let units = (0..<600).map { "unit-\($0)-" + String(repeating: "x", count: 100) }
             for unit in units {
                 _ = try filler.call(
                     MethodName.prefetch, PrefetchRequestMessage(adUnitID: unit, loader: "many"), as: PrefetchResponseMessage.self)

@@ -1,10 +1,13 @@
 import AdLoaderCore
 import AdLoaderLogging
+import AdLoaderService
 import AdLoaderUV
 import AdLoaderWire
 
-/// One client connection: reads frames, dispatches calls, writes answers, enforces the
-/// per-connection limits, and ends its open calls when it goes away.
+/// One client connection of the framed protocol: reads frames, hands calls to the service,
+/// writes answers, enforces the per-connection limits, and ends its open calls when it goes
+/// away. What a method means is the service's business (``AdLoaderService``); the connection
+/// keeps framing, the preface, timeouts, back-pressure and the table of call ids.
 ///
 /// Answers are encoded straight into ``output``. All answers produced by one read callback
 /// go out with one `uv_try_write` at its end; answers produced elsewhere (timers, Watch
@@ -13,7 +16,7 @@ import AdLoaderWire
 ///
 /// - Important: loop-confined. The server holds the connection from accept until
 ///   ``close(reason:level:)``; only the stream's callbacks reach it after that (weakly).
-final class Connection {
+final class Connection: CallResponder {
     enum Phase: Equatable {
         /// Waiting for the client's preface.
         case awaitingPreface
@@ -23,16 +26,10 @@ final class Connection {
         case closed
     }
 
-    /// A call still open after its request frame was handled.
-    enum OpenCall {
-        case borrow(any ParkedBorrow, deadline: (any ScheduledTask)?)
-        case watch(ObserverToken, deadline: (any ScheduledTask)?)
-    }
-
     let id: UInt64
     let peer: String
-    let stream: UVStream
-    unowned let server: Server
+    let stream: any FramedByteStream
+    unowned let transport: FramedTransport
     let logger: Logger
     // Stored properties are `@exclusivity(unchecked)`: this object is confined to one loop
     // thread and no method holds an access across a call that re-enters it, so the runtime's
@@ -51,18 +48,19 @@ final class Connection {
     /// Queued in the server's flush list.
     @exclusivity(unchecked) var isDirty = false
 
-    init(id: UInt64, peer: String, stream: UVStream, server: Server) {
+    init(id: UInt64, peer: String, stream: any FramedByteStream, transport: FramedTransport) {
         self.id = id
         self.peer = peer
         self.stream = stream
-        self.server = server
-        self.logger = server.logger.with(["connection": .int(Int64(id)), "peer": .string(peer)])
-        decoder = FrameDecoder(maximumMessageSize: server.limits.maxMessageSize, expectingPreface: true)
-        machine = StateMachine(now: server.clock.now.unixMilliseconds, limits: server.limits)
+        self.transport = transport
+        self.logger = transport.logger.with(["connection": .int(Int64(id)), "peer": .string(peer)])
+        decoder = FrameDecoder(maximumMessageSize: transport.limits.maxMessageSize, expectingPreface: true)
+        machine = StateMachine(now: transport.clock.now.unixMilliseconds, limits: transport.limits)
     }
 
-    var loader: NativeAdvertisementLoader { server.loader }
-    var clock: LoopClock { server.clock }
+    var service: AdLoaderService { transport.service }
+    var clock: any AdClock { transport.clock }
+    var scheduler: any AdScheduler { transport.scheduler }
     var isAcceptingCalls: Bool { phase == .open || phase == .awaitingPreface }
 
     /// Starts reading and arms the preface timeout.
@@ -117,7 +115,7 @@ final class Connection {
 
     private func processFrames() {
         while isAcceptingCalls {
-            if output.count + stream.queuedWriteBytes > server.limits.maxUnsentOutputPerConnection {
+            if output.count + stream.queuedWriteBytes > transport.limits.maxUnsentOutputPerConnection {
                 // Backpressure where the bytes arrive: push out what we have; if the client
                 // is not reading, leave the rest of its requests buffered until it drains.
                 flush()
@@ -171,57 +169,53 @@ final class Connection {
         closeAfterFlush(reason: "\(error)", level: .warning)
     }
 
-    // MARK: Answers
+    // MARK: Answers (CallResponder)
 
-    /// Appends a final OK answer carrying `message`.
-    func answer(_ callID: UInt64, _ message: some WireMessage) {
-        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
-        markDirty()
-    }
+    var isOpen: Bool { isAcceptingCalls }
 
-    /// Appends a final OK answer unless its envelope is larger than `limit` bytes.
-    /// - Returns: nil when appended, else the envelope's size (nothing is appended).
-    func answer(_ callID: UInt64, _ message: some WireMessage, limit: Int) -> Int? {
-        let start = output.count
-        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
-        // The 5-byte prefix is not part of the message size a decoder checks.
-        let size = output.count - start - 5
-        if size > limit {
-            output.removeSubrange(start...)
-            return size
-        }
-        markDirty()
-        return nil
-    }
+    var unsentByteCount: Int { output.count + stream.queuedWriteBytes }
 
-    /// Appends a Borrow's OK answer; the lease's ad is encoded once per ad (server-wide cache).
+    /// A Borrow's OK answer; the lease's ad is encoded once per ad (transport-wide cache).
     func answer(_ callID: UInt64, borrow message: BorrowResponseMessage) {
-        ResponseFrame.append(callID: callID, borrow: message, cache: server.adEncodings, to: &output)
+        ResponseFrame.append(callID: callID, borrow: message, cache: transport.adEncodings, to: &output)
         markDirty()
     }
 
-    /// Appends a Return's OK answer.
     func answer(_ callID: UInt64, returned message: ReturnResponseMessage) {
         ResponseFrame.append(callID: callID, returned: message, to: &output)
         markDirty()
     }
 
-    /// Appends a final answer with `status` and no message.
-    func answer(_ callID: UInt64, status: Status) {
+    func answer(_ callID: UInt64, prefetch message: PrefetchResponseMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        markDirty()
+    }
+
+    func answer(_ callID: UInt64, stats message: StatsResponseMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        markDirty()
+    }
+
+    func stream(_ callID: UInt64, event message: EventMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: false, to: &output)
+        markDirty()
+    }
+
+    func finish(_ callID: UInt64, status: Status) {
         ResponseFrame.append(callID: callID, status: status, to: &output)
         markDirty()
     }
 
-    /// Appends one streamed message of an open call (a Watch event).
-    func streamEvent(_ callID: UInt64, _ message: some WireMessage) {
-        ResponseFrame.append(callID: callID, message: message, end: false, to: &output)
-        markDirty()
+    func openCallEnded(_ call: OpenCall) {
+        guard let open = calls[call.callID], open === call else { return }
+        calls[call.callID] = nil
+        openCallEnded()
     }
 
     private func markDirty() {
         guard !inReadCallback, !isDirty, phase != .closed else { return }
         isDirty = true
-        server.scheduleFlush(self)
+        transport.scheduleFlush(self)
     }
 
     // MARK: Writing
@@ -279,7 +273,7 @@ final class Connection {
         case .pauseReading:
             logger.warning(
                 "client is not reading its answers; reading paused",
-                ["unsent": .int(Int64(unsent)), "limit": .int(Int64(server.limits.maxUnsentOutputPerConnection))])
+                ["unsent": .int(Int64(unsent)), "limit": .int(Int64(transport.limits.maxUnsentOutputPerConnection))])
             stream.readStop()
         case .resumeReading:
             logger.info("client drained its answers; reading resumed", ["unsent": .int(Int64(unsent))])
@@ -304,7 +298,7 @@ final class Connection {
         guard deadline < timeoutDeadline else { return }
         timeoutTask?.cancel()
         timeoutDeadline = deadline
-        timeoutTask = clock.schedule(at: AdInstant(unixMilliseconds: deadline)) { [weak self] in
+        timeoutTask = scheduler.schedule(at: AdInstant(unixMilliseconds: deadline)) { [weak self] in
             self?.checkTimeouts()
         }
     }
@@ -323,7 +317,7 @@ final class Connection {
             closeAfterFlush(reason: status.message, level: .info)
         case .checkAgain(let at):
             timeoutDeadline = at
-            timeoutTask = clock.schedule(at: AdInstant(unixMilliseconds: at)) { [weak self] in self?.checkTimeouts() }
+            timeoutTask = scheduler.schedule(at: AdInstant(unixMilliseconds: at)) { [weak self] in self?.checkTimeouts() }
         }
     }
 
@@ -346,17 +340,17 @@ final class Connection {
         endOpenCalls(status: nil)
         timeoutTask?.cancel()
         timeoutTask = nil
-        lingerTask = clock.schedule(at: clock.now + server.limits.partialFrameTimeout) { [weak self] in
+        lingerTask = scheduler.schedule(at: clock.now + transport.limits.partialFrameTimeout) { [weak self] in
             self?.close(reason: "output not read before closing", level: .warning)
         }
         // Flushing closes once nothing is left; inside a read callback, its own flush does.
         if !inReadCallback { flush() }
     }
 
-    /// Server shutdown (PROTOCOL.md 9): open calls end with `status`, then a call-0 frame with
-    /// it announces the shutdown. Reading goes on, so calls already on their way are answered
-    /// UNAVAILABLE (dispatch checks ``Server/isDraining``) rather than dropped; the connection
-    /// closes when the client closes it, or when the server's grace period ends.
+    /// Server shutdown (PROTOCOL.md 9), after the service ended the open calls: a call-0 frame
+    /// with `status` announces the shutdown. Reading goes on, so calls already on their way are
+    /// answered UNAVAILABLE by the draining service rather than dropped; the connection closes
+    /// when the client closes it, or when the server's grace period ends.
     func drain(status: Status) {
         guard isAcceptingCalls else { return }
         endOpenCalls(status: status)
@@ -381,15 +375,15 @@ final class Connection {
         output = []
         if let reason { logger.log(level, "connection closed", ["reason": .string(reason)]) }
         stream.close()
-        server.connectionClosed(self)
+        transport.connectionClosed(self)
     }
 
     /// Ends every open call: parked borrows are withdrawn (their ads stay in the pool),
     /// watches unregistered; with a status, each call is answered with it.
     private func endOpenCalls(status: Status?) {
         guard !calls.isEmpty else { return }
-        for callID in calls.keys.sorted() where endCall(callID) {
-            if let status { answer(callID, status: status) }
+        for callID in calls.keys.sorted() {
+            if let call = calls.removeValue(forKey: callID) { service.end(call, answering: status) }
         }
     }
 }

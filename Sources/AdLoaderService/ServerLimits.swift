@@ -30,6 +30,11 @@ public struct ServerLimits: Hashable, Sendable {
     /// shutdown announcement; calls arriving meanwhile are answered UNAVAILABLE.
     public var shutdownGracePeriod: Duration = .seconds(10)
 
+    /// The longest `ad_unit_id`, `loader` or `slot_key` (and Stats/Watch filter) accepted, in
+    /// UTF-8 bytes; longer → INVALID_ARGUMENT naming the field and the limit, before any pool is
+    /// created (an ad unit id also travels upstream).
+    public var maxIdentifierLength = 128
+
     public init() {}
 
     /// Checks every limit; the error names the first one out of range.
@@ -50,6 +55,9 @@ public struct ServerLimits: Hashable, Sendable {
         if partialFrameTimeout <= .zero { throw fail("partialFrameTimeout", "must be positive") }
         if maxUnsentOutputPerConnection < 1024 {
             throw fail("maxUnsentOutputPerConnection", "must be at least 1024 bytes, got \(maxUnsentOutputPerConnection)")
+        }
+        if !(1...65_536).contains(maxIdentifierLength) {
+            throw fail("maxIdentifierLength", "must be 1...65536 bytes, got \(maxIdentifierLength)")
         }
         if shutdownGracePeriod < .zero { throw fail("shutdownGracePeriod", "must not be negative") }
     }

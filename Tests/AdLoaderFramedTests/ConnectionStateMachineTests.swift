@@ -1,8 +1,7 @@
 import Testing
 
-@testable import AdLoaderDaemon
-@testable import AdLoaderLogging
-@testable import AdLoaderUV
+@testable import AdLoaderFramed
+@testable import AdLoaderService
 
 @Suite struct ConnectionStateMachineTests {
     private func machine(idle: Duration = .seconds(300), partial: Duration = .seconds(10), unsent: Int = 1_000)

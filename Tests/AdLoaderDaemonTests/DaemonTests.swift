@@ -5,7 +5,7 @@ import Testing
 @testable import AdLoaderLogging
 @testable import AdLoaderUV
 
-@Suite struct ServerTests {
+@Suite struct DaemonTests {
     /// A setup that fails half-way closes what it built through the owners, so their close
     /// callbacks run: the handles' retains are given back and the loop closes.
     @Test func abandoningAHalfBuiltLoopClosesItsHandlesThroughTheirOwners() throws {
@@ -15,7 +15,7 @@ import Testing
         weak let weakIdle = idle
         weak let weakClock = clock
         idle?.start {}
-        let closed = Server.abandon(loop, closing: [clock!.close, idle!.close])
+        let closed = Daemon.abandon(loop, closing: [clock!.close, idle!.close])
         clock = nil
         idle = nil
         #expect(closed, "uv_loop_close failed")
@@ -28,15 +28,15 @@ import Testing
         var configuration = ServerConfiguration()
         configuration.listeners.port = 0
         let logger = Logger(level: .error)
-        let first = try Server(configuration: configuration, logger: logger)
+        let first = try Daemon(configuration: configuration, logger: logger)
         let addresses = try first.start()
         guard case .tcp(_, let port)? = addresses.first else {
             Issue.record("no TCP address")
             return
         }
         configuration.listeners.port = port
-        let second = try Server(configuration: configuration, logger: logger)
-        #expect(throws: UVError.self) { try second.start() }
+        let second = try Daemon(configuration: configuration, logger: logger)
+        #expect(throws: ListenerError.self) { try second.start() }
         #expect(second.run() == 0, "the loop of the failed server did not close")
         first.beginShutdown(reason: "test")
         #expect(first.run() == 0)

@@ -1,5 +1,6 @@
 import AdLoaderLogging
 import AdLoaderUV
+import AdLoaderService
 import AdLoaderWire
 
 extension Connection {
