@@ -56,8 +56,11 @@ let package = Package(
         .target(name: "AdLoaderClient", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
         // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
         .target(name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
-        // Test doubles: manual clock/scheduler.
-        .target(name: "AdLoaderTestSupport", dependencies: ["AdLoaderCore"], swiftSettings: strict),
+        // Test doubles: manual clock/scheduler, the in-process transport.
+        .target(
+            name: "AdLoaderTestSupport",
+            dependencies: ["AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderFramed", "AdLoaderUV", "AdLoaderLogging"],
+            swiftSettings: strict),
 
         .executableTarget(name: "adloaderd", dependencies: ["AdLoaderDaemon"], swiftSettings: strict),
         .executableTarget(
@@ -98,10 +101,16 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "AdLoaderServiceTests",
+            dependencies: [
+                "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "AdLoaderTestSupport", "AdSources",
+            ],
+            swiftSettings: strict),
+        .testTarget(
             name: "AdLoaderFramedTests",
             dependencies: [
                 "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "AdLoaderUV",
-                "AdLoaderTestSupport",
+                "AdLoaderTestSupport", "AdSources",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -3,7 +3,7 @@ import AdLoaderWire
 /// One decoded call of `adloader.v1.NativeAdLoader`: what a transport hands the service.
 ///
 /// The method table lives here, so that every transport decodes the same methods the same way.
-public enum ServiceRequest {
+public enum ServiceRequest: Hashable, Sendable {
     case prefetch(PrefetchRequestMessage)
     case borrow(BorrowRequestMessage)
     case returnLease(ReturnRequestMessage)
