@@ -64,7 +64,7 @@ let package = Package(
 
         .executableTarget(name: "adloaderd", dependencies: ["AdLoaderDaemon"], swiftSettings: strict),
         .executableTarget(
-            name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderConformance"], swiftSettings: strict),
+            name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance"], swiftSettings: strict),
         // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).
         .executableTarget(
             name: "ProtocolLoadBench", dependencies: ["AdLoaderWire"], path: "Benchmarks/ProtocolLoad",
@@ -79,10 +79,10 @@ let package = Package(
             path: "Benchmarks/CoreScaling", swiftSettings: strict),
 
         .testTarget(
-            name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport", "AdSources"],
+            name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "AdLoaderWireTests", dependencies: ["AdLoaderWire", "AdLoaderCore", "CAdLoaderProto"],
+            name: "AdLoaderWireTests", dependencies: ["AdLoaderWire", "AdLoaderCore"],
             swiftSettings: strict),
         .testTarget(
             name: "AdLoaderClientTests", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore"],
@@ -91,13 +91,12 @@ let package = Package(
             name: "AdSourcesTests", dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "AdLoaderConformanceTests", dependencies: ["AdLoaderConformance", "AdLoaderWire", "AdLoaderCore"],
+            name: "AdLoaderConformanceTests", dependencies: ["AdLoaderConformance", "AdLoaderWire"],
             swiftSettings: strict),
         .testTarget(
             name: "AdLoaderDaemonTests",
             dependencies: [
-                "AdLoaderDaemon", "AdLoaderFramed", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore",
-                "AdLoaderWire", "AdLoaderTestSupport",
+                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -109,14 +108,13 @@ let package = Package(
         .testTarget(
             name: "AdLoaderFramedTests",
             dependencies: [
-                "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "AdLoaderUV",
-                "AdLoaderTestSupport", "AdSources",
+                "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport", "AdSources",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "AdLoaderClient", "AdLoaderWire", "AdLoaderConformance", "AdLoaderCore", "adloaderd", "adloader",
+                "AdLoaderWire", "AdLoaderConformance", "AdLoaderCore", "adloaderd", "adloader",
             ],
             swiftSettings: strict),
     ]

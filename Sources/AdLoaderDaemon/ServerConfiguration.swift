@@ -46,9 +46,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         if !(0...65_535).contains(listeners.port) {
             throw ConfigError(field: "listeners.port", message: "must be 0...65535, got \(listeners.port)")
         }
-        do {
-            _ = try UVTCPHandle.socketAddress(host: listeners.host, port: listeners.port)
-        } catch {
+        if !UVTCPHandle.isIPAddress(listeners.host) {
             throw ConfigError(
                 field: "listeners.host", message: "must be an IPv4 or IPv6 address, got \"\(listeners.host)\"")
         }

@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CLibUV
+internal import CLibUV
 #if canImport(Glibc)
 import Glibc
 #endif

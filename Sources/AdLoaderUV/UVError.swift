@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 
 /// A libuv call that failed: the negative error code and the call that returned it.
 ///

@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 
 /// A `uv_idle_t`: while started, runs a callback once per loop iteration and keeps the loop
 /// from blocking in its poll.

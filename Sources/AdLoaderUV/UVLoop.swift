@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 
 /// The owner of one `uv_loop_t`: runs it, stops it, and closes it at the end.
 ///
@@ -8,7 +8,7 @@ import CLibUV
 /// - Important: not thread-safe; every handle on the loop and every call here happens on
 ///   the thread that calls ``run()``.
 public final class UVLoop {
-    public let raw: UnsafeMutablePointer<uv_loop_t>
+    let raw: UnsafeMutablePointer<uv_loop_t>
     /// One read buffer for every stream on this loop: a read callback consumes its bytes
     /// before libuv asks for the next buffer, so one suffices on a single-threaded loop.
     public let readBuffer: UnsafeMutableRawBufferPointer

@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 
 /// The stream half of a TCP or pipe handle: listen, accept, read, write.
 ///
@@ -16,7 +16,7 @@ public class UVStream: UVHandle {
     /// The peer ended its sending side: a read reported end of stream.
     public private(set) var sawEndOfFile = false
 
-    public var streamPointer: UnsafeMutablePointer<uv_stream_t> { pointer(as: uv_stream_t.self) }
+    var streamPointer: UnsafeMutablePointer<uv_stream_t> { pointer(as: uv_stream_t.self) }
 
     /// Starts listening; `action` runs once per incoming connection (or error).
     /// - Throws: ``UVError`` when `uv_listen` fails.

@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
 
 /// `BorrowRequest`: lend one ad, optionally waiting for one.
 public struct BorrowRequestMessage: WireMessage {

@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
 
 // Conversions between the core's ad and lease values and their protobuf-c structs.
 // Optional Swift fields map to the proto3 defaults: nil <-> "" / 0 / absent sub-message.

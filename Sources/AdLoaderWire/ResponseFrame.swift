@@ -1,5 +1,5 @@
-import CAdLoaderProto
-import CProtobufC
+internal import CAdLoaderProto
+internal import CProtobufC
 
 /// The server-to-client envelope: one response message of a call and/or its final status.
 ///

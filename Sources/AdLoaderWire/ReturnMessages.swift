@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
 
 /// `ReturnRequest`: ends a lease.
 public struct ReturnRequestMessage: WireMessage {

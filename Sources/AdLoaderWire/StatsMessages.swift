@@ -1,6 +1,6 @@
 import AdLoaderCore
-import CAdLoaderProto
-import CProtobufC
+internal import CAdLoaderProto
+internal import CProtobufC
 
 /// `StatsRequest`: filters for the pools to report.
 public struct StatsRequestMessage: WireMessage {

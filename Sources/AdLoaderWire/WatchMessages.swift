@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
 
 /// `WatchRequest`: which events to stream.
 public struct WatchRequestMessage: WireMessage {
