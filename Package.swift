@@ -99,6 +99,7 @@ let package = Package(
                 "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore",
             ],
             swiftSettings: strict),
+        .testTarget(name: "AdLoaderUVTests", dependencies: ["AdLoaderUV", "AdLoaderCore"], swiftSettings: strict),
         .testTarget(
             name: "AdLoaderServiceTests",
             dependencies: [

@@ -9,16 +9,6 @@ import AdSources
 import Glibc
 #endif
 
-/// A listener that could not be bound: which setting, which address, and why.
-public struct ListenerError: Error, CustomStringConvertible {
-    /// The configuration key to fix: `listeners.port` or `listeners.unixSocket`.
-    public var setting: String
-    public var address: ListenAddress
-    public var error: UVError
-
-    public var description: String { "\(setting): cannot listen on \(address): \(error)" }
-}
-
 /// The composition root: the only place that knows every concrete part. It builds the loop,
 /// clock, demand sources, loader, service, transport and listeners from the configuration,
 /// starts them in that order and stops them in reverse.

@@ -1,8 +1,6 @@
 import AdLoaderCore
 import Testing
 
-@testable import AdLoaderDaemon
-@testable import AdLoaderLogging
 @testable import AdLoaderUV
 
 @Suite struct LoopClockTests {
