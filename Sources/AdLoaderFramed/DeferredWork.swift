@@ -12,21 +12,23 @@ public protocol DeferredWork: AnyObject {
     func close()
 }
 
-/// ``DeferredWork`` on a libuv idle handle: while active, the loop polls without blocking and
-/// runs the action once per iteration, after I/O.
+/// ``DeferredWork`` on a libuv prepare handle: while requested, the action runs once per loop
+/// iteration right before the poll — after the timers of the iteration and the I/O callbacks of
+/// the previous one — so answers are flushed before the loop sleeps, without forcing
+/// zero-timeout polls as an idle handle would.
 public final class UVDeferredWork: DeferredWork {
-    private let idle: UVIdle
+    private let prepare: UVPrepare
 
     public init(loop: UVLoop) throws(UVError) {
-        idle = try UVIdle(loop: loop)
+        prepare = try UVPrepare(loop: loop)
     }
 
     public func request(_ action: @escaping () -> Bool) {
-        guard !idle.isActive, !idle.isClosing else { return }
-        idle.start { [unowned idle] in
-            if !action() { idle.stop() }
+        guard !prepare.isActive, !prepare.isClosing else { return }
+        prepare.start { [unowned prepare] in
+            if !action() { prepare.stop() }
         }
     }
 
-    public func close() { idle.close() }
+    public func close() { prepare.close() }
 }
