@@ -161,19 +161,90 @@ import Testing
         #expect(loader.retry.jitter == 0.2 && loader.retry.maximumCount == 3 && loader.retry.probeInterval == .seconds(10))
     }
 
-    @Test func helpListsEverySettingWithItsDefault() throws {
+    /// Every row of every table, as `--help` shows it.
+    static var everyTableSetting: [ConfigSetting] {
+        ServerConfiguration.listenerKeys.settings + ServerConfiguration.logKeys.settings
+            + ServerConfiguration.limitKeys.settings + ServerConfiguration.loaderKeys.settings
+            + ServerConfiguration.syntheticKeys.settings
+    }
+
+    @Test func helpListsEveryTableKeyWithItsDefault() throws {
         guard case .help(let text) = try ServerConfiguration.load(arguments: ["--help"], environment: [:]) else {
             Issue.record("no help")
             return
         }
-        for setting in ServerConfiguration.settings {
-            #expect(text.contains(setting.flag))
-            #expect(text.contains("default: \(setting.defaultValue)"))
-            #expect(text.contains(setting.key))
-            if let variable = setting.environment { #expect(text.contains(variable)) }
+        let lines = text.split(separator: "\n")
+        for setting in Self.everyTableSetting {
+            if let flag = setting.flag {
+                let block = try #require(lines.firstIndex { $0 == "  \(flag) VALUE" }, "no block for \(flag)")
+                #expect(lines[block + 1].contains(setting.help))
+                #expect(lines[block + 2].contains("default: \(setting.defaultValue); JSON: \(setting.key)"))
+                #expect(lines[block + 2].hasSuffix("env \(setting.environment!)"))
+            } else {
+                let line = lines.first { $0.hasPrefix("  \(setting.name) ") }
+                #expect(line?.hasSuffix("default: \(setting.defaultValue)") == true, "\(setting.key): \(line ?? "none")")
+            }
         }
-        for field in ["numberOfAdvertisements", "maximumBorrowWait", "maximumPools", "retry.probeInterval", "ADLOADERD_CONFIG"] {
-            #expect(text.contains(field))
+        #expect(text.contains("ADLOADERD_CONFIG"))
+    }
+
+    /// The flags and variables the README, the end-to-end tests and deployments use.
+    @Test func everyFlagKeepsItsKeyAndVariable() {
+        let expected: [(String, String, String)] = [
+            ("--host", "listeners.host", "ADLOADERD_HOST"), ("--port", "listeners.port", "ADLOADERD_PORT"),
+            ("--unix-socket", "listeners.unixSocket", "ADLOADERD_UNIX_SOCKET"),
+            ("--unix-socket-mode", "listeners.unixSocketMode", "ADLOADERD_UNIX_SOCKET_MODE"),
+            ("--log-level", "log.level", "ADLOADERD_LOG_LEVEL"),
+            ("--max-message-size", "limits.maxMessageSize", "ADLOADERD_MAX_MESSAGE_SIZE"),
+            ("--max-connections", "limits.maxConnections", "ADLOADERD_MAX_CONNECTIONS"),
+            ("--max-calls-in-flight", "limits.maxCallsInFlightPerConnection", "ADLOADERD_MAX_CALLS_IN_FLIGHT"),
+            ("--max-parked-borrows", "limits.maxParkedBorrows", "ADLOADERD_MAX_PARKED_BORROWS"),
+            ("--idle-timeout", "limits.idleTimeout", "ADLOADERD_IDLE_TIMEOUT"),
+            ("--partial-frame-timeout", "limits.partialFrameTimeout", "ADLOADERD_PARTIAL_FRAME_TIMEOUT"),
+            ("--max-unsent-output", "limits.maxUnsentOutputPerConnection", "ADLOADERD_MAX_UNSENT_OUTPUT"),
+            ("--shutdown-grace-period", "limits.shutdownGracePeriod", "ADLOADERD_SHUTDOWN_GRACE_PERIOD"),
+            ("--synthetic-latency", "sources.synthetic.latency", "ADLOADERD_SYNTHETIC_LATENCY"),
+            ("--synthetic-latency-jitter", "sources.synthetic.latencyJitter", "ADLOADERD_SYNTHETIC_LATENCY_JITTER"),
+            ("--synthetic-fill-rate", "sources.synthetic.fillRate", "ADLOADERD_SYNTHETIC_FILL_RATE"),
+            ("--synthetic-error-rate", "sources.synthetic.errorRate", "ADLOADERD_SYNTHETIC_ERROR_RATE"),
+            ("--synthetic-unreachable-rate", "sources.synthetic.unreachableRate", "ADLOADERD_SYNTHETIC_UNREACHABLE_RATE"),
+            ("--synthetic-seed", "sources.synthetic.seed", "ADLOADERD_SYNTHETIC_SEED"),
+        ]
+        for (flag, key, variable) in expected {
+            let setting = ServerConfiguration.settings.first { $0.flag == flag }
+            #expect(setting?.key == key, "\(flag)")
+            #expect(setting?.environment == variable, "\(flag)")
         }
+        #expect(Set(ServerConfiguration.settings.compactMap(\.flag)).isSuperset(of: expected.map(\.0)))
+    }
+
+    @Test func helpShowsTheDefaultsTheConfigurationHas() {
+        let shown = Dictionary(uniqueKeysWithValues: Self.everyTableSetting.map { ($0.key, $0.defaultValue) })
+        #expect(shown["listeners.host"] == "127.0.0.1" && shown["listeners.port"] == "7411")
+        #expect(shown["listeners.unixSocket"] == "none" && shown["listeners.unixSocketMode"] == "0660")
+        #expect(shown["log.level"] == "info")
+        #expect(shown["limits.maxMessageSize"] == "4MiB" && shown["limits.maxUnsentOutputPerConnection"] == "8MiB")
+        #expect(shown["limits.idleTimeout"] == "300s" && shown["limits.maxParkedBorrows"] == "10000")
+        #expect(shown["loaders.NAME.lifetime"] == "3600s" && shown["loaders.NAME.contentURL"] == "null")
+        #expect(shown["loaders.NAME.retry.multiplier"] == "1" && shown["loaders.NAME.keywords"] == "[]")
+        #expect(shown["sources.synthetic.latency"] == "50ms" && shown["sources.synthetic.fillRate"] == "1")
+    }
+
+    @Test func aUnixSocketOfNullOrEmptyIsNone() throws {
+        #expect(try load(["--config", "x.json"], file: #"{ "listeners": { "unixSocket": null } }"#).listeners.unixSocket == nil)
+        #expect(try load(["--unix-socket", ""]).listeners.unixSocket == nil)
+        #expect(try load(["--unix-socket=/tmp/a.sock"]).listeners.unixSocket == "/tmp/a.sock")
+    }
+
+    @Test func aRetryThatIsNotAnObjectIsRefusedNamingIt() {
+        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "retry": 5 } } }"#)
+        #expect(failure == ConfigError(field: "loaders.feed.retry", message: "must be an object, got a number"))
+        let unknown = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "retry": { "count": 5 } } } }"#)
+        #expect(unknown == ConfigError(field: "loaders.feed.retry.count", message: "unknown setting"))
+    }
+
+    @Test func aBadLoaderSettingIsNamedWithItsRange() {
+        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "default": { "numberOfAdvertisements": 7 } } }"#)
+        #expect(failure?.description == "loaders.default.numberOfAdvertisements: must be 1...5, got 7")
     }
 }
