@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(
             name: "AdLoaderDaemonTests",
             dependencies: [
-                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore",
+                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderTestSupport", "AdSources",
             ],
             swiftSettings: strict),
         .testTarget(name: "AdLoaderUVTests", dependencies: ["AdLoaderUV", "AdLoaderCore"], swiftSettings: strict),

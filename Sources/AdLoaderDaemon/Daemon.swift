@@ -54,7 +54,7 @@ public final class Daemon {
             createdDeferred = deferred
             var sources: [String: any DemandSource] = [:]
             for (name, settings) in configuration.sources {
-                sources[name] = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
+                sources[name] = try settings.makeSource(clock: clock, scheduler: clock)
             }
             let loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,

@@ -3,7 +3,10 @@ import AdLoaderCore
 extension ServerConfiguration {
     /// The `--help` text, generated from the configuration tables: every setting with its
     /// JSON key, flag and environment variable (when it has them) and default.
-    public static var helpText: String {
+    public static var helpText: String { helpText(sourceTypes: .standard) }
+
+    /// The `--help` text with the source types of `sourceTypes`.
+    static func helpText(sourceTypes: DemandSourceRegistry) -> String {
         var text = """
             adloaderd — keeps native ads loaded and lends them to feed cells over a framed gRPC-style protocol.
 
@@ -30,12 +33,16 @@ extension ServerConfiguration {
         text += columns(loaderKeys.settings)
         text += """
 
-            Sources are "sources": { "NAME": { "type": "synthetic", ... } }; the built-in one is
-            "synthetic" and its flags below configure it; other synthetic sources take the same keys
-            in the file.
+            Sources are "sources": { "NAME": { "type": "TYPE", ... } }; a source without "type" is
+            of type "\(DemandSourceRegistry.defaultTypeName)". The built-in source is "synthetic". A type's
+            flags configure the source named after the type; other sources of that type take the
+            same keys in the file.
 
             """
-        text += flagBlocks(syntheticKeys.settings)
+        for type in sourceTypes.types {
+            text += "\ntype \"\(type.name)\": " + wrap(type.summary, width: 90).joined(separator: "\n  ") + "\n"
+            text += rows(type.settings)
+        }
         text += """
 
             Example file:
@@ -52,6 +59,13 @@ extension ServerConfiguration {
 
             """
         return text
+    }
+
+    /// Settings with a flag as ``flagBlocks(_:)``, then the others as ``columns(_:)``.
+    static func rows(_ settings: [ConfigSetting]) -> String {
+        let flagged = settings.filter { $0.flag != nil }
+        let others = settings.filter { $0.flag == nil }
+        return flagBlocks(flagged) + (others.isEmpty ? "" : columns(others))
     }
 
     /// Settings with a flag: three lines each (flag; help; default, JSON key, variable); a

@@ -1,7 +1,6 @@
 import AdLoaderCore
 import AdLoaderLogging
 import AdLoaderService
-import AdSources
 
 /// The configuration tables: one per section, one row per setting (key, parse, default, help,
 /// flag). The JSON file, the environment variables, the flags and `--help` all come from them.
@@ -98,37 +97,15 @@ extension ServerConfiguration {
             .value("retry.probeInterval", \.retry.probeInterval, .duration, "probe period while unreachable"),
         ])
 
-    /// `sources.synthetic`: the synthetic source's settings.
-    static let syntheticKeys = ConfigTable<SyntheticSource.Configuration>(
-        section: "sources.synthetic", defaults: SyntheticSource.Configuration(),
-        keys: [
-            .value("latency", \.latency, .duration, flag: "--synthetic-latency", "synthetic source: time to answer"),
-            .value(
-                "latencyJitter", \.latencyJitter, .duration, flag: "--synthetic-latency-jitter",
-                "synthetic source: extra random latency, 0...this"),
-            .value(
-                "fillRate", \.fillRate, .double, flag: "--synthetic-fill-rate",
-                "synthetic source: chance each asked-for ad is delivered"),
-            .value(
-                "errorRate", \.errorRate, .double, flag: "--synthetic-error-rate",
-                "synthetic source: chance a request fails (retryable)"),
-            .value(
-                "unreachableRate", \.unreachableRate, .double, flag: "--synthetic-unreachable-rate",
-                "synthetic source: chance a request fails as unreachable"),
-            .value("seed", \.seed, .uint64, flag: "--synthetic-seed", "synthetic source: seed of its generator"),
-        ])
+    /// Every setting that has a flag (and so an environment variable), in `--help` order: the
+    /// sections' and those of each source type in `sourceTypes`.
+    static func settings(sourceTypes: DemandSourceRegistry) -> [ConfigSetting] {
+        (listenerKeys.settings(at: \.self) + logKeys.settings(at: \.self) + limitKeys.settings(at: \.self))
+            .filter { $0.flag != nil } + sourceTypes.flagSettings
+    }
 
     /// Every setting that has a flag (and so an environment variable), in `--help` order.
-    public static let settings: [ConfigSetting] =
-        (listenerKeys.settings(at: \.self) + logKeys.settings(at: \.self) + limitKeys.settings(at: \.self)
-        + syntheticKeys.settings(at: \.builtInSyntheticSource))
-        .filter { $0.flag != nil }
-
-    /// The source named `synthetic`, which the `--synthetic-*` flags configure.
-    var builtInSyntheticSource: SyntheticSource.Configuration {
-        get { sources["synthetic"] ?? Self.syntheticKeys.defaults }
-        set { sources["synthetic"] = newValue }
-    }
+    public static let settings = settings(sourceTypes: .standard)
 
     /// The top-level sections whose keys are plain settings.
     static let scalarSections = [listenerKeys, logKeys, limitKeys]

@@ -27,6 +27,16 @@ extension ServerConfiguration {
         arguments: [String], environment: [String: String],
         readFile: (String) throws(ConfigError) -> String = ServerConfiguration.readFile
     ) throws(ConfigError) -> ServerCommand {
+        try load(arguments: arguments, environment: environment, readFile: readFile, sourceTypes: .standard)
+    }
+
+    /// ``load(arguments:environment:readFile:)`` with the demand source types `sourceTypes`.
+    static func load(
+        arguments: [String], environment: [String: String],
+        readFile: (String) throws(ConfigError) -> String = ServerConfiguration.readFile,
+        sourceTypes: DemandSourceRegistry
+    ) throws(ConfigError) -> ServerCommand {
+        let settings = settings(sourceTypes: sourceTypes)
         // Flags first, applied last: parse them now to find --help and --config.
         var flags: [(ConfigSetting, String)] = []
         var configPath = environment[configEnvironment].flatMap { $0.isEmpty ? nil : $0 }
@@ -34,7 +44,7 @@ extension ServerConfiguration {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if argument == "--help" || argument == "-h" { return .help(helpText) }
+            if argument == "--help" || argument == "-h" { return .help(helpText(sourceTypes: sourceTypes)) }
             guard argument.hasPrefix("--") else {
                 throw ConfigError(field: argument, message: "unexpected argument (see --help)")
             }
@@ -59,7 +69,7 @@ extension ServerConfiguration {
         var configuration = ServerConfiguration()
         if let configPath {
             let text = try readFile(configPath)
-            try configuration.apply(fileText: text, path: configPath)
+            try configuration.apply(fileText: text, path: configPath, sourceTypes: sourceTypes)
         }
         for setting in settings {
             if let variable = setting.environment, let value = environment[variable], let apply = setting.apply {
@@ -101,7 +111,7 @@ extension ServerConfiguration {
 
     /// Applies a JSON configuration document over the current values.
     /// - Throws: ``ConfigError`` naming the setting; `config` for a syntax error.
-    mutating func apply(fileText: String, path: String) throws(ConfigError) {
+    mutating func apply(fileText: String, path: String, sourceTypes: DemandSourceRegistry) throws(ConfigError) {
         let document: JSONValue
         do {
             document = try JSONValue.parse(fileText)
@@ -120,7 +130,7 @@ extension ServerConfiguration {
                 }
                 try table.apply(members, to: &self, prefix: section)
             case "sources":
-                try applySources(value)
+                try applySources(value, sourceTypes: sourceTypes)
             case "loaders":
                 try applyLoaders(value)
             default:
@@ -129,24 +139,12 @@ extension ServerConfiguration {
         }
     }
 
-    private mutating func applySources(_ value: JSONValue) throws(ConfigError) {
+    private mutating func applySources(_ value: JSONValue, sourceTypes: DemandSourceRegistry) throws(ConfigError) {
         guard case .object(let members) = value else {
             throw ConfigError(field: "sources", message: "must be an object of named sources, got \(value.kind)")
         }
         for (name, item) in members {
-            let prefix = "sources.\(name)"
-            guard case .object(var fields) = item else {
-                throw ConfigError(field: prefix, message: "must be an object, got \(item.kind)")
-            }
-            if let index = fields.firstIndex(where: { $0.key == "type" }) {
-                let type = try ConfigValue.json(fields.remove(at: index).value).string("\(prefix).type")
-                guard type == "synthetic" else {
-                    throw ConfigError(field: "\(prefix).type", message: "must be \"synthetic\", got \"\(type)\"")
-                }
-            }
-            var configuration = sources[name] ?? Self.syntheticKeys.defaults
-            try Self.syntheticKeys.apply(fields, to: &configuration, prefix: prefix)
-            sources[name] = configuration
+            sources[name] = try sourceTypes.decode(item, name: name, over: sources[name])
         }
     }
 

@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdSources
 import Testing
 
 @testable import AdLoaderDaemon
@@ -146,7 +147,8 @@ import Testing
                                                 "maximumCount": 3, "probeInterval": "10s" } } } }
             """
         let configuration = try load(["--config", "x.json"], file: file)
-        let source = try #require(configuration.sources["slow"])
+        #expect(configuration.sources["slow"]?.type == "synthetic")
+        let source = try #require(configuration.sources["slow"]?.settings(as: SyntheticSource.Configuration.self))
         #expect(source.latency == .seconds(2) && source.latencyJitter == .milliseconds(100))
         #expect(source.fillRate == 0.5 && source.errorRate == 0.1 && source.unreachableRate == 0.1 && source.seed == 42)
         let loader = try #require(configuration.loaders.first)
@@ -163,9 +165,12 @@ import Testing
 
     /// Every row of every table, as `--help` shows it.
     static var everyTableSetting: [ConfigSetting] {
-        ServerConfiguration.listenerKeys.settings + ServerConfiguration.logKeys.settings
-            + ServerConfiguration.limitKeys.settings + ServerConfiguration.loaderKeys.settings
-            + ServerConfiguration.syntheticKeys.settings
+        let sections: [[ConfigSetting]] = [
+            ServerConfiguration.listenerKeys.settings, ServerConfiguration.logKeys.settings,
+            ServerConfiguration.limitKeys.settings, ServerConfiguration.loaderKeys.settings,
+            DemandSourceRegistry.standard.types.flatMap(\.settings),
+        ]
+        return sections.flatMap { $0 }
     }
 
     @Test func helpListsEveryTableKeyWithItsDefault() throws {
