@@ -96,7 +96,8 @@ let package = Package(
         .testTarget(
             name: "AdLoaderDaemonTests",
             dependencies: [
-                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderTestSupport", "AdSources",
+                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderService", "AdLoaderTestSupport",
+                "AdSources",
             ],
             swiftSettings: strict),
         .testTarget(name: "AdLoaderUVTests", dependencies: ["AdLoaderUV", "AdLoaderCore"], swiftSettings: strict),

@@ -62,6 +62,11 @@ extension ServerConfiguration {
                 "unsent answers per connection above which its requests stop being read until half drained (closed at 2x this + max message size)"
             ),
             .value(
+                "maxIdentifierLength", \.limits.maxIdentifierLength, .int(in: 1...65_536),
+                flag: "--max-identifier-length",
+                "longest ad_unit_id, loader or slot_key in bytes; longer: INVALID_ARGUMENT naming the field, nothing created"
+            ),
+            .value(
                 "shutdownGracePeriod", \.limits.shutdownGracePeriod, .duration, flag: "--shutdown-grace-period",
                 "on SIGTERM/SIGINT, the longest wait for clients to close (new calls get UNAVAILABLE meanwhile)"),
         ])

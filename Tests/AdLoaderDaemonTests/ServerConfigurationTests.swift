@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderService
 import AdSources
 import Testing
 
@@ -49,6 +50,7 @@ import Testing
         #expect(limits.partialFrameTimeout == .seconds(10))
         #expect(limits.maxUnsentOutputPerConnection == 8 << 20)
         #expect(limits.shutdownGracePeriod == .seconds(10))
+        #expect(limits.maxIdentifierLength == 128)
     }
 
     @Test func flagsOverrideEnvironmentWhichOverridesTheFile() throws {
@@ -96,6 +98,9 @@ import Testing
         (["--partial-frame-timeout", "-1s"], "limits.partialFrameTimeout"),
         (["--max-unsent-output", "10"], "limits.maxUnsentOutputPerConnection"),
         (["--shutdown-grace-period", "-1"], "limits.shutdownGracePeriod"),
+        (["--max-identifier-length", "0"], "limits.maxIdentifierLength"),
+        (["--max-identifier-length", "65537"], "limits.maxIdentifierLength"),
+        (["--max-identifier-length", "long"], "limits.maxIdentifierLength"),
         (["--synthetic-error-rate", "1.5"], "sources.synthetic.errorRate"),
         (["--synthetic-latency", "-5ms"], "sources.synthetic.latency"),
         (["--what"], "--what"),
@@ -116,6 +121,7 @@ import Testing
         (#"{ "limits": { "maxConections": 5 } }"#, "limits.maxConections"),
         (#"{ "limit": {} }"#, "limit"),
         (#"{ "limits": { "maxConnections": "many" } }"#, "limits.maxConnections"),
+        (#"{ "limits": { "maxIdentifierLength": 100000 } }"#, "limits.maxIdentifierLength"),
         (#"{ "loaders": { "feed": { "numberOfAdvertisements": 6 } } }"#, "loaders.feed.numberOfAdvertisements"),
         (#"{ "loaders": { "feed": { "lifetime": true } } }"#, "loaders.feed.lifetime"),
         (#"{ "loaders": { "feed": { "maximumPools": 0 } } }"#, "loaders.feed.maximumPools"),
@@ -208,6 +214,7 @@ import Testing
             ("--partial-frame-timeout", "limits.partialFrameTimeout", "ADLOADERD_PARTIAL_FRAME_TIMEOUT"),
             ("--max-unsent-output", "limits.maxUnsentOutputPerConnection", "ADLOADERD_MAX_UNSENT_OUTPUT"),
             ("--shutdown-grace-period", "limits.shutdownGracePeriod", "ADLOADERD_SHUTDOWN_GRACE_PERIOD"),
+            ("--max-identifier-length", "limits.maxIdentifierLength", "ADLOADERD_MAX_IDENTIFIER_LENGTH"),
             ("--synthetic-latency", "sources.synthetic.latency", "ADLOADERD_SYNTHETIC_LATENCY"),
             ("--synthetic-latency-jitter", "sources.synthetic.latencyJitter", "ADLOADERD_SYNTHETIC_LATENCY_JITTER"),
             ("--synthetic-fill-rate", "sources.synthetic.fillRate", "ADLOADERD_SYNTHETIC_FILL_RATE"),
@@ -230,9 +237,29 @@ import Testing
         #expect(shown["log.level"] == "info")
         #expect(shown["limits.maxMessageSize"] == "4MiB" && shown["limits.maxUnsentOutputPerConnection"] == "8MiB")
         #expect(shown["limits.idleTimeout"] == "300s" && shown["limits.maxParkedBorrows"] == "10000")
+        #expect(shown["limits.maxIdentifierLength"] == "128")
         #expect(shown["loaders.NAME.lifetime"] == "3600s" && shown["loaders.NAME.contentURL"] == "null")
         #expect(shown["loaders.NAME.retry.multiplier"] == "1" && shown["loaders.NAME.keywords"] == "[]")
         #expect(shown["sources.synthetic.latency"] == "50ms" && shown["sources.synthetic.fillRate"] == "1")
+    }
+
+    @Test(arguments: [1, 128, 65_536])
+    func theIdentifierLimitTakesEveryLengthFromOneTo64KiB(length: Int) throws {
+        #expect(try load(["--max-identifier-length", String(length)]).limits.maxIdentifierLength == length)
+        let environment = ["ADLOADERD_MAX_IDENTIFIER_LENGTH": String(length)]
+        #expect(try load(environment: environment).limits.maxIdentifierLength == length)
+        let file = #"{ "limits": { "maxIdentifierLength": \#(length) } }"#
+        #expect(try load(["--config", "x.json"], file: file).limits.maxIdentifierLength == length)
+    }
+
+    @Test(arguments: [0, -1, 65_537])
+    func limitsValidateTheIdentifierLimitWhenBuiltInCode(length: Int) {
+        var limits = ServerLimits()
+        limits.maxIdentifierLength = length
+        #expect(throws: ConfigError(field: "limits.maxIdentifierLength", message: "must be 1...65536 bytes, got \(length)")) {
+            try limits.validate()
+        }
+        #expect(error(["--max-identifier-length", String(length)])?.message == "must be 1...65536, got \(length) (from --max-identifier-length)")
     }
 
     @Test func aUnixSocketOfNullOrEmptyIsNone() throws {
