@@ -114,6 +114,11 @@ extension ConfigType {
             format: { value in choices.first { $0.value == value }?.name ?? "?" })
     }
 
+    /// One of an enumeration's cases, named by their raw values (`native`, `appOpen`, ...).
+    static func choice() -> Self where Value: RawRepresentable & CaseIterable & Equatable & Sendable, Value.RawValue == String {
+        choice(Value.allCases.map { ($0.rawValue, $0) })
+    }
+
     /// `base`, or nil: JSON `null`, and (when `emptyIsNone`) an empty string; nil is shown as `none`.
     static func optional<Wrapped>(_ base: ConfigType<Wrapped>, none: String, emptyIsNone: Bool = false) -> Self
     where Value == Wrapped? {

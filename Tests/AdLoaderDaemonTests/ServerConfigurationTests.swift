@@ -130,6 +130,9 @@ import Testing
         (#"{ "loaders": { "feed": { "source": "nope" } } }"#, "loaders.feed.source"),
         (#"{ "loaders": { "feed": { "keywords": [1] } } }"#, "loaders.feed.keywords[0]"),
         (#"{ "loaders": { "feed": { "colour": "red" } } }"#, "loaders.feed.colour"),
+        (#"{ "loaders": { "feed": { "format": "banner" } } }"#, "loaders.feed.format"),
+        (#"{ "loaders": { "feed": { "format": "Native" } } }"#, "loaders.feed.format"),
+        (#"{ "loaders": { "feed": { "format": 1 } } }"#, "loaders.feed.format"),
         (#"{ "loaders": {} }"#, "loaders"),
         (#"{ "sources": { "slow": { "type": "openrtb" } } }"#, "sources.slow.type"),
         (#"{ "sources": { "slow": { "fillRate": -1 } } }"#, "sources.slow.fillRate"),
@@ -240,6 +243,7 @@ import Testing
         #expect(shown["limits.maxIdentifierLength"] == "128")
         #expect(shown["loaders.NAME.lifetime"] == "3600s" && shown["loaders.NAME.contentURL"] == "null")
         #expect(shown["loaders.NAME.retry.multiplier"] == "1" && shown["loaders.NAME.keywords"] == "[]")
+        #expect(shown["loaders.NAME.format"] == "native")
         #expect(shown["sources.synthetic.latency"] == "50ms" && shown["sources.synthetic.fillRate"] == "1")
     }
 
@@ -260,6 +264,18 @@ import Testing
             try limits.validate()
         }
         #expect(error(["--max-identifier-length", String(length)])?.message == "must be 1...65536, got \(length) (from --max-identifier-length)")
+    }
+
+    @Test(arguments: ["native", "interstitial", "rewarded", "appOpen"])
+    func aLoaderTakesEveryFormat(format: String) throws {
+        let file = #"{ "loaders": { "feed": { "format": "\#(format)" } } }"#
+        #expect(try load(["--config", "x.json"], file: file).loaders.map(\.name) == ["feed"])
+        // TODO(format): expect loaders[0].format once LoaderConfiguration.format exists.
+    }
+
+    @Test func aBadFormatListsTheFormats() {
+        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "format": "banner" } } }"#)
+        #expect(failure?.message == #"must be native, interstitial, rewarded or appOpen, got "banner""#)
     }
 
     @Test func aUnixSocketOfNullOrEmptyIsNone() throws {
