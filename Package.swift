@@ -55,7 +55,9 @@ let package = Package(
         // Client library used by the CLI, benchmarks and tests.
         .target(name: "AdLoaderClient", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
         // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
-        .target(name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
+        .target(
+            name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderLogging"],
+            swiftSettings: strict),
         // Test doubles: manual clock/scheduler, the in-process transport.
         .target(
             name: "AdLoaderTestSupport",
