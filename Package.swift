@@ -44,12 +44,14 @@ let package = Package(
             name: "AdLoaderFramed",
             dependencies: ["AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging"],
             swiftSettings: strict),
+        // Command-line scanning shared by every executable; dependency-free.
+        .target(name: "AdLoaderArguments", swiftSettings: strict),
         // The application: configuration, start/stop order, the composition root.
         .target(
             name: "AdLoaderDaemon",
             dependencies: [
                 "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "AdLoaderService",
-                "AdLoaderFramed",
+                "AdLoaderFramed", "AdLoaderArguments",
             ],
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
@@ -66,18 +68,20 @@ let package = Package(
 
         .executableTarget(name: "adloaderd", dependencies: ["AdLoaderDaemon"], swiftSettings: strict),
         .executableTarget(
-            name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance"], swiftSettings: strict),
+            name: "adloader",
+            dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance", "AdLoaderArguments"],
+            swiftSettings: strict),
         // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).
         .executableTarget(
-            name: "ProtocolLoadBench", dependencies: ["AdLoaderWire"], path: "Benchmarks/ProtocolLoad",
+            name: "ProtocolLoadBench", dependencies: ["AdLoaderWire", "AdLoaderArguments"], path: "Benchmarks/ProtocolLoad",
             swiftSettings: strict),
 
         // Benchmarks (`make bench`, Benchmarks/run.sh); `--smoke` runs are part of `make test`.
         .executableTarget(
-            name: "FeedScrollBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport"],
+            name: "FeedScrollBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
             path: "Benchmarks/FeedScroll", swiftSettings: strict),
         .executableTarget(
-            name: "CoreScalingBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport"],
+            name: "CoreScalingBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
             path: "Benchmarks/CoreScaling", swiftSettings: strict),
 
         .testTarget(
@@ -92,6 +96,7 @@ let package = Package(
         .testTarget(
             name: "AdSourcesTests", dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "AdLoaderArgumentsTests", dependencies: ["AdLoaderArguments"], swiftSettings: strict),
         .testTarget(
             name: "AdLoaderConformanceTests", dependencies: ["AdLoaderConformance", "AdLoaderWire"],
             swiftSettings: strict),

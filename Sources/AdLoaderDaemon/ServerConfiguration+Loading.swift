@@ -1,3 +1,4 @@
+import AdLoaderArguments
 import AdLoaderCore
 #if canImport(Glibc)
 import Glibc
@@ -40,30 +41,25 @@ extension ServerConfiguration {
         // Flags first, applied last: parse them now to find --help and --config.
         var flags: [(ConfigSetting, String)] = []
         var configPath = environment[configEnvironment].flatMap { $0.isEmpty ? nil : $0 }
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if argument == "--help" || argument == "-h" { return .help(helpText(sourceTypes: sourceTypes)) }
-            guard argument.hasPrefix("--") else {
-                throw ConfigError(field: argument, message: "unexpected argument (see --help)")
+        var scanner = ArgumentScanner(arguments)
+        do throws(ArgumentScanner.Failure) {
+            while let argument = scanner.next() {
+                switch argument {
+                case .option("--help"), .option("-h"):
+                    return .help(helpText(sourceTypes: sourceTypes))
+                case .option(configFlag):
+                    configPath = try scanner.value()
+                case .option(let name):
+                    guard let setting = settings.first(where: { $0.flag == name }) else {
+                        throw ArgumentScanner.Failure(option: name, message: "unknown option (see --help)")
+                    }
+                    flags.append((setting, try scanner.value()))
+                case .positional(let text):
+                    throw ArgumentScanner.Failure(option: text, message: "unexpected argument (see --help)")
+                }
             }
-            var name = argument
-            var value: String?
-            if let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                value = String(argument[argument.index(after: equals)...])
-            }
-            let setting = settings.first { $0.flag == name }
-            guard name == configFlag || setting != nil else {
-                throw ConfigError(field: name, message: "unknown option (see --help)")
-            }
-            if value == nil {
-                guard index < arguments.count else { throw ConfigError(field: name, message: "needs a value") }
-                value = arguments[index]
-                index += 1
-            }
-            if let setting { flags.append((setting, value!)) } else { configPath = value! }
+        } catch {
+            throw ConfigError(field: error.option, message: error.message)
         }
 
         var configuration = ServerConfiguration()

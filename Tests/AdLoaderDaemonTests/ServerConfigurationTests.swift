@@ -104,11 +104,36 @@ import Testing
         (["--synthetic-error-rate", "1.5"], "sources.synthetic.errorRate"),
         (["--synthetic-latency", "-5ms"], "sources.synthetic.latency"),
         (["--what"], "--what"),
+        (["--what=1"], "--what"),
+        (["-x"], "-x"),
         (["--port"], "--port"),
         (["stray"], "stray"),
     ])
     func badFlagsNameTheSetting(arguments: [String], setting: String) {
         #expect(error(arguments)?.field == setting)
+    }
+
+    @Test func helpWinsWhereverItStandsAfterGoodFlags() throws {
+        for arguments in [["--help"], ["-h"], ["--port", "1", "--help", "--what"], ["--config=x.json", "-h"]] {
+            guard case .help = try ServerConfiguration.load(arguments: arguments, environment: [:]) else {
+                Issue.record("\(arguments): no help")
+                continue
+            }
+        }
+        #expect(error(["--what", "--help"])?.field == "--what")
+    }
+
+    @Test func aMissingValueOrAStrayArgumentIsNamed() {
+        #expect(error(["--port"]) == ConfigError(field: "--port", message: "needs a value"))
+        #expect(error(["--config"]) == ConfigError(field: "--config", message: "needs a value"))
+        #expect(error(["stray"]) == ConfigError(field: "stray", message: "unexpected argument (see --help)"))
+        #expect(error(["--what"]) == ConfigError(field: "--what", message: "unknown option (see --help)"))
+    }
+
+    @Test func theConfigFlagTakesEitherForm() throws {
+        let file = #"{ "listeners": { "port": 1000 } }"#
+        #expect(try load(["--config", "x.json"], file: file).listeners.port == 1000)
+        #expect(try load(["--config=x.json"], file: file).listeners.port == 1000)
     }
 
     @Test func badEnvironmentNamesTheSettingAndTheVariable() {
