@@ -15,7 +15,7 @@ public enum ServerCommand: Sendable {
 extension ServerConfiguration {
     /// The flag and variable naming the configuration file.
     public static let configFlag = "--config"
-    public static let configEnvironment = "ADLOADERD_CONFIG"
+    public static let configEnvironment = environmentVariable(forFlag: configFlag)
 
     /// Builds the configuration from defaults, the JSON file, the environment and the flags,
     /// in that order of increasing priority, and validates it.
