@@ -4,7 +4,6 @@ import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV
 import AdLoaderWire
-import AdSources
 #if canImport(Glibc)
 import Glibc
 #endif
