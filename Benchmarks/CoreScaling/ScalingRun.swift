@@ -141,10 +141,14 @@ struct ScalingRun {
 
         // 3. Borrow + return, unshown: the ad goes back to the pool.
         var leaseID: UInt64 = 0
-        let take: (BorrowResult) -> Void = { if case .leased(let lease, _) = $0 { leaseID = lease.id } }
+        // Every borrow here is answered at once (full pool, no wait): whenServed never runs.
+        let unused: (BorrowResult) -> Void = { _ in fatalError("a borrow without wait parked") }
+        func take(_ outcome: BorrowOutcome) {
+            if case .answered(.leased(let lease, _)) = outcome { leaseID = lease.id }
+        }
         var begin = ContinuousClock.now
         for _ in 0..<operations {
-            try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, completion: take)
+            take(try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, whenServed: unused))
             try loader.returnLease(leaseID, shown: false)
         }
         result.borrowReturnNanoseconds = nanoseconds(ContinuousClock.now - begin) / Double(operations)
@@ -152,7 +156,7 @@ struct ScalingRun {
         let slots = (0..<1_024).map { "feed-\($0)/position-7" }
         begin = ContinuousClock.now
         for index in 0..<operations {
-            try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, slot: slots[index & 1_023], completion: take)
+            take(try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, slot: slots[index & 1_023], whenServed: unused))
             try loader.returnLease(leaseID, shown: false)
         }
         result.borrowReturnSlotNanoseconds = nanoseconds(ContinuousClock.now - begin) / Double(operations)
@@ -195,7 +199,7 @@ struct ScalingRun {
         source.deliverAll()
         begin = ContinuousClock.now
         for index in 0..<operations {
-            try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, completion: take)
+            take(try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, whenServed: unused))
             try loader.returnLease(leaseID, shown: true)
             if index & 63 == 63 { source.deliverAll() }
         }

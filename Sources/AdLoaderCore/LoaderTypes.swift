@@ -187,7 +187,8 @@ public struct PoolStats: Hashable, Sendable {
     public var upstreamFailures: UInt64 = 0
     /// Borrows answered with a lease (new or reused), parked ones included.
     public var borrowHits: UInt64 = 0
-    /// Borrows answered `.noAdYet` (at once or when the wait ended).
+    /// Borrows answered `.noAdYet` (at once or when the wait ended), and borrows refused
+    /// parking (``BorrowOutcome/parkingRefused``).
     public var borrowMisses: UInt64 = 0
     /// Leases ended by the lease timeout.
     public var leasesReclaimed: UInt64 = 0

@@ -96,17 +96,17 @@ extension NativeAdvertisementLoader {
 
     /// Parks a borrow until an ad can be lent or `wait` passes.
     func park(
-        in pool: AdPool, slot: String?, wait: Duration, completion: @escaping (BorrowResult) -> Void
+        in pool: AdPool, slot: String?, wait: Duration, whenServed: @escaping (BorrowResult) -> Void
     ) -> ParkedBorrowHandle {
-        let handle = ParkedBorrowHandle(slot: slot, completion: completion) { [weak pool] _ in
+        let handle = ParkedBorrowHandle(slot: slot, whenServed: whenServed) { [weak pool] _ in
             pool?.parked.noteWithdrawn()
         }
         pool.parked.append(handle)
         handle.timer = scheduler.schedule(at: now + wait) { [weak pool, weak handle] in
-            guard let pool, let handle, let completion = handle.take() else { return }
+            guard let pool, let handle, let whenServed = handle.take() else { return }
             pool.parked.noteWithdrawn()
             pool.stats.borrowMisses += 1
-            completion(.noAdYet)
+            whenServed(.noAdYet)
         }
         return handle
     }
@@ -117,14 +117,14 @@ extension NativeAdvertisementLoader {
             purgeExpired(pool)
             guard slotHoldsValidLease(pool, first.slot) || hasLendableAd(pool) else { return }
             _ = pool.parked.removeFirst()
-            guard let completion = first.take() else { continue }
+            guard let whenServed = first.take() else { continue }
             guard let result = lend(from: pool, slot: first.slot) else {
                 // The slot's lease had expired and nothing else is available.
                 pool.stats.borrowMisses += 1
-                completion(.noAdYet)
+                whenServed(.noAdYet)
                 continue
             }
-            completion(result)
+            whenServed(result)
         }
     }
 

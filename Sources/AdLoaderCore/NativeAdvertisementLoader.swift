@@ -1,15 +1,3 @@
-/// A handle on a borrow that is waiting for an ad.
-public protocol ParkedBorrow: AnyObject {
-    /// Withdraws the borrow (client cancelled or went away); its completion is not called.
-    func cancel()
-}
-
-/// Identifies an observer registered with ``NativeAdvertisementLoader/addObserver(_:)``.
-public struct ObserverToken: Hashable, Sendable {
-    public let rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
-}
-
 /// Keeps native ads loaded per (loader, ad unit) and lends them to feed cells.
 ///
 /// Each (loader, ad unit) has its own pool. Available ads sit in a heap ordered by expiry,
@@ -103,9 +91,14 @@ public final class NativeAdvertisementLoader {
         return PrefetchResult(available: pool.available.count, inFlight: pool.inFlight, requested: requested)
     }
 
-    /// Lends one valid ad. `completion` is called exactly once — synchronously when an ad is
-    /// available, the slot already holds a lease, or `wait` is zero — unless the returned
-    /// ``ParkedBorrow`` is cancelled first.
+    /// Lends one valid ad, now or, when the caller may wait, once one can be lent.
+    ///
+    /// The answer is the return value: ``BorrowOutcome/answered(_:)`` when an ad is available,
+    /// the slot already holds a lease, or `wait` is zero; ``BorrowOutcome/parked(_:)`` when the
+    /// borrow waits; ``BorrowOutcome/parkingRefused`` when it would have waited but `mayPark`
+    /// is false. `whenServed` is called only for a parked borrow, exactly once, later (from a
+    /// source completion or a scheduler action, never from inside this call), unless the
+    /// handle is cancelled first.
     ///
     /// The ad lent is the valid available one that expires soonest. Every borrow, hit or miss,
     /// then tops the pool up in whole batches: it asks for `numberOfAdvertisements` ads per
@@ -124,17 +117,20 @@ public final class NativeAdvertisementLoader {
     ///     (`reused: true`). If that lease's ad has expired, the lease ends and a fresh ad is
     ///     lent. An empty string means no slot.
     ///   - wait: how long to park when the pool is empty; at most the loader's `maximumBorrowWait`.
-    ///     Parked borrows are served in arrival order as ads arrive or come back.
-    /// - Returns: a handle when the call parked, else nil.
+    ///     Parked borrows are served in arrival order as ads arrive or come back. Checked
+    ///     first, whatever `mayPark` is.
+    ///   - mayPark: false when the caller cannot hold one more waiting borrow (its parked-borrow
+    ///     limit): a borrow that would park answers ``BorrowOutcome/parkingRefused`` instead,
+    ///     counted as a miss. A borrow that can be answered now is answered as usual.
+    ///   - whenServed: the later answer of a parked borrow.
     /// - Throws: ``LoaderError`` `.invalidArgument` (empty ad unit, unknown loader, wait too
     ///   long or negative: field `wait_ms`), `.unavailable` (disabled loader, after shutdown),
     ///   `.resourceExhausted` (a new ad unit when the loader already has
     ///   ``LoaderConfiguration/maximumPools`` pools).
-    @discardableResult
     public func borrow(
         adUnitID: String, loader: String = LoaderConfiguration.defaultName, slot: String? = nil,
-        wait: Duration = .zero, completion: @escaping (BorrowResult) -> Void
-    ) throws(LoaderError) -> (any ParkedBorrow)? {
+        wait: Duration = .zero, mayPark: Bool = true, whenServed: @escaping (BorrowResult) -> Void
+    ) throws(LoaderError) -> BorrowOutcome {
         let entry = try validated(adUnitID: adUnitID, loader: loader)
         if wait < .zero || wait > entry.configuration.maximumBorrowWait {
             throw LoaderError(
@@ -146,18 +142,16 @@ public final class NativeAdvertisementLoader {
         let slot = slot?.isEmpty == true ? nil : slot
         if let result = lend(from: pool, slot: slot) {
             topUp(pool, trigger: .explicit)
-            completion(result)
-            return nil
+            return .answered(result)
         }
-        if wait == .zero {
+        if wait == .zero || !mayPark {
             pool.stats.borrowMisses += 1
             topUp(pool, trigger: .explicit)
-            completion(.noAdYet)
-            return nil
+            return wait == .zero ? .answered(.noAdYet) : .parkingRefused
         }
-        let handle = park(in: pool, slot: slot, wait: wait, completion: completion)
+        let handle = park(in: pool, slot: slot, wait: wait, whenServed: whenServed)
         topUp(pool, trigger: .explicit)
-        return handle
+        return .parked(handle)
     }
 
     /// Ends a lease.

@@ -143,15 +143,20 @@ extension Connection {
             }
             wait = .zero
         }
-        let parked = try loader.borrow(
+        let outcome = try loader.borrow(
             adUnitID: request.adUnitID, loader: loaderName(request.loader),
             slot: request.slot.isEmpty ? nil : request.slot, wait: wait
         ) { [weak self] result in
             self?.borrowFinished(callID, result, limited: limited)
         }
-        if let parked {
+        switch outcome {
+        case .answered(let result):
+            borrowFinished(callID, result, limited: limited)
+        case .parked(let parked):
             calls[callID] = .borrow(parked, deadline: deadlineTask(callID, timeout: timeout))
             server.parkedBorrowCount += 1
+        case .parkingRefused:
+            break  // never: `mayPark` is left true, the limit above turns the wait off instead
         }
     }
 

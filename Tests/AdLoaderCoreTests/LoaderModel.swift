@@ -163,9 +163,9 @@ final class ModelRun {
             } catch {
                 if !isExpected(error, refused: refused, enabled: enabled[l]) { violation("prefetch threw \(error)") }
             }
-        case .borrow(let l, let u, let s, let wait):
+        case .borrow(let l, let u, let s, let wait, let mayPark):
             borrow(loaderIndex: l, pool: PoolKey(loader: configurations[l].name, unit: Self.units[u]),
-                slot: s.map { Self.slots[$0] }, wait: .milliseconds(wait))
+                slot: s.map { Self.slots[$0] }, wait: .milliseconds(wait), mayPark: mayPark)
         case .returnLease(let pick, let shown):
             guard !leaseOrder.isEmpty else { return }
             returnLease(leaseOrder[pick % leaseOrder.count], shown: shown)
@@ -209,7 +209,7 @@ final class ModelRun {
         }
     }
 
-    private func borrow(loaderIndex: Int, pool: PoolKey, slot: String?, wait: Duration) {
+    private func borrow(loaderIndex: Int, pool: PoolKey, slot: String?, wait: Duration, mayPark: Bool) {
         let expected = slot.flatMap { slot in
             leaseOrder.first { id in
                 guard let lease = openLeases[id], lease.pool == pool, lease.slot == slot, !lease.dropped,
@@ -220,31 +220,44 @@ final class ModelRun {
         }
         let parkedID = nextParkedID
         nextParkedID += 1
-        var answered = false
         lastAnswer = nil
         let deadline = clock.now + wait
         let refused = enabled[loaderIndex] && !admits(pool, loaderIndex: loaderIndex)
+        let missesBefore = loader.stats(loader: pool.loader, adUnitID: pool.unit).first?.borrowMisses ?? 0
+        var insideBorrow = true
         do {
-            let handle = try loader.borrow(adUnitID: pool.unit, loader: pool.loader, slot: slot, wait: wait) {
-                [unowned self] result in
-                if parked.contains(where: { $0.id == parkedID }) { coverage["parked answered \(result)".prefix(22).description, default: 0] += 1 }
-                answered = true
+            let outcome = try loader.borrow(
+                adUnitID: pool.unit, loader: pool.loader, slot: slot, wait: wait, mayPark: mayPark
+            ) { [unowned self] result in
+                if insideBorrow { violation("whenServed called from inside borrow") }
+                guard parked.contains(where: { $0.id == parkedID }) else {
+                    violation("whenServed called for a borrow that is not parked (answered, cancelled or served)")
+                    return
+                }
+                coverage["parked answered \(result)".prefix(22).description, default: 0] += 1
                 parked.removeAll { $0.id == parkedID }
                 answer(result, pool: pool, slot: slot, deadline: deadline)
             }
+            insideBorrow = false
             if !enabled[loaderIndex] { violation("borrow on disabled \(pool.loader) succeeded") }
             if refused { violation("borrow of \(pool) over the pool cap succeeded") }
             pooled.insert(pool)
-            if let handle {
-                if answered { violation("borrow both answered and parked") }
+            switch outcome {
+            case .answered(let result):
+                answer(result, pool: pool, slot: slot, deadline: deadline)
+            case .parked(let handle):
                 if wait == .zero { violation("borrow without wait parked") }
+                if !mayPark { violation("borrow that may not park parked") }
                 if expected != nil { violation("borrow for \(slot!) parked while its lease holds") }
                 parked.append(Parked(handle: handle, pool: pool, slot: slot, deadline: deadline, id: parkedID))
-            } else if !answered {
-                violation("borrow neither answered nor parked")
+            case .parkingRefused:
+                coverage["parking refused", default: 0] += 1
+                if wait == .zero || mayPark { violation("parking refused (wait \(wait), mayPark \(mayPark))") }
+                let misses = loader.stats(loader: pool.loader, adUnitID: pool.unit).first?.borrowMisses ?? 0
+                if misses != missesBefore + 1 { violation("refused parking counted \(misses - missesBefore) misses") }
             }
         } catch {
-            if answered { violation("borrow both answered and threw") }
+            insideBorrow = false
             if !isExpected(error, refused: refused, enabled: enabled[loaderIndex]) { violation("borrow threw \(error)") }
             return
         }

@@ -89,8 +89,8 @@ struct NativeAdvertisementLoaderLeasingTests {
     @Test func parkedBorrowsAreServedInOrderWhenAdsArrive() throws {
         let h = try Harness { $0.maximumRetainedAdvertisements = 3; $0.numberOfAdvertisements = 3 }
         var answers: [String: BorrowResult] = [:]
-        let a = try h.loader.borrow(adUnitID: "unit", slot: "a", wait: .seconds(2)) { answers["a"] = $0 }
-        let b = try h.loader.borrow(adUnitID: "unit", slot: "b", wait: .seconds(2)) { answers["b"] = $0 }
+        let a = try h.loader.borrow(adUnitID: "unit", slot: "a", wait: .seconds(2)) { answers["a"] = $0 }.parked
+        let b = try h.loader.borrow(adUnitID: "unit", slot: "b", wait: .seconds(2)) { answers["b"] = $0 }.parked
         _ = try h.loader.borrow(adUnitID: "unit", slot: "c", wait: .seconds(2)) { answers["c"] = $0 }
         #expect(a != nil && b != nil)
         #expect(answers.isEmpty)
@@ -114,7 +114,7 @@ struct NativeAdvertisementLoaderLeasingTests {
     @Test func aParkedBorrowTimesOutWithNoAdYet() throws {
         let h = try Harness()
         var answer: BorrowResult?
-        let parked = try h.loader.borrow(adUnitID: "unit", wait: .milliseconds(1500)) { answer = $0 }
+        let parked = try h.loader.borrow(adUnitID: "unit", wait: .milliseconds(1500)) { answer = $0 }.parked
         #expect(parked != nil)
         h.clock.advance(by: .milliseconds(1499))
         #expect(answer == nil)
@@ -130,7 +130,7 @@ struct NativeAdvertisementLoaderLeasingTests {
     @Test func aCancelledParkedBorrowIsNeverAnswered() throws {
         let h = try Harness()
         var answered = false
-        let parked = try h.loader.borrow(adUnitID: "unit", wait: .seconds(1)) { _ in answered = true }
+        let parked = try h.loader.borrow(adUnitID: "unit", wait: .seconds(1)) { _ in answered = true }.parked
         parked?.cancel()
         h.source.succeedAll()
         h.clock.advance(by: .seconds(2))
@@ -139,22 +139,82 @@ struct NativeAdvertisementLoaderLeasingTests {
         #expect(h.stats().available == 10)
     }
 
-    @Test(arguments: [Duration.milliseconds(-1), .milliseconds(30_001)])
-    func borrowRejectsAWaitOutOfRange(wait: Duration) throws {
+    @Test(arguments: [Duration.milliseconds(-1), .milliseconds(30_001)], [true, false])
+    func borrowRejectsAWaitOutOfRange(wait: Duration, mayPark: Bool) throws {
         let h = try Harness()
         do {
-            try h.loader.borrow(adUnitID: "unit", wait: wait) { _ in }
+            _ = try h.loader.borrow(adUnitID: "unit", wait: wait, mayPark: mayPark) { _ in }
             Issue.record("accepted")
         } catch {
             #expect(error.code == .invalidArgument)
             #expect(error.field == "wait_ms")
+            #expect(error.message == "must be 0...30000 ms")
         }
+        // Checked before anything happens: no pool, no request.
+        #expect(h.loader.stats().isEmpty)
+        #expect(h.source.requests.isEmpty)
+    }
+
+    // MARK: how a borrow is answered
+
+    @Test func aBorrowAnsweredAtOnceNeverCallsWhenServed() throws {
+        let h = try Harness()
+        var calls = 0
+        let whenServed = { (_: BorrowResult) in calls += 1 }
+        #expect(try h.loader.borrow(adUnitID: "unit", slot: "s", whenServed: whenServed).answer == .noAdYet)
+        h.source.succeedAll()
+        let outcome = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(1), whenServed: whenServed)
+        guard case .leased(let lease, reused: false)? = outcome.answer else { throw TestFailure("not lent: \(outcome)") }
+        let again = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(1), whenServed: whenServed)
+        guard case .leased(let reused, reused: true)? = again.answer else { throw TestFailure("not reused: \(again)") }
+        #expect(reused.id == lease.id)
+        h.clock.advance(by: .seconds(5))
+        #expect(calls == 0)
+    }
+
+    @Test func aParkedBorrowIsServedLaterExactlyOnce() throws {
+        let h = try Harness()
+        var answers: [BorrowResult] = []
+        let outcome = try h.loader.borrow(adUnitID: "unit", wait: .seconds(2)) { answers.append($0) }
+        #expect(outcome.parked != nil)
+        #expect(answers.isEmpty)  // not from inside borrow
+        h.source.succeedAll()
+        #expect(answers.count == 1)
+        guard case .leased(_, reused: false)? = answers.first else { throw TestFailure("not served: \(answers)") }
+        h.clock.advance(by: .seconds(3))
+        outcome.parked?.cancel()  // harmless after the answer
+        #expect(answers.count == 1)
+    }
+
+    @Test func aBorrowThatMayNotParkIsRefusedCountedAsAMissAndTopsUp() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 5; $0.numberOfAdvertisements = 5 }
+        var calls = 0
+        let whenServed = { (_: BorrowResult) in calls += 1 }
+        let refused = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
+        #expect(refused.isParkingRefused)
+        #expect(h.stats().borrowMisses == 1)
+        #expect(h.stats().parkedBorrows == 0)
+        #expect(h.source.requests.map(\.count) == [5])  // the top-up started, as for a zero-wait miss
+        // Without a wait there is nothing to refuse: no ad yet.
+        #expect(try h.loader.borrow(adUnitID: "unit", mayPark: false, whenServed: whenServed).answer == .noAdYet)
+        #expect(h.stats().borrowMisses == 2)
+        h.source.succeedAll()
+        // A borrow that can be answered now is answered, lent or reused.
+        let lent = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
+        guard case .leased(let lease, reused: false)? = lent.answer else { throw TestFailure("not lent: \(lent)") }
+        let again = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
+        guard case .leased(let reused, reused: true)? = again.answer else { throw TestFailure("not reused: \(again)") }
+        #expect(reused.id == lease.id)
+        #expect(h.stats().borrowHits == 2)
+        h.clock.advance(by: .seconds(3))
+        #expect(calls == 0)
+        #expect(h.stats().borrowMisses == 2)
     }
 
     @Test func borrowValidatesAdUnitAndLoader() throws {
         let h = try Harness()
         do { _ = try h.borrow("") } catch { #expect(error.field == "ad_unit_id") }
-        do { try h.loader.borrow(adUnitID: "u", loader: "x") { _ in } } catch { #expect(error.field == "loader") }
+        do { _ = try h.loader.borrow(adUnitID: "u", loader: "x") { _ in } } catch { #expect(error.field == "loader") }
         #expect(h.source.requests.isEmpty)
     }
 

@@ -1,5 +1,6 @@
 import AdLoaderCore
 import AdLoaderTestSupport
+import Testing
 
 /// A demand source completed by hand: records every request and keeps its completion.
 final class FakeDemandSource: DemandSource {
@@ -115,11 +116,11 @@ final class Harness {
         _ = loader.addObserver { [unowned self] in events.append($0) }
     }
 
-    /// Borrows without waiting and returns the synchronous answer.
+    /// Borrows without waiting and returns the answer given at once.
     func borrow(_ unit: String = "unit", slot: String? = nil) throws(LoaderError) -> BorrowResult {
-        var answer: BorrowResult?
-        try loader.borrow(adUnitID: unit, slot: slot) { answer = $0 }
-        return answer!
+        let outcome = try loader.borrow(adUnitID: unit, slot: slot, whenServed: BorrowOutcome.neverServed)
+        guard let answer = outcome.answer else { fatalError("a borrow without wait answered \(outcome)") }
+        return answer
     }
 
     /// Borrows and expects a lease.
@@ -143,6 +144,27 @@ final class Harness {
     func events(_ kind: AdEvent.Kind) -> [AdEvent] { events.filter { $0.kind == kind } }
 
     func clearEvents() { events.removeAll() }
+}
+
+extension BorrowOutcome {
+    /// The answer when the borrow was answered at once, else nil.
+    var answer: BorrowResult? {
+        if case .answered(let result) = self { result } else { nil }
+    }
+
+    /// The handle when the borrow parked, else nil.
+    var parked: (any ParkedBorrow)? {
+        if case .parked(let handle) = self { handle } else { nil }
+    }
+
+    var isParkingRefused: Bool {
+        if case .parkingRefused = self { true } else { false }
+    }
+
+    /// A `whenServed` for borrows that must not park: records an issue when called.
+    static func neverServed(_ result: BorrowResult) {
+        Issue.record("whenServed called for a borrow that did not park: \(result)")
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {

@@ -81,7 +81,7 @@ enum ProtocolExamples {
             frame(
                 ResponseFrame(
                     callID: 3, end: true,
-                    status: statusOfCoreError { try $0.borrow(adUnitID: "", completion: { _ in }) }))
+                    status: statusOfCoreError { _ = try $0.borrow(adUnitID: "", whenServed: { _ in }) }))
         ),
         ("watch-request", frame(RequestFrame(callID: 4, method: MethodName.watch, request: WatchRequestMessage(kinds: [.leased, .returned])))),
         (
