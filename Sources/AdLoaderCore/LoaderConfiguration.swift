@@ -1,21 +1,3 @@
-/// How failed upstream requests are retried.
-public struct RetryPolicy: Hashable, Sendable {
-    /// Delay before the first retry.
-    public var delay: Duration = .seconds(5)
-    /// Each further retry waits `multiplier` times longer (1 = constant), capped at `maximumDelay`.
-    public var multiplier: Double = 1
-    public var maximumDelay: Duration = .seconds(300)
-    /// Random spread applied to each delay, as a fraction (0.2 = ±20 %); 0 = none.
-    public var jitter: Double = 0
-    /// Automatic retries after consecutive failures; the count restarts after a success.
-    /// An explicit prefetch or borrow still loads after the maximum is reached.
-    public var maximumCount: Int = 10
-    /// While the source reports itself unreachable, one probe request per interval.
-    public var probeInterval: Duration = .seconds(30)
-
-    public init() {}
-}
-
 /// A named loader: the upstream request and the rules of its pools.
 public struct LoaderConfiguration: Hashable, Sendable {
     public static let defaultName = "default"
@@ -115,18 +97,4 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if retry.maximumCount < 0 { throw fail("retry.maximumCount", "must not be negative") }
         if retry.probeInterval <= .zero { throw fail("retry.probeInterval", "must be positive") }
     }
-}
-
-/// A configuration value out of range; `field` names the setting (e.g.
-/// `loaders.default.numberOfAdvertisements`).
-public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var field: String
-    public var message: String
-
-    public init(field: String, message: String) {
-        self.field = field
-        self.message = message
-    }
-
-    public var description: String { "\(field): \(message)" }
 }

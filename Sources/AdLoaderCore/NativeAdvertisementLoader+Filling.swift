@@ -62,17 +62,20 @@ extension NativeAdvertisementLoader {
             expiresAt: expiresAt)
         pool.stats.loaded += 1
         // Place the ad before telling observers, so the stats they read add up.
-        if !pool.enabled || isShutDown {
-            pool.stats.removed += 1
-            emit(.received, pool) { $0.adID = ad.id }
-            emit(.removed, pool) {
-                $0.adID = ad.id
-                $0.reason = self.isShutDown ? "shutdown" : "disabled"
-            }
+        let drop: AdDropReason?
+        if isShutDown {
+            drop = .shutdown
+        } else if !pool.enabled {
+            drop = .disabled
         } else if loadedAt >= expiresAt {
-            pool.stats.expired += 1
+            drop = .expired
+        } else {
+            drop = nil
+        }
+        if let drop {
+            pool.countDropped(drop)
             emit(.received, pool) { $0.adID = ad.id }
-            emit(.expired, pool) { $0.adID = ad.id }
+            reportDropped(ad, from: pool, reason: drop)
         } else {
             pool.insertAvailable(ad, sequence: ids.lastAdSequence)
             emit(.received, pool) { $0.adID = ad.id }

@@ -167,7 +167,7 @@ public final class NativeAdvertisementLoader {
             throw LoaderError(
                 code: .notFound, field: "lease_id", message: "no open lease \(leaseID) (returned, reclaimed or unknown)")
         }
-        return endLease(handle, shown: shown, reason: nil)
+        return endLease(handle, .returned(shown: shown))
     }
 
     /// Stats of every pool matching the filters (nil = all), sorted by loader then ad unit.
@@ -213,7 +213,7 @@ public final class NativeAdvertisementLoader {
         entry.configuration.enabled = enabled
         for pool in sortedPools(of: entry) {
             pool.enabled = enabled
-            if !enabled { drain(pool, reason: "disabled") }
+            if !enabled { drain(pool, reason: .disabled) }
         }
     }
 
@@ -231,10 +231,10 @@ public final class NativeAdvertisementLoader {
         let allPools = entries.keys.sorted().flatMap { sortedPools(of: entries[$0]!) }
         for pool in allPools {
             pool.enabled = false
-            drain(pool, reason: "shutdown")
+            drain(pool, reason: .shutdown)
         }
         for handle in leases.allHandles {
-            endLease(handle, shown: false, reason: "shutdown")
+            endLease(handle, .adDropped(.shutdown))
         }
     }
 
@@ -282,17 +282,30 @@ public final class NativeAdvertisementLoader {
 
     /// Drops a pool's available ads, marks its leased ads for removal, ends its parked
     /// borrows with `.unavailable` and stops its timers and retries.
-    func drain(_ pool: AdPool, reason: String) {
+    func drain(_ pool: AdPool, reason: AdDropReason) {
         pool.cancelTimers()
         pool.fill.reset()
         for handle in pool.availableHandles {
-            let ad = pool.discardAvailable(handle)
-            pool.stats.removed += 1
-            emit(.removed, pool) { $0.adID = ad.id; $0.reason = reason }
+            let ad = pool.discard(handle)
+            pool.countDropped(reason)
+            reportDropped(ad, from: pool, reason: reason)
         }
         markLeasedAds(of: pool, reason: reason)
         for parked in pool.parked.removeAll() {
             parked.take()?(.unavailable)
+        }
+    }
+
+    /// Reports an ad that left `pool` for good, already counted (``AdPool/countDropped(_:)``):
+    /// an `expired` event, or a `removed` event with the reason.
+    func reportDropped(_ ad: NativeAd, from pool: AdPool, reason: AdDropReason) {
+        if reason == .expired {
+            emit(.expired, pool) { $0.adID = ad.id }
+        } else {
+            emit(.removed, pool) {
+                $0.adID = ad.id
+                $0.reason = AdEvent.Reason(reason)
+            }
         }
     }
 

@@ -6,7 +6,10 @@ final class ParkedBorrowHandle: ParkedBorrow {
     var timer: (any ScheduledTask)?
     private let onWithdraw: (ParkedBorrowHandle) -> Void
 
-    init(slot: String?, whenServed: @escaping (BorrowResult) -> Void, onWithdraw: @escaping (ParkedBorrowHandle) -> Void) {
+    init(
+        slot: String?, whenServed: @escaping (BorrowResult) -> Void,
+        onWithdraw: @escaping (ParkedBorrowHandle) -> Void
+    ) {
         self.slot = slot
         self.whenServed = whenServed
         self.onWithdraw = onWithdraw

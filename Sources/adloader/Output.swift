@@ -94,7 +94,7 @@ struct Output {
             if event.kind == .returned { parts.append("shown=\(event.shown)") }
             if event.kind == .loadFinished { parts.append("count=\(event.count)") }
             if let error = event.error { parts.append("error=\"\(error)\"") }
-            if let reason = event.reason { parts.append("reason=\(reason)") }
+            if let reason = event.reason { parts.append("reason=\(reason.wireName)") }
             line(parts.joined(separator: " "))
         }
         fflush(nil)
@@ -175,7 +175,7 @@ struct Output {
         if e.kind == .returned { object["shown"] = e.shown }
         if e.kind == .loadFinished { object["count"] = e.count }
         if let error = e.error { object["error"] = error.description }
-        if let reason = e.reason { object["reason"] = reason }
+        if let reason = e.reason { object["reason"] = reason.wireName }
         return object
     }
 

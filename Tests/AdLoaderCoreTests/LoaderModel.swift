@@ -386,7 +386,7 @@ final class ModelRun {
         for stats in loader.stats(loader: event.loader, adUnitID: event.adUnitID) where !stats.isBalanced {
             violation("accounting off at \(event.kind) event: \(stats)")
         }
-        coverage["\(event.kind) \(event.reason ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] += 1
+        coverage["\(event.kind) \(event.reason.map { "\($0)" } ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] += 1
         switch event.kind {
         case .loadFinished:
             let pool = PoolKey(loader: event.loader, unit: event.adUnitID)

@@ -56,9 +56,35 @@ struct NativeAdvertisementLoaderLeasingTests {
         guard case .leased(let fresh, reused: false) = try h.borrow(slot: "s") else { throw TestFailure("no lease") }
         #expect(fresh.ad.id != first.ad.id)
         #expect(h.events.map(\.kind).prefix(3) == [.returned, .expired, .leased])
-        #expect(h.events(.returned).first?.reason == "expired")
+        #expect(h.events(.returned).first?.reason == .expired)
         #expect(throws: LoaderError.self) { try h.loader.returnLease(first.id, shown: true) }
         #expect(h.stats().isBalanced)
+    }
+
+    @Test func aSlotWhoseAdWasDroppedWhileLeasedGetsAFreshAd() throws {
+        let h = try Harness { $0.maximumRetainedAdvertisements = 2; $0.numberOfAdvertisements = 2 }
+        try h.fill()
+        let first = try h.lease(slot: "s")
+        // Disabled while the ad is out: the ad is marked, the lease stays with its cell.
+        try h.loader.setEnabled(false, loader: "default")
+        #expect(h.stats().leased == 1)
+        try h.loader.setEnabled(true, loader: "default")
+        h.clearEvents()
+        // The slot does not get the dropped ad back: its lease ends (reason disabled), the ad
+        // is removed, and the slot waits for a fresh ad.
+        #expect(try h.borrow(slot: "s") == .noAdYet)
+        #expect(h.events.map(\.kind).prefix(2) == [.returned, .removed])
+        #expect(h.events(.returned).first?.reason == .disabled)
+        #expect(h.events(.returned).first?.shown == false)
+        #expect(h.events(.removed).first?.reason == .disabled)
+        #expect(h.events(.removed).first?.adID == first.ad.id)
+        #expect(throws: LoaderError.self) { try h.loader.returnLease(first.id, shown: true) }
+        h.source.succeedAll()
+        guard case .leased(let fresh, reused: false) = try h.borrow(slot: "s") else { throw TestFailure("no lease") }
+        #expect(fresh.ad.id != first.ad.id)
+        let stats = h.stats()
+        #expect(stats.isBalanced)
+        #expect(stats.removed == 2)  // the available ad at disabling, then the leased one
     }
 
     @Test func emptyPoolAnswersNoAdYetAndStillTopsUp() throws {
@@ -164,7 +190,9 @@ struct NativeAdvertisementLoaderLeasingTests {
         #expect(try h.loader.borrow(adUnitID: "unit", slot: "s", whenServed: whenServed).answer == .noAdYet)
         h.source.succeedAll()
         let outcome = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(1), whenServed: whenServed)
-        guard case .leased(let lease, reused: false)? = outcome.answer else { throw TestFailure("not lent: \(outcome)") }
+        guard case .leased(let lease, reused: false)? = outcome.answer else {
+            throw TestFailure("not lent: \(outcome)")
+        }
         let again = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(1), whenServed: whenServed)
         guard case .leased(let reused, reused: true)? = again.answer else { throw TestFailure("not reused: \(again)") }
         #expect(reused.id == lease.id)
@@ -190,7 +218,8 @@ struct NativeAdvertisementLoaderLeasingTests {
         let h = try Harness { $0.maximumRetainedAdvertisements = 5; $0.numberOfAdvertisements = 5 }
         var calls = 0
         let whenServed = { (_: BorrowResult) in calls += 1 }
-        let refused = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
+        let refused = try h.loader.borrow(
+            adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
         #expect(refused.isParkingRefused)
         #expect(h.stats().borrowMisses == 1)
         #expect(h.stats().parkedBorrows == 0)
@@ -200,9 +229,11 @@ struct NativeAdvertisementLoaderLeasingTests {
         #expect(h.stats().borrowMisses == 2)
         h.source.succeedAll()
         // A borrow that can be answered now is answered, lent or reused.
-        let lent = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
+        let lent = try h.loader.borrow(
+            adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
         guard case .leased(let lease, reused: false)? = lent.answer else { throw TestFailure("not lent: \(lent)") }
-        let again = try h.loader.borrow(adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
+        let again = try h.loader.borrow(
+            adUnitID: "unit", slot: "s", wait: .seconds(2), mayPark: false, whenServed: whenServed)
         guard case .leased(let reused, reused: true)? = again.answer else { throw TestFailure("not reused: \(again)") }
         #expect(reused.id == lease.id)
         #expect(h.stats().borrowHits == 2)
@@ -244,7 +275,7 @@ struct NativeAdvertisementLoaderLeasingTests {
         #expect(second.ad.id == first.ad.id)
         #expect(second.ad.showCount == 1)
         #expect(try h.loader.returnLease(second.id, shown: true) == .consumed)
-        #expect(h.events(.removed).last?.reason == "consumed")
+        #expect(h.events(.removed).last?.reason == .consumed)
         let stats = h.stats()
         #expect(stats.consumed == 1)
         #expect(stats.isBalanced)
@@ -290,7 +321,7 @@ struct NativeAdvertisementLoaderLeasingTests {
         h.clock.advance(by: .seconds(50))
         var stats = h.stats()
         #expect(stats.leasesReclaimed == 1)
-        #expect(h.events(.returned).last?.reason == "reclaimed")
+        #expect(h.events(.returned).last?.reason == .reclaimed)
         #expect(throws: LoaderError.self) { try h.loader.returnLease(a.id, shown: false) }
         // The slot is free again: a fresh lease (the reclaimed ad is back in the pool).
         guard case .leased(let fresh, reused: false) = try h.borrow(slot: "a") else { throw TestFailure("no lease") }

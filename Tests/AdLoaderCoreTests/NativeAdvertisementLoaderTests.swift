@@ -238,7 +238,7 @@ struct NativeAdvertisementLoaderTests {
         #expect(leased.leaseID == lease.id && leased.slot == "cell" && leased.adID == lease.ad.id)
         let returned = h.events[4]
         #expect(returned.leaseID == lease.id && returned.shown && returned.reason == nil)
-        #expect(h.events[5].reason == "consumed")
+        #expect(h.events[5].reason == .consumed)
         #expect(h.events.allSatisfy { $0.loader == "default" && $0.adUnitID == "unit" && $0.at == h.clock.now })
     }
 
@@ -254,7 +254,7 @@ struct NativeAdvertisementLoaderTests {
         h.clearEvents()
         try h.loader.setEnabled(false, loader: "default")
         #expect(parked == .unavailable)
-        #expect(h.events(.removed).map(\.reason) == ["disabled"])
+        #expect(h.events(.removed).map(\.reason) == [.disabled])
         #expect(h.loader.configurations["default"]?.enabled == false)
         #expect(throws: LoaderError.self) { try h.loader.prefetch(adUnitID: "unit") }
         do { _ = try h.borrow() } catch { #expect(error.code == .unavailable) }

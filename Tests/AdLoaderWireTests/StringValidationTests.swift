@@ -144,9 +144,8 @@ import Testing
         Self.expectRefused(
             StatsResponseMessage(pools: [PoolStats(loader: "a", adUnitID: "b"), PoolStats(loader: m, adUnitID: "c")]),
             field: "pools.loader")
-        var event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: 5), loader: "default", adUnitID: "u")
-        event.reason = m
-        Self.expectRefused(EventMessage(event: event), field: "reason")
+        let event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: 5), loader: m, adUnitID: "u")
+        Self.expectRefused(EventMessage(event: event), field: "loader")
         Self.expectRefused(ResponseFrame(callID: 1, end: true, status: Status(code: .notFound, message: m)), field: "status_message")
     }
 

@@ -1,0 +1,120 @@
+/// One loaded native ad as the loader lends it.
+///
+/// A value type with copy-on-write storage: an ad is handed from the pool to its lease, the
+/// borrow result, the answer and its encoding, and each of those copies costs one reference
+/// count instead of one per string of the ad (about twenty). Mutating a copy never affects
+/// another; equality and hashing are those of the fields, as if they were stored inline.
+public struct NativeAd: Hashable, Sendable {
+    /// The fields, shared between copies until one of them is mutated.
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: mutated only through `mutableStorage`, i.e. when uniquely referenced,
+        // so no two values (or threads) ever see a write to a shared instance.
+        var id: String
+        var adUnitID: String
+        var loader: String
+        var content: NativeAdContent
+        var loadedAt: AdInstant
+        var expiresAt: AdInstant
+        var showCount: Int
+
+        init(
+            id: String, adUnitID: String, loader: String, content: NativeAdContent, loadedAt: AdInstant,
+            expiresAt: AdInstant, showCount: Int
+        ) {
+            self.id = id
+            self.adUnitID = adUnitID
+            self.loader = loader
+            self.content = content
+            self.loadedAt = loadedAt
+            self.expiresAt = expiresAt
+            self.showCount = showCount
+        }
+
+        func copy() -> Storage {
+            Storage(
+                id: id, adUnitID: adUnitID, loader: loader, content: content, loadedAt: loadedAt, expiresAt: expiresAt,
+                showCount: showCount)
+        }
+    }
+
+    private var storage: Storage
+
+    /// The storage, copied first when another value shares it.
+    private var mutableStorage: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
+    }
+
+    /// Unique within one loader instance.
+    public var id: String {
+        get { storage.id }
+        set { mutableStorage.id = newValue }
+    }
+    public var adUnitID: String {
+        get { storage.adUnitID }
+        set { mutableStorage.adUnitID = newValue }
+    }
+    public var loader: String {
+        get { storage.loader }
+        set { mutableStorage.loader = newValue }
+    }
+    public var content: NativeAdContent {
+        get { storage.content }
+        set { mutableStorage.content = newValue }
+    }
+    public var loadedAt: AdInstant {
+        get { storage.loadedAt }
+        set { mutableStorage.loadedAt = newValue }
+    }
+    /// The sooner of `loadedAt + lifetime` and the source's own expiry.
+    public var expiresAt: AdInstant {
+        get { storage.expiresAt }
+        set { mutableStorage.expiresAt = newValue }
+    }
+    public var showCount: Int {
+        get { storage.showCount }
+        set { mutableStorage.showCount = newValue }
+    }
+
+    public init(
+        id: String, adUnitID: String, loader: String, content: NativeAdContent, loadedAt: AdInstant,
+        expiresAt: AdInstant, showCount: Int = 0
+    ) {
+        storage = Storage(
+            id: id, adUnitID: adUnitID, loader: loader, content: content, loadedAt: loadedAt, expiresAt: expiresAt,
+            showCount: showCount)
+    }
+
+    public static func == (lhs: NativeAd, rhs: NativeAd) -> Bool {
+        if lhs.storage === rhs.storage { return true }
+        let l = lhs.storage
+        let r = rhs.storage
+        return l.id == r.id && l.adUnitID == r.adUnitID && l.loader == r.loader && l.content == r.content
+            && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt && l.showCount == r.showCount
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        let s = storage
+        hasher.combine(s.id)
+        hasher.combine(s.adUnitID)
+        hasher.combine(s.loader)
+        hasher.combine(s.content)
+        hasher.combine(s.loadedAt)
+        hasher.combine(s.expiresAt)
+        hasher.combine(s.showCount)
+    }
+}
+
+extension NativeAd: CustomReflectable {
+    /// The fields, as if stored inline, so `print`, `dump` and test failures show them as before.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "id": id, "adUnitID": adUnitID, "loader": loader, "content": content, "loadedAt": loadedAt,
+                "expiresAt": expiresAt, "showCount": showCount,
+            ], displayStyle: .struct)
+    }
+}
