@@ -208,12 +208,12 @@ struct ScalingRun {
         return result
     }
 
-    private func makeContents(start: AdInstant) throws -> [NativeAdContent] {
+    private func makeContents(start: AdInstant) throws -> [DeliveredAd] {
         let queue = QueueScheduler()
         let synthetic = try SyntheticSource(
             configuration: SyntheticSource.Configuration(latency: .zero, seed: 11), clock: queue, scheduler: queue)
         let request = AdRequest(adUnitID: Self.adUnitID)
-        var contents: [NativeAdContent] = []
+        var contents: [DeliveredAd] = []
         contents.reserveCapacity(size)
         while contents.count < size {
             synthetic.loadAds(request, count: min(5, size - contents.count)) { result in
@@ -228,7 +228,8 @@ struct ScalingRun {
     }
 
     /// Bytes of the content's strings (UTF-8), the part of an ad no pool design can avoid.
-    static func payloadBytes(_ content: NativeAdContent) -> Int {
+    static func payloadBytes(_ ad: DeliveredAd) -> Int {
+        guard let content = ad.creative.nativeContent else { return 0 }
         var strings = [content.headline, content.body, content.callToAction, content.advertiser, content.clickURL]
         strings += [content.icon?.url, content.image?.url, content.price, content.store, content.adChoicesURL].compactMap { $0 }
         strings += content.impressionTrackers + content.clickTrackers

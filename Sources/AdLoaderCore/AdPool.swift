@@ -21,7 +21,7 @@ final class AdPool {
 
     /// One loaded ad and where it is.
     struct Record {
-        var ad: NativeAd
+        var ad: Ad
         /// Breaks expiry ties: the ad loaded first is lent first.
         var sequence: UInt64
         var state: AdState
@@ -82,7 +82,7 @@ final class AdPool {
     }
 
     /// Stores a freshly loaded ad as available.
-    func insertAvailable(_ ad: NativeAd, sequence: UInt64) {
+    func insertAvailable(_ ad: Ad, sequence: UInt64) {
         let handle = records.insert(Record(ad: ad, sequence: sequence, state: .available))
         available.insert(handle: handle, deadline: ad.expiresAt.unixMilliseconds, sequence: sequence)
     }
@@ -121,7 +121,7 @@ final class AdPool {
 
     /// Frees the record of an ad, available or leased (its lease ended), and returns the ad.
     @discardableResult
-    func discard(_ handle: AdHandle) -> NativeAd {
+    func discard(_ handle: AdHandle) -> Ad {
         let record = records.remove(handle)
         if record.state == .available {
             available.remove(handle: handle)

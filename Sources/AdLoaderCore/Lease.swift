@@ -5,9 +5,9 @@ public struct Lease: Hashable, Sendable {
     /// The feed cell, or nil when the borrow named none.
     public var slot: String?
     public var expiresAt: AdInstant
-    public var ad: NativeAd
+    public var ad: Ad
 
-    public init(id: UInt64, slot: String?, expiresAt: AdInstant, ad: NativeAd) {
+    public init(id: UInt64, slot: String?, expiresAt: AdInstant, ad: Ad) {
         self.id = id
         self.slot = slot
         self.expiresAt = expiresAt

@@ -5,6 +5,9 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public var name: String
     /// The demand source's name, e.g. "synthetic".
     public var source: String = "synthetic"
+    /// The kind of ad the loader keeps. A full-screen format needs `showCountThreshold` 1:
+    /// a full-screen ad is shown once.
+    public var format: AdFormat = .native
     public var keywords: [String] = []
     public var contentURL: String? = nil
     public var nonPersonalized: Bool = false
@@ -64,8 +67,8 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// The request sent upstream for one ad unit.
     public func request(adUnitID: String) -> AdRequest {
         AdRequest(
-            adUnitID: adUnitID, keywords: keywords, contentURL: contentURL, nonPersonalized: nonPersonalized,
-            targeting: targeting)
+            adUnitID: adUnitID, format: format, keywords: keywords, contentURL: contentURL,
+            nonPersonalized: nonPersonalized, targeting: targeting)
     }
 
     /// Checks every field; the error names the first one out of range.
@@ -88,6 +91,11 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if lifetime <= .zero { throw fail("lifetime", "must be positive") }
         if sweepInterval <= .zero { throw fail("sweepInterval", "must be positive") }
         if showCountThreshold < 1 { throw fail("showCountThreshold", "must be at least 1, got \(showCountThreshold)") }
+        if format.isFullScreen && showCountThreshold != 1 {
+            throw fail(
+                "showCountThreshold",
+                "must be 1 for format \(format) (a full-screen ad is shown once), got \(showCountThreshold)")
+        }
         if leaseTimeout <= .zero { throw fail("leaseTimeout", "must be positive") }
         if maximumBorrowWait < .zero { throw fail("maximumBorrowWait", "must not be negative") }
         if retry.delay < .zero { throw fail("retry.delay", "must not be negative") }

@@ -14,15 +14,12 @@ public struct NativeAdContent: Hashable, Sendable {
     public var impressionTrackers: [String]
     public var clickTrackers: [String]
     public var adChoicesURL: String?
-    /// The source's own expiry (e.g. OpenRTB `bid.exp`); the ad expires at the sooner of
-    /// this and the loader's lifetime.
-    public var sourceExpiry: AdInstant?
 
     public init(
         headline: String, body: String = "", callToAction: String = "", advertiser: String = "",
         icon: AdImage? = nil, image: AdImage? = nil, starRating: Double? = nil, price: String? = nil,
         store: String? = nil, clickURL: String = "", impressionTrackers: [String] = [],
-        clickTrackers: [String] = [], adChoicesURL: String? = nil, sourceExpiry: AdInstant? = nil
+        clickTrackers: [String] = [], adChoicesURL: String? = nil
     ) {
         self.headline = headline
         self.body = body
@@ -37,6 +34,5 @@ public struct NativeAdContent: Hashable, Sendable {
         self.impressionTrackers = impressionTrackers
         self.clickTrackers = clickTrackers
         self.adChoicesURL = adChoicesURL
-        self.sourceExpiry = sourceExpiry
     }
 }

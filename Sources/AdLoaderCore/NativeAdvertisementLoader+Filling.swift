@@ -23,14 +23,14 @@ extension NativeAdvertisementLoader {
     }
 
     func loadCompleted(
-        _ pool: AdPool, asked: Int, probe: Bool, result: Result<[NativeAdContent], UpstreamError>
+        _ pool: AdPool, asked: Int, probe: Bool, result: Result<[DeliveredAd], UpstreamError>
     ) {
         pool.inFlight -= asked
         switch result {
-        case .success(let contents):
+        case .success(let delivered):
             // A source that answers with more than asked must not overfill the pool.
-            let accepted = contents.prefix(asked)
-            for content in accepted { receive(content, into: pool) }
+            let accepted = delivered.prefix(asked)
+            for ad in accepted { receive(ad, into: pool) }
             emit(.loadFinished, pool) { $0.count = accepted.count }
             guard pool.enabled, !isShutDown else { return }
             serveParked(pool)
@@ -51,15 +51,16 @@ extension NativeAdvertisementLoader {
         }
     }
 
-    /// Counts and stores one arriving ad; drops it when the pool no longer loads and
-    /// expires it at once when it arrives already past its expiry.
-    private func receive(_ content: NativeAdContent, into pool: AdPool) {
+    /// Counts and stores one arriving ad; drops it when the pool no longer loads or its
+    /// creative does not fit the loader's format (invalidated), and expires it at once when
+    /// it arrives already past its expiry.
+    private func receive(_ delivered: DeliveredAd, into pool: AdPool) {
         let loadedAt = now
         var expiresAt = loadedAt + pool.configuration.lifetime
-        if let sourceExpiry = content.sourceExpiry, sourceExpiry < expiresAt { expiresAt = sourceExpiry }
-        let ad = NativeAd(
-            id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, content: content, loadedAt: loadedAt,
-            expiresAt: expiresAt)
+        if let sourceExpiry = delivered.sourceExpiry, sourceExpiry < expiresAt { expiresAt = sourceExpiry }
+        let ad = Ad(
+            id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, creative: delivered.creative,
+            loadedAt: loadedAt, expiresAt: expiresAt)
         pool.stats.loaded += 1
         // Place the ad before telling observers, so the stats they read add up.
         let drop: AdDropReason?
@@ -67,6 +68,8 @@ extension NativeAdvertisementLoader {
             drop = .shutdown
         } else if !pool.enabled {
             drop = .disabled
+        } else if !delivered.creative.fits(pool.configuration.format) {
+            drop = .invalidated
         } else if loadedAt >= expiresAt {
             drop = .expired
         } else {

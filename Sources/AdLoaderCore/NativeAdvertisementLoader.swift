@@ -298,7 +298,7 @@ public final class NativeAdvertisementLoader {
 
     /// Reports an ad that left `pool` for good, already counted (``AdPool/countDropped(_:)``):
     /// an `expired` event, or a `removed` event with the reason.
-    func reportDropped(_ ad: NativeAd, from pool: AdPool, reason: AdDropReason) {
+    func reportDropped(_ ad: Ad, from pool: AdPool, reason: AdDropReason) {
         if reason == .expired {
             emit(.expired, pool) { $0.adID = ad.id }
         } else {

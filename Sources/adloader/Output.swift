@@ -102,8 +102,8 @@ struct Output {
 
     // MARK: - Pieces
 
-    private func describe(_ ad: NativeAd) {
-        let c = ad.content
+    private func describe(_ ad: Ad) {
+        let c = Self.nativeContent(of: ad)
         line("  ad \(ad.id) (\(ad.loader)/\(ad.adUnitID)), shown \(ad.showCount)×, expires \(Self.time(ad.expiresAt))")
         line("  \"\(c.headline)\"" + (c.advertiser.isEmpty ? "" : " by \(c.advertiser)"))
         if !c.body.isEmpty { line("  \(c.body)") }
@@ -140,8 +140,14 @@ struct Output {
         return object
     }
 
-    static func object(_ ad: NativeAd) -> [String: Any] {
-        let c = ad.content
+    /// The ad's native assets: every ad off the wire is native (full-screen creatives go on
+    /// the wire with the app-open issue).
+    static func nativeContent(of ad: Ad) -> NativeAdContent {
+        ad.creative.nativeContent ?? NativeAdContent(headline: "")
+    }
+
+    static func object(_ ad: Ad) -> [String: Any] {
+        let c = nativeContent(of: ad)
         var object: [String: Any] = [
             "id": ad.id, "adUnitId": ad.adUnitID, "loader": ad.loader, "headline": c.headline, "body": c.body,
             "callToAction": c.callToAction, "advertiser": c.advertiser, "clickUrl": c.clickURL,

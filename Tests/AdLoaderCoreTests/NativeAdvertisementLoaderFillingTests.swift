@@ -134,10 +134,10 @@ struct NativeAdvertisementLoaderFillingTests {
 
     @Test func aSourceAnsweringTooManyCannotOverfill() throws {
         final class Greedy: DemandSource {
-            var completions: [(Result<[NativeAdContent], UpstreamError>) -> Void] = []
+            var completions: [(Result<[DeliveredAd], UpstreamError>) -> Void] = []
             func loadAds(
                 _ request: AdRequest, count: Int,
-                completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+                completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
             ) { completions.append(completion) }
         }
         let clock = ManualClock()
@@ -149,7 +149,8 @@ struct NativeAdvertisementLoaderFillingTests {
         let loader = try NativeAdvertisementLoader(
             loaders: [configuration], sources: ["greedy": source], clock: clock, scheduler: clock)
         try loader.prefetch(adUnitID: "u")
-        source.completions[0](.success((0..<9).map { NativeAdContent(headline: "\($0)") }))
+        let nine = (0..<9).map { DeliveredAd(creative: .native(NativeAdContent(headline: "\($0)"))) }
+        source.completions[0](.success(nine))
         #expect(loader.stats().first?.available == 2)
     }
 

@@ -7,7 +7,7 @@ final class FakeDemandSource: DemandSource {
     struct Pending {
         let request: AdRequest
         let count: Int
-        let completion: (Result<[NativeAdContent], UpstreamError>) -> Void
+        let completion: (Result<[DeliveredAd], UpstreamError>) -> Void
     }
 
     /// Every request ever made, oldest first.
@@ -15,9 +15,11 @@ final class FakeDemandSource: DemandSource {
     /// Requests not yet answered, oldest first.
     private(set) var pending: [Pending] = []
     private var served = 0
+    /// The creative of the n-th ad served (1, 2, ...): native "ad n" unless a test changes it.
+    var creative: (Int) -> AdCreative = { .native(NativeAdContent(headline: "ad \($0)")) }
 
     func loadAds(
-        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
     ) {
         requests.append((request, count))
         pending.append(Pending(request: request, count: count, completion: completion))
@@ -28,7 +30,7 @@ final class FakeDemandSource: DemandSource {
         let request = pending.remove(at: index)
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
-            return NativeAdContent(headline: "ad \(served)", sourceExpiry: sourceExpiry)
+            return DeliveredAd(creative: creative(served), sourceExpiry: sourceExpiry)
         }
         request.completion(.success(contents))
     }
@@ -56,7 +58,7 @@ final class ModelSource: DemandSource {
         var loader: String
         var unit: String
         var count: Int
-        var completion: (Result<[NativeAdContent], UpstreamError>) -> Void
+        var completion: (Result<[DeliveredAd], UpstreamError>) -> Void
     }
 
     var limits: [String: Int] = [:]
@@ -68,7 +70,7 @@ final class ModelSource: DemandSource {
     private var served = 0
 
     func loadAds(
-        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
     ) {
         let loader = request.keywords.first ?? "?"
         if !(1...(limits[loader] ?? 0)).contains(count) {
@@ -89,7 +91,8 @@ final class ModelSource: DemandSource {
         let request = pending.remove(at: index)
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
-            return NativeAdContent(headline: "model ad \(served)", sourceExpiry: sourceExpiry)
+            let content = NativeAdContent(headline: "model ad \(served)")
+            return DeliveredAd(creative: .native(content), sourceExpiry: sourceExpiry)
         }
         request.completion(.success(contents))
     }

@@ -4,7 +4,7 @@ import Testing
 
 /// Round trips of every request and response message (PrefetchMessages.swift,
 /// BorrowMessages.swift, ReturnMessages.swift, StatsMessages.swift, WatchMessages.swift,
-/// NativeAd+ProtobufC.swift).
+/// Ad+ProtobufC.swift).
 @Suite struct MessagesTests {
     @Test(arguments: Fixtures.strings)
     func requestsWithAnyStrings(text: String) throws {

@@ -132,13 +132,13 @@ import Testing
     @Test func responseStringFields() {
         let m = Self.marker
         var ad = Fixtures.ad()
-        ad.content.headline = m
+        ad.native.headline = m
         Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.headline")
         ad = Fixtures.ad()
-        ad.content.icon = AdImage(url: m, width: 1, height: 1)
+        ad.native.icon = AdImage(url: m, width: 1, height: 1)
         Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.icon.url")
         ad = Fixtures.ad()
-        ad.content.clickTrackers = ["a", m]
+        ad.native.clickTrackers = ["a", m]
         Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.click_trackers")
         Self.expectRefused(BorrowResponseMessage(outcome: .reused, lease: Fixtures.lease(slot: m)), field: "lease.slot_key")
         Self.expectRefused(

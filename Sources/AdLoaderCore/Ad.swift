@@ -1,10 +1,13 @@
-/// One loaded native ad as the loader lends it.
+/// One loaded ad as the loader lends it: where it belongs, what it shows, and when it expires.
+///
+/// The same type for every format: its ``creative`` is native assets or a full-screen
+/// creative, and nothing else about it depends on the format.
 ///
 /// A value type with copy-on-write storage: an ad is handed from the pool to its lease, the
 /// borrow result, the answer and its encoding, and each of those copies costs one reference
 /// count instead of one per string of the ad (about twenty). Mutating a copy never affects
 /// another; equality and hashing are those of the fields, as if they were stored inline.
-public struct NativeAd: Hashable, Sendable {
+public struct Ad: Hashable, Sendable {
     /// The fields, shared between copies until one of them is mutated.
     private final class Storage: @unchecked Sendable {
         // @unchecked: mutated only through `mutableStorage`, i.e. when uniquely referenced,
@@ -12,19 +15,19 @@ public struct NativeAd: Hashable, Sendable {
         var id: String
         var adUnitID: String
         var loader: String
-        var content: NativeAdContent
+        var creative: AdCreative
         var loadedAt: AdInstant
         var expiresAt: AdInstant
         var showCount: Int
 
         init(
-            id: String, adUnitID: String, loader: String, content: NativeAdContent, loadedAt: AdInstant,
+            id: String, adUnitID: String, loader: String, creative: AdCreative, loadedAt: AdInstant,
             expiresAt: AdInstant, showCount: Int
         ) {
             self.id = id
             self.adUnitID = adUnitID
             self.loader = loader
-            self.content = content
+            self.creative = creative
             self.loadedAt = loadedAt
             self.expiresAt = expiresAt
             self.showCount = showCount
@@ -32,8 +35,8 @@ public struct NativeAd: Hashable, Sendable {
 
         func copy() -> Storage {
             Storage(
-                id: id, adUnitID: adUnitID, loader: loader, content: content, loadedAt: loadedAt, expiresAt: expiresAt,
-                showCount: showCount)
+                id: id, adUnitID: adUnitID, loader: loader, creative: creative, loadedAt: loadedAt,
+                expiresAt: expiresAt, showCount: showCount)
         }
     }
 
@@ -60,9 +63,10 @@ public struct NativeAd: Hashable, Sendable {
         get { storage.loader }
         set { mutableStorage.loader = newValue }
     }
-    public var content: NativeAdContent {
-        get { storage.content }
-        set { mutableStorage.content = newValue }
+    /// What the ad shows: native assets or a full-screen creative.
+    public var creative: AdCreative {
+        get { storage.creative }
+        set { mutableStorage.creative = newValue }
     }
     public var loadedAt: AdInstant {
         get { storage.loadedAt }
@@ -79,19 +83,19 @@ public struct NativeAd: Hashable, Sendable {
     }
 
     public init(
-        id: String, adUnitID: String, loader: String, content: NativeAdContent, loadedAt: AdInstant,
+        id: String, adUnitID: String, loader: String, creative: AdCreative, loadedAt: AdInstant,
         expiresAt: AdInstant, showCount: Int = 0
     ) {
         storage = Storage(
-            id: id, adUnitID: adUnitID, loader: loader, content: content, loadedAt: loadedAt, expiresAt: expiresAt,
+            id: id, adUnitID: adUnitID, loader: loader, creative: creative, loadedAt: loadedAt, expiresAt: expiresAt,
             showCount: showCount)
     }
 
-    public static func == (lhs: NativeAd, rhs: NativeAd) -> Bool {
+    public static func == (lhs: Ad, rhs: Ad) -> Bool {
         if lhs.storage === rhs.storage { return true }
         let l = lhs.storage
         let r = rhs.storage
-        return l.id == r.id && l.adUnitID == r.adUnitID && l.loader == r.loader && l.content == r.content
+        return l.id == r.id && l.adUnitID == r.adUnitID && l.loader == r.loader && l.creative == r.creative
             && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt && l.showCount == r.showCount
     }
 
@@ -100,20 +104,20 @@ public struct NativeAd: Hashable, Sendable {
         hasher.combine(s.id)
         hasher.combine(s.adUnitID)
         hasher.combine(s.loader)
-        hasher.combine(s.content)
+        hasher.combine(s.creative)
         hasher.combine(s.loadedAt)
         hasher.combine(s.expiresAt)
         hasher.combine(s.showCount)
     }
 }
 
-extension NativeAd: CustomReflectable {
+extension Ad: CustomReflectable {
     /// The fields, as if stored inline, so `print`, `dump` and test failures show them as before.
     public var customMirror: Mirror {
         Mirror(
             self,
             children: [
-                "id": id, "adUnitID": adUnitID, "loader": loader, "content": content, "loadedAt": loadedAt,
+                "id": id, "adUnitID": adUnitID, "loader": loader, "creative": creative, "loadedAt": loadedAt,
                 "expiresAt": expiresAt, "showCount": showCount,
             ], displayStyle: .struct)
     }
