@@ -6,7 +6,8 @@
 /// A value type with copy-on-write storage: an ad is handed from the pool to its lease, the
 /// borrow result, the answer and its encoding, and each of those copies costs one reference
 /// count instead of one per string of the ad (about twenty). Mutating a copy never affects
-/// another; equality and hashing are those of the fields, as if they were stored inline.
+/// another; equality and hashing are those of the fields, as if they were stored inline
+/// (the source context by identity).
 public struct Ad: Hashable, Sendable {
     /// The fields, shared between copies until one of them is mutated.
     private final class Storage: @unchecked Sendable {
@@ -19,10 +20,11 @@ public struct Ad: Hashable, Sendable {
         var loadedAt: AdInstant
         var expiresAt: AdInstant
         var showCount: Int
+        var sourceContext: (any AdSourceContext)?
 
         init(
             id: String, adUnitID: String, loader: String, creative: AdCreative, loadedAt: AdInstant,
-            expiresAt: AdInstant, showCount: Int
+            expiresAt: AdInstant, showCount: Int, sourceContext: (any AdSourceContext)?
         ) {
             self.id = id
             self.adUnitID = adUnitID
@@ -31,12 +33,13 @@ public struct Ad: Hashable, Sendable {
             self.loadedAt = loadedAt
             self.expiresAt = expiresAt
             self.showCount = showCount
+            self.sourceContext = sourceContext
         }
 
         func copy() -> Storage {
             Storage(
                 id: id, adUnitID: adUnitID, loader: loader, creative: creative, loadedAt: loadedAt,
-                expiresAt: expiresAt, showCount: showCount)
+                expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext)
         }
     }
 
@@ -77,18 +80,25 @@ public struct Ad: Hashable, Sendable {
         get { storage.expiresAt }
         set { mutableStorage.expiresAt = newValue }
     }
+    /// Shows counted so far (shown returns of its leases).
     public var showCount: Int {
         get { storage.showCount }
         set { mutableStorage.showCount = newValue }
     }
+    /// What its demand source delivered with it (``DeliveredAd/context``), handed back in the
+    /// source's notices. Never on the wire: nil for an ad a client decoded.
+    public var sourceContext: (any AdSourceContext)? {
+        get { storage.sourceContext }
+        set { mutableStorage.sourceContext = newValue }
+    }
 
     public init(
         id: String, adUnitID: String, loader: String, creative: AdCreative, loadedAt: AdInstant,
-        expiresAt: AdInstant, showCount: Int = 0
+        expiresAt: AdInstant, showCount: Int = 0, sourceContext: (any AdSourceContext)? = nil
     ) {
         storage = Storage(
             id: id, adUnitID: adUnitID, loader: loader, creative: creative, loadedAt: loadedAt, expiresAt: expiresAt,
-            showCount: showCount)
+            showCount: showCount, sourceContext: sourceContext)
     }
 
     public static func == (lhs: Ad, rhs: Ad) -> Bool {
@@ -97,6 +107,7 @@ public struct Ad: Hashable, Sendable {
         let r = rhs.storage
         return l.id == r.id && l.adUnitID == r.adUnitID && l.loader == r.loader && l.creative == r.creative
             && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt && l.showCount == r.showCount
+            && l.sourceContext === r.sourceContext
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -108,11 +119,13 @@ public struct Ad: Hashable, Sendable {
         hasher.combine(s.loadedAt)
         hasher.combine(s.expiresAt)
         hasher.combine(s.showCount)
+        hasher.combine(s.sourceContext.map(ObjectIdentifier.init))
     }
 }
 
 extension Ad: CustomReflectable {
     /// The fields, as if stored inline, so `print`, `dump` and test failures show them as before.
+    /// The source context is left out: it is the source's business.
     public var customMirror: Mirror {
         Mirror(
             self,

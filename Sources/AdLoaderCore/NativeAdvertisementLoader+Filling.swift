@@ -60,7 +60,7 @@ extension NativeAdvertisementLoader {
         if let sourceExpiry = delivered.sourceExpiry, sourceExpiry < expiresAt { expiresAt = sourceExpiry }
         let ad = Ad(
             id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, creative: delivered.creative,
-            loadedAt: loadedAt, expiresAt: expiresAt)
+            loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context)
         pool.stats.loaded += 1
         // Place the ad before telling observers, so the stats they read add up.
         let drop: AdDropReason?

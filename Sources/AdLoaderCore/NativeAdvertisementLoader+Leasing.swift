@@ -39,10 +39,11 @@ extension NativeAdvertisementLoader {
     /// Ends a lease and settles its ad: back in the pool, or dropped (consumed, expired, or
     /// removed for the reason it was marked with while leased).
     ///
-    /// Emits `returned` (with a reason when the loader ended the lease itself) and then the
-    /// dropped ad's own event. After a client's return or a reclaim, serves parked borrows
-    /// with the ad or tops the pool up; the loader's own lease ends (`.adDropped`: a slot
-    /// borrowed again, a shutdown) leave that to their caller.
+    /// Emits `returned` (with a reason when the loader ended the lease itself), tells the
+    /// source of a show, and reports a dropped ad (its event, the source's notice). After a
+    /// client's return or a reclaim, serves parked borrows with the ad or tops the pool up;
+    /// the loader's own lease ends (`.adDropped`: a slot borrowed again, a shutdown) leave
+    /// that to their caller.
     @discardableResult
     func endLease(_ leaseHandle: LeaseHandle, _ end: LeaseEnd) -> ReturnOutcome {
         let lease = leases.remove(leaseHandle)
@@ -83,6 +84,7 @@ extension NativeAdvertisementLoader {
             $0.shown = shown
             $0.reason = end.eventReason
         }
+        if shown { pool.source.adShown(record.ad) }
         if let drop { reportDropped(record.ad, from: pool, reason: drop) }
         switch end {
         case .returned, .reclaimed:

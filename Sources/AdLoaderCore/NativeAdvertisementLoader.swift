@@ -297,7 +297,8 @@ public final class NativeAdvertisementLoader {
     }
 
     /// Reports an ad that left `pool` for good, already counted (``AdPool/countDropped(_:)``):
-    /// an `expired` event, or a `removed` event with the reason.
+    /// an `expired` event, or a `removed` event with the reason; then, for an ad never shown,
+    /// the source's ``DemandSource/adDropped(_:reason:)`` notice.
     func reportDropped(_ ad: Ad, from pool: AdPool, reason: AdDropReason) {
         if reason == .expired {
             emit(.expired, pool) { $0.adID = ad.id }
@@ -307,6 +308,7 @@ public final class NativeAdvertisementLoader {
                 $0.reason = AdEvent.Reason(reason)
             }
         }
+        if ad.showCount == 0 { pool.source.adDropped(ad, reason: reason) }
     }
 
     /// Builds an event for `pool`, lets `configure` fill it in, and delivers it.

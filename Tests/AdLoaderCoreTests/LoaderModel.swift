@@ -365,6 +365,7 @@ final class ModelRun {
     private func returnLease(_ id: UInt64, shown: Bool) {
         guard let open = openLeases[id], let expiry = open.adExpiresAt else { return }
         let threshold = configurations.first { $0.name == open.pool.loader }!.showCountThreshold
+        let shownBefore = source.shownNotices[open.adID] ?? 0
         let expected: ReturnOutcome =
             if open.dropped { .removed } else if shown && open.showCount + 1 >= threshold { .consumed } else if clock.now
                 >= expiry
@@ -373,6 +374,12 @@ final class ModelRun {
             let outcome = try loader.returnLease(id, shown: shown)
             if outcome != expected { violation("return of lease \(id) answered \(outcome), expected \(expected)") }
             if openLeases[id] != nil { violation("lease \(id) still open after its return") }
+            // A shown return is one shown notice, counting this show; an unshown one is none.
+            let shownAfter = source.shownNotices[open.adID] ?? 0
+            if shownAfter != (shown ? open.showCount + 1 : shownBefore) {
+                violation("return of lease \(id) (shown: \(shown)): shown notices at \(shownAfter), was \(shownBefore)")
+            }
+            if shown { coverage["notice shown", default: 0] += 1 }
         } catch {
             violation("return of open lease \(id) threw \(error)")
         }
@@ -414,6 +421,24 @@ final class ModelRun {
             }
             openLeases[id] = OpenLease(pool: pool, adID: adID, slot: event.slot)
             leaseOrder.append(id)
+        case .expired:
+            if let adID = event.adID { droppedAds.append((adID, .expired)) }
+        case .removed:
+            guard let adID = event.adID, let reason = event.reason else {
+                violation("removed event without ad id or reason")
+                return
+            }
+            let drop: AdDropReason
+            switch reason {
+            case .consumed: drop = .consumed
+            case .disabled: drop = .disabled
+            case .shutdown: drop = .shutdown
+            case .invalidated: drop = .invalidated
+            case .reclaimed, .expired:
+                violation("removed event with reason \(reason)")
+                return
+            }
+            droppedAds.append((adID, drop))
         case .returned:
             guard let id = event.leaseID, openLeases.removeValue(forKey: id) != nil else {
                 violation("returned event for a lease that is not open")
@@ -428,7 +453,34 @@ final class ModelRun {
 
     // MARK: - Invariants
 
+    /// Ads reported expired or removed since the last check, with the reason.
+    private var droppedAds: [(adID: String, reason: AdDropReason)] = []
+    /// Ad ids whose drop was checked against the source's notices.
+    private var checkedDrops = Set<String>()
+
+    /// The source heard of every ad dropped unshown, with the event's reason, and of no other.
+    private func checkDropNotices() {
+        for (adID, reason) in droppedAds {
+            if !checkedDrops.insert(adID).inserted { violation("ad \(adID) dropped twice") }
+            let notice = source.dropNotices[adID]
+            if source.shownNotices[adID] == nil {
+                if notice != reason {
+                    violation("ad \(adID) dropped (\(reason)) unshown, notice: \(String(describing: notice))")
+                }
+                coverage["notice dropped \(reason)", default: 0] += 1
+            } else if let notice {
+                violation("ad \(adID) shown, then dropped (\(reason)) with a drop notice (\(notice))")
+            }
+        }
+        droppedAds.removeAll()
+        for adID in source.dropNotices.keys where !checkedDrops.contains(adID) {
+            violation("drop notice for ad \(adID) without an expired or removed event")
+        }
+        if let bad = source.badNotice { violation(bad) }
+    }
+
     private func checkState() {
+        checkDropNotices()
         let pools = Set(loader.stats().map { PoolKey(loader: $0.loader, unit: $0.adUnitID) })
         if pools != pooled { violation("pools \(pools.sorted { $0.description < $1.description }) but model has \(pooled.count)") }
         for (index, configuration) in configurations.enumerated() {

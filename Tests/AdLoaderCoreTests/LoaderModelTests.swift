@@ -39,7 +39,8 @@ struct LoaderModelTests {
             "new lease", "reused lease", "parked answered leased", "parked answered noAdYe", "removed consumed",
             "removed disabled", "expired ", "returned reclaimed", "returned expired", "loadFinished retryable",
             "loadFinished unreachable", "loadFinished final", "request whole batch", "request prefetch partial",
-            "request dry partial", "refused over pool cap", "parking refused",
+            "request dry partial", "refused over pool cap", "parking refused", "notice shown",
+            "notice dropped expired", "notice dropped disabled",
         ] {
             #expect(coverage[path, default: 0] > 0, "shard \(shard) never reached \(path): \(coverage)")
         }

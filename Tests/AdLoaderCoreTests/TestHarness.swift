@@ -2,7 +2,14 @@ import AdLoaderCore
 import AdLoaderTestSupport
 import Testing
 
-/// A demand source completed by hand: records every request and keeps its completion.
+/// A source's context in tests: the number of the ad it came with.
+final class TestContext: AdSourceContext {
+    let number: Int
+    init(number: Int) { self.number = number }
+}
+
+/// A demand source completed by hand: records every request and keeps its completion, and
+/// records the loader's notices.
 final class FakeDemandSource: DemandSource {
     struct Pending {
         let request: AdRequest
@@ -17,6 +24,10 @@ final class FakeDemandSource: DemandSource {
     private var served = 0
     /// The creative of the n-th ad served (1, 2, ...): native "ad n" unless a test changes it.
     var creative: (Int) -> AdCreative = { .native(NativeAdContent(headline: "ad \($0)")) }
+    /// Every ``adShown(_:)`` notice, oldest first.
+    private(set) var shown: [Ad] = []
+    /// Every ``adDropped(_:reason:)`` notice, oldest first.
+    private(set) var dropped: [(ad: Ad, reason: AdDropReason)] = []
 
     func loadAds(
         _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
@@ -30,9 +41,19 @@ final class FakeDemandSource: DemandSource {
         let request = pending.remove(at: index)
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
-            return DeliveredAd(creative: creative(served), sourceExpiry: sourceExpiry)
+            return DeliveredAd(
+                creative: creative(served), sourceExpiry: sourceExpiry, context: TestContext(number: served))
         }
         request.completion(.success(contents))
+    }
+
+    func adShown(_ ad: Ad) { shown.append(ad) }
+
+    func adDropped(_ ad: Ad, reason: AdDropReason) { dropped.append((ad, reason)) }
+
+    /// The dropped notices as (ad id, reason).
+    var droppedIDs: [String: AdDropReason] {
+        Dictionary(dropped.map { ($0.ad.id, $0.reason) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Answers every pending request in full.
@@ -52,7 +73,9 @@ final class FakeDemandSource: DemandSource {
     var pendingAds: Int { pending.reduce(0) { $0 + $1.count } }
 }
 
-/// A demand source for the model: answers by hand, flags requests outside 1...batch.
+/// A demand source for the model: answers by hand, flags requests outside 1...batch, and
+/// checks the loader's notices: shows counted one by one, at most one drop per ad, never a
+/// drop after a show or of a consumed ad, the context of its own ads back every time.
 final class ModelSource: DemandSource {
     struct Pending {
         var loader: String
@@ -68,6 +91,32 @@ final class ModelSource: DemandSource {
     private(set) var badRequest: String?
     private var requests: [String: Int] = [:]
     private var served = 0
+    /// ad id -> the `showCount` of its last shown notice.
+    private(set) var shownNotices: [String: Int] = [:]
+    /// ad id -> the reason of its drop notice.
+    private(set) var dropNotices: [String: AdDropReason] = [:]
+    /// The first notice that broke a rule.
+    private(set) var badNotice: String?
+
+    func adShown(_ ad: Ad) {
+        let previous = shownNotices[ad.id] ?? 0
+        if ad.showCount != previous + 1 { flag("shown notice of \(ad.id) at show \(ad.showCount) after \(previous)") }
+        if dropNotices[ad.id] != nil { flag("shown notice of \(ad.id) after its drop notice") }
+        if !(ad.sourceContext is TestContext) { flag("shown notice of \(ad.id) without its context") }
+        shownNotices[ad.id] = ad.showCount
+    }
+
+    func adDropped(_ ad: Ad, reason: AdDropReason) {
+        if dropNotices[ad.id] != nil { flag("second drop notice of \(ad.id) (\(reason))") }
+        if ad.showCount != 0 || shownNotices[ad.id] != nil { flag("drop notice (\(reason)) of \(ad.id), shown before") }
+        if reason == .consumed { flag("drop notice of \(ad.id) as consumed") }
+        if !(ad.sourceContext is TestContext) { flag("drop notice of \(ad.id) without its context") }
+        dropNotices[ad.id] = reason
+    }
+
+    private func flag(_ problem: String) {
+        badNotice = badNotice ?? problem
+    }
 
     func loadAds(
         _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
@@ -92,7 +141,8 @@ final class ModelSource: DemandSource {
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
             let content = NativeAdContent(headline: "model ad \(served)")
-            return DeliveredAd(creative: .native(content), sourceExpiry: sourceExpiry)
+            return DeliveredAd(
+                creative: .native(content), sourceExpiry: sourceExpiry, context: TestContext(number: served))
         }
         request.completion(.success(contents))
     }

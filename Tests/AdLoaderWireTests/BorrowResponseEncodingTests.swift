@@ -82,6 +82,30 @@ import Testing
         #expect(cache == generic)
     }
 
+    /// A source's context (price, notice URLs) stays in the daemon: the bytes are those of the
+    /// same ad without it, and a decoded ad has none.
+    @Test func theSourceContextNeverGoesOnTheWire() throws {
+        final class Bid: AdSourceContext {
+            let price = "1.23"
+            let lossURL = "https://exchange.example/loss?auction=42"
+        }
+        var ad = Fixtures.ad()
+        ad.sourceContext = Bid()
+        let with = BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad))
+        let without = BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease())
+        #expect(with.encoded() == without.encoded())
+        #expect(with.encodedWithProtobufC() == without.encoded())
+        var cached: [UInt8] = []
+        ResponseFrame.append(callID: 9, borrow: with, cache: EncodedAdCache(), to: &cached)
+        var plain: [UInt8] = []
+        ResponseFrame.append(callID: 9, message: without, end: true, to: &plain)
+        #expect(cached == plain)
+        let decoded = try BorrowResponseMessage(decoding: with.encoded())
+        #expect(decoded.lease?.ad.sourceContext == nil)
+        #expect(decoded.lease?.ad == Fixtures.ad())
+        #expect(decoded.lease?.ad != ad)  // contexts compare by identity
+    }
+
     @Test func borrowResponseMatchesProtobufC() {
         for message in Self.messages {
             let hand = message.encoded()
