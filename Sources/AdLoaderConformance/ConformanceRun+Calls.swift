@@ -101,7 +101,8 @@ extension ConformanceRun {
         guard ad.adUnitID == adUnit else {
             throw CheckFailure("the lent ad belongs to ad unit \"\(ad.adUnitID)\", not \"\(adUnit)\"")
         }
-        guard !ad.id.isEmpty, !ad.content.headline.isEmpty else {
+        let headline = ad.creative.nativeContent?.headline ?? ""
+        guard !ad.id.isEmpty, !headline.isEmpty else {
             throw CheckFailure("the lent ad has an empty id or headline: \(ad)")
         }
         guard ad.expiresAt > ad.loadedAt else { throw CheckFailure("the lent ad expires before it loaded: \(ad)") }
@@ -121,7 +122,7 @@ extension ConformanceRun {
             throw CheckFailure("after returning the only lease, Stats shows \(pool)")
         }
         return .passed(
-            "lease \(borrowed.id) of ad \(ad.id) (\"\(ad.content.headline)\"), back in pool; returned twice: NOT_FOUND")
+            "lease \(borrowed.id) of ad \(ad.id) (\"\(headline)\"), back in pool; returned twice: NOT_FOUND")
     }
 
     func borrowSlotAffinity() throws(CheckFailure) -> CheckOutcome {

@@ -1,21 +1,21 @@
-/// A binary min-heap of small integer handles ordered by (deadline, sequence).
+/// A binary min-heap of slab handles ordered by (deadline, sequence).
 ///
 /// Peeking is O(1); insert, pop and removal of any handle are O(log n). Each handle's
 /// position is tracked so that an entry can be removed without a search, which keeps the
 /// heap free of stale entries (its size is always the number of live handles).
 ///
-/// Handles are dense slab indices chosen by the owner (0, 1, 2, ...).
-struct DeadlineHeap {
+/// Handles are dense (a ``Slab``'s), so their positions live in an array by handle index.
+struct DeadlineHeap<Handle: SlabHandle> {
     struct Entry: Equatable {
         /// Milliseconds since the epoch.
         var deadline: Int64
         /// Breaks deadline ties: the lower sequence comes first.
         var sequence: UInt64
-        var handle: Int
+        var handle: Handle
     }
 
     private var entries: [Entry] = []
-    /// handle -> index in `entries`, or -1 when the handle is not in the heap.
+    /// handle index -> index in `entries`, or -1 when the handle is not in the heap.
     private var positions: [Int] = []
 
     init() {}
@@ -29,17 +29,17 @@ struct DeadlineHeap {
     /// Every entry, in no particular (but deterministic) order.
     var unorderedEntries: [Entry] { entries }
 
-    func contains(_ handle: Int) -> Bool {
-        handle < positions.count && positions[handle] >= 0
+    func contains(_ handle: Handle) -> Bool {
+        handle.index < positions.count && positions[handle.index] >= 0
     }
 
-    mutating func insert(handle: Int, deadline: Int64, sequence: UInt64) {
-        precondition(handle >= 0 && !contains(handle), "handle already in the heap")
-        if handle >= positions.count {
-            positions.append(contentsOf: repeatElement(-1, count: handle - positions.count + 1))
+    mutating func insert(handle: Handle, deadline: Int64, sequence: UInt64) {
+        precondition(handle.index >= 0 && !contains(handle), "handle already in the heap")
+        if handle.index >= positions.count {
+            positions.append(contentsOf: repeatElement(-1, count: handle.index - positions.count + 1))
         }
         entries.append(Entry(deadline: deadline, sequence: sequence, handle: handle))
-        positions[handle] = entries.count - 1
+        positions[handle.index] = entries.count - 1
         siftUp(entries.count - 1)
     }
 
@@ -51,25 +51,25 @@ struct DeadlineHeap {
     }
 
     @discardableResult
-    mutating func remove(handle: Int) -> Entry? {
+    mutating func remove(handle: Handle) -> Entry? {
         guard contains(handle) else { return nil }
-        let index = positions[handle]
+        let index = positions[handle.index]
         let entry = entries[index]
         remove(at: index)
         return entry
     }
 
     mutating func removeAll() {
-        for entry in entries { positions[entry.handle] = -1 }
+        for entry in entries { positions[entry.handle.index] = -1 }
         entries.removeAll()
     }
 
     private mutating func remove(at index: Int) {
-        positions[entries[index].handle] = -1
+        positions[entries[index].handle.index] = -1
         let last = entries.removeLast()
         guard index < entries.count else { return }
         entries[index] = last
-        positions[last.handle] = index
+        positions[last.handle.index] = index
         if index > 0 && Self.less(entries[index], entries[(index - 1) / 2]) {
             siftUp(index)
         } else {
@@ -88,11 +88,11 @@ struct DeadlineHeap {
             let parent = (child - 1) / 2
             guard Self.less(entry, entries[parent]) else { break }
             entries[child] = entries[parent]
-            positions[entries[child].handle] = child
+            positions[entries[child].handle.index] = child
             child = parent
         }
         entries[child] = entry
-        positions[entry.handle] = child
+        positions[entry.handle.index] = child
     }
 
     private mutating func siftDown(_ start: Int) {
@@ -106,10 +106,10 @@ struct DeadlineHeap {
             let smaller = right < count && Self.less(entries[right], entries[left]) ? right : left
             guard Self.less(entries[smaller], entry) else { break }
             entries[parent] = entries[smaller]
-            positions[entries[parent].handle] = parent
+            positions[entries[parent].handle.index] = parent
             parent = smaller
         }
         entries[parent] = entry
-        positions[entry.handle] = parent
+        positions[entry.handle.index] = parent
     }
 }

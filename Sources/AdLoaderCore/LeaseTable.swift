@@ -7,15 +7,14 @@ struct LeaseTable {
         var id: UInt64
         var pool: AdPool
         /// The ad's handle in `pool`.
-        var adHandle: Int
+        var adHandle: AdHandle
         var slot: String?
         var expiresAt: AdInstant
     }
 
-    private var records: [Record?] = []
-    private var freeHandles: [Int] = []
-    private var handlesByID: [UInt64: Int] = [:]
-    private var timeouts = DeadlineHeap()
+    private var records = Slab<LeaseHandle, Record>()
+    private var handlesByID: [UInt64: LeaseHandle] = [:]
+    private var timeouts = DeadlineHeap<LeaseHandle>()
 
     init() {}
 
@@ -24,43 +23,34 @@ struct LeaseTable {
     /// The earliest lease timeout.
     var nextDeadline: AdInstant? { timeouts.first.map { AdInstant(unixMilliseconds: $0.deadline) } }
 
-    subscript(handle: Int) -> Record {
-        get { records[handle]! }
-        set { records[handle] = newValue }
+    subscript(handle: LeaseHandle) -> Record {
+        get { records[handle] }
+        _modify { yield &records[handle] }
     }
 
-    func handle(forID id: UInt64) -> Int? { handlesByID[id] }
+    func handle(forID id: UInt64) -> LeaseHandle? { handlesByID[id] }
 
-    mutating func insert(_ record: Record) -> Int {
-        let handle: Int
-        if let reused = freeHandles.popLast() {
-            handle = reused
-            records[handle] = record
-        } else {
-            handle = records.count
-            records.append(record)
-        }
+    mutating func insert(_ record: Record) -> LeaseHandle {
+        let handle = records.insert(record)
         handlesByID[record.id] = handle
         timeouts.insert(handle: handle, deadline: record.expiresAt.unixMilliseconds, sequence: record.id)
         return handle
     }
 
     @discardableResult
-    mutating func remove(_ handle: Int) -> Record {
-        let record = records[handle]!
-        records[handle] = nil
-        freeHandles.append(handle)
+    mutating func remove(_ handle: LeaseHandle) -> Record {
+        let record = records.remove(handle)
         handlesByID[record.id] = nil
         timeouts.remove(handle: handle)
         return record
     }
 
     /// A lease whose timeout is at or before `now`, if any.
-    func firstDue(at now: AdInstant) -> Int? {
+    func firstDue(at now: AdInstant) -> LeaseHandle? {
         guard let first = timeouts.first, first.deadline <= now.unixMilliseconds else { return nil }
         return first.handle
     }
 
     /// Every open lease handle (for shutdown), in a deterministic order.
-    var allHandles: [Int] { timeouts.unorderedEntries.map(\.handle) }
+    var allHandles: [LeaseHandle] { timeouts.unorderedEntries.map(\.handle) }
 }

@@ -24,10 +24,10 @@ extension NativeAdvertisementLoader {
                 scheduleSweep(pool, immediately: true)
                 break
             }
-            let ad = pool.discardAvailable(soonest.handle)
-            pool.stats.expired += 1
+            let ad = pool.discard(soonest.handle)
+            pool.countDropped(.expired)
             expired += 1
-            emit(.expired, pool) { $0.adID = ad.id }
+            reportDropped(ad, from: pool, reason: .expired)
         }
         return expired
     }

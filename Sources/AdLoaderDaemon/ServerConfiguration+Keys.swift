@@ -77,8 +77,9 @@ extension ServerConfiguration {
         section: "loaders.NAME", defaults: LoaderConfiguration(),
         keys: [
             .value("source", \.source, .string, "demand source name"),
-            // TODO(format): `\.pendingFormat` -> `\.format` once LoaderConfiguration.format (AdFormat) exists.
-            .value("format", \.pendingFormat, .choice(), "native, interstitial, rewarded or appOpen"),
+            .value(
+                "format", \.format, .choice(AdFormat.allCases.map { ($0.name, $0) }),
+                "native, interstitial, rewarded or appOpen"),
             .value("keywords", \.keywords, .strings, "array of strings"),
             .value("contentURL", \.contentURL, .optional(.string, none: "null"), "string or null"),
             .value("nonPersonalized", \.nonPersonalized, .bool, "boolean"),

@@ -4,7 +4,7 @@ import AdLoaderCore
 /// copies its bytes instead of encoding ~20 fields.
 ///
 /// An ad in a pool does not change between lends (only `showCount` when it is shown), and
-/// a hit requires the cached ad to be *equal* to the one being encoded (`NativeAd ==`,
+/// a hit requires the cached ad to be *equal* to the one being encoded (`Ad ==`,
 /// which is cheap for strings sharing storage), so a hit writes exactly the bytes a fresh
 /// encoding would. The cache is bounded: when full it is emptied and refills with what is
 /// lent next.
@@ -12,7 +12,7 @@ import AdLoaderCore
 /// - Important: not thread-safe; keep one per event loop (the server's).
 public final class EncodedAdCache {
     private struct Entry {
-        var ad: NativeAd
+        var ad: Ad
         var bytes: [UInt8]
     }
 
@@ -35,8 +35,8 @@ public final class EncodedAdCache {
     /// The number of encodings held.
     public var count: Int { entries.count }
 
-    /// Calls `body` with the encoding of `ad` (what `NativeAd`'s protobuf encoding is).
-    func withEncoding<R>(of ad: NativeAd, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    /// Calls `body` with the encoding of `ad` (what `Ad`'s protobuf encoding is).
+    func withEncoding<R>(of ad: Ad, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         if let entry = entries[ad.id], entry.ad == ad {
             hits += 1
             return entry.bytes.withUnsafeBytes(body)

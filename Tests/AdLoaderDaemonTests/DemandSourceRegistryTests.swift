@@ -46,9 +46,10 @@ private final class FixedSource: DemandSource {
     }
 
     func loadAds(
-        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
     ) {
-        let ads = Array(repeating: NativeAdContent(headline: settings.headline), count: settings.count)
+        let ad = DeliveredAd(creative: .native(NativeAdContent(headline: settings.headline)))
+        let ads = Array(repeating: ad, count: settings.count)
         _ = scheduler.schedule(at: clock.now) { completion(.success(ads)) }
     }
 }
@@ -91,10 +92,10 @@ private final class FixedSource: DemandSource {
         #expect(source.settings(as: FixedSourceType.Settings.self) == FixedSourceType.Settings(headline: "Our own", count: 2))
         let clock = ManualClock()
         let built = try source.makeSource(clock: clock, scheduler: clock)
-        var answer: [NativeAdContent] = []
+        var answer: [DeliveredAd] = []
         built.loadAds(AdRequest(adUnitID: "u"), count: 5) { answer = (try? $0.get()) ?? [] }
         clock.advance(by: .milliseconds(1))
-        #expect(answer.map(\.headline) == ["Our own", "Our own"])
+        #expect(answer.map(\.creative.nativeContent?.headline) == ["Our own", "Our own"])
     }
 
     @Test func aTypesFlagConfiguresTheSourceNamedAfterIt() throws {

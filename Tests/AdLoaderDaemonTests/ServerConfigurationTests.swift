@@ -294,8 +294,9 @@ import Testing
     @Test(arguments: ["native", "interstitial", "rewarded", "appOpen"])
     func aLoaderTakesEveryFormat(format: String) throws {
         let file = #"{ "loaders": { "feed": { "format": "\#(format)" } } }"#
-        #expect(try load(["--config", "x.json"], file: file).loaders.map(\.name) == ["feed"])
-        // TODO(format): expect loaders[0].format once LoaderConfiguration.format exists.
+        let loaders = try load(["--config", "x.json"], file: file).loaders
+        #expect(loaders.map(\.name) == ["feed"])
+        #expect(loaders.first?.format == AdFormat(name: format))
     }
 
     @Test func aBadFormatListsTheFormats() {

@@ -8,11 +8,11 @@ import Testing
 ///
 /// To print fresh blocks: `ADLOADER_PRINT_PROTOCOL_EXAMPLES=1 swift test --skip-build --filter ProtocolDocumentTests`.
 enum ProtocolExamples {
-    static let ad: NativeAd = {
+    static let ad: Ad = {
         let content = NativeAdContent(
             headline: "Trail shoes", callToAction: "Shop now", advertiser: "Acme", clickURL: "https://acme.example/c")
-        return NativeAd(
-            id: "ad-1", adUnitID: "feed-native", loader: "default", content: content,
+        return Ad(
+            id: "ad-1", adUnitID: "feed-native", loader: "default", creative: .native(content),
             loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000),
             expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000))
     }()
@@ -23,7 +23,9 @@ enum ProtocolExamples {
         final class Never: ScheduledTask { func cancel() {} }
         let now = AdInstant(unixMilliseconds: 1_764_430_000_000)
         func schedule(at deadline: AdInstant, _ action: @escaping () -> Void) -> any ScheduledTask { Never() }
-        func loadAds(_ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void) {}
+        func loadAds(
+            _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+        ) {}
     }
 
     /// The status the daemon really answers when the core refuses `call`: the error examples
@@ -93,7 +95,7 @@ enum ProtocolExamples {
             frame(
                 ResponseFrame(
                     callID: 3, end: true,
-                    status: statusOfCoreError { try $0.borrow(adUnitID: "", completion: { _ in }) }))
+                    status: statusOfCoreError { _ = try $0.borrow(adUnitID: "", whenServed: { _ in }) }))
         ),
         ("watch-request", frame(RequestFrame(callID: 4, method: MethodName.watch, request: WatchRequestMessage(kinds: [.leased, .returned])))),
         (
@@ -211,7 +213,7 @@ enum ProtocolExamples {
             (.invalidArgument, ProtocolExamples.statusOfCoreError { try $0.prefetch(adUnitID: "a", loader: "x") }),
             (
                 .invalidArgument,
-                ProtocolExamples.statusOfCoreError { try $0.borrow(adUnitID: "a", wait: .seconds(31), completion: { _ in }) }
+                ProtocolExamples.statusOfCoreError { _ = try $0.borrow(adUnitID: "a", wait: .seconds(31), whenServed: { _ in }) }
             ),
             (.notFound, ProtocolExamples.statusOfCoreError { try $0.returnLease(99, shown: true) }),
             (

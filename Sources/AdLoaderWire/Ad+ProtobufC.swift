@@ -3,7 +3,11 @@ internal import CAdLoaderProto
 
 // Conversions between the core's ad and lease values and their protobuf-c structs.
 // Optional Swift fields map to the proto3 defaults: nil <-> "" / 0 / absent sub-message.
-// `NativeAdContent.sourceExpiry` does not travel: `expiresAt` already includes it.
+// `DeliveredAd.sourceExpiry` does not travel: `expiresAt` already includes it.
+//
+// The wire carries native assets only (`NativeAd` in adloader.proto): an ad with a
+// full-screen creative is encoded with empty native fields, and every decoded ad is native.
+// Full-screen creatives go on the wire with the app-open issue.
 
 extension AdImage {
     func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__Image> {
@@ -20,8 +24,15 @@ extension AdImage {
     }
 }
 
-extension NativeAd {
+extension Ad {
+    /// The native assets the wire carries: the ad's own, or none (all empty) for a
+    /// full-screen creative.
+    var wireContent: NativeAdContent { creative.nativeContent ?? Self.noNativeContent }
+
+    private static let noNativeContent = NativeAdContent(headline: "")
+
     func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__NativeAd> {
+        let content = wireContent
         let m = arena.allocate(Adloader__V1__NativeAd.self)
         adloader__v1__native_ad__init(m)
         m.pointee.id = arena.cString(id)
@@ -59,7 +70,8 @@ extension NativeAd {
             clickTrackers: swiftStrings(p.click_trackers, count: p.n_click_trackers),
             adChoicesURL: nonEmpty(swiftString(p.ad_choices_url)))
         self.init(
-            id: swiftString(p.id), adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader), content: content,
+            id: swiftString(p.id), adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader),
+            creative: .native(content),
             loadedAt: AdInstant(unixMilliseconds: p.loaded_at_unix_ms),
             expiresAt: AdInstant(unixMilliseconds: p.expires_at_unix_ms), showCount: Int(p.show_count))
     }
@@ -82,7 +94,7 @@ extension Lease {
         guard let ad = p.ad else { throw FrameError(code: .badMessage, message: "lease.ad: missing") }
         self.init(
             id: p.lease_id, slot: nonEmpty(swiftString(p.slot_key)),
-            expiresAt: AdInstant(unixMilliseconds: p.expires_at_unix_ms), ad: NativeAd(ad))
+            expiresAt: AdInstant(unixMilliseconds: p.expires_at_unix_ms), ad: Ad(ad))
     }
 }
 
