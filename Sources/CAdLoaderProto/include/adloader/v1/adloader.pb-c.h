@@ -426,7 +426,8 @@ struct  Adloader__V1__Event
    */
   char *error;
   /*
-   * REMOVED: "consumed", "shutdown" or "disabled". RETURNED: empty when the client returned
+   * REMOVED: "consumed", "shutdown", "disabled" or "invalidated" (a creative that does not fit
+   * the loader's format, dropped on arrival). RETURNED: empty when the client returned
    * the lease, else why the server ended it: "reclaimed" (lease timeout), "expired" (its slot
    * borrowed again after the ad expired), "shutdown" or "disabled". Version 1 servers never
    * send "disabled". See PROTOCOL.md 7.5.
