@@ -139,6 +139,8 @@ final class LoadGenerator {
         var measuredSeconds: Double
         var leasesLeft: Int
         var firstError: String?
+        /// The daemon's CPU time over the measured window (with `--server-pid`).
+        var serverCPU: ProcessCPU?
     }
 
     let options: Options
@@ -176,6 +178,9 @@ final class LoadGenerator {
         var arrivals: UInt64 = 0
         var nextConnection = 0
         var lastProgress = start
+        let serverPID = options.serverPID
+        var serverCPUAtStart: ProcessCPU? = nil
+        var serverCPU: ProcessCPU? = nil
 
         if !openLoop {
             for c in connections {
@@ -191,9 +196,13 @@ final class LoadGenerator {
                 measuring = true
                 measureStart = now
                 counters = Counters()
+                if serverPID > 0 { serverCPUAtStart = try ProcessCPU.read(pid: serverPID) }
             }
             if !draining && (now >= measureEnd || (options.maxCalls > 0 && counters.calls >= options.maxCalls)) {
-                if measuring { measuredNanoseconds = now - measureStart }
+                if measuring {
+                    measuredNanoseconds = now - measureStart
+                    if let serverCPUAtStart { serverCPU = try ProcessCPU.read(pid: serverPID) - serverCPUAtStart }
+                }
                 measuring = false
                 draining = true
                 drainDeadline = now + 3_000_000_000
@@ -250,7 +259,7 @@ final class LoadGenerator {
         connections.removeAll()
         return Outcome(
             counters: counters, measuredSeconds: Double(measuredNanoseconds) / 1e9, leasesLeft: leasesLeft,
-            firstError: firstError)
+            firstError: firstError, serverCPU: serverCPU)
     }
 
     /// Sends the next call of a free slot: a Return when it holds a lease, else a Borrow.
