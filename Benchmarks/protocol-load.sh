@@ -187,29 +187,39 @@ bench() {
     printf '%s\n' "$line" | grep '^{"bench"' | tail -1
 }
 
-# cpu_ticks PID: utime + stime of a process in clock ticks (fields 14 and 15 of /proc/PID/stat,
-# counted after the command name, which is in parentheses).
-cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+# counters PID: "utime stime syscr syscw" of a process: clock ticks (fields 14 and 15 of
+# /proc/PID/stat, counted after the command name, which is in parentheses) and the read and
+# write system calls of /proc/PID/io (0 0 when that cannot be read).
+counters() {
+    local ticks io
+    ticks=$(sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12, $13 }')
+    io=$(awk '/^syscr:/ { r = $2 } /^syscw:/ { w = $2 } END { print r + 0, w + 0 }' "/proc/$1/io" 2>/dev/null || echo 0 0)
+    echo "$ticks $io"
+}
 
 # redis C D: one redis-benchmark GET run sized to last about DURATION; prints
-# "rps p50 p99 cpu" (latencies in ms; cpu = redis-server's µs per GET over the run).
+# "rps p50 p99 cpu user sys calls/read calls/write" (latencies in ms; cpu, user, sys:
+# redis-server's µs per GET over the run; calls per read and write system call).
 redis_run() {
     local per_second=$((100000 * $2))
     [ "$per_second" -gt 1500000 ] && per_second=1500000
     local n
     n=$(awk -v r="$per_second" -v d="$DURATION" 'BEGIN { n = int(r * d); if (n < 2000) n = 2000; print n }')
     local text before after
-    before=$(cpu_ticks "$REDIS_PID")
+    before=$(counters "$REDIS_PID")
     text=$("${CLIENT_CPU[@]}" redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -t get -d 400 -c "$1" -P "$2" -n "$n" 2>&1 \
         | tr '\r' '\n') || fail "redis-benchmark"
-    after=$(cpu_ticks "$REDIS_PID")
-    local rps lat cpu
+    after=$(counters "$REDIS_PID")
+    local rps lat per_call
     rps=$(printf '%s\n' "$text" | awk '/throughput summary:/ { print $3 }' | tail -1)
     # "latency summary (msec):" then a header (avg min p50 p95 p99 max) and the values.
     lat=$(printf '%s\n' "$text" | awk '/latency summary/ { getline; getline; print $3, $5 }' | tail -1)
     [ -n "$rps" ] || { printf '%s\n' "$text" | tail -5 >&2; fail "could not read redis-benchmark's output"; }
-    cpu=$(awk -v t=$((after - before)) -v hz="$TICKS_PER_SECOND" -v n="$n" 'BEGIN { printf "%.3f", t * 1e6 / hz / n }')
-    echo "$rps $lat $cpu"
+    per_call=$(printf '%s %s\n' "$before" "$after" | awk -v hz="$TICKS_PER_SECOND" -v n="$n" '{
+        u = ($5 - $1) * 1e6 / hz / n; s = ($6 - $2) * 1e6 / hz / n
+        r = $7 - $3; w = $8 - $4
+        printf "%.3f %.3f %.3f %.2f %.2f", u + s, u, s, (r > 0 ? n / r : 0), (w > 0 ? n / w : 0) }')
+    echo "$rps $lat $per_call"
 }
 
 field() { printf '%s\n' "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
@@ -220,22 +230,23 @@ spread() { tr ' ' '\n' | awk NF | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 }
 mkdir -p "$OUT"
 CSV="$OUT/protocol-load.csv"
 STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-echo "time,server,connections,depth,rate,run,calls_per_s,p50_us,p99_us,p999_us,pinned,server_cpu_us_per_call,server_user_us_per_call,server_sys_us_per_call" > "$CSV"
+echo "time,server,connections,depth,rate,run,calls_per_s,p50_us,p99_us,p999_us,pinned,server_cpu_us_per_call,server_user_us_per_call,server_sys_us_per_call,server_calls_per_read,server_calls_per_write" > "$CSV"
 
 # Results: space-separated lists per "server|config".
-declare -A RPS P50 P99 P999 CPU USR SYS
+declare -A RPS P50 P99 P999 CPU USR SYS CPR CPW
 
 # record NAME KEY C D RATE RUN LINE: keeps one ProtocolLoadBench result and writes its CSV row.
 record() {
     local name=$1 key=$2 line=$7
-    local rps p50 p99 p999 cpu usr sys
+    local rps p50 p99 p999 cpu usr sys cpr cpw
     rps=$(field "$line" calls_per_s); p50=$(field "$line" p50_us); p99=$(field "$line" p99_us)
     p999=$(field "$line" p999_us); cpu=$(field "$line" server_cpu_us_per_call)
     usr=$(field "$line" server_user_us_per_call); sys=$(field "$line" server_sys_us_per_call)
+    cpr=$(field "$line" server_calls_per_read); cpw=$(field "$line" server_calls_per_write)
     RPS[$name|$key]+=" $rps"; P50[$name|$key]+=" $p50"; P99[$name|$key]+=" $p99"; P999[$name|$key]+=" $p999"
-    CPU[$name|$key]+=" $cpu"; USR[$name|$key]+=" $usr"; SYS[$name|$key]+=" $sys"
-    echo "$STAMP,$name,$3,$4,$5,$6,$rps,$p50,$p99,$p999,$PIN,$cpu,$usr,$sys" >> "$CSV"
-    say "   $(printf '%-13s' "$name") run $6: $rps calls/s, p99 $p99 us, server cpu $cpu us/call (user $usr, sys $sys)"
+    CPU[$name|$key]+=" $cpu"; USR[$name|$key]+=" $usr"; SYS[$name|$key]+=" $sys"; CPR[$name|$key]+=" $cpr"; CPW[$name|$key]+=" $cpw"
+    echo "$STAMP,$name,$3,$4,$5,$6,$rps,$p50,$p99,$p999,$PIN,$cpu,$usr,$sys,$cpr,$cpw" >> "$CSV"
+    say "   $(printf '%-13s' "$name") run $6: $rps calls/s, p99 $p99 us, server cpu $cpu us/call (user $usr, sys $sys), $cpr calls/read"
 }
 
 SERVERS=("${DAEMONS[@]}")
@@ -249,12 +260,13 @@ for config in "${CONFIGS[@]}"; do
         for i in $(seq 0 $((count - 1))); do
             name=${SERVERS[$(((i + run - 1) % count))]}
             if [ "$name" = redis ]; then
-                read -r rps p50 p99 cpu <<< "$(redis_run "$C" "$D")"
+                read -r rps p50 p99 cpu usr sys cpr cpw <<< "$(redis_run "$C" "$D")"
                 p50us=$(awk -v v="$p50" 'BEGIN { printf "%.1f", v * 1000 }'); p99us=$(awk -v v="$p99" 'BEGIN { printf "%.1f", v * 1000 }')
                 RPS[redis|$config]+=" $rps"; P50[redis|$config]+=" $p50us"; P99[redis|$config]+=" $p99us"
-                CPU[redis|$config]+=" $cpu"
-                echo "$STAMP,redis,$C,$D,0,$run,$rps,$p50us,$p99us,,$PIN,$cpu,," >> "$CSV"
-                say "   redis         run $run: $rps GET/s, p99 $p99us us, server cpu $cpu us/GET"
+                CPU[redis|$config]+=" $cpu"; USR[redis|$config]+=" $usr"; SYS[redis|$config]+=" $sys"
+                CPR[redis|$config]+=" $cpr"; CPW[redis|$config]+=" $cpw"
+                echo "$STAMP,redis,$C,$D,0,$run,$rps,$p50us,$p99us,,$PIN,$cpu,$usr,$sys,$cpr,$cpw" >> "$CSV"
+                say "   redis         run $run: $rps GET/s, p99 $p99us us, server cpu $cpu us/GET (user $usr, sys $sys), $cpr GETs/read"
             else
                 record "$name" "$config" "$C" "$D" 0 "$run" "$(bench "$name" "$C" "$D" 0 "${C}x${D}")"
             fi
@@ -286,8 +298,9 @@ DAT="$WORK/plot.dat"
     echo
     echo "protocol-load ($( [ "$PIN" = 1 ] && echo "servers on CPU 0, clients on CPU 1" || echo unpinned ), medians of $RUNS x ${DURATION}s, $(nproc) CPUs)"
     echo "cpu us/call: the server's utime+stime over the measured window / calls answered in it"
-    printf '%-10s %-13s %10s %8s %8s %9s %11s %6s %6s %8s %9s   %s\n' config server "calls/s" "p50 us" "p99 us" "p99.9 us" \
-        "cpu us/call" user sys "x redis" "cpu/redis" "calls/s of the runs"
+    echo "calls/rd, calls/wr: calls answered per read and per write system call of the server (/proc/PID/io)"
+    printf '%-10s %-13s %10s %8s %8s %9s %11s %6s %6s %8s %8s %8s %9s   %s\n' config server "calls/s" "p50 us" "p99 us" "p99.9 us" \
+        "cpu us/call" user sys calls/rd calls/wr "x redis" "cpu/redis" "calls/s of the runs"
 } >&2
 # median_of ARRAY KEY: the median of one list.
 median_of() { local -n list=$1; printf '%s' "${list[$2]:-}" | median; }
@@ -299,24 +312,24 @@ json_median() {
 # json_server NAME KEY: the medians of one server as a JSON object.
 json_server() {
     local k="$1|$2"
-    printf '{"calls_per_s":%s,"p50_us":%s,"p99_us":%s,"p999_us":%s,"server_cpu_us_per_call":%s,"server_user_us_per_call":%s,"server_sys_us_per_call":%s}' \
+    printf '{"calls_per_s":%s,"p50_us":%s,"p99_us":%s,"p999_us":%s,"server_cpu_us_per_call":%s,"server_user_us_per_call":%s,"server_sys_us_per_call":%s,"server_calls_per_read":%s,"server_calls_per_write":%s}' \
         "$(json_median RPS "$k")" "$(json_median P50 "$k")" "$(json_median P99 "$k")" "$(json_median P999 "$k")" \
-        "$(json_median CPU "$k")" "$(json_median USR "$k")" "$(json_median SYS "$k")"
+        "$(json_median CPU "$k")" "$(json_median USR "$k")" "$(json_median SYS "$k")" "$(json_median CPR "$k")" "$(json_median CPW "$k")"
 }
 # row LABEL NAME KEY: one line of the table; ratios against redis's medians for KEY when known.
 row() {
     local k="$2|$3"
-    local a a50 a99 a999 ac au as ratio=- cratio=- r rc
+    local a a50 a99 a999 ac au as cpr cpw ratio=- cratio=- r rc
     a=$(median_of RPS "$k"); a50=$(median_of P50 "$k"); a99=$(median_of P99 "$k"); a999=$(median_of P999 "$k")
-    ac=$(median_of CPU "$k"); au=$(median_of USR "$k"); as=$(median_of SYS "$k")
+    ac=$(median_of CPU "$k"); au=$(median_of USR "$k"); as=$(median_of SYS "$k"); cpr=$(median_of CPR "$k"); cpw=$(median_of CPW "$k")
     if [ "$2" != redis ] && [ -n "${RPS[redis|$3]:-}" ]; then
         r=$(median_of RPS "redis|$3"); rc=$(median_of CPU "redis|$3")
         ratio=$(awk -v a="$a" -v r="$r" 'BEGIN { printf "%.2f", (r > 0 ? a / r : 0) }')
         cratio=$(awk -v a="$ac" -v r="$rc" 'BEGIN { printf "%.2f", (r > 0 ? a / r : 0) }')
     fi
-    [ "$2" = redis ] && { au=-; as=-; a999=-; }
-    printf '%-10s %-13s %10.0f %8s %8s %9s %11s %6s %6s %8s %9s   %s\n' "$1" "$2" "$a" "$a50" "$a99" "$a999" "$ac" "$au" "$as" \
-        "$ratio" "$cratio" "$(printf '%s' "${RPS[$k]:-}" | spread)" >&2
+    [ "$2" = redis ] && a999=-
+    printf '%-10s %-13s %10.0f %8s %8s %9s %11s %6s %6s %8s %8s %8s %9s   %s\n' "$1" "$2" "$a" "$a50" "$a99" "$a999" "$ac" "$au" "$as" \
+        "$cpr" "$cpw" "$ratio" "$cratio" "$(printf '%s' "${RPS[$k]:-}" | spread)" >&2
 }
 printf '{"bench":"protocol-load","time":"%s","pinned":%s,"runs":%s,"duration_s":%s,"compared":%s,"configs":[' "$STAMP" "$PIN" \
     "$RUNS" "$DURATION" "$( [ -n "$COMPARE_BIN" ] && printf '"%s"' "$COMPARE_LABEL" || echo null )" > "$JSON"

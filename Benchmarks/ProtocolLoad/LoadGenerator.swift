@@ -141,6 +141,8 @@ final class LoadGenerator {
         var firstError: String?
         /// The daemon's CPU time over the measured window (with `--server-pid`).
         var serverCPU: ProcessCPU?
+        /// The daemon's read and write system calls over the measured window (with `--server-pid`).
+        var serverIO: ProcessIO?
     }
 
     let options: Options
@@ -181,6 +183,8 @@ final class LoadGenerator {
         let serverPID = options.serverPID
         var serverCPUAtStart: ProcessCPU? = nil
         var serverCPU: ProcessCPU? = nil
+        var serverIOAtStart: ProcessIO? = nil
+        var serverIO: ProcessIO? = nil
 
         if !openLoop {
             for c in connections {
@@ -196,12 +200,16 @@ final class LoadGenerator {
                 measuring = true
                 measureStart = now
                 counters = Counters()
-                if serverPID > 0 { serverCPUAtStart = try ProcessCPU.read(pid: serverPID) }
+                if serverPID > 0 {
+                    serverCPUAtStart = try ProcessCPU.read(pid: serverPID)
+                    serverIOAtStart = ProcessIO.read(pid: serverPID)
+                }
             }
             if !draining && (now >= measureEnd || (options.maxCalls > 0 && counters.calls >= options.maxCalls)) {
                 if measuring {
                     measuredNanoseconds = now - measureStart
                     if let serverCPUAtStart { serverCPU = try ProcessCPU.read(pid: serverPID) - serverCPUAtStart }
+                    if let serverIOAtStart, let io = ProcessIO.read(pid: serverPID) { serverIO = io - serverIOAtStart }
                 }
                 measuring = false
                 draining = true
@@ -259,7 +267,7 @@ final class LoadGenerator {
         connections.removeAll()
         return Outcome(
             counters: counters, measuredSeconds: Double(measuredNanoseconds) / 1e9, leasesLeft: leasesLeft,
-            firstError: firstError, serverCPU: serverCPU)
+            firstError: firstError, serverCPU: serverCPU, serverIO: serverIO)
     }
 
     /// Sends the next call of a free slot: a Return when it holds a lease, else a Borrow.

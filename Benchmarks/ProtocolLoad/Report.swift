@@ -19,6 +19,10 @@ enum Report {
                 header += ["server cpu us/call", "user", "sys"]
                 row += [perCall(cpu.total, c.calls), perCall(cpu.user, c.calls), perCall(cpu.system, c.calls)]
             }
+            if let io = outcome.serverIO {
+                header += ["calls/read", "calls/write"]
+                row += [ratio(c.calls, io.reads), ratio(c.calls, io.writes)]
+            }
             let widths = zip(header, row).map { max($0.count, $1.count) }
             text += zip(header, widths).map { pad($0, $1) }.joined(separator: "  ") + "\n"
             text += zip(row, widths).map { pad($0, $1) }.joined(separator: "  ") + "\n"
@@ -34,7 +38,15 @@ enum Report {
             json += ",\"server_cpu_s\":\(fixed(cpu.total, 3)),\"server_cpu_us_per_call\":\(perCall(cpu.total, c.calls))"
             json += ",\"server_user_us_per_call\":\(perCall(cpu.user, c.calls)),\"server_sys_us_per_call\":\(perCall(cpu.system, c.calls))"
         }
+        if let io = outcome.serverIO {
+            json += ",\"server_calls_per_read\":\(ratio(c.calls, io.reads)),\"server_calls_per_write\":\(ratio(c.calls, io.writes))"
+        }
         return text + json + "}\n"
+    }
+
+    /// `calls / count`, 2 decimals (0 when nothing was counted).
+    static func ratio(_ calls: UInt64, _ count: UInt64) -> String {
+        count == 0 ? "0" : fixed(Double(calls) / Double(count), 2)
     }
 
     /// Microseconds of `seconds` per call, 3 decimals.
