@@ -69,7 +69,8 @@ extension Connection {
 
     /// Withdraws an open call without answering it; false when it is not open.
     func endCall(_ callID: UInt64) -> Bool {
-        guard let call = calls.removeValue(forKey: callID) else { return false }
+        // Most calls are answered at once, so `calls` is usually empty: skip hashing the id.
+        guard !calls.isEmpty, let call = calls.removeValue(forKey: callID) else { return false }
         service.end(call, answering: nil)
         return true
     }
