@@ -44,7 +44,7 @@ extension Connection {
                 openCallEnded()
                 throw Status(code: Self.duplicateCallCode, message: "call_id: \(callID) is already in flight")
             }
-            let limit = transport.limits.maxCallsInFlightPerConnection
+            let limit = limits.maxCallsInFlightPerConnection
             if calls.count >= limit {
                 throw Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached")
             }
