@@ -45,6 +45,7 @@ struct ProtoScanner {
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// The next field; nil at the end. - Throws: `Failure` where protobuf-c's scan fails.
+    @inline(__always)
     mutating func next() throws(Failure) -> ScannedField? {
         let count = bytes.count
         guard offset < count else { return nil }
