@@ -6,7 +6,7 @@
 # answered in it (independent of how much CPU the load generators take).
 #
 #   Benchmarks/protocol-load.sh [--smoke] [--runs N] [--duration S] [--pin] [--out DIR]
-#                               [--adloaderd BIN [--adloaderd-label NAME]]
+#                               [--adloaderd BIN [--adloaderd-label NAME]]...
 #
 #   --smoke      ~1 s of everything at tiny sizes, debug build, redis only if installed;
 #                exits non-zero when the daemon cannot serve (for `make test`)
@@ -15,8 +15,10 @@
 #   --pin        servers on CPU 0, load generators on CPU 1 (taskset); default: unpinned
 #   --out DIR    results directory (default bench-results/, gitignored)
 #   --adloaderd BIN  also run this daemon binary, in the same run, alternating with the one
-#                built here and redis (before/after: build another commit elsewhere, point here)
-#   --adloaderd-label NAME  how the tables name that binary (default: compared)
+#                built here and redis (before/after: build another commit elsewhere, point
+#                here); may be given several times
+#   --adloaderd-label NAME  how the tables name the binary given just before (default:
+#                compared, compared2, ...)
 #
 # Writes DIR/protocol-load.csv (every run), DIR/protocol-load.json (medians and ratios) and,
 # with gnuplot, DIR/protocol-load.png. Only 127.0.0.1 is used. All servers stop on exit.
@@ -31,8 +33,8 @@ DURATION=5
 WARMUP=1
 PIN=0
 OUT="$ROOT/bench-results"
-COMPARE_BIN=""
-COMPARE_LABEL=compared
+COMPARE_BINS=()
+COMPARE_LABELS=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --smoke) SMOKE=1 ;;
@@ -40,9 +42,14 @@ while [ $# -gt 0 ]; do
         --duration) DURATION=$2; shift ;;
         --pin) PIN=1 ;;
         --out) OUT=$2; shift ;;
-        --adloaderd) COMPARE_BIN=$2; shift ;;
-        --adloaderd-label) COMPARE_LABEL=$2; shift ;;
-        -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --adloaderd)
+            COMPARE_BINS+=("$2")
+            if [ ${#COMPARE_BINS[@]} -gt 1 ]; then COMPARE_LABELS+=("compared${#COMPARE_BINS[@]}"); else COMPARE_LABELS+=(compared); fi
+            shift ;;
+        --adloaderd-label)
+            [ ${#COMPARE_LABELS[@]} -gt 0 ] || { echo "protocol-load.sh: --adloaderd-label before any --adloaderd" >&2; exit 2; }
+            COMPARE_LABELS[$((${#COMPARE_LABELS[@]} - 1))]=$2; shift ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "protocol-load.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -88,12 +95,15 @@ swift build -c "$CONFIGURATION" --product adloaderd >&2
 swift build -c "$CONFIGURATION" --product ProtocolLoadBench >&2
 BIN=$(swift build -c "$CONFIGURATION" --show-bin-path)
 [ -x "$BIN/adloaderd" ] && [ -x "$BIN/ProtocolLoadBench" ] || fail "build products missing in $BIN"
-if [ -n "$COMPARE_BIN" ]; then
-    [ -x "$COMPARE_BIN" ] || fail "no daemon binary at $COMPARE_BIN"
-    case "$COMPARE_LABEL" in
+for i in "${!COMPARE_BINS[@]}"; do
+    [ -x "${COMPARE_BINS[$i]}" ] || fail "no daemon binary at ${COMPARE_BINS[$i]}"
+    case "${COMPARE_LABELS[$i]}" in
         adloaderd|redis|*[!A-Za-z0-9._-]*|"") fail "--adloaderd-label: letters, digits, . _ -; not adloaderd or redis" ;;
     esac
-fi
+    for j in "${!COMPARE_LABELS[@]}"; do
+        [ "$j" -le "$i" ] || [ "${COMPARE_LABELS[$j]}" != "${COMPARE_LABELS[$i]}" ] || fail "label ${COMPARE_LABELS[$i]} given twice"
+    done
+done
 TICKS_PER_SECOND=$(getconf CLK_TCK)
 
 WORK=$(mktemp -d /tmp/protocol-load.XXXXXX)
@@ -149,10 +159,10 @@ start_daemon() {
 }
 DAEMONS=(adloaderd)
 start_daemon adloaderd "$BIN/adloaderd"
-if [ -n "$COMPARE_BIN" ]; then
-    DAEMONS+=("$COMPARE_LABEL")
-    start_daemon "$COMPARE_LABEL" "$COMPARE_BIN"
-fi
+for i in "${!COMPARE_BINS[@]}"; do
+    DAEMONS+=("${COMPARE_LABELS[$i]}")
+    start_daemon "${COMPARE_LABELS[$i]}" "${COMPARE_BINS[$i]}"
+done
 
 free_port() {
     local p
@@ -332,7 +342,7 @@ row() {
         "$cpr" "$cpw" "$ratio" "$cratio" "$(printf '%s' "${RPS[$k]:-}" | spread)" >&2
 }
 printf '{"bench":"protocol-load","time":"%s","pinned":%s,"runs":%s,"duration_s":%s,"compared":%s,"configs":[' "$STAMP" "$PIN" \
-    "$RUNS" "$DURATION" "$( [ -n "$COMPARE_BIN" ] && printf '"%s"' "$COMPARE_LABEL" || echo null )" > "$JSON"
+    "$RUNS" "$DURATION" "[$( [ ${#COMPARE_LABELS[@]} -eq 0 ] || printf '"%s",' "${COMPARE_LABELS[@]}" | sed 's/,$//' )]" > "$JSON"
 sep=""
 for config in "${CONFIGS[@]}"; do
     read -r C D <<< "$config"
