@@ -17,6 +17,8 @@ struct Options {
     var adUnitID = "bench-feed"
     var label = ""
     var quiet = false
+    /// The daemon's process id: its CPU time over the measured window is reported (0 = not).
+    var serverPID: Int32 = 0
 
     static let usage = """
         Usage: ProtocolLoadBench --port PORT [options]
@@ -34,6 +36,8 @@ struct Options {
                             answer sends that slot's next call at once
           --ad-unit ID      ad unit to borrow from (default bench-feed)
           --label TEXT      copied into the JSON line
+          --server-pid PID  the daemon's process: report its CPU time (utime+stime from
+                            /proc/PID/stat) over the measured window, per call
           --quiet           only the JSON line
         Output: a table, then one JSON line starting with {"bench":"protocol-load".
         Exit status: 0 ok, 1 the daemon failed a call or stopped serving, 2 bad options.
@@ -59,6 +63,7 @@ struct Options {
                 case .option("--max-calls"): o.maxCalls = UInt64(try scanner.value(in: 0...1e12))
                 case .option("--ad-unit"): o.adUnitID = try scanner.value()
                 case .option("--label"): o.label = try scanner.value()
+                case .option("--server-pid"): o.serverPID = Int32(try scanner.value(in: 1...4_194_304.0))
                 case .option("--quiet"): o.quiet = true
                 case .option("--batch"): o.batch = true
                 case .option("--help"), .option("-h"):

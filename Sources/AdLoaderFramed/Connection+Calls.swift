@@ -44,7 +44,7 @@ extension Connection {
                 openCallEnded()
                 throw Status(code: Self.duplicateCallCode, message: "call_id: \(callID) is already in flight")
             }
-            let limit = transport.limits.maxCallsInFlightPerConnection
+            let limit = limits.maxCallsInFlightPerConnection
             if calls.count >= limit {
                 throw Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached")
             }
@@ -69,7 +69,8 @@ extension Connection {
 
     /// Withdraws an open call without answering it; false when it is not open.
     func endCall(_ callID: UInt64) -> Bool {
-        guard let call = calls.removeValue(forKey: callID) else { return false }
+        // Most calls are answered at once, so `calls` is usually empty: skip hashing the id.
+        guard !calls.isEmpty, let call = calls.removeValue(forKey: callID) else { return false }
         service.end(call, answering: nil)
         return true
     }

@@ -31,6 +31,11 @@ final class Connection: CallResponder {
     let stream: any FramedByteStream
     unowned let transport: FramedTransport
     let logger: Logger
+    /// The transport's service, limits and ad encodings, held here: every `unowned` access to
+    /// `transport` costs a swift_unownedRetainStrong and a release, several per request frame.
+    let service: AdLoaderService
+    let limits: ServerLimits
+    let adEncodings: EncodedAdCache
     // Stored properties are `@exclusivity(unchecked)`: this object is confined to one loop
     // thread and no method holds an access across a call that re-enters it, so the runtime's
     // dynamic exclusivity checks (swift_beginAccess: ~15% of the daemon's instructions under
@@ -54,11 +59,13 @@ final class Connection: CallResponder {
         self.stream = stream
         self.transport = transport
         self.logger = transport.logger.with(["connection": .int(Int64(id)), "peer": .string(peer)])
+        self.service = transport.service
+        self.limits = transport.limits
+        self.adEncodings = transport.adEncodings
         decoder = FrameDecoder(maximumMessageSize: transport.limits.maxMessageSize, expectingPreface: true)
         machine = StateMachine(now: transport.clock.now.unixMilliseconds, limits: transport.limits)
     }
 
-    var service: AdLoaderService { transport.service }
     var clock: any AdClock { transport.clock }
     var scheduler: any AdScheduler { transport.scheduler }
     var isAcceptingCalls: Bool { phase == .open || phase == .awaitingPreface }
@@ -115,7 +122,7 @@ final class Connection: CallResponder {
 
     private func processFrames() {
         while isAcceptingCalls {
-            if output.count + stream.queuedWriteBytes > transport.limits.maxUnsentOutputPerConnection {
+            if output.count + stream.queuedWriteBytes > limits.maxUnsentOutputPerConnection {
                 // Backpressure where the bytes arrive: push out what we have; if the client
                 // is not reading, leave the rest of its requests buffered until it drains.
                 flush()
@@ -177,7 +184,7 @@ final class Connection: CallResponder {
 
     /// A Borrow's OK answer; the lease's ad is encoded once per ad (transport-wide cache).
     func answer(_ callID: UInt64, borrow message: BorrowResponseMessage) {
-        ResponseFrame.append(callID: callID, borrow: message, cache: transport.adEncodings, to: &output)
+        ResponseFrame.append(callID: callID, borrow: message, cache: adEncodings, to: &output)
         markDirty()
     }
 

@@ -119,7 +119,11 @@ public final class AdLoaderService {
     private func borrow(
         _ message: BorrowRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
     ) throws -> OpenCall? {
-        try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader, "slot_key": message.slot])
+        // One call per field rather than checkIdentifiers' KeyValuePairs: building and destroying
+        // that array was ~300 instructions per Borrow (callgrind). Same order, same errors.
+        try checkIdentifier("ad_unit_id", message.adUnitID)
+        try checkIdentifier("loader", message.loader)
+        try checkIdentifier("slot_key", message.slot)
         let wait = Duration.milliseconds(message.waitMilliseconds)
         let slot = message.slot.isEmpty ? nil : message.slot
         let loaderName = loaderName(message.loader)
@@ -278,8 +282,13 @@ public final class AdLoaderService {
 
     /// R1: a client must not make the daemon hold (and send upstream) arbitrarily long ids.
     private func checkIdentifiers(_ fields: KeyValuePairs<String, String>) throws(LoaderError) {
+        for (field, value) in fields { try checkIdentifier(field, value) }
+    }
+
+    @inline(__always)
+    private func checkIdentifier(_ field: String, _ value: String) throws(LoaderError) {
         let limit = limits.maxIdentifierLength
-        for (field, value) in fields where value.utf8.count > limit {
+        if value.utf8.count > limit {
             throw LoaderError(
                 code: .invalidArgument, field: field, message: "must be at most \(limit) bytes, got \(value.utf8.count)")
         }

@@ -11,9 +11,11 @@ public class UVHandle {
     public let loop: UVLoop
     let rawHandle: UnsafeMutablePointer<uv_handle_t>
     private let memory: UnsafeMutableRawPointer
-    private var state: State = .unregistered
+    // Stored properties are `@exclusivity(unchecked)`: loop-confined, and no method holds an
+    // access across a call out of the handle (`onClose` is read, cleared, then called).
+    @exclusivity(unchecked) private var state: State = .unregistered
     /// Called once, from the close callback, after the handle is closed.
-    public var onClose: (() -> Void)?
+    @exclusivity(unchecked) public var onClose: (() -> Void)?
 
     private enum State { case unregistered, open, closing, closed }
 

@@ -103,8 +103,9 @@ extension Ad {
 extension Lease {
     /// The encoded size of the lease's ad, computed once by the caller and passed back in.
     func protoSize(adSize: Int) -> Int {
-        ProtoSize.varintField(key: 0x08, id) + ProtoSize.string(key: 0x12, slot ?? "")
-            + ProtoSize.varintField(key: 0x18, UInt64(bitPattern: expiresAt.unixMilliseconds))
+        var size = ProtoSize.varintField(key: 0x08, id)
+        if let slot { size += ProtoSize.string(key: 0x12, slot) }
+        return size + ProtoSize.varintField(key: 0x18, UInt64(bitPattern: expiresAt.unixMilliseconds))
             + ProtoSize.delimited(key: 0x22, adSize)
     }
 
@@ -116,7 +117,7 @@ extension Lease {
     /// Everything up to the ad's bytes: the lease's own fields, then the ad's key and length.
     func writeHeader(to w: inout ProtoWriter, adSize: Int) {
         w.varintField(key: 0x08, id)
-        w.string(key: 0x12, slot ?? "")
+        if let slot { w.string(key: 0x12, slot) }  // nil writes nothing, as "" does
         w.varintField(key: 0x18, UInt64(bitPattern: expiresAt.unixMilliseconds))
         w.varint(0x22)
         w.varint(UInt64(adSize))
