@@ -12,6 +12,8 @@ public final class NativeAdvertisementLoader {
         var configuration: LoaderConfiguration
         let source: any DemandSource
         var pools: [String: AdPool] = [:]
+        /// The pool found last, checked before hashing the ad unit (pools are never removed).
+        var lastPool: (adUnitID: String, pool: AdPool)?
 
         init(configuration: LoaderConfiguration, source: any DemandSource) {
             self.configuration = configuration
@@ -26,6 +28,9 @@ public final class NativeAdvertisementLoader {
     // dynamic exclusivity checks (swift_beginAccess: ~15% of the daemon's instructions under
     // load, callgrind) only cost time here.
     @exclusivity(unchecked) var entries: [String: Entry] = [:]
+    /// The entry found last by ``validated(adUnitID:loader:)``, checked before hashing the name
+    /// (`entries` never changes after `init`).
+    @exclusivity(unchecked) var lastEntry: (name: String, entry: Entry)?
     @exclusivity(unchecked) var ids: IdentifierGenerator
     @exclusivity(unchecked) var jitter: SplitMix64
     @exclusivity(unchecked) var leases = LeaseTable()
@@ -245,9 +250,13 @@ public final class NativeAdvertisementLoader {
     func validated(adUnitID: String, loader: String) throws(LoaderError) -> Entry {
         if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
         if adUnitID.isEmpty { throw LoaderError(code: .invalidArgument, field: "ad_unit_id", message: "must not be empty") }
+        // Comparing with the name used last (inline for short names) is much cheaper than
+        // hashing it: calls name the same few loaders over and over.
+        if let last = lastEntry, last.name == loader { return last.entry }
         guard let entry = entries[loader] else {
             throw LoaderError(code: .invalidArgument, field: "loader", message: "unknown loader \"\(loader)\"")
         }
+        lastEntry = (loader, entry)
         return entry
     }
 
@@ -261,7 +270,12 @@ public final class NativeAdvertisementLoader {
     /// - Throws: ``LoaderError`` `.resourceExhausted` naming the limit when a new pool is needed
     ///   and the loader is at it.
     func pool(for entry: Entry, adUnitID: String) throws(LoaderError) -> AdPool {
-        if let pool = entry.pools[adUnitID] { return pool }
+        // As for loader names: the ad unit used last first, then the table.
+        if let last = entry.lastPool, last.adUnitID == adUnitID { return last.pool }
+        if let pool = entry.pools[adUnitID] {
+            entry.lastPool = (adUnitID, pool)
+            return pool
+        }
         let name = entry.configuration.name
         let limit = entry.configuration.maximumPools
         if entry.pools.count >= limit {
@@ -273,6 +287,7 @@ public final class NativeAdvertisementLoader {
             loader: entry.configuration.name, adUnitID: adUnitID, configuration: entry.configuration,
             source: entry.source)
         entry.pools[adUnitID] = pool
+        entry.lastPool = (adUnitID, pool)
         return pool
     }
 
