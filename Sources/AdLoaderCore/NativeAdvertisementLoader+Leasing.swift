@@ -19,10 +19,10 @@ extension NativeAdvertisementLoader {
         }
         purgeExpired(pool)
         guard hasLendableAd(pool), let (adHandle, _) = pool.soonestAvailable else { return nil }
-        let leaseID = ids.nextLeaseID()
         let expiresAt = now + pool.configuration.leaseTimeout
         let leaseHandle = leases.insert(
-            LeaseTable.Record(id: leaseID, pool: pool, adHandle: adHandle, slot: slot, expiresAt: expiresAt))
+            LeaseTable.Record(id: 0, pool: pool, adHandle: adHandle, slot: slot, expiresAt: expiresAt), ids: ids)
+        let leaseID = leases[leaseHandle].id
         pool.lease(adHandle, to: leaseHandle)
         if let slot { pool.slots[slot] = leaseHandle }
         pool.stats.borrowHits += 1

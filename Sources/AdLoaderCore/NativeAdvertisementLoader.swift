@@ -168,7 +168,7 @@ public final class NativeAdvertisementLoader {
     @discardableResult
     public func returnLease(_ leaseID: UInt64, shown: Bool) throws(LoaderError) -> ReturnOutcome {
         if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
-        guard let handle = leases.handle(forID: leaseID) else {
+        guard let handle = leases.handle(forID: leaseID, ids: ids) else {
             throw LoaderError(
                 code: .notFound, field: "lease_id", message: "no open lease \(leaseID) (returned, reclaimed or unknown)")
         }

@@ -44,11 +44,17 @@ struct Slab<Handle: SlabHandle, Element> {
         return Handle(index: elements.count - 1)
     }
 
-    /// Frees the record of `handle` and returns it; the slot is reused by a later insert.
+    /// Whether `handle` names a live record (false for a freed slot or one never used).
+    func isLive(_ handle: Handle) -> Bool {
+        handle.index >= 0 && handle.index < elements.count && elements[handle.index] != nil
+    }
+
+    /// Frees the record of `handle` and returns it; the slot is reused by a later insert,
+    /// unless `retiring`: then it is never used again.
     @discardableResult
-    mutating func remove(_ handle: Handle) -> Element {
+    mutating func remove(_ handle: Handle, retiring: Bool = false) -> Element {
         let element = elements[handle.index].take()!
-        freeIndices.append(handle.index)
+        if !retiring { freeIndices.append(handle.index) }
         count -= 1
         return element
     }

@@ -66,18 +66,32 @@ struct IdentifiersTests {
         #expect(ids.nextAdID() == "abc-2")
     }
 
-    @Test func leaseIDsAreUniqueNonzeroAndSeedDependent() {
-        var first = IdentifierGenerator(seed: 1)
-        var second = IdentifierGenerator(seed: 2)
+    @Test func leaseIDsAreUniqueSeedDependentAndDecodeToTheirSlot() {
+        let first = IdentifierGenerator(seed: 1)
+        let second = IdentifierGenerator(seed: 2)
         var seen = Set<UInt64>()
-        for _ in 0..<10_000 {
-            let id = first.nextLeaseID()
-            #expect(id != 0)
-            seen.insert(id)
+        for slot in [0, 1, 2, 1_000, Int(UInt32.max)] {
+            for generation: UInt32 in [0, 1, 2, 3, 77, UInt32.max - 1, UInt32.max] {
+                let id = first.leaseID(slot: slot, generation: generation)
+                seen.insert(id)
+                #expect(first.leaseSlot(of: id) == (slot, generation))
+                #expect(second.leaseSlot(of: id) != (slot, generation))
+            }
         }
-        #expect(seen.count == 10_000)
-        var again = IdentifierGenerator(seed: 1)
-        #expect(again.nextLeaseID() != second.nextLeaseID())
+        #expect(seen.count == 35)
+        for slot in 0..<100 {
+            for generation: UInt32 in 0..<100 { seen.insert(first.leaseID(slot: slot, generation: generation)) }
+        }
+        #expect(seen.count == 35 + 10_000 - 15)  // slots 0...2 at generations 0...3 and 77 were counted above
+        #expect(IdentifierGenerator(seed: 1).leaseID(slot: 5, generation: 6) != second.leaseID(slot: 5, generation: 6))
+    }
+
+    @Test func unmixInvertsMix() {
+        var generator = SplitMix64(seed: 3)
+        for value in [0, 1, UInt64.max, 0x8000_0000_0000_0000] + (0..<1_000).map({ _ in generator.next() }) {
+            #expect(SplitMix64.unmix(SplitMix64.mix(value)) == value)
+            #expect(SplitMix64.mix(SplitMix64.unmix(value)) == value)
+        }
     }
 
     @Test func splitMixIsDeterministicAndUnitIsInRange() {

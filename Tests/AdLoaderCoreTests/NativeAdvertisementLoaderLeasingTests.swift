@@ -307,6 +307,25 @@ struct NativeAdvertisementLoaderLeasingTests {
         }
     }
 
+    @Test func anEndedLeaseIDNeverNamesTheLeaseThatReusedItsSlot() throws {
+        let h = try Harness()
+        try h.fill()
+        var ended: [UInt64] = []
+        var open = try h.lease()
+        for _ in 0..<50 {
+            // The next lease takes the slot just freed, under a new id.
+            try h.loader.returnLease(open.id, shown: false)
+            ended.append(open.id)
+            open = try h.lease()
+            #expect(!ended.contains(open.id))
+            for id in ended {
+                #expect(throws: LoaderError.self) { try h.loader.returnLease(id, shown: false) }
+            }
+        }
+        #expect(h.stats().leased == 1)
+        #expect(try h.loader.returnLease(open.id, shown: false) == .backInPool)
+    }
+
     // MARK: lease timeout
 
     @Test func leasesNotReturnedAreReclaimedWithOneWakeup() throws {
