@@ -32,6 +32,9 @@ final class AdPool {
     let configuration: LoaderConfiguration
     let source: any DemandSource
     let request: AdRequest
+    /// `configuration.leaseTimeout` in milliseconds, computed once: `Duration`'s 128-bit
+    /// arithmetic cost ~190 instructions per Borrow (callgrind).
+    let leaseTimeoutMilliseconds: Int64
 
     /// Whether the pool loads and lends; mirrors its loader's enabled flag.
     // Stored properties are `@exclusivity(unchecked)`: this object is confined to one loop
@@ -63,6 +66,7 @@ final class AdPool {
         self.configuration = configuration
         self.source = source
         self.request = configuration.request(adUnitID: adUnitID)
+        self.leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
         self.enabled = configuration.enabled
         self.stats = PoolStats(loader: loader, adUnitID: adUnitID)
         self.fill = FillStateMachine(maximumRetries: configuration.retry.maximumCount)

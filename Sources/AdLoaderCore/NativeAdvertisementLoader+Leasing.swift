@@ -19,7 +19,7 @@ extension NativeAdvertisementLoader {
         }
         purgeExpired(pool)
         guard hasLendableAd(pool), let (adHandle, _) = pool.soonestAvailable else { return nil }
-        let expiresAt = now + pool.configuration.leaseTimeout
+        let expiresAt = AdInstant(unixMilliseconds: now.unixMilliseconds &+ pool.leaseTimeoutMilliseconds)
         let leaseHandle = leases.insert(
             LeaseTable.Record(id: 0, pool: pool, adHandle: adHandle, slot: slot, expiresAt: expiresAt), ids: ids)
         let leaseID = leases[leaseHandle].id

@@ -124,7 +124,6 @@ public final class AdLoaderService {
         try checkIdentifier("ad_unit_id", message.adUnitID)
         try checkIdentifier("loader", message.loader)
         try checkIdentifier("slot_key", message.slot)
-        let wait = Duration.milliseconds(message.waitMilliseconds)
         let slot = message.slot.isEmpty ? nil : message.slot
         let loaderName = loaderName(message.loader)
         // At the parked-borrow limit, the borrow still takes an available ad; only a borrow
@@ -141,7 +140,8 @@ public final class AdLoaderService {
             let open = OpenCall(callID: callID, serial: nextSerial, responder: responder)
             call = open
             outcome = try loader.borrow(
-                adUnitID: message.adUnitID, loader: loaderName, slot: slot, wait: wait, mayPark: mayPark
+                adUnitID: message.adUnitID, loader: loaderName, slot: slot,
+                wait: .milliseconds(message.waitMilliseconds), mayPark: mayPark
             ) { [weak self] result in
                 self?.parkedBorrowServed(open, result)
             }
