@@ -10,15 +10,22 @@ struct IncomingCall {
     var request: ServiceRequest?
     var requestError: Status?
 
+    /// Decodes `envelope` into `call`.
     /// - Throws: ``FrameError`` `.badEnvelope` when `envelope` is not a RequestFrame.
-    init(decoding envelope: UnsafeRawBufferPointer) throws(FrameError) {
-        header = try RequestFrame.decodeHeader(envelope)
-        guard !header.cancel else { return }
+    static func decode(_ envelope: UnsafeRawBufferPointer, into call: inout IncomingCall?) throws(FrameError) {
+        // Stored straight into the caller's variable: a throwing init returned the value
+        // through a temporary that was copied and destroyed through the value witnesses.
+        let header = try RequestFrame.decodeHeader(envelope)
+        if header.cancel {
+            call = IncomingCall(header: header, request: nil, requestError: nil)
+            return
+        }
         do throws(Status) {
-            request = try ServiceRequest(
+            let request = try ServiceRequest(
                 method: header.method, message: UnsafeRawBufferPointer(rebasing: envelope[header.messageRange]))
+            call = IncomingCall(header: header, request: request, requestError: nil)
         } catch {
-            requestError = error
+            call = IncomingCall(header: header, request: nil, requestError: error)
         }
     }
 }
@@ -29,7 +36,7 @@ extension Connection {
     /// The status for a call id already in flight on this connection.
     static let duplicateCallCode = Status.Code.alreadyExists
 
-    func dispatch(_ call: IncomingCall) {
+    func dispatch(_ call: consuming IncomingCall) {
         let frame = call.header
         let callID = frame.callID
         if frame.cancel {

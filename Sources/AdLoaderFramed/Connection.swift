@@ -136,7 +136,7 @@ final class Connection: CallResponder {
             do {
                 complete = try decoder.withNextMessage { body -> Bool in
                     do throws(FrameError) {
-                        call = try IncomingCall(decoding: body)
+                        try IncomingCall.decode(body, into: &call)
                     } catch {
                         envelopeError = error
                     }
@@ -153,7 +153,8 @@ final class Connection: CallResponder {
                 fail(envelopeError)
                 return
             }
-            if let call { dispatch(call) }
+            // Moved out, not copied: the value holds the decoded request's strings.
+            if let call = call.take() { dispatch(call) }
         }
     }
 
