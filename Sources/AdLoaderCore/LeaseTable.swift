@@ -44,9 +44,9 @@ struct LeaseTable {
     }
 
     /// Opens a lease; its id (`record.id` is ignored) is made from its slot by `ids`.
-    mutating func insert(_ record: Record, ids: IdentifierGenerator) -> LeaseHandle {
-        let handle = records.insert(record)
-        let index = handle.index
+    mutating func insert(_ record: consuming Record, ids: IdentifierGenerator) -> LeaseHandle {
+        // The id is made before the record is stored, so the record is written once.
+        let index = records.nextHandle.index
         precondition(index <= Int(UInt32.max), "lease table slots exhausted")
         if index == generations.count { generations.append(0) }
         var generation = generations[index]
@@ -58,8 +58,11 @@ struct LeaseTable {
             id = ids.leaseID(slot: index, generation: generation)
         }
         generations[index] = generation &+ 1
-        records[handle].id = id
-        timeouts.insert(handle: handle, deadline: record.expiresAt.unixMilliseconds, sequence: id)
+        record.id = id
+        let deadline = record.expiresAt.unixMilliseconds
+        // Moved into the slab, not copied (the record holds the pool and the slot's string).
+        let handle = records.insert(record)
+        timeouts.insert(handle: handle, deadline: deadline, sequence: id)
         return handle
     }
 

@@ -28,8 +28,11 @@ struct Slab<Handle: SlabHandle, Element> {
         _modify { yield &elements[handle.index]! }
     }
 
+    /// The handle the next ``insert(_:)`` returns.
+    var nextHandle: Handle { Handle(index: freeIndices.last ?? elements.count) }
+
     /// Stores `element` and returns its handle.
-    mutating func insert(_ element: Element) -> Handle {
+    mutating func insert(_ element: consuming Element) -> Handle {
         count += 1
         if let index = freeIndices.popLast() {
             elements[index] = element
