@@ -59,6 +59,8 @@ final class AdPool {
     /// Available ads by expiry: the soonest to expire is lent first and swept first.
     @exclusivity(unchecked) private(set) var available = DeadlineHeap<AdHandle>()
     @exclusivity(unchecked) private(set) var leasedCount = 0
+    /// What closures hold weakly instead of the pool (see ``AdPoolReference``).
+    private(set) lazy var reference = AdPoolReference(self)
 
     init(loader: String, adUnitID: String, configuration: LoaderConfiguration, source: any DemandSource) {
         self.loader = loader

@@ -13,9 +13,8 @@ struct LeaseTable {
     struct Record {
         var id: UInt64
         /// Not retained: the loader owns its pools for its whole life (they are never removed)
-        /// and this table, so a lease never outlives its pool. AdPool has a side table (weak
-        /// references from timers), which makes each retain and release of it a slow path in
-        /// the runtime (~50 instructions each, callgrind): one pair per lease saved.
+        /// and this table, so a lease never outlives its pool (one retain and release fewer
+        /// per lease).
         unowned(unsafe) var pool: AdPool
         /// The ad's handle in `pool`.
         var adHandle: AdHandle

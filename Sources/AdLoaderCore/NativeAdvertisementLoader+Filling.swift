@@ -95,8 +95,8 @@ extension NativeAdvertisementLoader {
         case .scheduleRetry(let attempt):
             pool.retryTimer?.cancel()
             pool.retryTimer = scheduler.schedule(at: now + retryDelay(attempt: attempt, policy: pool.configuration.retry)) {
-                [weak self, weak pool] in
-                guard let self, let pool else { return }
+                [weak self, weak reference = pool.reference] in
+                guard let self, let pool = reference?.pool else { return }
                 pool.retryTimer = nil
                 self.perform(pool.fill.retryTimerFired(), for: pool)
             }
@@ -105,8 +105,8 @@ extension NativeAdvertisementLoader {
             pool.retryTimer = nil
             pool.probeTimer?.cancel()
             pool.probeTimer = scheduler.schedule(at: now + pool.configuration.retry.probeInterval) {
-                [weak self, weak pool] in
-                guard let self, let pool else { return }
+                [weak self, weak reference = pool.reference] in
+                guard let self, let pool = reference?.pool else { return }
                 pool.probeTimer = nil
                 self.perform(pool.fill.probeTimerFired(), for: pool)
             }

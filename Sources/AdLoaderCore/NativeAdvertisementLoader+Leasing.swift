@@ -115,12 +115,12 @@ extension NativeAdvertisementLoader {
     func park(
         in pool: AdPool, slot: String?, wait: Duration, whenServed: @escaping (BorrowResult) -> Void
     ) -> ParkedBorrowHandle {
-        let handle = ParkedBorrowHandle(slot: slot, whenServed: whenServed) { [weak pool] _ in
-            pool?.parked.noteWithdrawn()
+        let handle = ParkedBorrowHandle(slot: slot, whenServed: whenServed) { [weak reference = pool.reference] _ in
+            reference?.pool.parked.noteWithdrawn()
         }
         pool.parked.append(handle)
-        handle.timer = scheduler.schedule(at: now + wait) { [weak pool, weak handle] in
-            guard let pool, let handle, let whenServed = handle.take() else { return }
+        handle.timer = scheduler.schedule(at: now + wait) { [weak reference = pool.reference, weak handle] in
+            guard let pool = reference?.pool, let handle, let whenServed = handle.take() else { return }
             pool.parked.noteWithdrawn()
             pool.stats.borrowMisses += 1
             whenServed(.noAdYet)
