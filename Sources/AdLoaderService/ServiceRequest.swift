@@ -18,6 +18,18 @@ public enum ServiceRequest: Hashable, Sendable {
     /// - Throws: ``Status`` UNIMPLEMENTED for an unknown method; the decoding error's status
     ///   (INVALID_ARGUMENT naming the field) when the message does not decode.
     public init(method: String, message: UnsafeRawBufferPointer) throws(Status) {
+        // The hot methods by identity first: decoders intern known method names (the same
+        // storage as MethodName's), and comparing a Return's name with Borrow's by content
+        // was a 34-byte compare (~120 instructions, callgrind). Any other string falls
+        // through to the comparisons by content below.
+        if Self.isSameStorage(method, MethodName.borrow) {
+            self = .borrow(try Self.decode(message))
+            return
+        }
+        if Self.isSameStorage(method, MethodName.returnLease) {
+            self = .returnLease(try Self.decode(message))
+            return
+        }
         switch method {
         case MethodName.borrow: self = .borrow(try Self.decode(message))
         case MethodName.returnLease: self = .returnLease(try Self.decode(message))
@@ -34,6 +46,16 @@ public enum ServiceRequest: Hashable, Sendable {
         } catch {
             throw error.status
         }
+    }
+
+    /// Whether `a` and `b` are the same bytes in memory (then they are equal; else they may
+    /// still be).
+    @inline(__always)
+    private static func isSameStorage(_ a: String, _ b: String) -> Bool {
+        let same = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in x.baseAddress == y.baseAddress && x.count == y.count }
+        }
+        return same == true
     }
 
     /// Whether `method` is one this service serves.
