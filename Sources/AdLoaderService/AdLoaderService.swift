@@ -146,7 +146,7 @@ public final class AdLoaderService {
                 self?.parkedBorrowServed(open, result)
             }
         }
-        switch outcome {
+        switch consume outcome {
         case .answered(let result):
             answer(callID, result, responder: responder)
             return nil
@@ -161,7 +161,8 @@ public final class AdLoaderService {
         }
     }
 
-    private func answer(_ callID: UInt64, _ result: BorrowResult, responder: any CallResponder) {
+    private func answer(_ callID: UInt64, _ result: consuming BorrowResult, responder: any CallResponder) {
+        // The result is moved into the answer, not copied (its lease holds the slot and the ad).
         switch result {
         case .leased, .noAdYet:
             if let message = BorrowResponseMessage(result) { responder.answer(callID, borrow: message) }
