@@ -6,7 +6,7 @@ APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler pkg-config
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 
-.PHONY: all deps build release run test bench bench-smoke proto check-proto clean
+.PHONY: all deps build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
 
 all: build
 
@@ -33,10 +33,12 @@ run: release
 	.build/release/adloaderd $(ARGS)
 
 # Builds and runs every test (unit, model-based, conformance against the real daemon).
-# The benchmarks' smoke runs go first so that the test runner's summary is the last line.
+# The benchmarks' and fuzz targets' smoke runs go first so that the test runner's summary is
+# the last line.
 test: deps
 	$(SWIFT) build --build-tests
 	$(MAKE) bench-smoke
+	$(MAKE) fuzz-smoke
 	$(SWIFT) test --skip-build
 
 # Every benchmark at full size in release mode: results, plots and a summary in bench-results/.
@@ -48,9 +50,27 @@ bench: deps
 bench-smoke: deps
 	Benchmarks/run.sh --smoke
 
+# libFuzzer targets (Fuzz/README.md): release + ASan + libFuzzer builds in .build-fuzz. The
+# toolchain's own clang, lld and compiler-rt link them: no Debian package beyond APT_PACKAGES.
+# `make fuzz` runs every target FUZZ_SECONDS (default 300) each, growing .build-fuzz/corpus;
+# FUZZ_FLAGS adds libFuzzer flags, e.g. FUZZ_FLAGS=-jobs=2. Targets by name: Fuzz/run.sh envelope.
+fuzz: deps
+	Fuzz/run.sh
+
+# A few seconds of each fuzz target from the committed seeds (part of `make test`).
+fuzz-smoke: deps
+	Fuzz/run.sh --smoke
+
+# Rewrites the seed corpora (Fuzz/corpus/<target>/seed-*) from the targets' encoders.
+fuzz-seeds: deps
+	$(SWIFT) build
+	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz; do \
+	  mkdir -p Fuzz/corpus/$${t%%:*} && .build/debug/$${t##*:} --write-seeds Fuzz/corpus/$${t%%:*} || exit 1; \
+	done
+
 # Regenerates the committed protoc-c code from Proto/.
 proto: deps
 	dev/generate-proto.sh
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

@@ -84,6 +84,20 @@ let package = Package(
             name: "CoreScalingBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
             path: "Benchmarks/CoreScaling", swiftSettings: strict),
 
+        // Fuzzing (Fuzz/README.md, `make fuzz`, `make fuzz-smoke`): the targets' checks in one
+        // library, one thin libFuzzer executable per target. Plain builds replay a corpus.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .target(
+            name: "AdLoaderFuzz", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "CLibFuzzer"],
+            path: "Fuzz/AdLoaderFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "FrameDecoderFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/FrameDecoderFuzz", swiftSettings: strict),
+        .executableTarget(name: "EnvelopeFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/EnvelopeFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "ProtoScannerFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ProtoScannerFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "ConfigurationFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConfigurationFuzz", swiftSettings: strict),
+
         .testTarget(
             name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),
@@ -120,6 +134,7 @@ let package = Package(
                 "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport", "AdSources",
             ],
             swiftSettings: strict),
+        .testTarget(name: "AdLoaderFuzzTests", dependencies: ["AdLoaderFuzz"], swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

@@ -48,8 +48,8 @@ public struct BorrowRequestMessage: WireMessage {
         self = message
     }
 
-    /// Decodes with protobuf-c (the tests compare it with ``init(decoding:)``).
-    init(protobufC bytes: UnsafeRawBufferPointer) throws(FrameError) {
+    /// Decodes with protobuf-c (the tests and the proto-scanner fuzz target compare it with ``init(decoding:)``).
+    package init(protobufC bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
             bytes, named: "BorrowRequest", unpack: adloader__v1__borrow_request__unpack,
             free: adloader__v1__borrow_request__free_unpacked
@@ -138,8 +138,8 @@ public struct BorrowResponseMessage: WireMessage {
 
     public var encodedSize: Int? { protoSizes().message }
 
-    /// The same bytes as ``encode(into:)``, packed by protobuf-c (the tests compare both).
-    func encodedWithProtobufC() -> [UInt8] {
+    /// The same bytes as ``encode(into:)``, packed by protobuf-c (the tests and the envelope fuzz target compare both).
+    package func encodedWithProtobufC() -> [UInt8] {
         var buffer: [UInt8] = []
         CArena.with { arena in
             var m = Adloader__V1__BorrowResponse()

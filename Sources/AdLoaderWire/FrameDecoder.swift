@@ -84,11 +84,12 @@ public struct FrameDecoder: Sendable {
     public var hasPartialFrame: Bool { readIndex < buffer.count }
 
     /// True when the next frame (or the preface) has started but its bytes are not all
-    /// here, so ``next()`` would return nil until more arrive. False when nothing is
-    /// buffered, when a whole frame is buffered, and when ``next()`` would throw.
+    /// here, so ``next()`` would return nil until more arrive. False when nothing of it is
+    /// here, when a whole frame is buffered, and when ``next()`` would throw. Preface bytes
+    /// that ``next()`` has already checked count as received: the answer does not depend on
+    /// whether ``next()`` was called.
     public var hasIncompleteFrame: Bool {
         let available = buffer.count - readIndex
-        guard available > 0 else { return false }
         if prefaceRemaining > 0 {
             // The preface is checked by next(); a wrong byte is an error, not a wait.
             let expected = ProtocolPreface.bytes
@@ -96,7 +97,8 @@ public struct FrameDecoder: Sendable {
             for i in 0..<min(available, prefaceRemaining) where buffer[readIndex + i] != expected[position + i] {
                 return false
             }
-            if available <= prefaceRemaining { return available < prefaceRemaining }
+            // Started (bytes taken by next() or still buffered) and not all here.
+            if available < prefaceRemaining { return position + available > 0 }
         }
         let start = readIndex + prefaceRemaining
         let rest = buffer.count - start

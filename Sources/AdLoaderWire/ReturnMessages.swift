@@ -30,8 +30,8 @@ public struct ReturnRequestMessage: WireMessage {
         self = message
     }
 
-    /// Decodes with protobuf-c (the tests compare it with ``init(decoding:)``).
-    init(protobufC bytes: UnsafeRawBufferPointer) throws(FrameError) {
+    /// Decodes with protobuf-c (the tests and the proto-scanner fuzz target compare it with ``init(decoding:)``).
+    package init(protobufC bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
             bytes, named: "ReturnRequest", unpack: adloader__v1__return_request__unpack,
             free: adloader__v1__return_request__free_unpacked
@@ -90,8 +90,8 @@ public struct ReturnResponseMessage: WireMessage {
         }
     }
 
-    /// The same bytes as ``encode(into:)``, packed by protobuf-c (the tests compare both).
-    func encodedWithProtobufC() -> [UInt8] {
+    /// The same bytes as ``encode(into:)``, packed by protobuf-c (the tests and the envelope fuzz target compare both).
+    package func encodedWithProtobufC() -> [UInt8] {
         var buffer: [UInt8] = []
         var m = Adloader__V1__ReturnResponse()
         adloader__v1__return_response__init(&m)

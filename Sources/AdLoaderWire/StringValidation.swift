@@ -29,7 +29,7 @@ extension FrameError {
 /// (release, 4 to 200 bytes): 5 to 8 ns over the plain decode; `String(validating:as:)` cost
 /// 50 to 60 ns more.
 @inline(__always)
-func validString(_ bytes: UnsafeRawBufferPointer) -> String? {
+package func validString(_ bytes: UnsafeRawBufferPointer) -> String? {
     guard let base = bytes.baseAddress, bytes.count > 0 else { return "" }
     if memchr(base, 0, bytes.count) != nil { return nil }
     var string = String(decoding: bytes, as: UTF8.self)
@@ -38,7 +38,7 @@ func validString(_ bytes: UnsafeRawBufferPointer) -> String? {
 }
 
 /// True when `bytes` hold no NUL and are well-formed UTF-8 (what `String(validating:)` accepts).
-func isValidStringField(_ bytes: UnsafeRawBufferPointer) -> Bool {
+package func isValidStringField(_ bytes: UnsafeRawBufferPointer) -> Bool {
     guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
     if memchr(base, 0, bytes.count) != nil { return false }
     return isValidUTF8(bytes)

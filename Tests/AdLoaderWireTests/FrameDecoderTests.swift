@@ -138,6 +138,27 @@ import Testing
         #expect(!joined.hasIncompleteFrame)
     }
 
+    /// Found by the frame-decoder fuzz target (Fuzz/corpus/frame-decoder/seed-partial-preface):
+    /// once next() had checked the bytes of a partial preface, none were buffered and
+    /// `hasIncompleteFrame` said false, although the preface had started and was not whole.
+    @Test func partialPrefaceTakenByNextIsStillIncomplete() throws {
+        var decoder = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
+        decoder.append(ProtocolPreface.bytes[..<6])
+        #expect(decoder.hasIncompleteFrame)
+        #expect(try decoder.next() == nil)
+        #expect(decoder.bufferedByteCount == 0 && !decoder.prefaceReceived)
+        #expect(decoder.hasIncompleteFrame)
+        decoder.append(ProtocolPreface.bytes[6...])
+        #expect(try decoder.next() == nil)
+        #expect(decoder.prefaceReceived && !decoder.hasIncompleteFrame)
+        // A wrong byte after the part already taken is an error, not a wait.
+        var wrong = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
+        wrong.append(ProtocolPreface.bytes[..<3])
+        #expect(try wrong.next() == nil)
+        wrong.append([0x58])
+        #expect(!wrong.hasIncompleteFrame)
+    }
+
     /// On random cuts of valid and damaged streams: incomplete exactly when next() waits with bytes buffered.
     @Test(arguments: 0..<20)
     func incompleteFrameMatchesNext(seed: Int) {

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (release, ASan, libFuzzer; own scratch path .build-fuzz) and
+# runs them. See Fuzz/README.md.
+#
+#   Fuzz/run.sh                 every target for FUZZ_SECONDS (default 300) each (make fuzz)
+#   Fuzz/run.sh --smoke         every target for FUZZ_SMOKE_SECONDS (default 4) each, from the
+#                               committed seeds only (make fuzz-smoke, part of make test)
+#   Fuzz/run.sh envelope ...    only the targets named; extra libFuzzer flags in FUZZ_FLAGS
+#
+# Long runs keep their corpus in .build-fuzz/corpus/<target> (grown from Fuzz/corpus/<target>)
+# and write crashes to .build-fuzz/artifacts/<target>/; the last lines per run are appended to
+# .build-fuzz/results.txt. Exit status is non-zero when a target fails (crash, leak, timeout).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SMOKE=0
+TARGETS=()
+for argument in "$@"; do
+    case "$argument" in
+        --smoke) SMOKE=1 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        *) TARGETS+=("$argument") ;;
+    esac
+done
+ALL_TARGETS=(frame-decoder envelope proto-scanner configuration)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
+
+product() {
+    case "$1" in
+        frame-decoder) echo FrameDecoderFuzz ;;
+        envelope) echo EnvelopeFuzz ;;
+        proto-scanner) echo ProtoScannerFuzz ;;
+        configuration) echo ConfigurationFuzz ;;
+        *) echo "unknown fuzz target: $1 (targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
+    esac
+}
+
+SCRATCH=.build-fuzz
+# -sanitize=fuzzer,address in one flag: with SwiftPM's --sanitize, swiftc keeps only the last
+# one and Swift code goes without ASan. The toolchain's own clang, lld and compiler-rt do the
+# linking, so nothing beyond the toolchain is needed. Products one at a time: the executables
+# with a main.swift do not link with libFuzzer's main.
+SWIFT_FLAGS=(-c release --scratch-path "$SCRATCH" -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
+    -Xswiftc -use-ld=lld)
+for target in "${TARGETS[@]}"; do
+    p=$(product "$target")
+    if ! log=$(nice -n 5 swift build "${SWIFT_FLAGS[@]}" --product "$p" 2>&1); then
+        echo "$log" >&2
+        echo "fuzz build of $p failed" >&2
+        exit 1
+    fi
+    echo "$log" | grep -E "warning: " || true
+done
+BIN=$(swift build "${SWIFT_FLAGS[@]}" --show-bin-path)
+
+# Symbolized ASan reports; leaks are checked by libFuzzer after each input. The Swift runtime's
+# backtracer is off: under ASan it reports its own memory probing as a second crash.
+export SWIFT_BACKTRACE=enable=no
+SYMBOLIZER=$(dirname "$(readlink -f "$(command -v swift)")")/llvm-symbolizer
+[ -x "$SYMBOLIZER" ] && export ASAN_SYMBOLIZER_PATH="$SYMBOLIZER"
+
+if [ "$SMOKE" = 1 ]; then
+    SECONDS_EACH=${FUZZ_SMOKE_SECONDS:-4}
+else
+    SECONDS_EACH=${FUZZ_SECONDS:-300}
+fi
+read -r -a EXTRA <<< "${FUZZ_FLAGS:-}"
+mkdir -p "$SCRATCH/artifacts"
+failed=0
+for target in "${TARGETS[@]}"; do
+    p=$(product "$target")
+    seeds=Fuzz/corpus/$target
+    artifacts=$SCRATCH/artifacts/$target/
+    mkdir -p "$artifacts"
+    dictionary=()
+    [ -f "Fuzz/dictionaries/$target.dict" ] && dictionary=(-dict="Fuzz/dictionaries/$target.dict")
+    if [ "$SMOKE" = 1 ]; then
+        # A scratch corpus: the run starts from the seeds and leaves nothing behind.
+        work=$(mktemp -d)
+    else
+        work=$SCRATCH/corpus/$target
+        mkdir -p "$work"
+    fi
+    log=$SCRATCH/$target.log
+    status=0
+    # Frame decoder inputs are fed three ways with checks at every byte: short inputs keep it
+    # fast (the input layout repeats the stream to reach big ones).
+    max_len=4096
+    [ "$target" = frame-decoder ] && max_len=1024
+    nice -n 10 "$BIN/$p" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len \
+        -print_final_stats=1 -artifact_prefix="$artifacts" "${dictionary[@]}" ${EXTRA[@]+"${EXTRA[@]}"} \
+        "$work" "$seeds" > "$log" 2>&1 || status=$?
+    [ "$SMOKE" = 1 ] && rm -rf "$work"
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+    done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 | sed -E 's/^#[0-9]+[[:space:]]+DONE[[:space:]]+//; s/ exec\/s.*//' || true)
+    summary="$target: ${runs:-?} runs in ${SECONDS_EACH}s, ${speed:-?} exec/s, ${done_line:-no DONE line}"
+    if [ "$status" != 0 ]; then
+        failed=1
+        echo "FAILED $summary (exit $status); log: $log" >&2
+        grep -E "==ERROR|Fatal error|SUMMARY|Test unit written|^MS:" "$log" | head -10 >&2 || true
+    else
+        echo "$summary"
+    fi
+    [ "$SMOKE" = 1 ] || echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(git rev-parse --short HEAD) $summary" >> "$SCRATCH/results.txt"
+done
+exit $failed
