@@ -35,35 +35,53 @@ let package = Package(
         .target(name: "AdLoaderUV", dependencies: ["AdLoaderCore", "CLibUV"], swiftSettings: strict),
         // Logger and log handlers; the one JSON writer.
         .target(name: "AdLoaderLogging", swiftSettings: strict),
+        // Transport-neutral calls: decoded request -> core -> answer or Status.
+        .target(
+            name: "AdLoaderService", dependencies: ["AdLoaderCore", "AdLoaderWire", "AdLoaderLogging"],
+            swiftSettings: strict),
+        // The framed protocol transport: connections, preface, framing, per-connection limits.
+        .target(
+            name: "AdLoaderFramed",
+            dependencies: ["AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging"],
+            swiftSettings: strict),
+        // Command-line scanning shared by every executable; dependency-free.
+        .target(name: "AdLoaderArguments", swiftSettings: strict),
         // The application: configuration, start/stop order, the composition root.
         .target(
             name: "AdLoaderDaemon",
             dependencies: [
-                "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "CAdLoaderProto",
-                "CProtobufC",
+                "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "AdLoaderService",
+                "AdLoaderFramed", "AdLoaderArguments",
             ],
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
         .target(name: "AdLoaderClient", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
         // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
-        .target(name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
-        // Test doubles: manual clock/scheduler.
-        .target(name: "AdLoaderTestSupport", dependencies: ["AdLoaderCore"], swiftSettings: strict),
+        .target(
+            name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderLogging"],
+            swiftSettings: strict),
+        // Test doubles: manual clock/scheduler, the in-process transport.
+        .target(
+            name: "AdLoaderTestSupport",
+            dependencies: ["AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderFramed", "AdLoaderUV", "AdLoaderLogging"],
+            swiftSettings: strict),
 
         .executableTarget(name: "adloaderd", dependencies: ["AdLoaderDaemon"], swiftSettings: strict),
         .executableTarget(
-            name: "adloader", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderConformance"], swiftSettings: strict),
+            name: "adloader",
+            dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance", "AdLoaderArguments"],
+            swiftSettings: strict),
         // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).
         .executableTarget(
-            name: "ProtocolLoadBench", dependencies: ["AdLoaderWire"], path: "Benchmarks/ProtocolLoad",
+            name: "ProtocolLoadBench", dependencies: ["AdLoaderWire", "AdLoaderArguments"], path: "Benchmarks/ProtocolLoad",
             swiftSettings: strict),
 
         // Benchmarks (`make bench`, Benchmarks/run.sh); `--smoke` runs are part of `make test`.
         .executableTarget(
-            name: "FeedScrollBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport"],
+            name: "FeedScrollBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
             path: "Benchmarks/FeedScroll", swiftSettings: strict),
         .executableTarget(
-            name: "CoreScalingBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport"],
+            name: "CoreScalingBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
             path: "Benchmarks/CoreScaling", swiftSettings: strict),
 
         // Fuzzing (Fuzz/README.md, `make fuzz`, `make fuzz-smoke`): the targets' checks in one
@@ -81,10 +99,10 @@ let package = Package(
             name: "ConfigurationFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConfigurationFuzz", swiftSettings: strict),
 
         .testTarget(
-            name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport", "AdSources"],
+            name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "AdLoaderWireTests", dependencies: ["AdLoaderWire", "AdLoaderCore", "CAdLoaderProto"],
+            name: "AdLoaderWireTests", dependencies: ["AdLoaderWire", "AdLoaderCore"],
             swiftSettings: strict),
         .testTarget(
             name: "AdLoaderClientTests", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore"],
@@ -92,20 +110,35 @@ let package = Package(
         .testTarget(
             name: "AdSourcesTests", dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "AdLoaderArgumentsTests", dependencies: ["AdLoaderArguments"], swiftSettings: strict),
         .testTarget(
-            name: "AdLoaderConformanceTests", dependencies: ["AdLoaderConformance", "AdLoaderWire", "AdLoaderCore"],
+            name: "AdLoaderConformanceTests", dependencies: ["AdLoaderConformance", "AdLoaderWire"],
             swiftSettings: strict),
         .testTarget(
             name: "AdLoaderDaemonTests",
             dependencies: [
-                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport",
+                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderService", "AdLoaderTestSupport",
+                "AdSources",
+            ],
+            swiftSettings: strict),
+        .testTarget(name: "AdLoaderUVTests", dependencies: ["AdLoaderUV", "AdLoaderCore"], swiftSettings: strict),
+        .testTarget(
+            name: "AdLoaderServiceTests",
+            dependencies: [
+                "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "AdLoaderTestSupport", "AdSources",
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "AdLoaderFramedTests",
+            dependencies: [
+                "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport", "AdSources",
             ],
             swiftSettings: strict),
         .testTarget(name: "AdLoaderFuzzTests", dependencies: ["AdLoaderFuzz"], swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "AdLoaderClient", "AdLoaderWire", "AdLoaderConformance", "AdLoaderCore", "adloaderd", "adloader",
+                "AdLoaderWire", "AdLoaderConformance", "AdLoaderCore", "adloaderd", "adloader",
             ],
             swiftSettings: strict),
     ]

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Protocol load: adloaderd (Borrow+Return over the framed protocol, ProtocolLoadBench) side by
 # side with redis GET of a 400-byte value (redis-benchmark), same connections and pipelining,
-# same machine, same run. Prints medians and the ratio adloaderd / redis.
+# same machine, same run. Prints medians, the ratio adloaderd / redis, and each server's CPU
+# per call: utime+stime from /proc/PID/stat over the measured window divided by the calls
+# answered in it (independent of how much CPU the load generators take).
 #
-#   Benchmarks/protocol-load.sh [--smoke] [--runs N] [--duration S] [--pin] [--out DIR] [--adloaderd BIN]
+#   Benchmarks/protocol-load.sh [--smoke] [--runs N] [--duration S] [--pin] [--out DIR]
+#                               [--adloaderd BIN [--adloaderd-label NAME]]...
 #
 #   --smoke      ~1 s of everything at tiny sizes, debug build, redis only if installed;
 #                exits non-zero when the daemon cannot serve (for `make test`)
@@ -11,11 +14,14 @@
 #   --duration S measured seconds per run (default 5)
 #   --pin        servers on CPU 0, load generators on CPU 1 (taskset); default: unpinned
 #   --out DIR    results directory (default bench-results/, gitignored)
-#   --adloaderd BIN  run this daemon binary instead of the one built here (before/after
-#                comparisons: build another commit elsewhere and point at its binary)
+#   --adloaderd BIN  also run this daemon binary, in the same run, alternating with the one
+#                built here and redis (before/after: build another commit elsewhere, point
+#                here); may be given several times
+#   --adloaderd-label NAME  how the tables name the binary given just before (default:
+#                compared, compared2, ...)
 #
 # Writes DIR/protocol-load.csv (every run), DIR/protocol-load.json (medians and ratios) and,
-# with gnuplot, DIR/protocol-load.png. Only 127.0.0.1 is used. Both servers stop on exit.
+# with gnuplot, DIR/protocol-load.png. Only 127.0.0.1 is used. All servers stop on exit.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -27,7 +33,8 @@ DURATION=5
 WARMUP=1
 PIN=0
 OUT="$ROOT/bench-results"
-DAEMON_BIN=""
+COMPARE_BINS=()
+COMPARE_LABELS=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --smoke) SMOKE=1 ;;
@@ -35,8 +42,14 @@ while [ $# -gt 0 ]; do
         --duration) DURATION=$2; shift ;;
         --pin) PIN=1 ;;
         --out) OUT=$2; shift ;;
-        --adloaderd) DAEMON_BIN=$2; shift ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --adloaderd)
+            COMPARE_BINS+=("$2")
+            if [ ${#COMPARE_BINS[@]} -gt 1 ]; then COMPARE_LABELS+=("compared${#COMPARE_BINS[@]}"); else COMPARE_LABELS+=(compared); fi
+            shift ;;
+        --adloaderd-label)
+            [ ${#COMPARE_LABELS[@]} -gt 0 ] || { echo "protocol-load.sh: --adloaderd-label before any --adloaderd" >&2; exit 2; }
+            COMPARE_LABELS[$((${#COMPARE_LABELS[@]} - 1))]=$2; shift ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "protocol-load.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -82,11 +95,19 @@ swift build -c "$CONFIGURATION" --product adloaderd >&2
 swift build -c "$CONFIGURATION" --product ProtocolLoadBench >&2
 BIN=$(swift build -c "$CONFIGURATION" --show-bin-path)
 [ -x "$BIN/adloaderd" ] && [ -x "$BIN/ProtocolLoadBench" ] || fail "build products missing in $BIN"
-[ -n "$DAEMON_BIN" ] || DAEMON_BIN="$BIN/adloaderd"
-[ -x "$DAEMON_BIN" ] || fail "no daemon binary at $DAEMON_BIN"
+for i in "${!COMPARE_BINS[@]}"; do
+    [ -x "${COMPARE_BINS[$i]}" ] || fail "no daemon binary at ${COMPARE_BINS[$i]}"
+    case "${COMPARE_LABELS[$i]}" in
+        adloaderd|redis|*[!A-Za-z0-9._-]*|"") fail "--adloaderd-label: letters, digits, . _ -; not adloaderd or redis" ;;
+    esac
+    for j in "${!COMPARE_LABELS[@]}"; do
+        [ "$j" -le "$i" ] || [ "${COMPARE_LABELS[$j]}" != "${COMPARE_LABELS[$i]}" ] || fail "label ${COMPARE_LABELS[$i]} given twice"
+    done
+done
+TICKS_PER_SECOND=$(getconf CLK_TCK)
 
 WORK=$(mktemp -d /tmp/protocol-load.XXXXXX)
-DAEMON_PID=""
+declare -A PID_OF PORT_OF
 REDIS_PID=""
 stop() {
     local pid=$1
@@ -96,7 +117,8 @@ stop() {
     kill -KILL "$pid" 2>/dev/null || true
 }
 cleanup() {
-    stop "$DAEMON_PID"
+    local name
+    for name in "${!PID_OF[@]}"; do stop "${PID_OF[$name]}"; done
     stop "$REDIS_PID"
     rm -rf "$WORK"
 }
@@ -119,17 +141,28 @@ cat > "$WORK/adloaderd.json" <<'EOF'
   "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
                             "leaseTimeout": "60s" } } }
 EOF
-"${SERVER_CPU[@]}" "$DAEMON_BIN" --config "$WORK/adloaderd.json" > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
-DAEMON_PID=$!
-PORT=""
-for _ in $(seq 1 100); do
-    PORT=$(grep -o '127\.0\.0\.1:[0-9]*' "$WORK/adloaderd.out" 2>/dev/null | head -1 | cut -d: -f2 || true)
-    [ -n "$PORT" ] && break
-    kill -0 "$DAEMON_PID" 2>/dev/null || break
-    sleep 0.1
+# start_daemon NAME BIN: starts a daemon, records its pid and port under NAME.
+start_daemon() {
+    local name=$1 bin=$2 pid port=""
+    "${SERVER_CPU[@]}" "$bin" --config "$WORK/adloaderd.json" > "$WORK/$name.out" 2> "$WORK/$name.err" &
+    pid=$!
+    PID_OF[$name]=$pid
+    for _ in $(seq 1 100); do
+        port=$(grep -o '127\.0\.0\.1:[0-9]*' "$WORK/$name.out" 2>/dev/null | head -1 | cut -d: -f2 || true)
+        [ -n "$port" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -n "$port" ] || { cat "$WORK/$name.err" >&2; fail "$name ($bin) did not start"; }
+    PORT_OF[$name]=$port
+    say "$name ($bin) pid $pid on 127.0.0.1:$port"
+}
+DAEMONS=(adloaderd)
+start_daemon adloaderd "$BIN/adloaderd"
+for i in "${!COMPARE_BINS[@]}"; do
+    DAEMONS+=("${COMPARE_LABELS[$i]}")
+    start_daemon "${COMPARE_LABELS[$i]}" "${COMPARE_BINS[$i]}"
 done
-[ -n "$PORT" ] || { cat "$WORK/adloaderd.err" >&2; fail "adloaderd did not start"; }
-say "adloaderd ($DAEMON_BIN) pid $DAEMON_PID on 127.0.0.1:$PORT"
 
 free_port() {
     local p
@@ -152,113 +185,193 @@ if [ "$HAVE_REDIS" = 1 ]; then
     say "redis-server pid $REDIS_PID on 127.0.0.1:$REDIS_PORT"
 fi
 
-# bench C D RATE LABEL: one ProtocolLoadBench run; prints its JSON line.
+# bench NAME C D RATE LABEL: one ProtocolLoadBench run against daemon NAME; prints its JSON line.
 bench() {
-    local args=(--port "$PORT" --connections "$1" --depth "$2" --duration "$DURATION" --warmup "$WARMUP"
-        --label "$4" --quiet)
-    [ "$3" != 0 ] && args+=(--rate "$3")
+    local name=$1
+    local args=(--port "${PORT_OF[$name]}" --server-pid "${PID_OF[$name]}" --connections "$2" --depth "$3"
+        --duration "$DURATION" --warmup "$WARMUP" --label "$5" --quiet)
+    [ "$4" != 0 ] && args+=(--rate "$4")
     local line
-    line=$("${CLIENT_CPU[@]}" "$BIN/ProtocolLoadBench" "${args[@]}") || { say "$line"; fail "ProtocolLoadBench ${args[*]}"; }
-    kill -0 "$DAEMON_PID" 2>/dev/null || fail "adloaderd exited during the run"
+    line=$("${CLIENT_CPU[@]}" "$BIN/ProtocolLoadBench" "${args[@]}") || { say "$line"; fail "ProtocolLoadBench against $name: ${args[*]}"; }
+    kill -0 "${PID_OF[$name]}" 2>/dev/null || fail "$name exited during the run"
     printf '%s\n' "$line" | grep '^{"bench"' | tail -1
 }
 
-# redis C D: one redis-benchmark GET run sized to last about DURATION; prints "rps p50 p99" (ms).
+# counters PID: "utime stime syscr syscw" of a process: clock ticks (fields 14 and 15 of
+# /proc/PID/stat, counted after the command name, which is in parentheses) and the read and
+# write system calls of /proc/PID/io (0 0 when that cannot be read).
+counters() {
+    local ticks io
+    ticks=$(sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12, $13 }')
+    io=$(awk '/^syscr:/ { r = $2 } /^syscw:/ { w = $2 } END { print r + 0, w + 0 }' "/proc/$1/io" 2>/dev/null || echo 0 0)
+    echo "$ticks $io"
+}
+
+# redis C D: one redis-benchmark GET run sized to last about DURATION; prints
+# "rps p50 p99 cpu user sys calls/read calls/write" (latencies in ms; cpu, user, sys:
+# redis-server's µs per GET over the run; calls per read and write system call).
 redis_run() {
     local per_second=$((100000 * $2))
     [ "$per_second" -gt 1500000 ] && per_second=1500000
     local n
     n=$(awk -v r="$per_second" -v d="$DURATION" 'BEGIN { n = int(r * d); if (n < 2000) n = 2000; print n }')
-    local text
+    local text before after
+    before=$(counters "$REDIS_PID")
     text=$("${CLIENT_CPU[@]}" redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -t get -d 400 -c "$1" -P "$2" -n "$n" 2>&1 \
         | tr '\r' '\n') || fail "redis-benchmark"
-    local rps lat
+    after=$(counters "$REDIS_PID")
+    local rps lat per_call
     rps=$(printf '%s\n' "$text" | awk '/throughput summary:/ { print $3 }' | tail -1)
     # "latency summary (msec):" then a header (avg min p50 p95 p99 max) and the values.
     lat=$(printf '%s\n' "$text" | awk '/latency summary/ { getline; getline; print $3, $5 }' | tail -1)
     [ -n "$rps" ] || { printf '%s\n' "$text" | tail -5 >&2; fail "could not read redis-benchmark's output"; }
-    echo "$rps $lat"
+    per_call=$(printf '%s %s\n' "$before" "$after" | awk -v hz="$TICKS_PER_SECOND" -v n="$n" '{
+        u = ($5 - $1) * 1e6 / hz / n; s = ($6 - $2) * 1e6 / hz / n
+        r = $7 - $3; w = $8 - $4
+        printf "%.3f %.3f %.3f %.2f %.2f", u + s, u, s, (r > 0 ? n / r : 0), (w > 0 ? n / w : 0) }')
+    echo "$rps $lat $per_call"
 }
 
 field() { printf '%s\n' "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { tr ' ' '\n' | awk NF | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# spread: "min-max" of a list, to show how far the runs differ.
+spread() { tr ' ' '\n' | awk NF | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR == 0) print "-"; else printf "%s-%s", lo, hi }'; }
 
 mkdir -p "$OUT"
 CSV="$OUT/protocol-load.csv"
 STAMP=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-echo "time,server,connections,depth,rate,run,calls_per_s,p50_us,p99_us,p999_us,pinned" > "$CSV"
+echo "time,server,connections,depth,rate,run,calls_per_s,p50_us,p99_us,p999_us,pinned,server_cpu_us_per_call,server_user_us_per_call,server_sys_us_per_call,server_calls_per_read,server_calls_per_write" > "$CSV"
 
-declare -A A_RPS A_P50 A_P99 A_P999 R_RPS R_P50 R_P99
+# Results: space-separated lists per "server|config".
+declare -A RPS P50 P99 P999 CPU USR SYS CPR CPW
+
+# record NAME KEY C D RATE RUN LINE: keeps one ProtocolLoadBench result and writes its CSV row.
+record() {
+    local name=$1 key=$2 line=$7
+    local rps p50 p99 p999 cpu usr sys cpr cpw
+    rps=$(field "$line" calls_per_s); p50=$(field "$line" p50_us); p99=$(field "$line" p99_us)
+    p999=$(field "$line" p999_us); cpu=$(field "$line" server_cpu_us_per_call)
+    usr=$(field "$line" server_user_us_per_call); sys=$(field "$line" server_sys_us_per_call)
+    cpr=$(field "$line" server_calls_per_read); cpw=$(field "$line" server_calls_per_write)
+    RPS[$name|$key]+=" $rps"; P50[$name|$key]+=" $p50"; P99[$name|$key]+=" $p99"; P999[$name|$key]+=" $p999"
+    CPU[$name|$key]+=" $cpu"; USR[$name|$key]+=" $usr"; SYS[$name|$key]+=" $sys"; CPR[$name|$key]+=" $cpr"; CPW[$name|$key]+=" $cpw"
+    echo "$STAMP,$name,$3,$4,$5,$6,$rps,$p50,$p99,$p999,$PIN,$cpu,$usr,$sys,$cpr,$cpw" >> "$CSV"
+    say "   $(printf '%-13s' "$name") run $6: $rps calls/s, p99 $p99 us, server cpu $cpu us/call (user $usr, sys $sys), $cpr calls/read"
+}
+
+SERVERS=("${DAEMONS[@]}")
+[ "$HAVE_REDIS" = 1 ] && SERVERS+=(redis)
 for config in "${CONFIGS[@]}"; do
     read -r C D <<< "$config"
     say "== $C connections x $D in flight, $RUNS runs of ${DURATION}s"
     for run in $(seq 1 "$RUNS"); do
-        line=$(bench "$C" "$D" 0 "${C}x${D}")
-        A_RPS[$config]+=" $(field "$line" calls_per_s)"; A_P50[$config]+=" $(field "$line" p50_us)"
-        A_P99[$config]+=" $(field "$line" p99_us)"; A_P999[$config]+=" $(field "$line" p999_us)"
-        echo "$STAMP,adloaderd,$C,$D,0,$run,$(field "$line" calls_per_s),$(field "$line" p50_us),$(field "$line" p99_us),$(field "$line" p999_us),$PIN" >> "$CSV"
-        say "   adloaderd run $run: $(field "$line" calls_per_s) calls/s, p99 $(field "$line" p99_us) us"
-        if [ "$HAVE_REDIS" = 1 ]; then
-            read -r rps p50 p99 <<< "$(redis_run "$C" "$D")"
-            p50us=$(awk -v v="$p50" 'BEGIN { printf "%.1f", v * 1000 }'); p99us=$(awk -v v="$p99" 'BEGIN { printf "%.1f", v * 1000 }')
-            R_RPS[$config]+=" $rps"; R_P50[$config]+=" $p50us"; R_P99[$config]+=" $p99us"
-            echo "$STAMP,redis,$C,$D,0,$run,$rps,$p50us,$p99us,,$PIN" >> "$CSV"
-            say "   redis     run $run: $rps GET/s, p99 $p99us us"
-        fi
+        # Rotate the order each run, so no server always follows the same one.
+        count=${#SERVERS[@]}
+        for i in $(seq 0 $((count - 1))); do
+            name=${SERVERS[$(((i + run - 1) % count))]}
+            if [ "$name" = redis ]; then
+                read -r rps p50 p99 cpu usr sys cpr cpw <<< "$(redis_run "$C" "$D")"
+                p50us=$(awk -v v="$p50" 'BEGIN { printf "%.1f", v * 1000 }'); p99us=$(awk -v v="$p99" 'BEGIN { printf "%.1f", v * 1000 }')
+                RPS[redis|$config]+=" $rps"; P50[redis|$config]+=" $p50us"; P99[redis|$config]+=" $p99us"
+                CPU[redis|$config]+=" $cpu"; USR[redis|$config]+=" $usr"; SYS[redis|$config]+=" $sys"
+                CPR[redis|$config]+=" $cpr"; CPW[redis|$config]+=" $cpw"
+                echo "$STAMP,redis,$C,$D,0,$run,$rps,$p50us,$p99us,,$PIN,$cpu,$usr,$sys,$cpr,$cpw" >> "$CSV"
+                say "   redis         run $run: $rps GET/s, p99 $p99us us, server cpu $cpu us/GET (user $usr, sys $sys), $cpr GETs/read"
+            else
+                record "$name" "$config" "$C" "$D" 0 "$run" "$(bench "$name" "$C" "$D" 0 "${C}x${D}")"
+            fi
+        done
     done
 done
 
-# Half load: open loop at half the unpipelined maximum just measured; latency counted from
-# the intended send time (up to 16 in flight per connection so bursts are not refused).
+# Half load: open loop at half the unpipelined maximum of the daemon built here, the same
+# rate for every daemon; latency counted from the intended send time (up to 16 in flight per
+# connection so bursts are not refused).
 read -r C1 D1 <<< "${CONFIGS[0]}"
-MAX=$(printf '%s' "${A_RPS[${CONFIGS[0]}]}" | median)
+MAX=$(printf '%s' "${RPS[adloaderd|${CONFIGS[0]}]}" | median)
 HALF=$(awk -v m="$MAX" 'BEGIN { printf "%d", m / 2 }')
 HALF_DEPTH=16; [ "$SMOKE" = 1 ] && HALF_DEPTH=4
-HALF_RPS=""; HALF_P50=""; HALF_P99=""; HALF_P999=""
 say "== half load: $HALF calls/s open loop over $C1 connections"
 for run in $(seq 1 "$RUNS"); do
-    line=$(bench "$C1" "$HALF_DEPTH" "$HALF" "half")
-    HALF_RPS+=" $(field "$line" calls_per_s)"; HALF_P50+=" $(field "$line" p50_us)"
-    HALF_P99+=" $(field "$line" p99_us)"; HALF_P999+=" $(field "$line" p999_us)"
-    echo "$STAMP,adloaderd,$C1,$HALF_DEPTH,$HALF,$run,$(field "$line" calls_per_s),$(field "$line" p50_us),$(field "$line" p99_us),$(field "$line" p999_us),$PIN" >> "$CSV"
-    say "   adloaderd run $run: $(field "$line" calls_per_s) calls/s, p99 $(field "$line" p99_us) us"
+    count=${#DAEMONS[@]}
+    for i in $(seq 0 $((count - 1))); do
+        name=${DAEMONS[$(((i + run - 1) % count))]}
+        record "$name" half "$C1" "$HALF_DEPTH" "$HALF" "$run" "$(bench "$name" "$C1" "$HALF_DEPTH" "$HALF" half)"
+    done
 done
 
-# Summary: medians, ratios, targets.
+# Summary: medians, ratios to redis, CPU per call.
 JSON="$OUT/protocol-load.json"
 DAT="$WORK/plot.dat"
 : > "$DAT"
 {
     echo
     echo "protocol-load ($( [ "$PIN" = 1 ] && echo "servers on CPU 0, clients on CPU 1" || echo unpinned ), medians of $RUNS x ${DURATION}s, $(nproc) CPUs)"
-    printf '%-14s %12s %9s %9s %10s %12s %9s %9s %8s\n' config "adl calls/s" "p50 us" "p99 us" "p99.9 us" "redis GET/s" "p50 us" "p99 us" ratio
+    echo "cpu us/call: the server's utime+stime over the measured window / calls answered in it"
+    echo "calls/rd, calls/wr: calls answered per read and per write system call of the server (/proc/PID/io)"
+    printf '%-10s %-13s %10s %8s %8s %9s %11s %6s %6s %8s %8s %8s %9s   %s\n' config server "calls/s" "p50 us" "p99 us" "p99.9 us" \
+        "cpu us/call" user sys calls/rd calls/wr "x redis" "cpu/redis" "calls/s of the runs"
 } >&2
-printf '{"bench":"protocol-load","time":"%s","pinned":%s,"runs":%s,"duration_s":%s,"configs":[' "$STAMP" "$PIN" "$RUNS" "$DURATION" > "$JSON"
+# median_of ARRAY KEY: the median of one list.
+median_of() { local -n list=$1; printf '%s' "${list[$2]:-}" | median; }
+# json_median ARRAY KEY: the median, or null when nothing was measured (redis: no p99.9, user, sys).
+json_median() {
+    local -n values=$1
+    if [ -n "${values[$2]:-}" ]; then printf '%s' "${values[$2]}" | median; else echo null; fi
+}
+# json_server NAME KEY: the medians of one server as a JSON object.
+json_server() {
+    local k="$1|$2"
+    printf '{"calls_per_s":%s,"p50_us":%s,"p99_us":%s,"p999_us":%s,"server_cpu_us_per_call":%s,"server_user_us_per_call":%s,"server_sys_us_per_call":%s,"server_calls_per_read":%s,"server_calls_per_write":%s}' \
+        "$(json_median RPS "$k")" "$(json_median P50 "$k")" "$(json_median P99 "$k")" "$(json_median P999 "$k")" \
+        "$(json_median CPU "$k")" "$(json_median USR "$k")" "$(json_median SYS "$k")" "$(json_median CPR "$k")" "$(json_median CPW "$k")"
+}
+# row LABEL NAME KEY: one line of the table; ratios against redis's medians for KEY when known.
+row() {
+    local k="$2|$3"
+    local a a50 a99 a999 ac au as cpr cpw ratio=- cratio=- r rc
+    a=$(median_of RPS "$k"); a50=$(median_of P50 "$k"); a99=$(median_of P99 "$k"); a999=$(median_of P999 "$k")
+    ac=$(median_of CPU "$k"); au=$(median_of USR "$k"); as=$(median_of SYS "$k"); cpr=$(median_of CPR "$k"); cpw=$(median_of CPW "$k")
+    if [ "$2" != redis ] && [ -n "${RPS[redis|$3]:-}" ]; then
+        r=$(median_of RPS "redis|$3"); rc=$(median_of CPU "redis|$3")
+        ratio=$(awk -v a="$a" -v r="$r" 'BEGIN { printf "%.2f", (r > 0 ? a / r : 0) }')
+        cratio=$(awk -v a="$ac" -v r="$rc" 'BEGIN { printf "%.2f", (r > 0 ? a / r : 0) }')
+    fi
+    [ "$2" = redis ] && a999=-
+    printf '%-10s %-13s %10.0f %8s %8s %9s %11s %6s %6s %8s %8s %8s %9s   %s\n' "$1" "$2" "$a" "$a50" "$a99" "$a999" "$ac" "$au" "$as" \
+        "$cpr" "$cpw" "$ratio" "$cratio" "$(printf '%s' "${RPS[$k]:-}" | spread)" >&2
+}
+printf '{"bench":"protocol-load","time":"%s","pinned":%s,"runs":%s,"duration_s":%s,"compared":%s,"configs":[' "$STAMP" "$PIN" \
+    "$RUNS" "$DURATION" "[$( [ ${#COMPARE_LABELS[@]} -eq 0 ] || printf '"%s",' "${COMPARE_LABELS[@]}" | sed 's/,$//' )]" > "$JSON"
 sep=""
 for config in "${CONFIGS[@]}"; do
     read -r C D <<< "$config"
-    a=$(printf '%s' "${A_RPS[$config]}" | median); a50=$(printf '%s' "${A_P50[$config]}" | median)
-    a99=$(printf '%s' "${A_P99[$config]}" | median); a999=$(printf '%s' "${A_P999[$config]}" | median)
-    r=0; r50=0; r99=0; ratio=null
-    if [ "$HAVE_REDIS" = 1 ]; then
-        r=$(printf '%s' "${R_RPS[$config]}" | median); r50=$(printf '%s' "${R_P50[$config]}" | median)
-        r99=$(printf '%s' "${R_P99[$config]}" | median)
-        ratio=$(awk -v a="$a" -v r="$r" 'BEGIN { printf "%.2f", (r > 0 ? a / r : 0) }')
-    fi
-    printf '%-14s %12.0f %9s %9s %10s %12.0f %9s %9s %8s\n' "${C}x${D}" "$a" "$a50" "$a99" "$a999" "$r" "$r50" "$r99" "$ratio" >&2
-    printf '%s{"connections":%s,"depth":%s,"adloaderd":{"calls_per_s":%s,"p50_us":%s,"p99_us":%s,"p999_us":%s},"redis":{"get_per_s":%s,"p50_us":%s,"p99_us":%s},"ratio":%s}' \
-        "$sep" "$C" "$D" "$a" "$a50" "$a99" "$a999" "$r" "$r50" "$r99" "$ratio" >> "$JSON"
+    for name in "${SERVERS[@]}"; do row "${C}x${D}" "$name" "$config"; done
+    printf '%s{"connections":%s,"depth":%s' "$sep" "$C" "$D" >> "$JSON"
+    for name in "${SERVERS[@]}"; do printf ',"%s":%s' "$name" "$(json_server "$name" "$config")" >> "$JSON"; done
+    printf '}' >> "$JSON"
     sep=","
-    echo "\"${C}x${D}\" $a $r" >> "$DAT"
+    {
+        printf '"%sx%s"' "$C" "$D"
+        for name in "${SERVERS[@]}"; do printf ' %s' "$(median_of RPS "$name|$config")"; done
+        echo
+    } >> "$DAT"
 done
-h=$(printf '%s' "$HALF_RPS" | median); h50=$(printf '%s' "$HALF_P50" | median)
-h99=$(printf '%s' "$HALF_P99" | median); h999=$(printf '%s' "$HALF_P999" | median)
-printf '%-14s %12.0f %9s %9s %10s   (open loop at %s calls/s = half of the %sx%s maximum)\n' "half load" "$h" "$h50" "$h99" "$h999" "$HALF" "$C1" "$D1" >&2
-printf '],"half_load":{"rate":%s,"calls_per_s":%s,"p50_us":%s,"p99_us":%s,"p999_us":%s}}\n' "$HALF" "$h" "$h50" "$h99" "$h999" >> "$JSON"
+for name in "${DAEMONS[@]}"; do row "half load" "$name" half; done
+say "(half load: open loop at $HALF calls/s = half of adloaderd's ${C1}x${D1} median, up to $HALF_DEPTH in flight per connection)"
+printf '],"half_load":{"rate":%s' "$HALF" >> "$JSON"
+for name in "${DAEMONS[@]}"; do printf ',"%s":%s' "$name" "$(json_server "$name" half)" >> "$JSON"; done
+printf '}}\n' >> "$JSON"
 say "results: $CSV, $JSON"
 
 if [ "$HAVE_GNUPLOT" = 1 ] && [ "$SMOKE" = 0 ]; then
-    gnuplot <<EOF 2>/dev/null && say "plot: $OUT/protocol-load.png" || say "gnuplot failed; no plot"
+    columns=""
+    for i in "${!SERVERS[@]}"; do
+        title=${SERVERS[$i]}; [ "$title" = redis ] && title="redis GET 400 B"
+        if [ -z "$columns" ]; then columns="\"$DAT\" using 2:xtic(1) title \"$title\""
+        else columns+=", \"\" using $((i + 2)) title \"$title\""; fi
+    done
+    gnuplot <<GNUPLOT 2>/dev/null && say "plot: $OUT/protocol-load.png" || say "gnuplot failed; no plot"
 set terminal png size 800,480
 set output "$OUT/protocol-load.png"
 set title "Borrow+Return calls/s (adloaderd) vs GET/s (redis), medians of $RUNS"
@@ -268,7 +381,7 @@ set style fill solid 0.8 border -1
 set ylabel "calls per second"
 set yrange [0:*]
 set key top left
-plot "$DAT" using 2:xtic(1) title "adloaderd", "" using 3 title "redis GET 400 B"
-EOF
+plot $columns
+GNUPLOT
 fi
 if [ "$SMOKE" = 1 ]; then say "protocol-load smoke: ok"; fi

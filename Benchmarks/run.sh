@@ -65,12 +65,13 @@ describe_machine() {
 
 # Part 1 of issue 4: protocol load against the daemon, side by side with redis-benchmark
 # (Benchmarks/protocol-load.sh: builds, starts both servers on loopback, stops them on exit).
+# Its table (calls/s, latency, server CPU per call) is kept in protocol-load.txt for the summary.
 step_protocol() {
     echo "== protocol load: adloaderd vs redis GET"
     if [ "$SMOKE" = 1 ]; then
-        Benchmarks/protocol-load.sh --smoke --out "$OUT"
+        Benchmarks/protocol-load.sh --smoke --out "$OUT" 2>&1 | tee "$OUT/protocol-load.txt"
     else
-        Benchmarks/protocol-load.sh --out "$OUT"
+        Benchmarks/protocol-load.sh --out "$OUT" 2>&1 | tee "$OUT/protocol-load.txt"
     fi
 }
 
@@ -106,6 +107,10 @@ step_plots() {
 summary() {
     echo
     echo "== summary ($OUT)"
+    if [ -f "$OUT/protocol-load.txt" ]; then
+        echo "-- protocol-load.txt"
+        sed -n '/^protocol-load (/,/^(half load/p' "$OUT/protocol-load.txt"
+    fi
     for file in feedscroll.txt corescaling.txt; do
         [ -f "$OUT/$file" ] || continue
         echo "-- $file"

@@ -141,10 +141,14 @@ struct ScalingRun {
 
         // 3. Borrow + return, unshown: the ad goes back to the pool.
         var leaseID: UInt64 = 0
-        let take: (BorrowResult) -> Void = { if case .leased(let lease, _) = $0 { leaseID = lease.id } }
+        // Every borrow here is answered at once (full pool, no wait): whenServed never runs.
+        let unused: (BorrowResult) -> Void = { _ in fatalError("a borrow without wait parked") }
+        func take(_ outcome: BorrowOutcome) {
+            if case .answered(.leased(let lease, _)) = outcome { leaseID = lease.id }
+        }
         var begin = ContinuousClock.now
         for _ in 0..<operations {
-            try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, completion: take)
+            take(try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, whenServed: unused))
             try loader.returnLease(leaseID, shown: false)
         }
         result.borrowReturnNanoseconds = nanoseconds(ContinuousClock.now - begin) / Double(operations)
@@ -152,7 +156,7 @@ struct ScalingRun {
         let slots = (0..<1_024).map { "feed-\($0)/position-7" }
         begin = ContinuousClock.now
         for index in 0..<operations {
-            try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, slot: slots[index & 1_023], completion: take)
+            take(try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, slot: slots[index & 1_023], whenServed: unused))
             try loader.returnLease(leaseID, shown: false)
         }
         result.borrowReturnSlotNanoseconds = nanoseconds(ContinuousClock.now - begin) / Double(operations)
@@ -195,7 +199,7 @@ struct ScalingRun {
         source.deliverAll()
         begin = ContinuousClock.now
         for index in 0..<operations {
-            try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, completion: take)
+            take(try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, whenServed: unused))
             try loader.returnLease(leaseID, shown: true)
             if index & 63 == 63 { source.deliverAll() }
         }
@@ -204,12 +208,12 @@ struct ScalingRun {
         return result
     }
 
-    private func makeContents(start: AdInstant) throws -> [NativeAdContent] {
+    private func makeContents(start: AdInstant) throws -> [DeliveredAd] {
         let queue = QueueScheduler()
         let synthetic = try SyntheticSource(
             configuration: SyntheticSource.Configuration(latency: .zero, seed: 11), clock: queue, scheduler: queue)
         let request = AdRequest(adUnitID: Self.adUnitID)
-        var contents: [NativeAdContent] = []
+        var contents: [DeliveredAd] = []
         contents.reserveCapacity(size)
         while contents.count < size {
             synthetic.loadAds(request, count: min(5, size - contents.count)) { result in
@@ -224,7 +228,8 @@ struct ScalingRun {
     }
 
     /// Bytes of the content's strings (UTF-8), the part of an ad no pool design can avoid.
-    static func payloadBytes(_ content: NativeAdContent) -> Int {
+    static func payloadBytes(_ ad: DeliveredAd) -> Int {
+        guard let content = ad.creative.nativeContent else { return 0 }
         var strings = [content.headline, content.body, content.callToAction, content.advertiser, content.clickURL]
         strings += [content.icon?.url, content.image?.url, content.price, content.store, content.adChoicesURL].compactMap { $0 }
         strings += content.impressionTrackers + content.clickTrackers

@@ -48,12 +48,12 @@ final class QueueScheduler: AdClock, AdScheduler {
 /// An instant demand source for the scaling runs: hands out prepared contents and answers
 /// only when the benchmark calls ``deliverAll()``, so loading never counts in a timed span.
 final class PreparedSource: DemandSource {
-    var contents: [NativeAdContent]
+    var contents: [DeliveredAd]
     private var next = 0
-    private var pending: [(count: Int, completion: (Result<[NativeAdContent], UpstreamError>) -> Void)] = []
+    private var pending: [(count: Int, completion: (Result<[DeliveredAd], UpstreamError>) -> Void)] = []
     private(set) var requests = 0
 
-    init(contents: [NativeAdContent]) {
+    init(contents: [DeliveredAd]) {
         self.contents = contents
         // Room for every refill request of a full pool up front: growing this list inside a
         // timed sweep callback would be a large allocation there, which a real source does
@@ -64,7 +64,7 @@ final class PreparedSource: DemandSource {
     var pendingCount: Int { pending.count }
 
     func loadAds(
-        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
     ) {
         requests += 1
         pending.append((count, completion))
@@ -75,7 +75,7 @@ final class PreparedSource: DemandSource {
         let answering = pending
         pending.removeAll(keepingCapacity: true)
         for (count, completion) in answering {
-            var ads: [NativeAdContent] = []
+            var ads: [DeliveredAd] = []
             ads.reserveCapacity(count)
             for _ in 0..<count {
                 ads.append(contents[next % contents.count])

@@ -1,3 +1,5 @@
+import AdLoaderArguments
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -100,33 +102,33 @@ extension Substring {
     }
 }
 
-var arguments = Array(CommandLine.arguments.dropFirst())
+let arguments = Array(CommandLine.arguments.dropFirst())
 var sizes = [10_000, 100_000, 1_000_000]
 var smoke = false
 var childSize: Int?
 var operationsOverride: Int?
 var outputDirectory: String?
 var observer = true
-while !arguments.isEmpty {
-    let argument = arguments.removeFirst()
-    func value() -> String {
-        guard !arguments.isEmpty else { CoreScaling.fail("missing value after \(argument)") }
-        return arguments.removeFirst()
+var scanner = ArgumentScanner(arguments)
+do throws(ArgumentScanner.Failure) {
+    while let argument = scanner.next() {
+        switch argument {
+        case .option("--smoke"):
+            smoke = true
+            sizes = [1_000, 5_000]
+        case .option("--sizes"): sizes = try scanner.value().split(separator: ",").compactMap { Int($0) }
+        case .option("--size"): childSize = try scanner.value(as: Int.self)
+        case .option("--ops"): operationsOverride = try scanner.value(as: Int.self)
+        case .option("--out"): outputDirectory = try scanner.value()
+        case .option("--no-observer"): observer = false
+        case .option("--help"), .option("-h"):
+            print("usage: CoreScalingBench [--smoke] [--sizes 10000,100000,1000000] [--ops N] [--no-observer] [--out DIR]")
+            exit(0)
+        case .option(let name), .positional(let name): throw .unknown(name)
+        }
     }
-    switch argument {
-    case "--smoke":
-        smoke = true
-        sizes = [1_000, 5_000]
-    case "--sizes": sizes = value().split(separator: ",").compactMap { Int($0) }
-    case "--size": childSize = Int(value())
-    case "--ops": operationsOverride = Int(value())
-    case "--out": outputDirectory = value()
-    case "--no-observer": observer = false
-    case "--help", "-h":
-        print("usage: CoreScalingBench [--smoke] [--sizes 10000,100000,1000000] [--ops N] [--no-observer] [--out DIR]")
-        exit(0)
-    default: CoreScaling.fail("unknown argument \(argument) (try --help)")
-    }
+} catch {
+    CoreScaling.fail("\(error) (try --help)")
 }
 
 if let size = childSize {

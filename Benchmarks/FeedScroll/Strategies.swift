@@ -176,19 +176,29 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         cells[key] = cell
         let appearance = recorder.appear(at: elapsed)
         cell.appearance = appearance
+        let outcome: BorrowOutcome
         do {
-            cell.parked = try loader.borrow(
+            outcome = try loader.borrow(
                 adUnitID: FeedScroll.adUnitID, loader: FeedScroll.loaderName, slot: "u\(user)/c\(index)", wait: wait
             ) { [self, cell] result in
                 cell.parked = nil
-                guard case .leased(let lease, let reused) = result else { return }
-                cell.leaseID = lease.id
-                if let appearance = cell.appearance {
-                    recorder.display(appearance, at: elapsed, newAd: !reused)
-                }
+                served(cell, result)
             }
         } catch {
             fatalError("borrow failed: \(error)")
+        }
+        switch outcome {
+        case .answered(let result): served(cell, result)
+        case .parked(let handle): cell.parked = handle
+        case .parkingRefused: fatalError("parking refused without a limit")
+        }
+    }
+
+    private func served(_ cell: Cell, _ result: BorrowResult) {
+        guard case .leased(let lease, let reused) = result else { return }
+        cell.leaseID = lease.id
+        if let appearance = cell.appearance {
+            recorder.display(appearance, at: elapsed, newAd: !reused)
         }
     }
 

@@ -1,3 +1,4 @@
+import AdLoaderArguments
 import AdLoaderCore
 import AdLoaderTestSupport
 import AdSources
@@ -30,54 +31,59 @@ enum FeedScroll {
         var smoke = false
     }
 
+    static let usage = """
+        usage: FeedScrollBench [--smoke] [--users N] [--duration S] [--seed N] [--warmup S]
+               [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
+               [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
+        """
+
+    /// Exits 2 with a message naming the bad option, or 0 after printing the usage for `--help`.
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
-        var index = 0
-        func value() -> String {
-            index += 1
-            guard index < arguments.count else { fail("missing value after \(arguments[index - 1])") }
-            return arguments[index]
-        }
-        func number(_ text: String) -> Double {
-            guard let number = Double(text) else { fail("not a number: \(text)") }
-            return number
-        }
-        while index < arguments.count {
-            switch arguments[index] {
-            case "--smoke":
-                options.smoke = true
-                options.trace = .smoke
-                options.warmupSeconds = 60
-                options.retained = 100
-                options.sweep = [10, 100]
-            case "--users": options.trace.users = Int(number(value()))
-            case "--duration": options.trace.duration = number(value())
-            case "--seed": options.trace.seed = UInt64(number(value()))
-            case "--warmup": options.warmupSeconds = number(value())
-            case "--ad-every": options.trace.adEvery = Int(number(value()))
-            case "--retained": options.retained = Int(number(value()))
-            case "--sweep":
-                let text = value()
-                options.sweep = text == "none" ? [] : text.split(separator: ",").map { Int(number(String($0))) }
-            case "--latency": options.source.latency = .milliseconds(Int64(number(value())))
-            case "--jitter": options.source.latencyJitter = .milliseconds(Int64(number(value())))
-            case "--fill": options.source.fillRate = number(value())
-            case "--error-rate": options.source.errorRate = number(value())
-            case "--lifetime": options.lifetime = .seconds(number(value()))
-            case "--wait": options.wait = .milliseconds(Int64(number(value())))
-            case "--out": options.outputDirectory = value()
-            case "--label": options.label = value()
-            case "--help", "-h":
-                print(
-                    """
-                    usage: FeedScrollBench [--smoke] [--users N] [--duration S] [--seed N] [--warmup S]
-                           [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
-                           [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
-                    """)
-                exit(0)
-            default: fail("unknown argument \(arguments[index]) (try --help)")
+        var scanner = ArgumentScanner(arguments)
+        do throws(ArgumentScanner.Failure) {
+            func number() throws(ArgumentScanner.Failure) -> Double { try scanner.value(as: Double.self) }
+            while let argument = scanner.next() {
+                switch argument {
+                case .option("--smoke"):
+                    options.smoke = true
+                    options.trace = .smoke
+                    options.warmupSeconds = 60
+                    options.retained = 100
+                    options.sweep = [10, 100]
+                case .option("--users"): options.trace.users = Int(try number())
+                case .option("--duration"): options.trace.duration = try number()
+                case .option("--seed"): options.trace.seed = UInt64(try number())
+                case .option("--warmup"): options.warmupSeconds = try number()
+                case .option("--ad-every"): options.trace.adEvery = Int(try number())
+                case .option("--retained"): options.retained = Int(try number())
+                case .option("--sweep"):
+                    let text = try scanner.value()
+                    options.sweep = []
+                    if text != "none" {
+                        for part in text.split(separator: ",") {
+                            guard let number = Double(part) else {
+                                throw ArgumentScanner.Failure(option: "--sweep", message: "not a number: \"\(part)\"")
+                            }
+                            options.sweep.append(Int(number))
+                        }
+                    }
+                case .option("--latency"): options.source.latency = .milliseconds(Int64(try number()))
+                case .option("--jitter"): options.source.latencyJitter = .milliseconds(Int64(try number()))
+                case .option("--fill"): options.source.fillRate = try number()
+                case .option("--error-rate"): options.source.errorRate = try number()
+                case .option("--lifetime"): options.lifetime = .seconds(try number())
+                case .option("--wait"): options.wait = .milliseconds(Int64(try number()))
+                case .option("--out"): options.outputDirectory = try scanner.value()
+                case .option("--label"): options.label = try scanner.value()
+                case .option("--help"), .option("-h"):
+                    print(usage)
+                    exit(0)
+                case .option(let name), .positional(let name): throw .unknown(name)
+                }
             }
-            index += 1
+        } catch {
+            fail("\(error) (try --help)")
         }
         return options
     }

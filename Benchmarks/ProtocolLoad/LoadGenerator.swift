@@ -139,6 +139,10 @@ final class LoadGenerator {
         var measuredSeconds: Double
         var leasesLeft: Int
         var firstError: String?
+        /// The daemon's CPU time over the measured window (with `--server-pid`).
+        var serverCPU: ProcessCPU?
+        /// The daemon's read and write system calls over the measured window (with `--server-pid`).
+        var serverIO: ProcessIO?
     }
 
     let options: Options
@@ -176,6 +180,11 @@ final class LoadGenerator {
         var arrivals: UInt64 = 0
         var nextConnection = 0
         var lastProgress = start
+        let serverPID = options.serverPID
+        var serverCPUAtStart: ProcessCPU? = nil
+        var serverCPU: ProcessCPU? = nil
+        var serverIOAtStart: ProcessIO? = nil
+        var serverIO: ProcessIO? = nil
 
         if !openLoop {
             for c in connections {
@@ -191,9 +200,17 @@ final class LoadGenerator {
                 measuring = true
                 measureStart = now
                 counters = Counters()
+                if serverPID > 0 {
+                    serverCPUAtStart = try ProcessCPU.read(pid: serverPID)
+                    serverIOAtStart = ProcessIO.read(pid: serverPID)
+                }
             }
             if !draining && (now >= measureEnd || (options.maxCalls > 0 && counters.calls >= options.maxCalls)) {
-                if measuring { measuredNanoseconds = now - measureStart }
+                if measuring {
+                    measuredNanoseconds = now - measureStart
+                    if let serverCPUAtStart { serverCPU = try ProcessCPU.read(pid: serverPID) - serverCPUAtStart }
+                    if let serverIOAtStart, let io = ProcessIO.read(pid: serverPID) { serverIO = io - serverIOAtStart }
+                }
                 measuring = false
                 draining = true
                 drainDeadline = now + 3_000_000_000
@@ -250,7 +267,7 @@ final class LoadGenerator {
         connections.removeAll()
         return Outcome(
             counters: counters, measuredSeconds: Double(measuredNanoseconds) / 1e9, leasesLeft: leasesLeft,
-            firstError: firstError)
+            firstError: firstError, serverCPU: serverCPU, serverIO: serverIO)
     }
 
     /// Sends the next call of a free slot: a Return when it holds a lease, else a Borrow.

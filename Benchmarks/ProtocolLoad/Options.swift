@@ -1,3 +1,5 @@
+import AdLoaderArguments
+
 /// Command-line options of ProtocolLoadBench; every value is bounded.
 struct Options {
     var port: UInt16 = 7411
@@ -15,6 +17,8 @@ struct Options {
     var adUnitID = "bench-feed"
     var label = ""
     var quiet = false
+    /// The daemon's process id: its CPU time over the measured window is reported (0 = not).
+    var serverPID: Int32 = 0
 
     static let usage = """
         Usage: ProtocolLoadBench --port PORT [options]
@@ -32,49 +36,46 @@ struct Options {
                             answer sends that slot's next call at once
           --ad-unit ID      ad unit to borrow from (default bench-feed)
           --label TEXT      copied into the JSON line
+          --server-pid PID  the daemon's process: report its CPU time (utime+stime from
+                            /proc/PID/stat) over the measured window, per call
           --quiet           only the JSON line
         Output: a table, then one JSON line starting with {"bench":"protocol-load".
         Exit status: 0 ok, 1 the daemon failed a call or stopped serving, 2 bad options.
         """
 
-    /// - Throws: a message naming the bad option.
+    /// - Throws: a message naming the bad option; an empty one for `--help`.
     static func parse(_ arguments: [String]) throws(BenchFailure) -> Options {
         var o = Options()
         var sawPort = false
-        var i = 0
-        func value(_ name: String) throws(BenchFailure) -> String {
-            i += 1
-            guard i < arguments.count else { throw BenchFailure(description: "\(name) needs a value") }
-            return arguments[i]
-        }
-        func number(_ name: String, _ range: ClosedRange<Double>) throws(BenchFailure) -> Double {
-            let text = try value(name)
-            guard let v = Double(text), range.contains(v) else {
-                throw BenchFailure(description: "\(name) must be a number in \(range), got \(text)")
+        var help = false
+        var scanner = ArgumentScanner(arguments)
+        do throws(ArgumentScanner.Failure) {
+            scan: while let argument = scanner.next() {
+                switch argument {
+                case .option("--port"):
+                    o.port = UInt16(try scanner.value(in: 1...65535.0))
+                    sawPort = true
+                case .option("--connections"): o.connections = Int(try scanner.value(in: 1...1024.0))
+                case .option("--depth"): o.depth = Int(try scanner.value(in: 1...128.0))
+                case .option("--duration"): o.durationSeconds = try scanner.value(in: 0.1...300)
+                case .option("--warmup"): o.warmupSeconds = try scanner.value(in: 0...60.0)
+                case .option("--rate"): o.rate = try scanner.value(in: 0...10_000_000.0)
+                case .option("--max-calls"): o.maxCalls = UInt64(try scanner.value(in: 0...1e12))
+                case .option("--ad-unit"): o.adUnitID = try scanner.value()
+                case .option("--label"): o.label = try scanner.value()
+                case .option("--server-pid"): o.serverPID = Int32(try scanner.value(in: 1...4_194_304.0))
+                case .option("--quiet"): o.quiet = true
+                case .option("--batch"): o.batch = true
+                case .option("--help"), .option("-h"):
+                    help = true
+                    break scan
+                case .option(let name), .positional(let name): throw .unknown(name)
+                }
             }
-            return v
+        } catch {
+            throw BenchFailure(description: error.description)
         }
-        while i < arguments.count {
-            let name = arguments[i]
-            switch name {
-            case "--port":
-                o.port = UInt16(try number(name, 1...65535))
-                sawPort = true
-            case "--connections": o.connections = Int(try number(name, 1...1024))
-            case "--depth": o.depth = Int(try number(name, 1...128))
-            case "--duration": o.durationSeconds = try number(name, 0.1...300)
-            case "--warmup": o.warmupSeconds = try number(name, 0...60)
-            case "--rate": o.rate = try number(name, 0...10_000_000)
-            case "--max-calls": o.maxCalls = UInt64(try number(name, 0...1e12))
-            case "--ad-unit": o.adUnitID = try value(name)
-            case "--label": o.label = try value(name)
-            case "--quiet": o.quiet = true
-            case "--batch": o.batch = true
-            case "--help", "-h": throw BenchFailure(description: "")
-            default: throw BenchFailure(description: "unknown option \(name)")
-            }
-            i += 1
-        }
+        if help { throw BenchFailure(description: "") }
         guard sawPort else { throw BenchFailure(description: "--port is required") }
         return o
     }

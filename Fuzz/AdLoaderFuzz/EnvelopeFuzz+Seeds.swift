@@ -2,7 +2,7 @@ import AdLoaderCore
 import AdLoaderWire
 
 extension EnvelopeFuzz {
-    static var ad: NativeAd {
+    static var ad: Ad {
         let content = NativeAdContent(
             headline: "Headline", body: "Body é🎉", callToAction: "Install", advertiser: "ACME",
             icon: AdImage(url: "https://cdn.example/icon.png", width: 128, height: 128),
@@ -10,8 +10,8 @@ extension EnvelopeFuzz {
             price: "$4.99", store: "Google Play", clickURL: "https://click.example/?q=1",
             impressionTrackers: ["https://t.example/imp/1", ""], clickTrackers: ["https://t.example/clk/1"],
             adChoicesURL: "https://adchoices.example")
-        return NativeAd(
-            id: "ad-1", adUnitID: "feed-native", loader: "default", content: content,
+        return Ad(
+            id: "ad-1", adUnitID: "feed-native", loader: "default", creative: .native(content),
             loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000), expiresAt: AdInstant(unixMilliseconds: -1), showCount: 2)
     }
 
@@ -22,7 +22,7 @@ extension EnvelopeFuzz {
         event.leaseID = 9
         event.slot = "s"
         event.count = 3
-        event.reason = "reclaimed"
+        event.reason = .reclaimed
         var pool = PoolStats(loader: "default", adUnitID: "feed")
         pool.available = 3
         pool.borrowHits = .max

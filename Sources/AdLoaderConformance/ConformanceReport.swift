@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderLogging
 
 /// The outcome of a ``ConformanceSuite`` run: one result per check, in the order they ran.
 public struct ConformanceReport: Hashable, Sendable, CustomStringConvertible {
@@ -67,30 +68,24 @@ public struct ConformanceReport: Hashable, Sendable, CustomStringConvertible {
     /// The report as a JSON object: `{"passed":…, "summary":…, "results":[{"name":…, "verdict":…,
     /// "passed":…, "skipped":…, "detail":…, "duration_ms":…}]}`.
     public var json: String {
-        let items = results.map { result in
-            return "{\"name\":\(Self.quoted(result.name)),\"verdict\":\"\(result.verdict)\","
-                + "\"passed\":\(result.passed),\"skipped\":\(result.skipped),"
-                + "\"detail\":\(Self.quoted(result.detail)),\"duration_ms\":\(result.duration.milliseconds)}"
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("passed", passed)
+        json.field("summary", summary)
+        json.key("results")
+        json.beginArray()
+        for result in results {
+            json.beginObject()
+            json.field("name", result.name)
+            json.field("verdict", result.verdict)
+            json.field("passed", result.passed)
+            json.field("skipped", result.skipped)
+            json.field("detail", result.detail)
+            json.field("duration_ms", result.duration.milliseconds)
+            json.endObject()
         }
-        return "{\"passed\":\(passed),\"summary\":\(Self.quoted(summary)),\"results\":[\(items.joined(separator: ","))]}"
-    }
-
-    /// A JSON string literal for `text`.
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let digits = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        json.endArray()
+        json.endObject()
+        return json.text
     }
 }

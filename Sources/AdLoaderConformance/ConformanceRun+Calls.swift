@@ -16,6 +16,7 @@ extension ConformanceRun {
             Check(name: "return.unknown-lease-not-found") { try $0.returnUnknownLease() },
             Check(name: "invalid.empty-ad-unit-id") { try $0.emptyAdUnitID() },
             Check(name: "invalid.unknown-loader") { try $0.unknownLoader() },
+            Check(name: "invalid.identifier-too-long") { try $0.identifierTooLong() },
             Check(name: "invalid.wait-above-maximum") { try $0.waitAboveMaximum() },
             Check(name: "invalid.lease-id-zero") { try $0.leaseIDZero() },
             Check(name: "invalid.watch-unknown-kind") { try $0.watchUnknownKind() },
@@ -100,7 +101,8 @@ extension ConformanceRun {
         guard ad.adUnitID == adUnit else {
             throw CheckFailure("the lent ad belongs to ad unit \"\(ad.adUnitID)\", not \"\(adUnit)\"")
         }
-        guard !ad.id.isEmpty, !ad.content.headline.isEmpty else {
+        let headline = ad.creative.nativeContent?.headline ?? ""
+        guard !ad.id.isEmpty, !headline.isEmpty else {
             throw CheckFailure("the lent ad has an empty id or headline: \(ad)")
         }
         guard ad.expiresAt > ad.loadedAt else { throw CheckFailure("the lent ad expires before it loaded: \(ad)") }
@@ -120,7 +122,7 @@ extension ConformanceRun {
             throw CheckFailure("after returning the only lease, Stats shows \(pool)")
         }
         return .passed(
-            "lease \(borrowed.id) of ad \(ad.id) (\"\(ad.content.headline)\"), back in pool; returned twice: NOT_FOUND")
+            "lease \(borrowed.id) of ad \(ad.id) (\"\(headline)\"), back in pool; returned twice: NOT_FOUND")
     }
 
     func borrowSlotAffinity() throws(CheckFailure) -> CheckOutcome {
@@ -226,6 +228,40 @@ extension ConformanceRun {
         try connection.call(MethodName.prefetch, Requests.prefetch(freshAdUnit("loader"), loader: name))
             .expect(.invalidArgument, naming: "loader", "Prefetch with an unknown loader")
         return .passed("\(borrow)")
+    }
+
+    /// PROTOCOL.md 8: an identifier one byte over the limit is INVALID_ARGUMENT naming its field
+    /// and creates no pool; one at the limit is served.
+    func identifierTooLong() throws(CheckFailure) -> CheckOutcome {
+        let connection = try connect()
+        defer { connection.close() }
+        let limit = options.limits.maximumIdentifierLength
+        func padded(_ label: String, to length: Int) -> String {
+            let base = freshAdUnit(label)
+            return base + String(repeating: "x", count: max(0, length - base.utf8.count))
+        }
+        let tooLong = padded("long", to: limit + 1)
+        let status = try connection.call(MethodName.borrow, Requests.borrow(tooLong, loader: loader))
+            .expect(.invalidArgument, naming: "ad_unit_id", "Borrow with a \(limit + 1)-byte ad_unit_id")
+        try connection.call(MethodName.prefetch, Requests.prefetch(tooLong, loader: loader))
+            .expect(.invalidArgument, naming: "ad_unit_id", "Prefetch with a \(limit + 1)-byte ad_unit_id")
+        try connection.call(
+            MethodName.borrow, Requests.borrow(freshAdUnit("slot"), loader: loader, slot: String(repeating: "s", count: limit + 1))
+        ).expect(.invalidArgument, naming: "slot_key", "Borrow with a \(limit + 1)-byte slot_key")
+        try connection.call(
+            MethodName.prefetch, Requests.prefetch(freshAdUnit("loader"), loader: String(repeating: "l", count: limit + 1))
+        ).expect(.invalidArgument, naming: "loader", "Prefetch with a \(limit + 1)-byte loader")
+        let pools = try decode(
+            StatsResponseMessage.self,
+            try connection.call(MethodName.stats, Requests.stats(loader: loader, adUnitID: "")).okMessage("Stats"), "Stats"
+        ).pools
+        if pools.contains(where: { $0.adUnitID.utf8.count > limit }) {
+            throw CheckFailure("a refused identifier created a pool")
+        }
+        let atLimit = padded("edge", to: limit)
+        _ = try connection.call(MethodName.prefetch, Requests.prefetch(atLimit, loader: loader)).okMessage(
+            "Prefetch with a \(limit)-byte ad_unit_id")
+        return .passed("\(status); \(limit) bytes served")
     }
 
     var limitsWaitMilliseconds: Int64 { options.limits.maximumBorrowWait.milliseconds }

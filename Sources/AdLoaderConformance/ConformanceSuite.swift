@@ -35,6 +35,8 @@ public struct ConformanceSuite: Sendable {
     public struct Limits: Hashable, Sendable {
         /// The largest message body the server accepts (default 4 MiB).
         public var maximumMessageSize: Int = 4 * 1024 * 1024
+        /// The longest `ad_unit_id`, `loader` or `slot_key` accepted, in bytes (default 128).
+        public var maximumIdentifierLength: Int = 128
         /// The longest `wait_ms` a Borrow may ask for (the loader's maximumBorrowWait, default 30 s).
         public var maximumBorrowWait: Duration = .seconds(30)
         /// Calls in flight per connection; checked with Watch calls, which stay open.

@@ -1,120 +1,43 @@
-/// What a loader asks its demand source for: the loader's request template for one ad unit.
-public struct AdRequest: Hashable, Sendable {
-    public var adUnitID: String
-    public var keywords: [String]
-    public var contentURL: String?
-    public var nonPersonalized: Bool
-    /// Free-form targeting key/values passed to the source as they are.
-    public var targeting: [String: String]
-
-    public init(
-        adUnitID: String, keywords: [String] = [], contentURL: String? = nil, nonPersonalized: Bool = false,
-        targeting: [String: String] = [:]
-    ) {
-        self.adUnitID = adUnitID
-        self.keywords = keywords
-        self.contentURL = contentURL
-        self.nonPersonalized = nonPersonalized
-        self.targeting = targeting
-    }
-}
-
-/// An image asset of a native ad.
-public struct AdImage: Hashable, Sendable {
-    public var url: String
-    public var width: Int
-    public var height: Int
-
-    public init(url: String, width: Int = 0, height: Int = 0) {
-        self.url = url
-        self.width = width
-        self.height = height
-    }
-}
-
-/// The creative of one native ad as a demand source delivers it.
-public struct NativeAdContent: Hashable, Sendable {
-    public var headline: String
-    public var body: String
-    public var callToAction: String
-    public var advertiser: String
-    public var icon: AdImage?
-    public var image: AdImage?
-    /// 0...5; nil when not rated.
-    public var starRating: Double?
-    public var price: String?
-    public var store: String?
-    public var clickURL: String
-    public var impressionTrackers: [String]
-    public var clickTrackers: [String]
-    public var adChoicesURL: String?
-    /// The source's own expiry (e.g. OpenRTB `bid.exp`); the ad expires at the sooner of
-    /// this and the loader's lifetime.
-    public var sourceExpiry: AdInstant?
-
-    public init(
-        headline: String, body: String = "", callToAction: String = "", advertiser: String = "",
-        icon: AdImage? = nil, image: AdImage? = nil, starRating: Double? = nil, price: String? = nil,
-        store: String? = nil, clickURL: String = "", impressionTrackers: [String] = [],
-        clickTrackers: [String] = [], adChoicesURL: String? = nil, sourceExpiry: AdInstant? = nil
-    ) {
-        self.headline = headline
-        self.body = body
-        self.callToAction = callToAction
-        self.advertiser = advertiser
-        self.icon = icon
-        self.image = image
-        self.starRating = starRating
-        self.price = price
-        self.store = store
-        self.clickURL = clickURL
-        self.impressionTrackers = impressionTrackers
-        self.clickTrackers = clickTrackers
-        self.adChoicesURL = adChoicesURL
-        self.sourceExpiry = sourceExpiry
-    }
-}
-
-/// Why an upstream request failed, and so how the loader reacts.
-public struct UpstreamError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Wrapped: Hashable, Sendable { case retryable, unreachable, final }
-        private let wrapped: Wrapped
-        private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
-
-        /// A transient failure (timeout, 5xx): retried after the retry delay.
-        public static let retryable = Code(.retryable)
-        /// The network or the exchange cannot be reached: the loader waits and probes.
-        public static let unreachable = Code(.unreachable)
-        /// The request itself is wrong (4xx, bad configuration): not retried automatically.
-        public static let final = Code(.final)
-
-        public var description: String {
-            switch wrapped {
-            case .retryable: "retryable"
-            case .unreachable: "unreachable"
-            case .final: "final"
-            }
-        }
-    }
-
-    public var code: Code
-    public var message: String
-
-    public init(code: Code, message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { "\(code): \(message)" }
-}
-
 /// Where ads come from: asked for 1...5 ads with a loader's request, answers later.
+///
+/// The request names the ``AdFormat`` wanted: a source answers with creatives of that kind
+/// (native assets for a native loader, full-screen creatives for the others); an ad that
+/// does not fit is dropped by the loader as ``AdDropReason/invalidated``.
+///
+/// The loader tells the source what became of its ads: ``adShown(_:)`` for every show,
+/// ``adDropped(_:reason:)`` for an ad let go without ever being shown, each with the ad and
+/// its ``Ad/sourceContext`` (an exchange's win, billing and loss notices hang on these). Both
+/// have no-op defaults, so a source that does not care implements `loadAds` only.
 ///
 /// - Important: `loadAds` is called on the loader's thread and `completion` must be called
 ///   exactly once, on that same thread, and not from inside `loadAds` itself. A source may
-///   deliver fewer ads than asked (partial fill), including none.
+///   deliver fewer ads than asked (partial fill), including none. Notices are called on the
+///   loader's thread, synchronously, once the loader's state is settled and the event is
+///   delivered to observers; a source records or sends them (e.g. queues an HTTP request)
+///   and does not call the loader from inside them.
 public protocol DemandSource: AnyObject {
+    /// Asks for `count` ads (1...5) for `request`; answers through `completion`, later.
     func loadAds(
-        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void)
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void)
+
+    /// One of this source's ads was shown: called for every shown return of a lease, after
+    /// `ad.showCount` counted the show, so `ad.showCount == 1` is its first impression (where
+    /// a source that bills once fires its win or billing notice). The ad may be consumed by
+    /// this show or go back to the pool for more.
+    func adShown(_ ad: Ad)
+
+    /// One of this source's ads was dropped without ever being shown (`ad.showCount == 0`):
+    /// `.expired` (in the pool, on arrival, or when an unshown lease ended after its expiry),
+    /// `.disabled` or `.shutdown` (its loader was), `.invalidated` (its creative does not fit
+    /// the loader's format). Never `.consumed`, and never for an ad shown before: that source
+    /// was told by ``adShown(_:)``. Called at most once per ad.
+    func adDropped(_ ad: Ad, reason: AdDropReason)
+}
+
+extension DemandSource {
+    /// Does nothing: a source that does not care about impressions needs nothing.
+    public func adShown(_ ad: Ad) {}
+
+    /// Does nothing: a source that does not care about losses needs nothing.
+    public func adDropped(_ ad: Ad, reason: AdDropReason) {}
 }

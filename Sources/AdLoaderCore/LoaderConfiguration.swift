@@ -1,21 +1,3 @@
-/// How failed upstream requests are retried.
-public struct RetryPolicy: Hashable, Sendable {
-    /// Delay before the first retry.
-    public var delay: Duration = .seconds(5)
-    /// Each further retry waits `multiplier` times longer (1 = constant), capped at `maximumDelay`.
-    public var multiplier: Double = 1
-    public var maximumDelay: Duration = .seconds(300)
-    /// Random spread applied to each delay, as a fraction (0.2 = ±20 %); 0 = none.
-    public var jitter: Double = 0
-    /// Automatic retries after consecutive failures; the count restarts after a success.
-    /// An explicit prefetch or borrow still loads after the maximum is reached.
-    public var maximumCount: Int = 10
-    /// While the source reports itself unreachable, one probe request per interval.
-    public var probeInterval: Duration = .seconds(30)
-
-    public init() {}
-}
-
 /// A named loader: the upstream request and the rules of its pools.
 public struct LoaderConfiguration: Hashable, Sendable {
     public static let defaultName = "default"
@@ -23,6 +5,9 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public var name: String
     /// The demand source's name, e.g. "synthetic".
     public var source: String = "synthetic"
+    /// The kind of ad the loader keeps. A full-screen format needs `showCountThreshold` 1:
+    /// a full-screen ad is shown once.
+    public var format: AdFormat = .native
     public var keywords: [String] = []
     public var contentURL: String? = nil
     public var nonPersonalized: Bool = false
@@ -82,8 +67,8 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// The request sent upstream for one ad unit.
     public func request(adUnitID: String) -> AdRequest {
         AdRequest(
-            adUnitID: adUnitID, keywords: keywords, contentURL: contentURL, nonPersonalized: nonPersonalized,
-            targeting: targeting)
+            adUnitID: adUnitID, format: format, keywords: keywords, contentURL: contentURL,
+            nonPersonalized: nonPersonalized, targeting: targeting)
     }
 
     /// Checks every field; the error names the first one out of range.
@@ -106,6 +91,11 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if lifetime <= .zero { throw fail("lifetime", "must be positive") }
         if sweepInterval <= .zero { throw fail("sweepInterval", "must be positive") }
         if showCountThreshold < 1 { throw fail("showCountThreshold", "must be at least 1, got \(showCountThreshold)") }
+        if format.isFullScreen && showCountThreshold != 1 {
+            throw fail(
+                "showCountThreshold",
+                "must be 1 for format \(format) (a full-screen ad is shown once), got \(showCountThreshold)")
+        }
         if leaseTimeout <= .zero { throw fail("leaseTimeout", "must be positive") }
         if maximumBorrowWait < .zero { throw fail("maximumBorrowWait", "must not be negative") }
         if retry.delay < .zero { throw fail("retry.delay", "must not be negative") }
@@ -115,18 +105,4 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if retry.maximumCount < 0 { throw fail("retry.maximumCount", "must not be negative") }
         if retry.probeInterval <= .zero { throw fail("retry.probeInterval", "must be positive") }
     }
-}
-
-/// A configuration value out of range; `field` names the setting (e.g.
-/// `loaders.default.numberOfAdvertisements`).
-public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var field: String
-    public var message: String
-
-    public init(field: String, message: String) {
-        self.field = field
-        self.message = message
-    }
-
-    public var description: String { "\(field): \(message)" }
 }

@@ -24,10 +24,10 @@ extension NativeAdvertisementLoader {
                 scheduleSweep(pool, immediately: true)
                 break
             }
-            let ad = pool.discardAvailable(soonest.handle)
-            pool.stats.expired += 1
+            let ad = pool.discard(soonest.handle)
+            pool.countDropped(.expired)
             expired += 1
-            emit(.expired, pool) { $0.adID = ad.id }
+            reportDropped(ad, from: pool, reason: .expired)
         }
         return expired
     }
@@ -48,8 +48,8 @@ extension NativeAdvertisementLoader {
         }
         pool.sweepIsContinuation = immediately
         let deadline = immediately ? now : now + pool.configuration.sweepInterval
-        pool.sweepTimer = scheduler.schedule(at: deadline) { [weak self, weak pool] in
-            guard let self, let pool else { return }
+        pool.sweepTimer = scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
+            guard let self, let pool = reference?.pool else { return }
             pool.sweepTimer = nil
             pool.sweepIsContinuation = false
             self.sweep(pool)

@@ -23,14 +23,14 @@ extension NativeAdvertisementLoader {
     }
 
     func loadCompleted(
-        _ pool: AdPool, asked: Int, probe: Bool, result: Result<[NativeAdContent], UpstreamError>
+        _ pool: AdPool, asked: Int, probe: Bool, result: Result<[DeliveredAd], UpstreamError>
     ) {
         pool.inFlight -= asked
         switch result {
-        case .success(let contents):
+        case .success(let delivered):
             // A source that answers with more than asked must not overfill the pool.
-            let accepted = contents.prefix(asked)
-            for content in accepted { receive(content, into: pool) }
+            let accepted = delivered.prefix(asked)
+            for ad in accepted { receive(ad, into: pool) }
             emit(.loadFinished, pool) { $0.count = accepted.count }
             guard pool.enabled, !isShutDown else { return }
             serveParked(pool)
@@ -51,28 +51,34 @@ extension NativeAdvertisementLoader {
         }
     }
 
-    /// Counts and stores one arriving ad; drops it when the pool no longer loads and
-    /// expires it at once when it arrives already past its expiry.
-    private func receive(_ content: NativeAdContent, into pool: AdPool) {
+    /// Counts and stores one arriving ad; drops it when the pool no longer loads or its
+    /// creative does not fit the loader's format (invalidated), and expires it at once when
+    /// it arrives already past its expiry.
+    private func receive(_ delivered: DeliveredAd, into pool: AdPool) {
         let loadedAt = now
         var expiresAt = loadedAt + pool.configuration.lifetime
-        if let sourceExpiry = content.sourceExpiry, sourceExpiry < expiresAt { expiresAt = sourceExpiry }
-        let ad = NativeAd(
-            id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, content: content, loadedAt: loadedAt,
-            expiresAt: expiresAt)
+        if let sourceExpiry = delivered.sourceExpiry, sourceExpiry < expiresAt { expiresAt = sourceExpiry }
+        let ad = Ad(
+            id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, creative: delivered.creative,
+            loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context)
         pool.stats.loaded += 1
         // Place the ad before telling observers, so the stats they read add up.
-        if !pool.enabled || isShutDown {
-            pool.stats.removed += 1
-            emit(.received, pool) { $0.adID = ad.id }
-            emit(.removed, pool) {
-                $0.adID = ad.id
-                $0.reason = self.isShutDown ? "shutdown" : "disabled"
-            }
+        let drop: AdDropReason?
+        if isShutDown {
+            drop = .shutdown
+        } else if !pool.enabled {
+            drop = .disabled
+        } else if !delivered.creative.fits(pool.configuration.format) {
+            drop = .invalidated
         } else if loadedAt >= expiresAt {
-            pool.stats.expired += 1
+            drop = .expired
+        } else {
+            drop = nil
+        }
+        if let drop {
+            pool.countDropped(drop)
             emit(.received, pool) { $0.adID = ad.id }
-            emit(.expired, pool) { $0.adID = ad.id }
+            reportDropped(ad, from: pool, reason: drop)
         } else {
             pool.insertAvailable(ad, sequence: ids.lastAdSequence)
             emit(.received, pool) { $0.adID = ad.id }
@@ -89,8 +95,8 @@ extension NativeAdvertisementLoader {
         case .scheduleRetry(let attempt):
             pool.retryTimer?.cancel()
             pool.retryTimer = scheduler.schedule(at: now + retryDelay(attempt: attempt, policy: pool.configuration.retry)) {
-                [weak self, weak pool] in
-                guard let self, let pool else { return }
+                [weak self, weak reference = pool.reference] in
+                guard let self, let pool = reference?.pool else { return }
                 pool.retryTimer = nil
                 self.perform(pool.fill.retryTimerFired(), for: pool)
             }
@@ -99,8 +105,8 @@ extension NativeAdvertisementLoader {
             pool.retryTimer = nil
             pool.probeTimer?.cancel()
             pool.probeTimer = scheduler.schedule(at: now + pool.configuration.retry.probeInterval) {
-                [weak self, weak pool] in
-                guard let self, let pool else { return }
+                [weak self, weak reference = pool.reference] in
+                guard let self, let pool = reference?.pool else { return }
                 pool.probeTimer = nil
                 self.perform(pool.fill.probeTimerFired(), for: pool)
             }

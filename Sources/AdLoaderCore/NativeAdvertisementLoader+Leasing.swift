@@ -7,19 +7,23 @@ extension NativeAdvertisementLoader {
         if let slot, let leaseHandle = pool.slots[slot] {
             let lease = leases[leaseHandle]
             let record = pool[lease.adHandle]
-            if record.dropReason == nil && now < record.ad.expiresAt {
+            switch record.state {
+            case .leased where now < record.ad.expiresAt:
                 pool.stats.borrowHits += 1
                 return .leased(Lease(id: lease.id, slot: slot, expiresAt: lease.expiresAt, ad: record.ad), reused: true)
+            case .leasedPendingDrop(_, let reason):
+                endLease(leaseHandle, .adDropped(reason))
+            case .leased, .available:
+                endLease(leaseHandle, .adDropped(.expired))
             }
-            endLease(leaseHandle, shown: false, reason: record.dropReason ?? "expired")
         }
         purgeExpired(pool)
         guard hasLendableAd(pool), let (adHandle, _) = pool.soonestAvailable else { return nil }
-        let leaseID = ids.nextLeaseID()
-        let expiresAt = now + pool.configuration.leaseTimeout
+        let expiresAt = AdInstant(unixMilliseconds: now.unixMilliseconds &+ pool.leaseTimeoutMilliseconds)
         let leaseHandle = leases.insert(
-            LeaseTable.Record(id: leaseID, pool: pool, adHandle: adHandle, slot: slot, expiresAt: expiresAt))
-        pool.lease(adHandle, leaseHandle: leaseHandle)
+            LeaseTable.Record(id: 0, pool: pool, adHandle: adHandle, slot: slot, expiresAt: expiresAt), ids: ids)
+        let leaseID = leases[leaseHandle].id
+        pool.lease(adHandle, to: leaseHandle)
         if let slot { pool.slots[slot] = leaseHandle }
         pool.stats.borrowHits += 1
         scheduleLeaseTimer()
@@ -32,81 +36,94 @@ extension NativeAdvertisementLoader {
         return .leased(Lease(id: leaseID, slot: slot, expiresAt: expiresAt, ad: ad), reused: false)
     }
 
-    /// Ends a lease and settles its ad: back in the pool, consumed, expired or removed.
+    /// Ends a lease and settles its ad: back in the pool, or dropped (consumed, expired, or
+    /// removed for the reason it was marked with while leased).
     ///
-    /// Emits `returned` (with `reason` for lease ends the caller did not ask for:
-    /// "reclaimed", "expired", "disabled", "shutdown") and then the ad's own event.
+    /// Emits `returned` (with a reason when the loader ended the lease itself), tells the
+    /// source of a show, and reports a dropped ad (its event, the source's notice). After a
+    /// client's return or a reclaim, serves parked borrows with the ad or tops the pool up;
+    /// the loader's own lease ends (`.adDropped`: a slot borrowed again, a shutdown) leave
+    /// that to their caller.
     @discardableResult
-    func endLease(_ leaseHandle: Int, shown: Bool, reason: String?) -> ReturnOutcome {
+    func endLease(_ leaseHandle: LeaseHandle, _ end: LeaseEnd) -> ReturnOutcome {
         let lease = leases.remove(leaseHandle)
         let pool = lease.pool
         if let slot = lease.slot, pool.slots[slot] == leaseHandle { pool.slots[slot] = nil }
-        pool.unlease(lease.adHandle)
+        let shown = end.shown
         if shown { pool[lease.adHandle].ad.showCount += 1 }
         let record = pool[lease.adHandle]
         // Settle the ad first so that observers of these events see consistent stats.
-        let outcome: ReturnOutcome
-        let fate: (kind: AdEvent.Kind, reason: String?)?
-        if let dropReason = record.dropReason {
+        let drop: AdDropReason?
+        switch record.state {
+        case .leasedPendingDrop(let held, let reason):
+            assert(held == leaseHandle, "ad leased under another lease")
+            drop = reason
+        case .leased(let held):
+            assert(held == leaseHandle, "ad leased under another lease")
+            if shown && record.ad.showCount >= pool.configuration.showCountThreshold {
+                drop = .consumed
+            } else if now >= record.ad.expiresAt {
+                drop = .expired
+            } else {
+                drop = nil
+            }
+        case .available:
+            preconditionFailure("lease \(lease.id) held an available ad")
+        }
+        if let drop {
             pool.discard(lease.adHandle)
-            pool.stats.removed += 1
-            (outcome, fate) = (.removed, (.removed, dropReason))
-        } else if shown && record.ad.showCount >= pool.configuration.showCountThreshold {
-            pool.discard(lease.adHandle)
-            pool.stats.consumed += 1
-            (outcome, fate) = (.consumed, (.removed, "consumed"))
-        } else if now >= record.ad.expiresAt {
-            pool.discard(lease.adHandle)
-            pool.stats.expired += 1
-            (outcome, fate) = (.expired, (.expired, nil))
+            pool.countDropped(drop)
         } else {
             pool.makeAvailable(lease.adHandle)
             scheduleSweep(pool)
-            (outcome, fate) = (.backInPool, nil)
         }
         emit(.returned, pool) {
             $0.adID = record.ad.id
             $0.leaseID = lease.id
             $0.slot = lease.slot
             $0.shown = shown
-            $0.reason = reason
+            $0.reason = end.eventReason
         }
-        if let fate {
-            emit(fate.kind, pool) {
-                $0.adID = record.ad.id
-                $0.reason = fate.reason
+        if shown { pool.source.adShown(record.ad) }
+        if let drop { reportDropped(record.ad, from: pool, reason: drop) }
+        switch end {
+        case .returned, .reclaimed:
+            if drop == nil {
+                serveParked(pool)
+            } else {
+                topUp(pool, trigger: .automatic)
             }
+        case .adDropped:
+            break
         }
-        // The loader's own lease ends (slot re-borrow, drain) settle the pool themselves.
-        guard reason == nil || reason == "reclaimed" else { return outcome }
-        if outcome == .backInPool {
-            serveParked(pool)
-        } else {
-            topUp(pool, trigger: .automatic)
+        guard let drop else { return .backInPool }
+        switch drop {
+        case .consumed: return .consumed
+        case .expired: return .expired
+        case .disabled, .shutdown, .invalidated: return .removed
         }
-        return outcome
     }
 
-    /// Marks every leased ad of `pool` for removal when its lease ends.
-    func markLeasedAds(of pool: AdPool, reason: String) {
+    /// Marks every leased ad of `pool` for removal for `reason` when its lease ends.
+    func markLeasedAds(of pool: AdPool, reason: AdDropReason) {
         for leaseHandle in leases.allHandles where leases[leaseHandle].pool === pool {
-            pool[leases[leaseHandle].adHandle].dropReason = reason
+            pool.markPendingDrop(leases[leaseHandle].adHandle, reason: reason)
         }
     }
 
     /// Parks a borrow until an ad can be lent or `wait` passes.
     func park(
-        in pool: AdPool, slot: String?, wait: Duration, completion: @escaping (BorrowResult) -> Void
+        in pool: AdPool, slot: String?, wait: Duration, whenServed: @escaping (BorrowResult) -> Void
     ) -> ParkedBorrowHandle {
-        let handle = ParkedBorrowHandle(slot: slot, completion: completion) { [weak pool] _ in
-            pool?.parked.noteWithdrawn()
+        let handle = ParkedBorrowHandle(slot: slot, whenServed: whenServed) { [weak reference = pool.reference] _ in
+            reference?.pool.parked.noteWithdrawn()
         }
         pool.parked.append(handle)
-        handle.timer = scheduler.schedule(at: now + wait) { [weak pool, weak handle] in
-            guard let pool, let handle, let completion = handle.take() else { return }
+        handle.timer = scheduler.schedule(at: now + wait) { [weak reference = pool.reference, weak handle] in
+            guard let pool = reference?.pool, let handle, let whenServed = handle.take() else { return }
             pool.parked.noteWithdrawn()
             pool.stats.borrowMisses += 1
-            completion(.noAdYet)
+            whenServed(.noAdYet)
         }
         return handle
     }
@@ -117,14 +134,14 @@ extension NativeAdvertisementLoader {
             purgeExpired(pool)
             guard slotHoldsValidLease(pool, first.slot) || hasLendableAd(pool) else { return }
             _ = pool.parked.removeFirst()
-            guard let completion = first.take() else { continue }
+            guard let whenServed = first.take() else { continue }
             guard let result = lend(from: pool, slot: first.slot) else {
                 // The slot's lease had expired and nothing else is available.
                 pool.stats.borrowMisses += 1
-                completion(.noAdYet)
+                whenServed(.noAdYet)
                 continue
             }
-            completion(result)
+            whenServed(result)
         }
     }
 
@@ -132,7 +149,7 @@ extension NativeAdvertisementLoader {
     func slotHoldsValidLease(_ pool: AdPool, _ slot: String?) -> Bool {
         guard let slot, let leaseHandle = pool.slots[slot] else { return false }
         let record = pool[leases[leaseHandle].adHandle]
-        return record.dropReason == nil && now < record.ad.expiresAt
+        return record.state == .leased(leaseHandle) && now < record.ad.expiresAt
     }
 
     /// Keeps one scheduler wakeup at the earliest lease timeout.
@@ -151,7 +168,7 @@ extension NativeAdvertisementLoader {
         leaseTimerDeadline = nil
         while let handle = leases.firstDue(at: now) {
             leases[handle].pool.stats.leasesReclaimed += 1
-            endLease(handle, shown: false, reason: "reclaimed")
+            endLease(handle, .reclaimed)
         }
         scheduleLeaseTimer()
     }

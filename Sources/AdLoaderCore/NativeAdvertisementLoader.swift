@@ -1,15 +1,3 @@
-/// A handle on a borrow that is waiting for an ad.
-public protocol ParkedBorrow: AnyObject {
-    /// Withdraws the borrow (client cancelled or went away); its completion is not called.
-    func cancel()
-}
-
-/// Identifies an observer registered with ``NativeAdvertisementLoader/addObserver(_:)``.
-public struct ObserverToken: Hashable, Sendable {
-    public let rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
-}
-
 /// Keeps native ads loaded per (loader, ad unit) and lends them to feed cells.
 ///
 /// Each (loader, ad unit) has its own pool. Available ads sit in a heap ordered by expiry,
@@ -24,6 +12,8 @@ public final class NativeAdvertisementLoader {
         var configuration: LoaderConfiguration
         let source: any DemandSource
         var pools: [String: AdPool] = [:]
+        /// The pool found last, checked before hashing the ad unit (pools are never removed).
+        var lastPool: (adUnitID: String, pool: AdPool)?
 
         init(configuration: LoaderConfiguration, source: any DemandSource) {
             self.configuration = configuration
@@ -38,6 +28,9 @@ public final class NativeAdvertisementLoader {
     // dynamic exclusivity checks (swift_beginAccess: ~15% of the daemon's instructions under
     // load, callgrind) only cost time here.
     @exclusivity(unchecked) var entries: [String: Entry] = [:]
+    /// The entry found last by ``validated(adUnitID:loader:)``, checked before hashing the name
+    /// (`entries` never changes after `init`).
+    @exclusivity(unchecked) var lastEntry: (name: String, entry: Entry)?
     @exclusivity(unchecked) var ids: IdentifierGenerator
     @exclusivity(unchecked) var jitter: SplitMix64
     @exclusivity(unchecked) var leases = LeaseTable()
@@ -103,9 +96,14 @@ public final class NativeAdvertisementLoader {
         return PrefetchResult(available: pool.available.count, inFlight: pool.inFlight, requested: requested)
     }
 
-    /// Lends one valid ad. `completion` is called exactly once — synchronously when an ad is
-    /// available, the slot already holds a lease, or `wait` is zero — unless the returned
-    /// ``ParkedBorrow`` is cancelled first.
+    /// Lends one valid ad, now or, when the caller may wait, once one can be lent.
+    ///
+    /// The answer is the return value: ``BorrowOutcome/answered(_:)`` when an ad is available,
+    /// the slot already holds a lease, or `wait` is zero; ``BorrowOutcome/parked(_:)`` when the
+    /// borrow waits; ``BorrowOutcome/parkingRefused`` when it would have waited but `mayPark`
+    /// is false. `whenServed` is called only for a parked borrow, exactly once, later (from a
+    /// source completion or a scheduler action, never from inside this call), unless the
+    /// handle is cancelled first.
     ///
     /// The ad lent is the valid available one that expires soonest. Every borrow, hit or miss,
     /// then tops the pool up in whole batches: it asks for `numberOfAdvertisements` ads per
@@ -124,17 +122,20 @@ public final class NativeAdvertisementLoader {
     ///     (`reused: true`). If that lease's ad has expired, the lease ends and a fresh ad is
     ///     lent. An empty string means no slot.
     ///   - wait: how long to park when the pool is empty; at most the loader's `maximumBorrowWait`.
-    ///     Parked borrows are served in arrival order as ads arrive or come back.
-    /// - Returns: a handle when the call parked, else nil.
+    ///     Parked borrows are served in arrival order as ads arrive or come back. Checked
+    ///     first, whatever `mayPark` is.
+    ///   - mayPark: false when the caller cannot hold one more waiting borrow (its parked-borrow
+    ///     limit): a borrow that would park answers ``BorrowOutcome/parkingRefused`` instead,
+    ///     counted as a miss. A borrow that can be answered now is answered as usual.
+    ///   - whenServed: the later answer of a parked borrow.
     /// - Throws: ``LoaderError`` `.invalidArgument` (empty ad unit, unknown loader, wait too
     ///   long or negative: field `wait_ms`), `.unavailable` (disabled loader, after shutdown),
     ///   `.resourceExhausted` (a new ad unit when the loader already has
     ///   ``LoaderConfiguration/maximumPools`` pools).
-    @discardableResult
     public func borrow(
         adUnitID: String, loader: String = LoaderConfiguration.defaultName, slot: String? = nil,
-        wait: Duration = .zero, completion: @escaping (BorrowResult) -> Void
-    ) throws(LoaderError) -> (any ParkedBorrow)? {
+        wait: Duration = .zero, mayPark: Bool = true, whenServed: @escaping (BorrowResult) -> Void
+    ) throws(LoaderError) -> BorrowOutcome {
         let entry = try validated(adUnitID: adUnitID, loader: loader)
         if wait < .zero || wait > entry.configuration.maximumBorrowWait {
             throw LoaderError(
@@ -146,18 +147,16 @@ public final class NativeAdvertisementLoader {
         let slot = slot?.isEmpty == true ? nil : slot
         if let result = lend(from: pool, slot: slot) {
             topUp(pool, trigger: .explicit)
-            completion(result)
-            return nil
+            return .answered(result)
         }
-        if wait == .zero {
+        if wait == .zero || !mayPark {
             pool.stats.borrowMisses += 1
             topUp(pool, trigger: .explicit)
-            completion(.noAdYet)
-            return nil
+            return wait == .zero ? .answered(.noAdYet) : .parkingRefused
         }
-        let handle = park(in: pool, slot: slot, wait: wait, completion: completion)
+        let handle = park(in: pool, slot: slot, wait: wait, whenServed: whenServed)
         topUp(pool, trigger: .explicit)
-        return handle
+        return .parked(handle)
     }
 
     /// Ends a lease.
@@ -169,11 +168,11 @@ public final class NativeAdvertisementLoader {
     @discardableResult
     public func returnLease(_ leaseID: UInt64, shown: Bool) throws(LoaderError) -> ReturnOutcome {
         if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
-        guard let handle = leases.handle(forID: leaseID) else {
+        guard let handle = leases.handle(forID: leaseID, ids: ids) else {
             throw LoaderError(
                 code: .notFound, field: "lease_id", message: "no open lease \(leaseID) (returned, reclaimed or unknown)")
         }
-        return endLease(handle, shown: shown, reason: nil)
+        return endLease(handle, .returned(shown: shown))
     }
 
     /// Stats of every pool matching the filters (nil = all), sorted by loader then ad unit.
@@ -219,7 +218,7 @@ public final class NativeAdvertisementLoader {
         entry.configuration.enabled = enabled
         for pool in sortedPools(of: entry) {
             pool.enabled = enabled
-            if !enabled { drain(pool, reason: "disabled") }
+            if !enabled { drain(pool, reason: .disabled) }
         }
     }
 
@@ -237,10 +236,10 @@ public final class NativeAdvertisementLoader {
         let allPools = entries.keys.sorted().flatMap { sortedPools(of: entries[$0]!) }
         for pool in allPools {
             pool.enabled = false
-            drain(pool, reason: "shutdown")
+            drain(pool, reason: .shutdown)
         }
         for handle in leases.allHandles {
-            endLease(handle, shown: false, reason: "shutdown")
+            endLease(handle, .adDropped(.shutdown))
         }
     }
 
@@ -251,9 +250,13 @@ public final class NativeAdvertisementLoader {
     func validated(adUnitID: String, loader: String) throws(LoaderError) -> Entry {
         if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
         if adUnitID.isEmpty { throw LoaderError(code: .invalidArgument, field: "ad_unit_id", message: "must not be empty") }
+        // Comparing with the name used last (inline for short names) is much cheaper than
+        // hashing it: calls name the same few loaders over and over.
+        if let last = lastEntry, last.name == loader { return last.entry }
         guard let entry = entries[loader] else {
             throw LoaderError(code: .invalidArgument, field: "loader", message: "unknown loader \"\(loader)\"")
         }
+        lastEntry = (loader, entry)
         return entry
     }
 
@@ -267,7 +270,12 @@ public final class NativeAdvertisementLoader {
     /// - Throws: ``LoaderError`` `.resourceExhausted` naming the limit when a new pool is needed
     ///   and the loader is at it.
     func pool(for entry: Entry, adUnitID: String) throws(LoaderError) -> AdPool {
-        if let pool = entry.pools[adUnitID] { return pool }
+        // As for loader names: the ad unit used last first, then the table.
+        if let last = entry.lastPool, last.adUnitID == adUnitID { return last.pool }
+        if let pool = entry.pools[adUnitID] {
+            entry.lastPool = (adUnitID, pool)
+            return pool
+        }
         let name = entry.configuration.name
         let limit = entry.configuration.maximumPools
         if entry.pools.count >= limit {
@@ -279,6 +287,7 @@ public final class NativeAdvertisementLoader {
             loader: entry.configuration.name, adUnitID: adUnitID, configuration: entry.configuration,
             source: entry.source)
         entry.pools[adUnitID] = pool
+        entry.lastPool = (adUnitID, pool)
         return pool
     }
 
@@ -288,18 +297,33 @@ public final class NativeAdvertisementLoader {
 
     /// Drops a pool's available ads, marks its leased ads for removal, ends its parked
     /// borrows with `.unavailable` and stops its timers and retries.
-    func drain(_ pool: AdPool, reason: String) {
+    func drain(_ pool: AdPool, reason: AdDropReason) {
         pool.cancelTimers()
         pool.fill.reset()
         for handle in pool.availableHandles {
-            let ad = pool.discardAvailable(handle)
-            pool.stats.removed += 1
-            emit(.removed, pool) { $0.adID = ad.id; $0.reason = reason }
+            let ad = pool.discard(handle)
+            pool.countDropped(reason)
+            reportDropped(ad, from: pool, reason: reason)
         }
         markLeasedAds(of: pool, reason: reason)
         for parked in pool.parked.removeAll() {
             parked.take()?(.unavailable)
         }
+    }
+
+    /// Reports an ad that left `pool` for good, already counted (``AdPool/countDropped(_:)``):
+    /// an `expired` event, or a `removed` event with the reason; then, for an ad never shown,
+    /// the source's ``DemandSource/adDropped(_:reason:)`` notice.
+    func reportDropped(_ ad: Ad, from pool: AdPool, reason: AdDropReason) {
+        if reason == .expired {
+            emit(.expired, pool) { $0.adID = ad.id }
+        } else {
+            emit(.removed, pool) {
+                $0.adID = ad.id
+                $0.reason = AdEvent.Reason(reason)
+            }
+        }
+        if ad.showCount == 0 { pool.source.adDropped(ad, reason: reason) }
     }
 
     /// Builds an event for `pool`, lets `configure` fill it in, and delivers it.

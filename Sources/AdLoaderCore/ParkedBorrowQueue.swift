@@ -1,38 +1,3 @@
-/// A borrow waiting for an ad; the handle given back by a parking ``NativeAdvertisementLoader/borrow(adUnitID:loader:slot:wait:completion:)``.
-final class ParkedBorrowHandle: ParkedBorrow {
-    let slot: String?
-    private var completion: ((BorrowResult) -> Void)?
-    var timer: (any ScheduledTask)?
-    private let onWithdraw: (ParkedBorrowHandle) -> Void
-
-    init(slot: String?, completion: @escaping (BorrowResult) -> Void, onWithdraw: @escaping (ParkedBorrowHandle) -> Void) {
-        self.slot = slot
-        self.completion = completion
-        self.onWithdraw = onWithdraw
-    }
-
-    /// Still waiting: neither answered nor cancelled.
-    var isWaiting: Bool { completion != nil }
-
-    func cancel() {
-        guard isWaiting else { return }
-        completion = nil
-        timer?.cancel()
-        timer = nil
-        onWithdraw(self)
-    }
-
-    /// Stops waiting and hands back the completion to call (nil when already answered or
-    /// cancelled), so the owner can settle its own state before running caller code.
-    func take() -> ((BorrowResult) -> Void)? {
-        guard let completion else { return nil }
-        self.completion = nil
-        timer?.cancel()
-        timer = nil
-        return completion
-    }
-}
-
 /// The FIFO of a pool's parked borrows.
 ///
 /// Cancelled and timed-out borrows stay in the array as dead entries until they reach the

@@ -46,4 +46,16 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// The inverse of ``mix(_:)``: `unmix(mix(x)) == x` for every `x`.
+    static func unmix(_ value: UInt64) -> UInt64 {
+        // Each `z ^= z >> s` is undone by xoring the shifts s, 2s, ... back in; each odd
+        // multiplier by its inverse modulo 2^64.
+        var z = value
+        z = z ^ (z >> 31) ^ (z >> 62)
+        z = z &* 0x3196_42B2_D24D_8EC3
+        z = z ^ (z >> 27) ^ (z >> 54)
+        z = z &* 0x96DE_1B17_3F11_9089
+        return z ^ (z >> 30) ^ (z >> 60)
+    }
 }

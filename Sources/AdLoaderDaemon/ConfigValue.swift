@@ -1,6 +1,3 @@
-import AdLoaderLogging
-import AdLoaderUV
-import AdSources
 import AdLoaderCore
 
 /// One raw setting value: text from a flag or environment variable, or a JSON value.

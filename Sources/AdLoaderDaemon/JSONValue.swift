@@ -1,6 +1,3 @@
-import AdLoaderLogging
-import AdLoaderUV
-import AdSources
 /// A parsed JSON document, for the configuration file (kept off Foundation so that numbers,
 /// booleans and key order stay exactly as written).
 enum JSONValue: Hashable, Sendable {

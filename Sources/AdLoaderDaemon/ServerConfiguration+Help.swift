@@ -1,13 +1,12 @@
-import AdLoaderLogging
-import AdLoaderUV
-import AdSources
 import AdLoaderCore
 
 extension ServerConfiguration {
-    /// The `--help` text: every setting with its flag, environment variable, JSON key and default.
-    public static var helpText: String {
-        let loader = LoaderConfiguration()
-        func seconds(_ duration: Duration) -> String { "\(duration.milliseconds / 1000)s" }
+    /// The `--help` text, generated from the configuration tables: every setting with its
+    /// JSON key, flag and environment variable (when it has them) and default.
+    public static var helpText: String { helpText(sourceTypes: .standard) }
+
+    /// The `--help` text with the source types of `sourceTypes`.
+    static func helpText(sourceTypes: DemandSourceRegistry) -> String {
         var text = """
             adloaderd — keeps native ads loaded and lends them to feed cells over a framed gRPC-style protocol.
 
@@ -19,44 +18,34 @@ extension ServerConfiguration {
             Sizes: bytes, or a number with KiB, MiB, GiB ("4MiB"). A bad setting exits with
             status 2 and a message naming it.
 
-              --config FILE  (env ADLOADERD_CONFIG)  JSON configuration file; default: none
+              --config FILE  (env \(configEnvironment))  JSON configuration file; default: none
 
             """
-        for setting in settings {
-            let environment = setting.environment.map { "  env \($0)" } ?? ""
-            text += "  \(setting.flag) VALUE\n"
-            text += "      \(setting.help)\n"
-            text += "      default: \(setting.defaultValue); JSON: \(setting.key)\(environment)\n"
-        }
+        text += "\nListeners (\"listeners\" in the JSON file):\n" + flagBlocks(listenerKeys.settings)
+        text += "\nLogging (\"log\"):\n" + flagBlocks(logKeys.settings)
+        text += "\nLimits (\"limits\"):\n" + flagBlocks(limitKeys.settings)
         text += """
 
             Loaders are configured only in the JSON file, as "loaders": { "NAME": { ... } }, which
-            replaces the built-in loader "default" (source "synthetic", defaults below). Fields:
-              source                        demand source name                    default: "\(loader.source)"
-              keywords                      array of strings                      default: []
-              contentURL                    string or null                        default: null
-              nonPersonalized               boolean                               default: false
-              targeting                     object of strings                     default: {}
-              numberOfAdvertisements        ads per upstream request, 1...5       default: \(loader.numberOfAdvertisements)
-              maximumRetainedAdvertisements loaded + in-flight target per pool    default: \(loader.maximumRetainedAdvertisements)
-              lifetime                      duration an ad stays valid            default: \(seconds(loader.lifetime))
-              sweepInterval                 duration between expiry sweeps        default: \(seconds(loader.sweepInterval))
-              showCountThreshold            times one ad may be shown, >= 1       default: \(loader.showCountThreshold)
-              leaseTimeout                  unreturned leases reclaimed after     default: \(seconds(loader.leaseTimeout))
-              maximumBorrowWait             longest wait a Borrow may ask for     default: \(seconds(loader.maximumBorrowWait))
-              maximumPools                  ad units with a pool, 1...1000000;    default: \(loader.maximumPools)
-                                            a new one beyond: RESOURCE_EXHAUSTED
-              enabled                       boolean                               default: \(loader.enabled)
-              retry.delay                   first retry delay                     default: \(seconds(loader.retry.delay))
-              retry.multiplier              growth per retry, >= 1                default: \(loader.retry.multiplier)
-              retry.maximumDelay            cap on the delay                      default: \(seconds(loader.retry.maximumDelay))
-              retry.jitter                  random spread, 0...1                  default: \(loader.retry.jitter)
-              retry.maximumCount            automatic retries in a row            default: \(loader.retry.maximumCount)
-              retry.probeInterval           probe period while unreachable        default: \(seconds(loader.retry.probeInterval))
+            replaces the built-in loader "\(LoaderConfiguration.defaultName)" (source "\(loaderKeys.defaults.source)", defaults below). Keys:
 
-            Sources are "sources": { "NAME": { "type": "synthetic", "latency", "latencyJitter",
-            "fillRate", "errorRate", "unreachableRate", "seed" } }; the built-in one is "synthetic"
-            (its flags above). Example file:
+            """
+        text += columns(loaderKeys.settings)
+        text += """
+
+            Sources are "sources": { "NAME": { "type": "TYPE", ... } }; a source without "type" is
+            of type "\(DemandSourceRegistry.defaultTypeName)". The built-in source is "synthetic". A type's
+            flags configure the source named after the type; other sources of that type take the
+            same keys in the file.
+
+            """
+        for type in sourceTypes.types {
+            text += "\ntype \"\(type.name)\": " + wrap(type.summary, width: 90).joined(separator: "\n  ") + "\n"
+            text += rows(type.settings)
+        }
+        text += """
+
+            Example file:
 
               { "listeners": { "host": "127.0.0.1", "port": 7411, "unixSocket": "/run/adloaderd.sock" },
                 "limits": { "maxConnections": 1024, "idleTimeout": "5m" },
@@ -70,5 +59,60 @@ extension ServerConfiguration {
 
             """
         return text
+    }
+
+    /// Settings with a flag as ``flagBlocks(_:)``, then the others as ``columns(_:)``.
+    static func rows(_ settings: [ConfigSetting]) -> String {
+        let flagged = settings.filter { $0.flag != nil }
+        let others = settings.filter { $0.flag == nil }
+        return flagBlocks(flagged) + (others.isEmpty ? "" : columns(others))
+    }
+
+    /// Settings with a flag: three lines each (flag; help; default, JSON key, variable); a
+    /// setting without a flag gets one line naming its JSON key.
+    static func flagBlocks(_ settings: [ConfigSetting]) -> String {
+        var text = ""
+        for setting in settings {
+            let environment = setting.environment.map { "  env \($0)" } ?? ""
+            text += "  \(setting.flag.map { "\($0) VALUE" } ?? setting.key)\n"
+            text += "      \(setting.help)\n"
+            text += "      default: \(setting.defaultValue); JSON: \(setting.key)\(environment)\n"
+        }
+        return text
+    }
+
+    /// File-only settings as a table: key, help (wrapped), default.
+    static func columns(_ settings: [ConfigSetting]) -> String {
+        let keyWidth = (settings.map(\.name.count).max() ?? 0) + 2
+        let helpWidth = 38
+        var text = ""
+        for setting in settings {
+            let lines = wrap(setting.help, width: helpWidth)
+            for (index, line) in lines.enumerated() {
+                let key = index == 0 ? setting.name : ""
+                var row = "  " + pad(key, keyWidth)
+                row += index == 0 ? pad(line, helpWidth) + "default: \(setting.defaultValue)" : line
+                text += row + "\n"
+            }
+        }
+        return text
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count < width ? text + String(repeating: " ", count: width - text.count) : text + " "
+    }
+
+    /// Greedy word wrap; a word longer than `width` gets a line of its own.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > width - 2 {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        return lines + [line]
     }
 }

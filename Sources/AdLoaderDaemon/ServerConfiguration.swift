@@ -1,8 +1,7 @@
-import AdLoaderLogging
-import AdLoaderUV
-import AdSources
 import AdLoaderCore
-import AdSources
+import AdLoaderLogging
+import AdLoaderService
+import AdLoaderUV
 
 /// Everything the daemon needs to run: listeners, limits, logging, demand sources, loaders.
 ///
@@ -32,8 +31,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var listeners = Listeners()
     public var limits = ServerLimits()
     public var logLevel: LogLevel = .info
-    /// Synthetic demand sources by name; loaders name theirs in `source`.
-    public var sources: [String: SyntheticSource.Configuration] = ["synthetic": SyntheticSource.Configuration()]
+    /// Demand sources by name, each of a type (see ``DemandSourceConfiguration``); loaders name
+    /// theirs in `source`. By default one, `synthetic`.
+    public var sources: [String: DemandSourceConfiguration] = ["synthetic": .synthetic()]
     /// The named loaders; by default one, `default`, on the synthetic source.
     public var loaders: [LoaderConfiguration] = [LoaderConfiguration()]
 
@@ -45,9 +45,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         if !(0...65_535).contains(listeners.port) {
             throw ConfigError(field: "listeners.port", message: "must be 0...65535, got \(listeners.port)")
         }
-        do {
-            _ = try UVTCPHandle.socketAddress(host: listeners.host, port: listeners.port)
-        } catch {
+        if !UVTCPHandle.isIPAddress(listeners.host) {
             throw ConfigError(
                 field: "listeners.host", message: "must be an IPv4 or IPv6 address, got \"\(listeners.host)\"")
         }
@@ -59,13 +57,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         }
         try limits.validate()
         for name in sources.keys.sorted() {
-            do {
-                try sources[name]!.validate()
-            } catch {
-                let prefix = SyntheticSource.Configuration.fieldPrefix
-                let field = error.field.hasPrefix(prefix) ? "sources.\(name)" + error.field.dropFirst(prefix.count) : error.field
-                throw ConfigError(field: field, message: error.message)
-            }
+            try sources[name]!.validate(field: "sources.\(name)")
         }
         if loaders.isEmpty { throw ConfigError(field: "loaders", message: "at least one loader is needed") }
         var seen: Set<String> = []

@@ -1,7 +1,9 @@
 import AdLoaderLogging
+import AdLoaderService
 import AdLoaderUV
 import AdSources
 import AdLoaderCore
+import AdLoaderFramed
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,9 +36,9 @@ public enum ServerMain {
             return configurationErrorStatus
         }
         let logger = Logger(level: configuration.logLevel)
-        let server: Server
+        let daemon: Daemon
         do {
-            server = try Server(configuration: configuration, logger: logger)
+            daemon = try Daemon(configuration: configuration, logger: logger)
         } catch let error as ConfigError {
             writeError("adloaderd: bad configuration: \(error.field): \(error.message)\n")
             return configurationErrorStatus
@@ -44,28 +46,23 @@ public enum ServerMain {
             logger.error("cannot start", ["error": .string("\(error)")])
             return failureStatus
         }
-        let addresses: [Server.Address]
+        let addresses: [ListenAddress]
         do {
-            addresses = try server.start()
+            addresses = try daemon.start()
         } catch {
-            let listeners = configuration.listeners
-            let (setting, address) =
-                error.operation.contains("pipe") || error.operation.contains("chmod")
-                ? ("listeners.unixSocket", listeners.unixSocket ?? "")
-                : ("listeners.port", Server.Address.tcp(host: listeners.host, port: listeners.port).description)
-            logger.error("cannot listen", ["setting": .string(setting), "error": .string("\(error)")])
-            writeError("adloaderd: bad configuration: \(setting): cannot listen on \(address): \(error)\n")
-            _ = server.run()
+            logger.error("cannot listen", ["setting": .string(error.setting), "error": .string("\(error.error)")])
+            writeError("adloaderd: bad configuration: \(error)\n")
+            _ = daemon.run()
             return configurationErrorStatus
         }
         var banner = "adloaderd listening on " + addresses.map(\.description).joined(separator: " and ") + "\n"
         if case .tcp(let host, let port)? = addresses.first {
             let endpoint = host == ServerConfiguration.defaultHost && port == ServerConfiguration.defaultPort
-                ? "" : " --endpoint \(Server.Address.tcp(host: host, port: port))"
+                ? "" : " --endpoint \(ListenAddress.tcp(host: host, port: port))"
             banner += "try: adloader\(endpoint) borrow demo --wait 1000\n"
         }
         writeOut(banner)
-        return server.run()
+        return daemon.run()
     }
 
     /// The process environment, read from `environ` (no Foundation).

@@ -102,41 +102,23 @@ public struct Logger {
 
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ fields: KeyValuePairs<String, LogValue>) {
         guard level >= self.level else { return }
-        var line = "{\"level\":\"\(level)\",\"time\":\"\(Self.timestamp())\",\"message\":"
-        Self.appendJSONString(message(), to: &line)
+        var line = JSONWriter(capacity: 128)
+        line.beginObject()
+        line.field("level", level.description)
+        line.field("time", Self.timestamp())
+        line.field("message", message())
         for (key, value) in metadata { Self.append(key, value, to: &line) }
         for (key, value) in fields { Self.append(key, value, to: &line) }
-        line += "}"
-        handler.write(line: line)
+        line.endObject()
+        handler.write(line: line.text)
     }
 
-    private static func append(_ key: String, _ value: LogValue, to line: inout String) {
-        line += ","
-        appendJSONString(key, to: &line)
-        line += ":"
+    private static func append(_ key: String, _ value: LogValue, to line: inout JSONWriter) {
         switch value {
-        case .string(let string): appendJSONString(string, to: &line)
-        case .int(let int): line += String(int)
-        case .bool(let bool): line += bool ? "true" : "false"
+        case .string(let string): line.field(key, string)
+        case .int(let int): line.field(key, int)
+        case .bool(let bool): line.field(key, bool)
         }
-    }
-
-    static func appendJSONString(_ string: String, to line: inout String) {
-        line += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": line += "\\\""
-            case "\\": line += "\\\\"
-            case "\n": line += "\\n"
-            case "\r": line += "\\r"
-            case "\t": line += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: line.unicodeScalars.append(scalar)
-            }
-        }
-        line += "\""
     }
 
     private static func timestamp() -> String {

@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CLibUV
+internal import CLibUV
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,12 +30,15 @@ public final class LoopClock: AdClock, AdScheduler {
     private let loop: UVLoop
     private let timer: UVTimer
     private let offset: Int64
-    private var heap: [Entry] = []
-    private var nextSequence: UInt64 = 0
-    private var cancelledInHeap = 0
-    private var armedDeadline: Int64?
-    private var isClosed = false
-    private var isFiring = false
+    // Stored properties are `@exclusivity(unchecked)`: loop-confined, and no method holds an
+    // access across a call out (actions run after their entry left the heap), so the dynamic
+    // exclusivity checks only cost time.
+    @exclusivity(unchecked) private var heap: [Entry] = []
+    @exclusivity(unchecked) private var nextSequence: UInt64 = 0
+    @exclusivity(unchecked) private var cancelledInHeap = 0
+    @exclusivity(unchecked) private var armedDeadline: Int64?
+    @exclusivity(unchecked) private var isClosed = false
+    @exclusivity(unchecked) private var isFiring = false
 
     /// - Parameters:
     ///   - loop: the loop whose timer drives the actions.
@@ -186,7 +189,7 @@ public final class LoopClock: AdClock, AdScheduler {
 
     private final class Task: ScheduledTask {
         private weak var clock: LoopClock?
-        private var action: (() -> Void)?
+        @exclusivity(unchecked) private var action: (() -> Void)?
 
         init(clock: LoopClock, action: @escaping () -> Void) {
             self.clock = clock

@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 
 /// A libuv call that failed: the negative error code and the call that returned it.
 ///
@@ -23,6 +23,11 @@ public struct UVError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// True for a request cancelled by closing its handle (`UV_ECANCELED`).
     public var isCancelled: Bool { code == UV_ECANCELED.rawValue }
+
+    /// `UV_EOF`, `UV_ECANCELED` and `UV_EPIPE`, for streams that are not libuv's (tests).
+    public static let endOfFileCode = UV_EOF.rawValue
+    public static let cancelledCode = UV_ECANCELED.rawValue
+    public static let brokenPipeCode = UV_EPIPE.rawValue
 
     public var description: String { "\(operation): \(name) (\(String(cString: uv_strerror(code))))" }
 }

@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 
 /// The base of every libuv handle owner: allocates the `uv_*_t`, keeps itself alive through
 /// the handle's `data` while libuv may call back, and frees the memory in the close callback.
@@ -9,11 +9,13 @@ import CLibUV
 /// - Important: loop-confined; not `Sendable`.
 public class UVHandle {
     public let loop: UVLoop
-    public let rawHandle: UnsafeMutablePointer<uv_handle_t>
+    let rawHandle: UnsafeMutablePointer<uv_handle_t>
     private let memory: UnsafeMutableRawPointer
-    private var state: State = .unregistered
+    // Stored properties are `@exclusivity(unchecked)`: loop-confined, and no method holds an
+    // access across a call out of the handle (`onClose` is read, cleared, then called).
+    @exclusivity(unchecked) private var state: State = .unregistered
     /// Called once, from the close callback, after the handle is closed.
-    public var onClose: (() -> Void)?
+    @exclusivity(unchecked) public var onClose: (() -> Void)?
 
     private enum State { case unregistered, open, closing, closed }
 

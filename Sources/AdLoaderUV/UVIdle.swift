@@ -1,12 +1,8 @@
-import CLibUV
+internal import CLibUV
 
 /// A `uv_idle_t`: while started, runs a callback once per loop iteration and keeps the loop
-/// from blocking in its poll.
-///
-/// The server starts one only while connections hold answers produced outside their own
-/// read callback (timers, other connections' calls, Watch events): the flush then runs in
-/// the same iteration (after timers) or the next one (after I/O), never after a blocking
-/// poll. (A `uv_check_t` would not do: it does not stop the poll from blocking.)
+/// from blocking in its poll (every poll then has a zero timeout). For work that must run
+/// before the loop sleeps without forcing that, use ``UVPrepare``.
 ///
 /// - Important: loop-confined; see ``UVHandle`` for the lifecycle.
 public final class UVIdle: UVHandle {

@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 
 /// The owner of one `uv_loop_t`: runs it, stops it, and closes it at the end.
 ///
@@ -8,7 +8,7 @@ import CLibUV
 /// - Important: not thread-safe; every handle on the loop and every call here happens on
 ///   the thread that calls ``run()``.
 public final class UVLoop {
-    public let raw: UnsafeMutablePointer<uv_loop_t>
+    let raw: UnsafeMutablePointer<uv_loop_t>
     /// One read buffer for every stream on this loop: a read callback consumes its bytes
     /// before libuv asks for the next buffer, so one suffices on a single-threaded loop.
     public let readBuffer: UnsafeMutableRawBufferPointer
@@ -77,6 +77,40 @@ public final class UVLoop {
                     collector.names.append(uv_is_closing(handle) != 0 ? "\(name) (closing)" : name)
                 }, Unmanaged.passUnretained(collector).toOpaque())
         }
+        return collector.names
+    }
+
+    /// Runs the loop without blocking until it has nothing left to do, at most `iterations`
+    /// times, so that close callbacks run. A bounded replacement for `while runNoWait() {}`,
+    /// which spins forever on a handle nobody closes.
+    /// - Returns: true when the loop ran out of work.
+    public func runUntilIdle(iterations: Int = 1_000) -> Bool {
+        for _ in 0..<iterations where !runNoWait() { return true }
+        return false
+    }
+
+    /// Closes every handle still open and not closing — through its owner when it has one
+    /// (so retains and memory are released), else directly — and runs the close callbacks.
+    /// The last resort of a shutdown: a handle found here was not closed by its owner.
+    /// - Returns: the kinds of the handles it had to close (empty when none).
+    public func closeRemainingHandles() -> [String] {
+        final class Collector { var names: [String] = [] }
+        let collector = Collector()
+        withExtendedLifetime(collector) {
+            uv_walk(
+                raw,
+                { handle, arg in
+                    guard let handle, let arg, uv_is_closing(handle) == 0 else { return }
+                    let collector = Unmanaged<Collector>.fromOpaque(arg).takeUnretainedValue()
+                    collector.names.append(String(cString: uv_handle_type_name(uv_handle_get_type(handle))))
+                    if let owner = UVHandle.owner(UnsafeMutableRawPointer(handle), as: UVHandle.self) {
+                        owner.close()
+                    } else {
+                        uv_close(handle, nil)
+                    }
+                }, Unmanaged.passUnretained(collector).toOpaque())
+        }
+        _ = runUntilIdle()
         return collector.names
     }
 

@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,13 +14,14 @@ public final class UVPipeHandle: UVStream {
     }
 
     /// Binds to `path`, replacing a stale socket file left by an earlier run (never a file
-    /// of another kind, never a socket something still listens on), then sets the file's
-    /// permissions.
+    /// of another kind, never a socket something still listens on). The file is created with
+    /// its final permissions (the process umask is narrowed around `bind`), so there is no
+    /// window in which a wider mode lets another user connect.
     /// - Parameters:
     ///   - path: the socket's file path.
     ///   - mode: permission bits, e.g. `0o660`.
     /// - Throws: ``UVError`` `EADDRINUSE` when a running server answers on `path`, `EEXIST`
-    ///   when the path is another kind of file, or what bind/chmod fail with.
+    ///   when the path is another kind of file, or what bind fails with.
     public func bind(path: String, mode: UInt32) throws(UVError) {
         var status = stat()
         if lstat(path, &status) == 0 {
@@ -32,10 +33,11 @@ public final class UVPipeHandle: UVStream {
             }
             unlink(path)
         }
+        // bind(2) creates the socket file with 0777 & ~umask. umask is process-wide: this runs
+        // on the loop thread at start, before any other thread of ours creates files.
+        let previous = umask(mode_t(~mode & 0o777))
+        defer { umask(previous) }
         try uvCheck(uv_pipe_bind(pointer(as: uv_pipe_t.self), path), "uv_pipe_bind(\(path))")
-        if chmod(path, mode_t(mode)) != 0 {
-            throw UVError(code: -errno, operation: "chmod(\(path))")
-        }
     }
 
     /// True when a connect to the socket file at `path` is accepted (or only waits because

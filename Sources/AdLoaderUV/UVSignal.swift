@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 #if canImport(Glibc)
 import Glibc
 #endif

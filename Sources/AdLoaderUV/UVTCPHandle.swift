@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +26,7 @@ public final class UVTCPHandle: UVStream {
 
     /// Parses an IP literal into a socket address.
     /// - Throws: ``UVError`` with `EINVAL` when `host` is neither IPv4 nor IPv6.
-    public static func socketAddress(host: String, port: Int) throws(UVError) -> sockaddr_storage {
+    static func socketAddress(host: String, port: Int) throws(UVError) -> sockaddr_storage {
         var storage = sockaddr_storage()
         let result = withUnsafeMutablePointer(to: &storage) { pointer -> Int32 in
             if host.contains(":") {
@@ -38,6 +38,11 @@ public final class UVTCPHandle: UVStream {
         }
         try uvCheck(result, "uv_ip_addr(\(host))")
         return storage
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 literal a TCP listener can bind to.
+    public static func isIPAddress(_ host: String) -> Bool {
+        (try? socketAddress(host: host, port: 0)) != nil
     }
 
     /// Disables Nagle's algorithm: answers are small and latency matters.

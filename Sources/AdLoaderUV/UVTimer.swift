@@ -1,4 +1,4 @@
-import CLibUV
+internal import CLibUV
 
 /// A `uv_timer_t`: calls back once after a timeout, or repeatedly.
 ///

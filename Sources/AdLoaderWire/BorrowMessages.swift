@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
 
 /// `BorrowRequest`: lend one ad, optionally waiting for one.
 public struct BorrowRequestMessage: WireMessage {
@@ -95,8 +95,8 @@ public struct BorrowResponseMessage: WireMessage {
     }
 
     /// The message for a borrow result; nil for `.unavailable`, which is a status (UNAVAILABLE).
-    public init?(_ result: BorrowResult) {
-        switch result {
+    public init?(_ result: consuming BorrowResult) {
+        switch consume result {
         case .leased(let lease, let reused): self.init(outcome: reused ? .reused : .leased, lease: lease)
         case .noAdYet: self.init(outcome: .noAdYet)
         case .unavailable: return nil

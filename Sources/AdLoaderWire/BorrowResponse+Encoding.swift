@@ -1,9 +1,9 @@
 import AdLoaderCore
 
-// BorrowResponse, Lease, NativeAd and Image encoded by hand (see ProtoWriter.swift): the
-// Borrow answer is the biggest message on the hot path. Field numbers and keys follow
-// Proto/adloader/v1/adloader.proto; `encodedWithProtobufC()` keeps the protobuf-c packing
-// for the tests that prove both identical.
+// BorrowResponse, Lease, Ad (as the proto's NativeAd) and Image encoded by hand (see
+// ProtoWriter.swift): the Borrow answer is the biggest message on the hot path. Field numbers
+// and keys follow Proto/adloader/v1/adloader.proto; `encodedWithProtobufC()` keeps the
+// protobuf-c packing for the tests that prove both identical.
 
 extension AdImage {
     var protoSize: Int {
@@ -19,7 +19,7 @@ extension AdImage {
     }
 }
 
-extension NativeAd {
+extension Ad {
     // Keys: (field << 3) | wire type.
     private static let keyID: UInt64 = 1 << 3 | 2
     private static let keyAdUnitID: UInt64 = 2 << 3 | 2
@@ -41,7 +41,9 @@ extension NativeAd {
     private static let keyExpiresAt: UInt64 = 51 << 3
     private static let keyShowCount: UInt64 = 52 << 3
 
+    /// A full-screen creative is encoded with empty native fields (see Ad+ProtobufC.swift).
     var protoSize: Int {
+        let content = wireContent
         var size = ProtoSize.string(key: Self.keyID, id) + ProtoSize.string(key: Self.keyAdUnitID, adUnitID)
             + ProtoSize.string(key: Self.keyLoader, loader) + ProtoSize.string(key: Self.keyHeadline, content.headline)
             + ProtoSize.string(key: Self.keyBody, content.body)
@@ -67,6 +69,7 @@ extension NativeAd {
     }
 
     func write(to w: inout ProtoWriter) {
+        let content = wireContent
         w.string(key: Self.keyID, id)
         w.string(key: Self.keyAdUnitID, adUnitID)
         w.string(key: Self.keyLoader, loader)
@@ -100,8 +103,9 @@ extension NativeAd {
 extension Lease {
     /// The encoded size of the lease's ad, computed once by the caller and passed back in.
     func protoSize(adSize: Int) -> Int {
-        ProtoSize.varintField(key: 0x08, id) + ProtoSize.string(key: 0x12, slot ?? "")
-            + ProtoSize.varintField(key: 0x18, UInt64(bitPattern: expiresAt.unixMilliseconds))
+        var size = ProtoSize.varintField(key: 0x08, id)
+        if let slot { size += ProtoSize.string(key: 0x12, slot) }
+        return size + ProtoSize.varintField(key: 0x18, UInt64(bitPattern: expiresAt.unixMilliseconds))
             + ProtoSize.delimited(key: 0x22, adSize)
     }
 
@@ -113,7 +117,7 @@ extension Lease {
     /// Everything up to the ad's bytes: the lease's own fields, then the ad's key and length.
     func writeHeader(to w: inout ProtoWriter, adSize: Int) {
         w.varintField(key: 0x08, id)
-        w.string(key: 0x12, slot ?? "")
+        if let slot { w.string(key: 0x12, slot) }  // nil writes nothing, as "" does
         w.varintField(key: 0x18, UInt64(bitPattern: expiresAt.unixMilliseconds))
         w.varint(0x22)
         w.varint(UInt64(adSize))

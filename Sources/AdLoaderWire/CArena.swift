@@ -1,4 +1,4 @@
-import CProtobufC
+internal import CProtobufC
 
 /// A bump allocator that keeps C strings, sub-messages and arrays alive while a protobuf-c
 /// struct that points at them is packed; everything is freed at once afterwards.

@@ -9,6 +9,10 @@
 /// Optionally it first checks the 12-byte ``ProtocolPreface`` (server and client both
 /// expect it from the other side).
 ///
+/// Memory: the buffer holds the bytes not yet consumed plus one read; a frame larger than
+/// that grows it, and it is given back (down to at most ``retainedCapacity``) once the frame
+/// is consumed.
+///
 /// - Important: after ``next()`` throws, the stream is unusable: every later call throws
 ///   the same error. Close the connection.
 public struct FrameDecoder: Sendable {
@@ -24,6 +28,14 @@ public struct FrameDecoder: Sendable {
     /// Compact (move the unread tail to the front) only once this many bytes are consumed
     /// and they are at least half of the buffer, so compaction stays rare and cheap.
     private static let compactThreshold = 64 * 1024
+
+    /// The most buffer capacity kept once the bytes that needed more are consumed: a large
+    /// frame's buffer is given back after it (1,024 idle connections that once sent a 4 MiB
+    /// frame would otherwise hold 4 GiB), as the connection's output buffer does.
+    ///
+    /// Four 64 KiB reads: small frames never need more, because ``append(_:)`` makes room by
+    /// compacting before it lets the buffer grow; so their path never shrinks or regrows it.
+    public static let retainedCapacity = 256 * 1024
 
     /// Creates a decoder.
     /// - Parameters:
@@ -41,7 +53,12 @@ public struct FrameDecoder: Sendable {
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
-        } else if readIndex >= Self.compactThreshold && readIndex * 2 >= buffer.count {
+        } else if readIndex > 0
+            && (buffer.count + bytes.count > buffer.capacity
+                || (readIndex >= Self.compactThreshold && readIndex * 2 >= buffer.count))
+        {
+            // Compacting before the buffer would grow keeps it at the size of the bytes not
+            // yet consumed plus one read: only a frame larger than that makes it grow.
             buffer.removeSubrange(0..<readIndex)
             readIndex = 0
         }
@@ -95,6 +112,10 @@ public struct FrameDecoder: Sendable {
     /// How many received bytes are not yet returned as messages.
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// The bytes the buffer can hold without growing: what the decoder keeps allocated. At most
+    /// ``retainedCapacity`` once a larger frame is consumed; for tests and diagnostics.
+    public var bufferCapacity: Int { buffer.capacity }
+
     /// Returns the next whole message body, or nil when more bytes are needed.
     /// - Throws: ``FrameError`` with `.badPreface`, `.messageTooLarge` (naming the length
     ///   and the limit), `.compressedNotSupported` (flags 1) or `.badEnvelope` (other flags).
@@ -134,7 +155,19 @@ public struct FrameDecoder: Sendable {
         guard available - 5 >= length else { return nil }
         let start = readIndex + 5
         readIndex = start + length
-        return buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)])) }
+        let result = buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)])) }
+        if buffer.capacity > Self.retainedCapacity { releaseLargeBuffer() }
+        return result
+    }
+
+    /// Gives back a buffer grown for a large frame, once what is left unread fits a modest
+    /// one: the rest (usually nothing, or the start of the next frame) moves to a buffer of
+    /// its own size. While a large frame is still arriving, the buffer stays.
+    private mutating func releaseLargeBuffer() {
+        let unread = buffer.count - readIndex
+        guard unread <= Self.retainedCapacity / 2 else { return }
+        buffer = unread == 0 ? [] : Array(buffer[readIndex...])
+        readIndex = 0
     }
 
     private mutating func checkPreface() throws(FrameError) {

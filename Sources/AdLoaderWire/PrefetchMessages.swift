@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
 
 /// `PrefetchRequest`: tops the pool of (loader, ad unit) up.
 public struct PrefetchRequestMessage: WireMessage {

@@ -45,6 +45,7 @@ struct ProtoScanner {
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     /// The next field; nil at the end. - Throws: `Failure` where protobuf-c's scan fails.
+    @inline(__always)
     mutating func next() throws(Failure) -> ScannedField? {
         let count = bytes.count
         guard offset < count else { return nil }
@@ -242,12 +243,23 @@ extension MethodName {
     /// for known methods. Bytes that hold a NUL or are not valid UTF-8 give their
     /// ``printable(_:)`` form, which names no method.
     static func interned(_ bytes: UnsafeRawBufferPointer) -> String {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return "" }
-        let length = bytes.count
-        for (index, utf8) in allUTF8.enumerated() where utf8.count == length {
-            if utf8.withUnsafeBytes({ memcmp($0.baseAddress!, base, length) }) == 0 { return all[index] }
-        }
+        guard bytes.count > 0 else { return "" }
+        // The hot methods first; each check is a length compare, then one memcmp against the
+        // literal's UTF-8 (no array of names, no closure per name).
+        if isNamed(borrow, bytes) { return borrow }
+        if isNamed(returnLease, bytes) { return returnLease }
+        if isNamed(prefetch, bytes) { return prefetch }
+        if isNamed(stats, bytes) { return stats }
+        if isNamed(watch, bytes) { return watch }
         return validString(bytes) ?? printable(bytes)
+    }
+
+    /// Whether `bytes` are exactly the UTF-8 of `name`.
+    @inline(__always)
+    private static func isNamed(_ name: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard name.utf8.count == bytes.count else { return false }
+        let same = name.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+        return same ?? name.utf8.elementsEqual(bytes)
     }
 
     /// Bytes that are not a valid string as text: valid UTF-8 sequences as they are, NUL as

@@ -135,10 +135,26 @@ struct ProtoWriter {
 }
 
 extension Array where Element == UInt8 {
+    /// The largest `count` that ``appendWritten(count:_:)`` writes on the stack first.
+    static var smallWriteLimit: Int { 128 }
+
     /// Appends exactly `count` bytes written by `write` (which must write all of them).
+    ///
+    /// Up to ``smallWriteLimit`` bytes (frame headers, Return answers, status frames) are
+    /// written into stack memory and appended with one copy; zero-filling the array's tail
+    /// first (the path for larger writes) cost more than the copy.
     @inline(__always)
     mutating func appendWritten(count: Int, _ write: (inout ProtoWriter) -> Void) {
         guard count > 0 else { return }
+        if count <= Self.smallWriteLimit {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.smallWriteLimit) { scratch in
+                var writer = ProtoWriter(scratch.baseAddress!)
+                write(&writer)
+                precondition(writer.cursor == scratch.baseAddress! + count, "hand encoder wrote a different size")
+                append(contentsOf: UnsafeBufferPointer(rebasing: scratch[0..<count]))
+            }
+            return
+        }
         let start = self.count
         append(contentsOf: repeatElement(0, count: count))
         withUnsafeMutableBufferPointer { buffer in

@@ -1,4 +1,4 @@
-import CProtobufC
+internal import CProtobufC
 
 // Generic helpers over protobuf-c: every generated struct starts with `ProtobufCMessage base`,
 // so a pointer to it is a pointer to its base, and libprotobuf-c's generic functions apply.

@@ -1,5 +1,5 @@
-import CAdLoaderProto
-import CProtobufC
+internal import CAdLoaderProto
+internal import CProtobufC
 #if canImport(Glibc)
 import Glibc
 #endif

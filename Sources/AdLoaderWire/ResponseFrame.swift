@@ -1,5 +1,5 @@
-import CAdLoaderProto
-import CProtobufC
+internal import CAdLoaderProto
+internal import CProtobufC
 
 /// The server-to-client envelope: one response message of a call and/or its final status.
 ///
@@ -103,6 +103,16 @@ public struct ResponseFrame: WireMessage {
             buffer.append(0x18)
             buffer.append(0x01)
         }
+    }
+
+    /// The size of the envelope (without the 5-byte prefix) of a final OK answer to call
+    /// `callID` carrying a message of `messageSize` bytes: what a client's message size limit
+    /// applies to.
+    public static func envelopeSize(callID: UInt64, messageSize: Int) -> Int {
+        var length = 2
+        if callID != 0 { length += 1 + ProtoSize.varint(callID) }
+        if messageSize > 0 { length += 1 + ProtoSize.varint(UInt64(messageSize)) + messageSize }
+        return length
     }
 
     /// Appends a whole final frame for call `callID` with `status` and no message.

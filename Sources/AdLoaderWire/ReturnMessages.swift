@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
 
 /// `ReturnRequest`: ends a lease.
 public struct ReturnRequestMessage: WireMessage {
@@ -80,7 +80,7 @@ public struct ReturnResponseMessage: WireMessage {
 
     public var encodedSize: Int? { ProtoSize.varintField(key: 0x08, outcomeWireValue) }
 
-    private var outcomeWireValue: UInt64 {
+    var outcomeWireValue: UInt64 {
         switch outcome {
         case nil: 0
         case .backInPool: 1
@@ -109,9 +109,23 @@ public struct ReturnResponseMessage: WireMessage {
 }
 
 extension ResponseFrame {
-    /// Appends the whole frame answering a Return with `message` (what the generic
-    /// `append(callID:message:end:to:)` writes, without generic dispatch).
+    /// Appends the whole frame answering a Return with `message`: what the generic
+    /// `append(callID:message:end:to:)` writes, sized first and written in one pass.
     public static func append(callID: UInt64, returned message: ReturnResponseMessage, to buffer: inout [UInt8]) {
-        append(callID: callID, message: message, end: true, to: &buffer)
+        let outcome = message.outcomeWireValue
+        let size = ProtoSize.varintField(key: 0x08, outcome)
+        var length = 2  // end
+        if callID != 0 { length += 1 + ProtoSize.varint(callID) }
+        if size > 0 { length += 1 + ProtoSize.varint(UInt64(size)) + size }
+        buffer.appendWritten(count: 5 + length) { w in
+            w.responseFrameHeader(length: length, callID: callID)
+            if size > 0 {
+                w.byte(0x12)
+                w.varint(UInt64(size))
+                w.varintField(key: 0x08, outcome)
+            }
+            w.byte(0x18)  // end: true
+            w.byte(0x01)
+        }
     }
 }

@@ -1,5 +1,6 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
+internal import CProtobufC
 
 /// `StatsRequest`: filters for the pools to report.
 public struct StatsRequestMessage: WireMessage {
@@ -57,8 +58,26 @@ public struct StatsResponseMessage: WireMessage {
         }
     }
 
+    /// The encoded size, computed without packing (the server sizes a Stats answer before
+    /// encoding it).
+    public var encodedSize: Int? {
+        CArena.with { arena in
+            var m = cMessage(in: arena)
+            return withUnsafeMutablePointer(to: &m) { pointer in
+                protobuf_c_message_get_packed_size(
+                    UnsafeRawPointer(pointer).assumingMemoryBound(to: ProtobufCMessage.self))
+            }
+        }
+    }
+
     public func encode(into buffer: inout [UInt8]) {
         CArena.with { arena in
+            var m = cMessage(in: arena)
+            appendPacked(&m, to: &buffer)
+        }
+    }
+
+    private func cMessage(in arena: CArena) -> Adloader__V1__StatsResponse {
             var m = Adloader__V1__StatsResponse()
             adloader__v1__stats_response__init(&m)
             if !pools.isEmpty {
@@ -67,8 +86,7 @@ public struct StatsResponseMessage: WireMessage {
                 m.n_pools = pools.count
                 m.pools = list
             }
-            appendPacked(&m, to: &buffer)
-        }
+            return m
     }
 }
 

@@ -1,5 +1,5 @@
 import AdLoaderCore
-import CAdLoaderProto
+internal import CAdLoaderProto
 
 /// `WatchRequest`: which events to stream.
 public struct WatchRequestMessage: WireMessage {
@@ -62,6 +62,7 @@ public struct EventMessage: WireMessage {
 
     public init(event: AdEvent) { self.event = event }
 
+    /// A `reason` unknown to this version decodes as nil (the event itself is still good).
     /// - Throws: `.badMessage` "kind: unknown event kind N" for a kind that is unspecified
     ///   or unknown to this version (a client may skip such events).
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
@@ -81,7 +82,7 @@ public struct EventMessage: WireMessage {
             event.shown = p.shown != 0
             event.count = Int(p.count)
             event.error = nonEmpty(swiftString(p.error)).map(UpstreamError.init(wireDescription:))
-            event.reason = nonEmpty(swiftString(p.reason))
+            event.reason = AdEvent.Reason(wireName: swiftString(p.reason))
             return EventMessage(event: event)
         }
     }
@@ -100,7 +101,7 @@ public struct EventMessage: WireMessage {
             m.shown = event.shown ? 1 : 0
             m.count = UInt32(wire: event.count)
             m.error = arena.cString(event.error?.description ?? "")
-            m.reason = arena.cString(event.reason ?? "")
+            m.reason = arena.cString(event.reason?.wireName ?? "")
             appendPacked(&m, to: &buffer)
         }
     }
@@ -166,5 +167,25 @@ extension UpstreamError {
             }
         }
         self.init(code: .final, message: text)
+    }
+}
+
+extension AdEvent.Reason {
+    /// The string `Event.reason` carries, e.g. "consumed" (Proto/adloader/v1/adloader.proto).
+    public var wireName: String {
+        switch self {
+        case .consumed: "consumed"
+        case .disabled: "disabled"
+        case .shutdown: "shutdown"
+        case .invalidated: "invalidated"
+        case .reclaimed: "reclaimed"
+        case .expired: "expired"
+        }
+    }
+
+    /// The reason for a wire string; nil for "" (no reason) and for a reason unknown to this version.
+    public init?(wireName: String) {
+        guard let reason = Self.allCases.first(where: { $0.wireName == wireName }) else { return nil }
+        self = reason
     }
 }

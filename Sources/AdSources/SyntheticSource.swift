@@ -1,7 +1,8 @@
 import AdLoaderCore
 
 /// The embedded demand source: invents realistic native ads, with configurable latency, fill
-/// rate and error rate, deterministic under a seed.
+/// rate and error rate, deterministic under a seed; for a full-screen format
+/// (``AdRequest/format``), simple full-screen creatives of the same themes.
 ///
 /// Use it for `make run`, demos, tests and load tests: it needs no network. The theme of the
 /// ads (travel, finance, games, ...) follows the request's keywords when one matches, and
@@ -95,9 +96,10 @@ public final class SyntheticSource: DemandSource {
     ///
     /// The answer holds 0...`count` ads (each delivered with probability `fillRate`), or a
     /// retryable or unreachable ``UpstreamError`` at the configured rates. A `count` outside
-    /// 1...5 fails with a final error.
+    /// 1...5 fails with a final error. Ads are native for ``AdFormat/native``, else
+    /// full-screen: HTML markup for interstitial and app-open, a video with a reward for rewarded.
     public func loadAds(
-        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
     ) {
         let result = decide(request, count: count)
         let deadline = clock.now + configuration.latency + jitter()
@@ -105,7 +107,7 @@ public final class SyntheticSource: DemandSource {
     }
 
     /// Draws the whole answer now, so the sequence of draws depends only on the sequence of calls.
-    private func decide(_ request: AdRequest, count: Int) -> Result<[NativeAdContent], UpstreamError> {
+    private func decide(_ request: AdRequest, count: Int) -> Result<[DeliveredAd], UpstreamError> {
         guard (1...Self.maximumCount).contains(count) else {
             return .failure(UpstreamError(code: .final, message: "synthetic: count must be 1...5, got \(count)"))
         }
@@ -116,9 +118,11 @@ public final class SyntheticSource: DemandSource {
         if failure < configuration.unreachableRate + configuration.errorRate {
             return .failure(UpstreamError(code: .retryable, message: "synthetic: simulated upstream error 503"))
         }
-        var ads: [NativeAdContent] = []
+        var ads: [DeliveredAd] = []
         for _ in 0..<count where generator.chance(configuration.fillRate) {
-            ads.append(makeAd(for: request))
+            let creative: AdCreative =
+                request.format.isFullScreen ? .fullScreen(makeFullScreen(for: request)) : .native(makeAd(for: request))
+            ads.append(DeliveredAd(creative: creative))
         }
         return .success(ads)
     }
@@ -177,6 +181,50 @@ public final class SyntheticSource: DemandSource {
             impressionTrackers: ["\(Self.trackerBase)/impression?ad=\(token)"],
             clickTrackers: ["\(Self.trackerBase)/click?ad=\(token)"],
             adChoicesURL: Self.adChoicesURL)
+    }
+
+    /// A full-screen creative of the request's theme: portrait 1080x1920, HTML markup (an
+    /// image linking to the landing page, with an impression pixel) for interstitial and
+    /// app-open, a video and a reward of coins for rewarded.
+    private func makeFullScreen(for request: AdRequest) -> FullScreenCreative {
+        let theme = theme(for: request)
+        let advertiser = generator.pick(theme.advertisers)
+        let product = generator.pick(theme.products)
+        let benefit = generator.pick(theme.benefits)
+        let headline = Self.expand(
+            generator.pick(theme.headlines), advertiser: advertiser, product: product, benefit: benefit,
+            generator: &generator)
+        let token = Self.hex(generator.next())
+        let creative = generator.below(40) + 1
+        let slug = Self.slug(advertiser)
+        let asset = "\(theme.name)/\(slug)-\(creative)-1080x1920"
+        if request.format == .rewarded {
+            return FullScreenCreative(
+                media: .videoURL("\(Self.cdnBase)/videos/\(asset).mp4"), orientation: .portrait, width: 1080,
+                height: 1920, reward: FullScreenCreative.Reward(type: "coins", amount: generator.pick([5, 10, 20, 50])))
+        }
+        let landing = "https://\(slug).synthetic.adloader.invalid/landing?creative=\(creative)&click=\(token)"
+        let markup = """
+            <a href="\(Self.escaped(landing))"><img src="\(Self.cdnBase)/fullscreen/\(asset).jpg" \
+            width="1080" height="1920" alt="\(Self.escaped(headline))"></a>\
+            <img src="\(Self.trackerBase)/impression?ad=\(token)" width="1" height="1" alt="">
+            """
+        return FullScreenCreative(media: .markup(markup), orientation: .portrait, width: 1080, height: 1920)
+    }
+
+    /// `text` safe inside a double-quoted HTML attribute.
+    static func escaped(_ text: String) -> String {
+        var output = ""
+        for character in text {
+            switch character {
+            case "&": output += "&amp;"
+            case "<": output += "&lt;"
+            case ">": output += "&gt;"
+            case "\"": output += "&quot;"
+            default: output.append(character)
+            }
+        }
+        return output
     }
 
     /// Replaces `{advertiser}`, `{product}`, `{benefit}` and `{number}`, capitalising a value

@@ -1,3 +1,4 @@
+import AdLoaderArguments
 import AdLoaderClient
 import AdLoaderCore
 import AdLoaderWire
@@ -89,30 +90,18 @@ enum CommandLineParser {
             "--parking-loader", "--only",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h"]
-        var index = 0
-        while index < arguments.count {
-            var argument = arguments[index]
-            var inlineValue: String? = nil
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                inlineValue = String(argument[argument.index(after: equals)...])
-                argument = String(argument[..<equals])
-            }
-            if valued.contains(argument) {
-                if let inlineValue {
-                    options[argument, default: []].append(inlineValue)
-                } else {
-                    index += 1
-                    guard index < arguments.count else { throw UsageError("\(argument) needs a value") }
-                    options[argument, default: []].append(arguments[index])
+        var scanner = ArgumentScanner(arguments)
+        do throws(ArgumentScanner.Failure) {
+            while let argument = scanner.next() {
+                switch argument {
+                case .option(let name) where valued.contains(name): options[name, default: []].append(try scanner.value())
+                case .option(let name) where boolean.contains(name): flags.insert(name)
+                case .option(let name): throw .unknown(name)
+                case .positional(let text): positional.append(text)
                 }
-            } else if boolean.contains(argument) {
-                flags.insert(argument)
-            } else if argument.hasPrefix("-") && argument.count > 1 {
-                throw UsageError("unknown option \(argument)")
-            } else {
-                positional.append(argument)
             }
-            index += 1
+        } catch {
+            throw UsageError(error.description)
         }
 
         func single(_ name: String) throws(UsageError) -> String? {

@@ -94,7 +94,7 @@ struct Output {
             if event.kind == .returned { parts.append("shown=\(event.shown)") }
             if event.kind == .loadFinished { parts.append("count=\(event.count)") }
             if let error = event.error { parts.append("error=\"\(error)\"") }
-            if let reason = event.reason { parts.append("reason=\(reason)") }
+            if let reason = event.reason { parts.append("reason=\(reason.wireName)") }
             line(parts.joined(separator: " "))
         }
         fflush(nil)
@@ -102,8 +102,8 @@ struct Output {
 
     // MARK: - Pieces
 
-    private func describe(_ ad: NativeAd) {
-        let c = ad.content
+    private func describe(_ ad: Ad) {
+        let c = Self.nativeContent(of: ad)
         line("  ad \(ad.id) (\(ad.loader)/\(ad.adUnitID)), shown \(ad.showCount)×, expires \(Self.time(ad.expiresAt))")
         line("  \"\(c.headline)\"" + (c.advertiser.isEmpty ? "" : " by \(c.advertiser)"))
         if !c.body.isEmpty { line("  \(c.body)") }
@@ -140,8 +140,14 @@ struct Output {
         return object
     }
 
-    static func object(_ ad: NativeAd) -> [String: Any] {
-        let c = ad.content
+    /// The ad's native assets: every ad off the wire is native (full-screen creatives go on
+    /// the wire with the app-open issue).
+    static func nativeContent(of ad: Ad) -> NativeAdContent {
+        ad.creative.nativeContent ?? NativeAdContent(headline: "")
+    }
+
+    static func object(_ ad: Ad) -> [String: Any] {
+        let c = nativeContent(of: ad)
         var object: [String: Any] = [
             "id": ad.id, "adUnitId": ad.adUnitID, "loader": ad.loader, "headline": c.headline, "body": c.body,
             "callToAction": c.callToAction, "advertiser": c.advertiser, "clickUrl": c.clickURL,
@@ -175,7 +181,7 @@ struct Output {
         if e.kind == .returned { object["shown"] = e.shown }
         if e.kind == .loadFinished { object["count"] = e.count }
         if let error = e.error { object["error"] = error.description }
-        if let reason = e.reason { object["reason"] = reason }
+        if let reason = e.reason { object["reason"] = reason.wireName }
         return object
     }
 

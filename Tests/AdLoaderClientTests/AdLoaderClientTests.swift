@@ -6,8 +6,8 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct AdLoaderClientTests {
     static func lease(id: UInt64, slot: String) -> Lease {
-        let ad = NativeAd(
-            id: "ad-\(id)", adUnitID: "feed", loader: "default", content: NativeAdContent(headline: "H\(id)"),
+        let ad = Ad(
+            id: "ad-\(id)", adUnitID: "feed", loader: "default", creative: .native(NativeAdContent(headline: "H\(id)")),
             loadedAt: AdInstant(unixMilliseconds: 1), expiresAt: AdInstant(unixMilliseconds: 2))
         return Lease(id: id, slot: slot, expiresAt: AdInstant(unixMilliseconds: 3), ad: ad)
     }
@@ -275,7 +275,7 @@ extension AdLoaderClientTests {
         let server = try FakeServer { frame, server in
             guard let request = try? BorrowRequestMessage(decoding: frame.message) else { return }
             var lease = Self.lease(id: 1, slot: "s")
-            lease.ad.content.headline = "QQQQ"
+            lease.ad.creative = .native(NativeAdContent(headline: "QQQQ"))
             let body = BorrowResponseMessage(outcome: .leased, lease: lease).encoded()
             let bad: [UInt8] = request.adUnitID == "nul" ? Array("ab\0c".utf8) : [0xFF, 0xFE, 0x61, 0x62]
             server.send(ResponseFrame(callID: frame.callID, message: Self.replacingMarker(in: body, with: bad), end: true))

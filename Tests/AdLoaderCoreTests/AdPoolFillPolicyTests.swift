@@ -11,13 +11,14 @@ struct AdPoolFillPolicyTests {
         configuration.maximumRetainedAdvertisements = maximum
         final class Silent: DemandSource {
             func loadAds(
-                _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+                _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
             ) {}
         }
         let pool = AdPool(loader: "default", adUnitID: "unit", configuration: configuration, source: Silent())
         for index in 0..<available {
-            let ad = NativeAd(
-                id: "ad-\(index)", adUnitID: "unit", loader: "default", content: NativeAdContent(headline: "\(index)"),
+            let ad = Ad(
+                id: "ad-\(index)", adUnitID: "unit", loader: "default",
+                creative: .native(NativeAdContent(headline: "\(index)")),
                 loadedAt: AdInstant(unixMilliseconds: 0), expiresAt: AdInstant(unixMilliseconds: 1_000))
             pool.insertAvailable(ad, sequence: UInt64(index))
         }

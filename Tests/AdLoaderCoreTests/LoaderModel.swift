@@ -163,9 +163,9 @@ final class ModelRun {
             } catch {
                 if !isExpected(error, refused: refused, enabled: enabled[l]) { violation("prefetch threw \(error)") }
             }
-        case .borrow(let l, let u, let s, let wait):
+        case .borrow(let l, let u, let s, let wait, let mayPark):
             borrow(loaderIndex: l, pool: PoolKey(loader: configurations[l].name, unit: Self.units[u]),
-                slot: s.map { Self.slots[$0] }, wait: .milliseconds(wait))
+                slot: s.map { Self.slots[$0] }, wait: .milliseconds(wait), mayPark: mayPark)
         case .returnLease(let pick, let shown):
             guard !leaseOrder.isEmpty else { return }
             returnLease(leaseOrder[pick % leaseOrder.count], shown: shown)
@@ -209,7 +209,7 @@ final class ModelRun {
         }
     }
 
-    private func borrow(loaderIndex: Int, pool: PoolKey, slot: String?, wait: Duration) {
+    private func borrow(loaderIndex: Int, pool: PoolKey, slot: String?, wait: Duration, mayPark: Bool) {
         let expected = slot.flatMap { slot in
             leaseOrder.first { id in
                 guard let lease = openLeases[id], lease.pool == pool, lease.slot == slot, !lease.dropped,
@@ -220,31 +220,44 @@ final class ModelRun {
         }
         let parkedID = nextParkedID
         nextParkedID += 1
-        var answered = false
         lastAnswer = nil
         let deadline = clock.now + wait
         let refused = enabled[loaderIndex] && !admits(pool, loaderIndex: loaderIndex)
+        let missesBefore = loader.stats(loader: pool.loader, adUnitID: pool.unit).first?.borrowMisses ?? 0
+        var insideBorrow = true
         do {
-            let handle = try loader.borrow(adUnitID: pool.unit, loader: pool.loader, slot: slot, wait: wait) {
-                [unowned self] result in
-                if parked.contains(where: { $0.id == parkedID }) { coverage["parked answered \(result)".prefix(22).description, default: 0] += 1 }
-                answered = true
+            let outcome = try loader.borrow(
+                adUnitID: pool.unit, loader: pool.loader, slot: slot, wait: wait, mayPark: mayPark
+            ) { [unowned self] result in
+                if insideBorrow { violation("whenServed called from inside borrow") }
+                guard parked.contains(where: { $0.id == parkedID }) else {
+                    violation("whenServed called for a borrow that is not parked (answered, cancelled or served)")
+                    return
+                }
+                coverage["parked answered \(result)".prefix(22).description, default: 0] += 1
                 parked.removeAll { $0.id == parkedID }
                 answer(result, pool: pool, slot: slot, deadline: deadline)
             }
+            insideBorrow = false
             if !enabled[loaderIndex] { violation("borrow on disabled \(pool.loader) succeeded") }
             if refused { violation("borrow of \(pool) over the pool cap succeeded") }
             pooled.insert(pool)
-            if let handle {
-                if answered { violation("borrow both answered and parked") }
+            switch outcome {
+            case .answered(let result):
+                answer(result, pool: pool, slot: slot, deadline: deadline)
+            case .parked(let handle):
                 if wait == .zero { violation("borrow without wait parked") }
+                if !mayPark { violation("borrow that may not park parked") }
                 if expected != nil { violation("borrow for \(slot!) parked while its lease holds") }
                 parked.append(Parked(handle: handle, pool: pool, slot: slot, deadline: deadline, id: parkedID))
-            } else if !answered {
-                violation("borrow neither answered nor parked")
+            case .parkingRefused:
+                coverage["parking refused", default: 0] += 1
+                if wait == .zero || mayPark { violation("parking refused (wait \(wait), mayPark \(mayPark))") }
+                let misses = loader.stats(loader: pool.loader, adUnitID: pool.unit).first?.borrowMisses ?? 0
+                if misses != missesBefore + 1 { violation("refused parking counted \(misses - missesBefore) misses") }
             }
         } catch {
-            if answered { violation("borrow both answered and threw") }
+            insideBorrow = false
             if !isExpected(error, refused: refused, enabled: enabled[loaderIndex]) { violation("borrow threw \(error)") }
             return
         }
@@ -352,6 +365,7 @@ final class ModelRun {
     private func returnLease(_ id: UInt64, shown: Bool) {
         guard let open = openLeases[id], let expiry = open.adExpiresAt else { return }
         let threshold = configurations.first { $0.name == open.pool.loader }!.showCountThreshold
+        let shownBefore = source.shownNotices[open.adID] ?? 0
         let expected: ReturnOutcome =
             if open.dropped { .removed } else if shown && open.showCount + 1 >= threshold { .consumed } else if clock.now
                 >= expiry
@@ -360,6 +374,12 @@ final class ModelRun {
             let outcome = try loader.returnLease(id, shown: shown)
             if outcome != expected { violation("return of lease \(id) answered \(outcome), expected \(expected)") }
             if openLeases[id] != nil { violation("lease \(id) still open after its return") }
+            // A shown return is one shown notice, counting this show; an unshown one is none.
+            let shownAfter = source.shownNotices[open.adID] ?? 0
+            if shownAfter != (shown ? open.showCount + 1 : shownBefore) {
+                violation("return of lease \(id) (shown: \(shown)): shown notices at \(shownAfter), was \(shownBefore)")
+            }
+            if shown { coverage["notice shown", default: 0] += 1 }
         } catch {
             violation("return of open lease \(id) threw \(error)")
         }
@@ -373,7 +393,7 @@ final class ModelRun {
         for stats in loader.stats(loader: event.loader, adUnitID: event.adUnitID) where !stats.isBalanced {
             violation("accounting off at \(event.kind) event: \(stats)")
         }
-        coverage["\(event.kind) \(event.reason ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] += 1
+        coverage["\(event.kind) \(event.reason.map { "\($0)" } ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] += 1
         switch event.kind {
         case .loadFinished:
             let pool = PoolKey(loader: event.loader, unit: event.adUnitID)
@@ -401,6 +421,24 @@ final class ModelRun {
             }
             openLeases[id] = OpenLease(pool: pool, adID: adID, slot: event.slot)
             leaseOrder.append(id)
+        case .expired:
+            if let adID = event.adID { droppedAds.append((adID, .expired)) }
+        case .removed:
+            guard let adID = event.adID, let reason = event.reason else {
+                violation("removed event without ad id or reason")
+                return
+            }
+            let drop: AdDropReason
+            switch reason {
+            case .consumed: drop = .consumed
+            case .disabled: drop = .disabled
+            case .shutdown: drop = .shutdown
+            case .invalidated: drop = .invalidated
+            case .reclaimed, .expired:
+                violation("removed event with reason \(reason)")
+                return
+            }
+            droppedAds.append((adID, drop))
         case .returned:
             guard let id = event.leaseID, openLeases.removeValue(forKey: id) != nil else {
                 violation("returned event for a lease that is not open")
@@ -415,7 +453,34 @@ final class ModelRun {
 
     // MARK: - Invariants
 
+    /// Ads reported expired or removed since the last check, with the reason.
+    private var droppedAds: [(adID: String, reason: AdDropReason)] = []
+    /// Ad ids whose drop was checked against the source's notices.
+    private var checkedDrops = Set<String>()
+
+    /// The source heard of every ad dropped unshown, with the event's reason, and of no other.
+    private func checkDropNotices() {
+        for (adID, reason) in droppedAds {
+            if !checkedDrops.insert(adID).inserted { violation("ad \(adID) dropped twice") }
+            let notice = source.dropNotices[adID]
+            if source.shownNotices[adID] == nil {
+                if notice != reason {
+                    violation("ad \(adID) dropped (\(reason)) unshown, notice: \(String(describing: notice))")
+                }
+                coverage["notice dropped \(reason)", default: 0] += 1
+            } else if let notice {
+                violation("ad \(adID) shown, then dropped (\(reason)) with a drop notice (\(notice))")
+            }
+        }
+        droppedAds.removeAll()
+        for adID in source.dropNotices.keys where !checkedDrops.contains(adID) {
+            violation("drop notice for ad \(adID) without an expired or removed event")
+        }
+        if let bad = source.badNotice { violation(bad) }
+    }
+
     private func checkState() {
+        checkDropNotices()
         let pools = Set(loader.stats().map { PoolKey(loader: $0.loader, unit: $0.adUnitID) })
         if pools != pooled { violation("pools \(pools.sorted { $0.description < $1.description }) but model has \(pooled.count)") }
         for (index, configuration) in configurations.enumerated() {

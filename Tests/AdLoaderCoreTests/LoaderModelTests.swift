@@ -39,7 +39,8 @@ struct LoaderModelTests {
             "new lease", "reused lease", "parked answered leased", "parked answered noAdYe", "removed consumed",
             "removed disabled", "expired ", "returned reclaimed", "returned expired", "loadFinished retryable",
             "loadFinished unreachable", "loadFinished final", "request whole batch", "request prefetch partial",
-            "request dry partial", "refused over pool cap",
+            "request dry partial", "refused over pool cap", "parking refused", "notice shown",
+            "notice dropped expired", "notice dropped disabled",
         ] {
             #expect(coverage[path, default: 0] > 0, "shard \(shard) never reached \(path): \(coverage)")
         }
@@ -86,7 +87,7 @@ struct LoaderModelTests {
 /// the count), so any subsequence is still a valid sequence: that is what makes shrinking work.
 enum ModelStep: CustomStringConvertible, Equatable {
     case prefetch(loader: Int, unit: Int)
-    case borrow(loader: Int, unit: Int, slot: Int?, waitMilliseconds: Int64)
+    case borrow(loader: Int, unit: Int, slot: Int?, waitMilliseconds: Int64, mayPark: Bool)
     case returnLease(pick: Int, shown: Bool)
     case returnUnknownLease
     case cancelParked(pick: Int)
@@ -98,8 +99,8 @@ enum ModelStep: CustomStringConvertible, Equatable {
     var description: String {
         switch self {
         case .prefetch(let l, let u): "prefetch(loader: \(l), unit: \(u))"
-        case .borrow(let l, let u, let s, let w):
-            "borrow(loader: \(l), unit: \(u), slot: \(s.map(String.init) ?? "nil"), wait: \(w) ms)"
+        case .borrow(let l, let u, let s, let w, let mayPark):
+            "borrow(loader: \(l), unit: \(u), slot: \(s.map(String.init) ?? "nil"), wait: \(w) ms\(mayPark ? "" : ", may not park"))"
         case .returnLease(let p, let shown): "return(lease #\(p), shown: \(shown))"
         case .returnUnknownLease: "return(unknown lease)"
         case .cancelParked(let p): "cancel(parked #\(p))"
@@ -123,7 +124,11 @@ enum ModelStep: CustomStringConvertible, Equatable {
             case 0..<12: step = .prefetch(loader: below(2), unit: below(2))
             case 12..<36:
                 let wait: Int64 = below(3) == 0 ? Int64(1 + below(4_000)) : 0
-                step = .borrow(loader: below(2), unit: below(2), slot: below(4) == 0 ? nil : below(3), waitMilliseconds: wait)
+                // Sometimes the caller is at its parked-borrow limit.
+                let mayPark = below(4) != 0
+                step = .borrow(
+                    loader: below(2), unit: below(2), slot: below(4) == 0 ? nil : below(3), waitMilliseconds: wait,
+                    mayPark: mayPark)
             case 36..<50: step = .returnLease(pick: below(8), shown: below(2) == 0)
             case 50..<52: step = .returnUnknownLease
             case 52..<55: step = .cancelParked(pick: below(4))

@@ -150,9 +150,8 @@ struct NativeAdvertisementLoaderExpiryTests {
         // Between callbacks, a borrow: it may purge a bounded share itself, never lend an expired ad.
         scheduler.between = {
             let before = Int(loader.stats().first?.expired ?? 0)
-            _ = try? loader.borrow(adUnitID: "unit") { result in
-                if case .leased(let lease, _) = result { lent.append(lease) } else { misses += 1 }
-            }
+            let result = try? loader.borrow(adUnitID: "unit", whenServed: BorrowOutcome.neverServed).answer
+            if case .leased(let lease, _)? = result { lent.append(lease) } else { misses += 1 }
             purgedByBorrows.append(Int(loader.stats().first?.expired ?? 0) - before)
         }
         clock.advance(by: .seconds(100))
@@ -195,13 +194,12 @@ struct NativeAdvertisementLoaderExpiryTests {
         let (loader, _, clock, scheduler) = try Self.loaded(count: count, valid: 10, sweepInterval: .seconds(3_000))
         clock.advance(by: .seconds(100))
         #expect(scheduler.callbacks == 0)
-        var answer: BorrowResult?
-        try loader.borrow(adUnitID: "unit") { answer = $0 }
+        let answer = try loader.borrow(adUnitID: "unit", whenServed: BorrowOutcome.neverServed).answer
         #expect(answer == .noAdYet)  // expired ads still ahead of the valid ones: a miss
         #expect(loader.stats()[0].expired == UInt64(limit))
         // A parked borrow waits for the continuation rather than timing out or taking an expired ad.
         var parkedAnswer: BorrowResult?
-        let parked = try loader.borrow(adUnitID: "unit", wait: .seconds(1)) { parkedAnswer = $0 }
+        let parked = try loader.borrow(adUnitID: "unit", wait: .seconds(1)) { parkedAnswer = $0 }.parked
         #expect(parked != nil)
         #expect(loader.stats()[0].expired == UInt64(2 * limit))
         clock.runDue()

@@ -134,10 +134,10 @@ struct NativeAdvertisementLoaderFillingTests {
 
     @Test func aSourceAnsweringTooManyCannotOverfill() throws {
         final class Greedy: DemandSource {
-            var completions: [(Result<[NativeAdContent], UpstreamError>) -> Void] = []
+            var completions: [(Result<[DeliveredAd], UpstreamError>) -> Void] = []
             func loadAds(
                 _ request: AdRequest, count: Int,
-                completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+                completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
             ) { completions.append(completion) }
         }
         let clock = ManualClock()
@@ -149,7 +149,8 @@ struct NativeAdvertisementLoaderFillingTests {
         let loader = try NativeAdvertisementLoader(
             loaders: [configuration], sources: ["greedy": source], clock: clock, scheduler: clock)
         try loader.prefetch(adUnitID: "u")
-        source.completions[0](.success((0..<9).map { NativeAdContent(headline: "\($0)") }))
+        let nine = (0..<9).map { DeliveredAd(creative: .native(NativeAdContent(headline: "\($0)"))) }
+        source.completions[0](.success(nine))
         #expect(loader.stats().first?.available == 2)
     }
 
@@ -218,7 +219,7 @@ struct NativeAdvertisementLoaderFillingTests {
         let leases = try (0..<5).map { _ in try h.lease() }
         var answers: [BorrowResult] = []
         for _ in 0..<2 {
-            #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) } != nil)
+            #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) }.parked != nil)
         }
         #expect(h.source.requests.count == 1)  // nothing missing: all five are leased
         try h.loader.returnLease(leases[0].id, shown: true)
@@ -236,7 +237,7 @@ struct NativeAdvertisementLoaderFillingTests {
         let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
         var answers: [BorrowResult] = []
         for _ in 0..<3 {
-            #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) } != nil)
+            #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) }.parked != nil)
         }
         #expect(h.source.requests.map(\.count) == [5])
         // Two of five arrive: two borrows served, one still waits with nothing coming.
@@ -253,7 +254,7 @@ struct NativeAdvertisementLoaderFillingTests {
     @Test func anEmptyAnswerIsNotReaskedAtOnce() throws {
         let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
         var answers: [BorrowResult] = []
-        #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) } != nil)
+        #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) }.parked != nil)
         h.source.succeed(0, fill: 0)
         #expect(h.source.requests.count == 1)
         h.clock.advance(by: .seconds(5))

@@ -105,13 +105,12 @@ struct NativeAdvertisementLoaderTests {
         try loader.prefetch(adUnitID: "u", loader: "a")
         source.succeedAll()
         #expect(source.requests.map(\.request.keywords) == [["sports"]])
-        var answer: BorrowResult?
-        try loader.borrow(adUnitID: "u", loader: "b") { answer = $0 }
+        var answer = try loader.borrow(adUnitID: "u", loader: "b", whenServed: BorrowOutcome.neverServed).answer
         #expect(answer == .noAdYet)
-        try loader.borrow(adUnitID: "other", loader: "a") { answer = $0 }
+        answer = try loader.borrow(adUnitID: "other", loader: "a", whenServed: BorrowOutcome.neverServed).answer
         #expect(answer == .noAdYet)
-        try loader.borrow(adUnitID: "u", loader: "a") { answer = $0 }
-        guard case .leased(let lease, _) = answer else { throw TestFailure("no lease") }
+        answer = try loader.borrow(adUnitID: "u", loader: "a", whenServed: BorrowOutcome.neverServed).answer
+        guard case .leased(let lease, _)? = answer else { throw TestFailure("no lease") }
         #expect(lease.ad.loader == "a")
         #expect(lease.ad.adUnitID == "u")
         #expect(loader.stats().map { "\($0.loader)/\($0.adUnitID)" } == ["a/other", "a/u", "b/u"])
@@ -153,9 +152,9 @@ struct NativeAdvertisementLoaderTests {
             message: "pools: limit of 2 ad units reached for loader \"default\" (loaders.default.maximumPools)")
         #expect(throws: expected) { try h.loader.prefetch(adUnitID: "c") }
         var answered = false
-        #expect(throws: expected) { try h.loader.borrow(adUnitID: "c") { _ in answered = true } }
+        #expect(throws: expected) { _ = try h.loader.borrow(adUnitID: "c") { _ in answered = true } }
         #expect(throws: expected) {
-            try h.loader.borrow(adUnitID: "c", slot: "s", wait: .seconds(5)) { _ in answered = true }
+            _ = try h.loader.borrow(adUnitID: "c", slot: "s", wait: .seconds(5)) { _ in answered = true }
         }
         h.clock.advance(by: .seconds(10))
         #expect(!answered)
@@ -195,7 +194,7 @@ struct NativeAdvertisementLoaderTests {
         }
         // Bad arguments are still named as such at the cap.
         do {
-            try loader.borrow(adUnitID: "w", loader: "a", wait: .seconds(31)) { _ in }
+            _ = try loader.borrow(adUnitID: "w", loader: "a", wait: .seconds(31)) { _ in }
             Issue.record("wait accepted")
         } catch {
             #expect(error.code == .invalidArgument && error.field == "wait_ms")
@@ -239,7 +238,7 @@ struct NativeAdvertisementLoaderTests {
         #expect(leased.leaseID == lease.id && leased.slot == "cell" && leased.adID == lease.ad.id)
         let returned = h.events[4]
         #expect(returned.leaseID == lease.id && returned.shown && returned.reason == nil)
-        #expect(h.events[5].reason == "consumed")
+        #expect(h.events[5].reason == .consumed)
         #expect(h.events.allSatisfy { $0.loader == "default" && $0.adUnitID == "unit" && $0.at == h.clock.now })
     }
 
@@ -251,11 +250,11 @@ struct NativeAdvertisementLoaderTests {
         h.source.succeed()  // 2 available, 2 in flight
         let lease = try h.lease()
         var parked: BorrowResult?
-        try h.loader.borrow(adUnitID: "other", wait: .seconds(5)) { parked = $0 }
+        #expect(try h.loader.borrow(adUnitID: "other", wait: .seconds(5)) { parked = $0 }.parked != nil)
         h.clearEvents()
         try h.loader.setEnabled(false, loader: "default")
         #expect(parked == .unavailable)
-        #expect(h.events(.removed).map(\.reason) == ["disabled"])
+        #expect(h.events(.removed).map(\.reason) == [.disabled])
         #expect(h.loader.configurations["default"]?.enabled == false)
         #expect(throws: LoaderError.self) { try h.loader.prefetch(adUnitID: "unit") }
         do { _ = try h.borrow() } catch { #expect(error.code == .unavailable) }
@@ -291,7 +290,7 @@ struct NativeAdvertisementLoaderTests {
         h.source.succeed(0, fill: 2)
         let lease = try h.lease()
         var parked: BorrowResult?
-        try h.loader.borrow(adUnitID: "other", wait: .seconds(5)) { parked = $0 }
+        #expect(try h.loader.borrow(adUnitID: "other", wait: .seconds(5)) { parked = $0 }.parked != nil)
         try h.loader.prefetch(adUnitID: "unit")
         h.loader.shutdown()
         #expect(parked == .unavailable)

@@ -1,12 +1,20 @@
 import AdLoaderCore
 import AdLoaderTestSupport
+import Testing
 
-/// A demand source completed by hand: records every request and keeps its completion.
+/// A source's context in tests: the number of the ad it came with.
+final class TestContext: AdSourceContext {
+    let number: Int
+    init(number: Int) { self.number = number }
+}
+
+/// A demand source completed by hand: records every request and keeps its completion, and
+/// records the loader's notices.
 final class FakeDemandSource: DemandSource {
     struct Pending {
         let request: AdRequest
         let count: Int
-        let completion: (Result<[NativeAdContent], UpstreamError>) -> Void
+        let completion: (Result<[DeliveredAd], UpstreamError>) -> Void
     }
 
     /// Every request ever made, oldest first.
@@ -14,9 +22,15 @@ final class FakeDemandSource: DemandSource {
     /// Requests not yet answered, oldest first.
     private(set) var pending: [Pending] = []
     private var served = 0
+    /// The creative of the n-th ad served (1, 2, ...): native "ad n" unless a test changes it.
+    var creative: (Int) -> AdCreative = { .native(NativeAdContent(headline: "ad \($0)")) }
+    /// Every ``adShown(_:)`` notice, oldest first.
+    private(set) var shown: [Ad] = []
+    /// Every ``adDropped(_:reason:)`` notice, oldest first.
+    private(set) var dropped: [(ad: Ad, reason: AdDropReason)] = []
 
     func loadAds(
-        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
     ) {
         requests.append((request, count))
         pending.append(Pending(request: request, count: count, completion: completion))
@@ -27,9 +41,19 @@ final class FakeDemandSource: DemandSource {
         let request = pending.remove(at: index)
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
-            return NativeAdContent(headline: "ad \(served)", sourceExpiry: sourceExpiry)
+            return DeliveredAd(
+                creative: creative(served), sourceExpiry: sourceExpiry, context: TestContext(number: served))
         }
         request.completion(.success(contents))
+    }
+
+    func adShown(_ ad: Ad) { shown.append(ad) }
+
+    func adDropped(_ ad: Ad, reason: AdDropReason) { dropped.append((ad, reason)) }
+
+    /// The dropped notices as (ad id, reason).
+    var droppedIDs: [String: AdDropReason] {
+        Dictionary(dropped.map { ($0.ad.id, $0.reason) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Answers every pending request in full.
@@ -49,13 +73,15 @@ final class FakeDemandSource: DemandSource {
     var pendingAds: Int { pending.reduce(0) { $0 + $1.count } }
 }
 
-/// A demand source for the model: answers by hand, flags requests outside 1...batch.
+/// A demand source for the model: answers by hand, flags requests outside 1...batch, and
+/// checks the loader's notices: shows counted one by one, at most one drop per ad, never a
+/// drop after a show or of a consumed ad, the context of its own ads back every time.
 final class ModelSource: DemandSource {
     struct Pending {
         var loader: String
         var unit: String
         var count: Int
-        var completion: (Result<[NativeAdContent], UpstreamError>) -> Void
+        var completion: (Result<[DeliveredAd], UpstreamError>) -> Void
     }
 
     var limits: [String: Int] = [:]
@@ -65,9 +91,35 @@ final class ModelSource: DemandSource {
     private(set) var badRequest: String?
     private var requests: [String: Int] = [:]
     private var served = 0
+    /// ad id -> the `showCount` of its last shown notice.
+    private(set) var shownNotices: [String: Int] = [:]
+    /// ad id -> the reason of its drop notice.
+    private(set) var dropNotices: [String: AdDropReason] = [:]
+    /// The first notice that broke a rule.
+    private(set) var badNotice: String?
+
+    func adShown(_ ad: Ad) {
+        let previous = shownNotices[ad.id] ?? 0
+        if ad.showCount != previous + 1 { flag("shown notice of \(ad.id) at show \(ad.showCount) after \(previous)") }
+        if dropNotices[ad.id] != nil { flag("shown notice of \(ad.id) after its drop notice") }
+        if !(ad.sourceContext is TestContext) { flag("shown notice of \(ad.id) without its context") }
+        shownNotices[ad.id] = ad.showCount
+    }
+
+    func adDropped(_ ad: Ad, reason: AdDropReason) {
+        if dropNotices[ad.id] != nil { flag("second drop notice of \(ad.id) (\(reason))") }
+        if ad.showCount != 0 || shownNotices[ad.id] != nil { flag("drop notice (\(reason)) of \(ad.id), shown before") }
+        if reason == .consumed { flag("drop notice of \(ad.id) as consumed") }
+        if !(ad.sourceContext is TestContext) { flag("drop notice of \(ad.id) without its context") }
+        dropNotices[ad.id] = reason
+    }
+
+    private func flag(_ problem: String) {
+        badNotice = badNotice ?? problem
+    }
 
     func loadAds(
-        _ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
     ) {
         let loader = request.keywords.first ?? "?"
         if !(1...(limits[loader] ?? 0)).contains(count) {
@@ -88,7 +140,9 @@ final class ModelSource: DemandSource {
         let request = pending.remove(at: index)
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
-            return NativeAdContent(headline: "model ad \(served)", sourceExpiry: sourceExpiry)
+            let content = NativeAdContent(headline: "model ad \(served)")
+            return DeliveredAd(
+                creative: .native(content), sourceExpiry: sourceExpiry, context: TestContext(number: served))
         }
         request.completion(.success(contents))
     }
@@ -115,11 +169,11 @@ final class Harness {
         _ = loader.addObserver { [unowned self] in events.append($0) }
     }
 
-    /// Borrows without waiting and returns the synchronous answer.
+    /// Borrows without waiting and returns the answer given at once.
     func borrow(_ unit: String = "unit", slot: String? = nil) throws(LoaderError) -> BorrowResult {
-        var answer: BorrowResult?
-        try loader.borrow(adUnitID: unit, slot: slot) { answer = $0 }
-        return answer!
+        let outcome = try loader.borrow(adUnitID: unit, slot: slot, whenServed: BorrowOutcome.neverServed)
+        guard let answer = outcome.answer else { fatalError("a borrow without wait answered \(outcome)") }
+        return answer
     }
 
     /// Borrows and expects a lease.
@@ -143,6 +197,27 @@ final class Harness {
     func events(_ kind: AdEvent.Kind) -> [AdEvent] { events.filter { $0.kind == kind } }
 
     func clearEvents() { events.removeAll() }
+}
+
+extension BorrowOutcome {
+    /// The answer when the borrow was answered at once, else nil.
+    var answer: BorrowResult? {
+        if case .answered(let result) = self { result } else { nil }
+    }
+
+    /// The handle when the borrow parked, else nil.
+    var parked: (any ParkedBorrow)? {
+        if case .parked(let handle) = self { handle } else { nil }
+    }
+
+    var isParkingRefused: Bool {
+        if case .parkingRefused = self { true } else { false }
+    }
+
+    /// A `whenServed` for borrows that must not park: records an issue when called.
+    static func neverServed(_ result: BorrowResult) {
+        Issue.record("whenServed called for a borrow that did not park: \(result)")
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {

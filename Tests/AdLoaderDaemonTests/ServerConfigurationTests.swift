@@ -1,4 +1,6 @@
 import AdLoaderCore
+import AdLoaderService
+import AdSources
 import Testing
 
 @testable import AdLoaderDaemon
@@ -48,6 +50,7 @@ import Testing
         #expect(limits.partialFrameTimeout == .seconds(10))
         #expect(limits.maxUnsentOutputPerConnection == 8 << 20)
         #expect(limits.shutdownGracePeriod == .seconds(10))
+        #expect(limits.maxIdentifierLength == 128)
     }
 
     @Test func flagsOverrideEnvironmentWhichOverridesTheFile() throws {
@@ -95,14 +98,42 @@ import Testing
         (["--partial-frame-timeout", "-1s"], "limits.partialFrameTimeout"),
         (["--max-unsent-output", "10"], "limits.maxUnsentOutputPerConnection"),
         (["--shutdown-grace-period", "-1"], "limits.shutdownGracePeriod"),
+        (["--max-identifier-length", "0"], "limits.maxIdentifierLength"),
+        (["--max-identifier-length", "65537"], "limits.maxIdentifierLength"),
+        (["--max-identifier-length", "long"], "limits.maxIdentifierLength"),
         (["--synthetic-error-rate", "1.5"], "sources.synthetic.errorRate"),
         (["--synthetic-latency", "-5ms"], "sources.synthetic.latency"),
         (["--what"], "--what"),
+        (["--what=1"], "--what"),
+        (["-x"], "-x"),
         (["--port"], "--port"),
         (["stray"], "stray"),
     ])
     func badFlagsNameTheSetting(arguments: [String], setting: String) {
         #expect(error(arguments)?.field == setting)
+    }
+
+    @Test func helpWinsWhereverItStandsAfterGoodFlags() throws {
+        for arguments in [["--help"], ["-h"], ["--port", "1", "--help", "--what"], ["--config=x.json", "-h"]] {
+            guard case .help = try ServerConfiguration.load(arguments: arguments, environment: [:]) else {
+                Issue.record("\(arguments): no help")
+                continue
+            }
+        }
+        #expect(error(["--what", "--help"])?.field == "--what")
+    }
+
+    @Test func aMissingValueOrAStrayArgumentIsNamed() {
+        #expect(error(["--port"]) == ConfigError(field: "--port", message: "needs a value"))
+        #expect(error(["--config"]) == ConfigError(field: "--config", message: "needs a value"))
+        #expect(error(["stray"]) == ConfigError(field: "stray", message: "unexpected argument (see --help)"))
+        #expect(error(["--what"]) == ConfigError(field: "--what", message: "unknown option (see --help)"))
+    }
+
+    @Test func theConfigFlagTakesEitherForm() throws {
+        let file = #"{ "listeners": { "port": 1000 } }"#
+        #expect(try load(["--config", "x.json"], file: file).listeners.port == 1000)
+        #expect(try load(["--config=x.json"], file: file).listeners.port == 1000)
     }
 
     @Test func badEnvironmentNamesTheSettingAndTheVariable() {
@@ -115,6 +146,7 @@ import Testing
         (#"{ "limits": { "maxConections": 5 } }"#, "limits.maxConections"),
         (#"{ "limit": {} }"#, "limit"),
         (#"{ "limits": { "maxConnections": "many" } }"#, "limits.maxConnections"),
+        (#"{ "limits": { "maxIdentifierLength": 100000 } }"#, "limits.maxIdentifierLength"),
         (#"{ "loaders": { "feed": { "numberOfAdvertisements": 6 } } }"#, "loaders.feed.numberOfAdvertisements"),
         (#"{ "loaders": { "feed": { "lifetime": true } } }"#, "loaders.feed.lifetime"),
         (#"{ "loaders": { "feed": { "maximumPools": 0 } } }"#, "loaders.feed.maximumPools"),
@@ -123,6 +155,9 @@ import Testing
         (#"{ "loaders": { "feed": { "source": "nope" } } }"#, "loaders.feed.source"),
         (#"{ "loaders": { "feed": { "keywords": [1] } } }"#, "loaders.feed.keywords[0]"),
         (#"{ "loaders": { "feed": { "colour": "red" } } }"#, "loaders.feed.colour"),
+        (#"{ "loaders": { "feed": { "format": "banner" } } }"#, "loaders.feed.format"),
+        (#"{ "loaders": { "feed": { "format": "Native" } } }"#, "loaders.feed.format"),
+        (#"{ "loaders": { "feed": { "format": 1 } } }"#, "loaders.feed.format"),
         (#"{ "loaders": {} }"#, "loaders"),
         (#"{ "sources": { "slow": { "type": "openrtb" } } }"#, "sources.slow.type"),
         (#"{ "sources": { "slow": { "fillRate": -1 } } }"#, "sources.slow.fillRate"),
@@ -146,7 +181,8 @@ import Testing
                                                 "maximumCount": 3, "probeInterval": "10s" } } } }
             """
         let configuration = try load(["--config", "x.json"], file: file)
-        let source = try #require(configuration.sources["slow"])
+        #expect(configuration.sources["slow"]?.type == "synthetic")
+        let source = try #require(configuration.sources["slow"]?.settings(as: SyntheticSource.Configuration.self))
         #expect(source.latency == .seconds(2) && source.latencyJitter == .milliseconds(100))
         #expect(source.fillRate == 0.5 && source.errorRate == 0.1 && source.unreachableRate == 0.1 && source.seed == 42)
         let loader = try #require(configuration.loaders.first)
@@ -161,19 +197,128 @@ import Testing
         #expect(loader.retry.jitter == 0.2 && loader.retry.maximumCount == 3 && loader.retry.probeInterval == .seconds(10))
     }
 
-    @Test func helpListsEverySettingWithItsDefault() throws {
+    /// Every row of every table, as `--help` shows it.
+    static var everyTableSetting: [ConfigSetting] {
+        let sections: [[ConfigSetting]] = [
+            ServerConfiguration.listenerKeys.settings, ServerConfiguration.logKeys.settings,
+            ServerConfiguration.limitKeys.settings, ServerConfiguration.loaderKeys.settings,
+            DemandSourceRegistry.standard.types.flatMap(\.settings),
+        ]
+        return sections.flatMap { $0 }
+    }
+
+    @Test func helpListsEveryTableKeyWithItsDefault() throws {
         guard case .help(let text) = try ServerConfiguration.load(arguments: ["--help"], environment: [:]) else {
             Issue.record("no help")
             return
         }
-        for setting in ServerConfiguration.settings {
-            #expect(text.contains(setting.flag))
-            #expect(text.contains("default: \(setting.defaultValue)"))
-            #expect(text.contains(setting.key))
-            if let variable = setting.environment { #expect(text.contains(variable)) }
+        let lines = text.split(separator: "\n")
+        for setting in Self.everyTableSetting {
+            if let flag = setting.flag {
+                let block = try #require(lines.firstIndex { $0 == "  \(flag) VALUE" }, "no block for \(flag)")
+                #expect(lines[block + 1].contains(setting.help))
+                #expect(lines[block + 2].contains("default: \(setting.defaultValue); JSON: \(setting.key)"))
+                #expect(lines[block + 2].hasSuffix("env \(setting.environment!)"))
+            } else {
+                let line = lines.first { $0.hasPrefix("  \(setting.name) ") }
+                #expect(line?.hasSuffix("default: \(setting.defaultValue)") == true, "\(setting.key): \(line ?? "none")")
+            }
         }
-        for field in ["numberOfAdvertisements", "maximumBorrowWait", "maximumPools", "retry.probeInterval", "ADLOADERD_CONFIG"] {
-            #expect(text.contains(field))
+        #expect(text.contains("ADLOADERD_CONFIG"))
+    }
+
+    /// The flags and variables the README, the end-to-end tests and deployments use.
+    @Test func everyFlagKeepsItsKeyAndVariable() {
+        let expected: [(String, String, String)] = [
+            ("--host", "listeners.host", "ADLOADERD_HOST"), ("--port", "listeners.port", "ADLOADERD_PORT"),
+            ("--unix-socket", "listeners.unixSocket", "ADLOADERD_UNIX_SOCKET"),
+            ("--unix-socket-mode", "listeners.unixSocketMode", "ADLOADERD_UNIX_SOCKET_MODE"),
+            ("--log-level", "log.level", "ADLOADERD_LOG_LEVEL"),
+            ("--max-message-size", "limits.maxMessageSize", "ADLOADERD_MAX_MESSAGE_SIZE"),
+            ("--max-connections", "limits.maxConnections", "ADLOADERD_MAX_CONNECTIONS"),
+            ("--max-calls-in-flight", "limits.maxCallsInFlightPerConnection", "ADLOADERD_MAX_CALLS_IN_FLIGHT"),
+            ("--max-parked-borrows", "limits.maxParkedBorrows", "ADLOADERD_MAX_PARKED_BORROWS"),
+            ("--idle-timeout", "limits.idleTimeout", "ADLOADERD_IDLE_TIMEOUT"),
+            ("--partial-frame-timeout", "limits.partialFrameTimeout", "ADLOADERD_PARTIAL_FRAME_TIMEOUT"),
+            ("--max-unsent-output", "limits.maxUnsentOutputPerConnection", "ADLOADERD_MAX_UNSENT_OUTPUT"),
+            ("--shutdown-grace-period", "limits.shutdownGracePeriod", "ADLOADERD_SHUTDOWN_GRACE_PERIOD"),
+            ("--max-identifier-length", "limits.maxIdentifierLength", "ADLOADERD_MAX_IDENTIFIER_LENGTH"),
+            ("--synthetic-latency", "sources.synthetic.latency", "ADLOADERD_SYNTHETIC_LATENCY"),
+            ("--synthetic-latency-jitter", "sources.synthetic.latencyJitter", "ADLOADERD_SYNTHETIC_LATENCY_JITTER"),
+            ("--synthetic-fill-rate", "sources.synthetic.fillRate", "ADLOADERD_SYNTHETIC_FILL_RATE"),
+            ("--synthetic-error-rate", "sources.synthetic.errorRate", "ADLOADERD_SYNTHETIC_ERROR_RATE"),
+            ("--synthetic-unreachable-rate", "sources.synthetic.unreachableRate", "ADLOADERD_SYNTHETIC_UNREACHABLE_RATE"),
+            ("--synthetic-seed", "sources.synthetic.seed", "ADLOADERD_SYNTHETIC_SEED"),
+        ]
+        for (flag, key, variable) in expected {
+            let setting = ServerConfiguration.settings.first { $0.flag == flag }
+            #expect(setting?.key == key, "\(flag)")
+            #expect(setting?.environment == variable, "\(flag)")
         }
+        #expect(Set(ServerConfiguration.settings.compactMap(\.flag)).isSuperset(of: expected.map(\.0)))
+    }
+
+    @Test func helpShowsTheDefaultsTheConfigurationHas() {
+        let shown = Dictionary(uniqueKeysWithValues: Self.everyTableSetting.map { ($0.key, $0.defaultValue) })
+        #expect(shown["listeners.host"] == "127.0.0.1" && shown["listeners.port"] == "7411")
+        #expect(shown["listeners.unixSocket"] == "none" && shown["listeners.unixSocketMode"] == "0660")
+        #expect(shown["log.level"] == "info")
+        #expect(shown["limits.maxMessageSize"] == "4MiB" && shown["limits.maxUnsentOutputPerConnection"] == "8MiB")
+        #expect(shown["limits.idleTimeout"] == "300s" && shown["limits.maxParkedBorrows"] == "10000")
+        #expect(shown["limits.maxIdentifierLength"] == "128")
+        #expect(shown["loaders.NAME.lifetime"] == "3600s" && shown["loaders.NAME.contentURL"] == "null")
+        #expect(shown["loaders.NAME.retry.multiplier"] == "1" && shown["loaders.NAME.keywords"] == "[]")
+        #expect(shown["loaders.NAME.format"] == "native")
+        #expect(shown["sources.synthetic.latency"] == "50ms" && shown["sources.synthetic.fillRate"] == "1")
+    }
+
+    @Test(arguments: [1, 128, 65_536])
+    func theIdentifierLimitTakesEveryLengthFromOneTo64KiB(length: Int) throws {
+        #expect(try load(["--max-identifier-length", String(length)]).limits.maxIdentifierLength == length)
+        let environment = ["ADLOADERD_MAX_IDENTIFIER_LENGTH": String(length)]
+        #expect(try load(environment: environment).limits.maxIdentifierLength == length)
+        let file = #"{ "limits": { "maxIdentifierLength": \#(length) } }"#
+        #expect(try load(["--config", "x.json"], file: file).limits.maxIdentifierLength == length)
+    }
+
+    @Test(arguments: [0, -1, 65_537])
+    func limitsValidateTheIdentifierLimitWhenBuiltInCode(length: Int) {
+        var limits = ServerLimits()
+        limits.maxIdentifierLength = length
+        #expect(throws: ConfigError(field: "limits.maxIdentifierLength", message: "must be 1...65536 bytes, got \(length)")) {
+            try limits.validate()
+        }
+        #expect(error(["--max-identifier-length", String(length)])?.message == "must be 1...65536, got \(length) (from --max-identifier-length)")
+    }
+
+    @Test(arguments: ["native", "interstitial", "rewarded", "appOpen"])
+    func aLoaderTakesEveryFormat(format: String) throws {
+        let file = #"{ "loaders": { "feed": { "format": "\#(format)" } } }"#
+        let loaders = try load(["--config", "x.json"], file: file).loaders
+        #expect(loaders.map(\.name) == ["feed"])
+        #expect(loaders.first?.format == AdFormat(name: format))
+    }
+
+    @Test func aBadFormatListsTheFormats() {
+        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "format": "banner" } } }"#)
+        #expect(failure?.message == #"must be native, interstitial, rewarded or appOpen, got "banner""#)
+    }
+
+    @Test func aUnixSocketOfNullOrEmptyIsNone() throws {
+        #expect(try load(["--config", "x.json"], file: #"{ "listeners": { "unixSocket": null } }"#).listeners.unixSocket == nil)
+        #expect(try load(["--unix-socket", ""]).listeners.unixSocket == nil)
+        #expect(try load(["--unix-socket=/tmp/a.sock"]).listeners.unixSocket == "/tmp/a.sock")
+    }
+
+    @Test func aRetryThatIsNotAnObjectIsRefusedNamingIt() {
+        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "retry": 5 } } }"#)
+        #expect(failure == ConfigError(field: "loaders.feed.retry", message: "must be an object, got a number"))
+        let unknown = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "retry": { "count": 5 } } } }"#)
+        #expect(unknown == ConfigError(field: "loaders.feed.retry.count", message: "unknown setting"))
+    }
+
+    @Test func aBadLoaderSettingIsNamedWithItsRange() {
+        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "default": { "numberOfAdvertisements": 7 } } }"#)
+        #expect(failure?.description == "loaders.default.numberOfAdvertisements: must be 1...5, got 7")
     }
 }

@@ -13,7 +13,7 @@ enum Fixtures {
     /// A string of about 1 MiB (multi-byte characters included).
     static let huge: String = String(repeating: "0123456789abcdef", count: 65_536 - 1) + "é🎉"
 
-    static func ad(id: String = "ad-1", text: String = "Headline", full: Bool = true) -> NativeAd {
+    static func ad(id: String = "ad-1", text: String = "Headline", full: Bool = true) -> Ad {
         let content = NativeAdContent(
             headline: text, body: full ? "Body \(text)" : "", callToAction: full ? "Install" : "",
             advertiser: full ? "ACME" : "",
@@ -24,13 +24,13 @@ enum Fixtures {
             impressionTrackers: full ? ["https://t.example/imp/1", text] : [],
             clickTrackers: full ? ["https://t.example/clk/1"] : [],
             adChoicesURL: full ? "https://adchoices.example" : nil)
-        return NativeAd(
-            id: id, adUnitID: "feed-native", loader: "default", content: content,
+        return Ad(
+            id: id, adUnitID: "feed-native", loader: "default", creative: .native(content),
             loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000),
             expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000), showCount: full ? 2 : 0)
     }
 
-    static func lease(id: UInt64 = 7, slot: String? = "feed-42/position-7", ad: NativeAd = ad()) -> Lease {
+    static func lease(id: UInt64 = 7, slot: String? = "feed-42/position-7", ad: Ad = ad()) -> Lease {
         Lease(id: id, slot: slot, expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000), ad: ad)
     }
 
@@ -55,4 +55,12 @@ func roundTrips<M: WireMessage>(_ value: M) throws -> Bool {
     let extended = try M(decoding: bytes + Fixtures.unknownFields)
     let prefixed = try M(decoding: Fixtures.unknownFields + bytes)
     return plain == value && extended == value && prefixed == value
+}
+
+extension Ad {
+    /// The native assets, to read and edit in tests (the ad must be native).
+    var native: NativeAdContent {
+        get { creative.nativeContent! }
+        set { creative = .native(newValue) }
+    }
 }

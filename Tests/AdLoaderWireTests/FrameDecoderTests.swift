@@ -270,6 +270,68 @@ import Testing
         }
     }
 
+    /// R2: a large frame's buffer is given back once the frame is consumed, so an idle
+    /// connection that once sent one does not keep megabytes.
+    @Test(arguments: [0, 3])
+    func givesBackALargeFramesBufferOnceItIsConsumed(nextFrameBytes: Int) throws {
+        var decoder = FrameDecoder(maximumMessageSize: 4 << 20)
+        let large = [UInt8](repeating: 0x5A, count: 4 << 20)
+        // The large frame, then (optionally) the start of a small one in the same stream.
+        let small: [UInt8] = [1, 2, 3]
+        let bytes = Self.stream([large, small])
+        let end = Self.stream([large]).count + nextFrameBytes
+        var offset = 0
+        while offset < end {
+            let next = min(end, offset + 64 * 1024)
+            decoder.append(bytes[offset..<next])
+            offset = next
+            if offset < end { #expect(try decoder.next() == nil) }
+        }
+        #expect(decoder.bufferCapacity > FrameDecoder.retainedCapacity, "the large frame needed a large buffer")
+        #expect(try decoder.next() == large)
+        #expect(decoder.bufferCapacity <= FrameDecoder.retainedCapacity)
+        #expect(decoder.bufferedByteCount == nextFrameBytes)
+        decoder.append(bytes[end...])
+        #expect(try decoder.next() == small)
+        #expect(decoder.bufferedByteCount == 0)
+    }
+
+    /// Small frames pipelined in 64 KiB reads that end inside frames: the buffer reaches its
+    /// working size and then neither shrinks nor regrows (no reallocation per frame).
+    @Test func smallFramesKeepOneBuffer() throws {
+        var decoder = FrameDecoder(maximumMessageSize: 4 << 20)
+        let frames = (0..<40_000).map { i in [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 20 + i % 300) }
+        let bytes = Self.stream(frames)
+        #expect(bytes.count > 80 * 64 * 1024)
+        var capacities: [Int] = []
+        var decoded = 0
+        var offset = 0
+        while offset < bytes.count {
+            let next = min(bytes.count, offset + 64 * 1024)
+            decoder.append(bytes[offset..<next])
+            offset = next
+            while let message = try decoder.next() {
+                #expect(message == frames[decoded])
+                decoded += 1
+            }
+            capacities.append(decoder.bufferCapacity)
+        }
+        #expect(decoded == frames.count)
+        #expect(capacities.max()! <= FrameDecoder.retainedCapacity)
+        // After the first few reads, one capacity for the rest of the stream.
+        #expect(Set(capacities.dropFirst(4)).count == 1, "capacity changed: \(Set(capacities))")
+    }
+
+    /// Large and small frames mixed, cut at any size: every frame decodes intact.
+    @Test(arguments: [1000, 4093, 64 * 1024, 1 << 20])
+    func largeAndSmallFramesMixedDecodeIntact(chunk: Int) throws {
+        let frames: [[UInt8]] = [
+            [1], Array(repeating: 2, count: 300 * 1024), [3, 3], Array(repeating: 4, count: 1 << 20), [], [5],
+            Array(repeating: 6, count: 200 * 1024),
+        ]
+        #expect(try Self.decode(Self.stream(frames), chunk: chunk) == frames)
+    }
+
     @Test func compactsAfterLongStreams() throws {
         // 200k small frames fed 3 at a time keep the buffer bounded.
         var decoder = FrameDecoder(maximumMessageSize: 64)

@@ -4,7 +4,7 @@ import Testing
 
 /// Round trips of every request and response message (PrefetchMessages.swift,
 /// BorrowMessages.swift, ReturnMessages.swift, StatsMessages.swift, WatchMessages.swift,
-/// NativeAd+ProtobufC.swift).
+/// Ad+ProtobufC.swift).
 @Suite struct MessagesTests {
     @Test(arguments: Fixtures.strings)
     func requestsWithAnyStrings(text: String) throws {
@@ -128,7 +128,7 @@ import Testing
         event.slot = "slot 🎰"
         event.shown = true
         event.count = 5
-        event.reason = "consumed"
+        event.reason = .consumed
         event.error = UpstreamError(code: .unreachable, message: "connect: refused")
         #expect(try roundTrips(EventMessage(event: event)))
         for code in [UpstreamError.Code.retryable, .final] {
@@ -137,6 +137,30 @@ import Testing
         }
         #expect(AdEvent.Kind(wireName: kind.wireName) == kind)
         #expect(AdEvent.Kind(wireName: kind.wireName.lowercased().map { $0 == "_" ? "-" : $0 }.reduce("") { $0 + String($1) }) == kind)
+    }
+
+    /// The reason strings on the wire are fixed (PROTOCOL.md, adloader.proto): each enum case
+    /// keeps its string, and an unknown string decodes as no reason.
+    @Test func eventReasonsTravelAsTheirFixedStrings() throws {
+        let expected: [AdEvent.Reason: String] = [
+            .consumed: "consumed", .disabled: "disabled", .shutdown: "shutdown", .invalidated: "invalidated",
+            .reclaimed: "reclaimed", .expired: "expired",
+        ]
+        #expect(expected.count == AdEvent.Reason.allCases.count)
+        for reason in AdEvent.Reason.allCases {
+            #expect(reason.wireName == expected[reason])
+            #expect(AdEvent.Reason(wireName: reason.wireName) == reason)
+            var event = AdEvent(kind: .removed, at: AdInstant(unixMilliseconds: 9), loader: "default", adUnitID: "feed")
+            event.reason = reason
+            var bytes: [UInt8] = []
+            EventMessage(event: event).encode(into: &bytes)
+            // Event.reason is field 11 (length-delimited): its bytes are the string itself.
+            let string = Array(expected[reason]!.utf8)
+            #expect(bytes.firstRange(of: [0x5A, UInt8(string.count)] + string) != nil)
+            #expect(try roundTrips(EventMessage(event: event)))
+        }
+        #expect(AdEvent.Reason(wireName: "") == nil)
+        #expect(AdEvent.Reason(wireName: "someday") == nil)
     }
 
     @Test func eventWithoutKindIsBadMessage() {

@@ -8,11 +8,11 @@ import Testing
 ///
 /// To print fresh blocks: `ADLOADER_PRINT_PROTOCOL_EXAMPLES=1 swift test --skip-build --filter ProtocolDocumentTests`.
 enum ProtocolExamples {
-    static let ad: NativeAd = {
+    static let ad: Ad = {
         let content = NativeAdContent(
             headline: "Trail shoes", callToAction: "Shop now", advertiser: "Acme", clickURL: "https://acme.example/c")
-        return NativeAd(
-            id: "ad-1", adUnitID: "feed-native", loader: "default", content: content,
+        return Ad(
+            id: "ad-1", adUnitID: "feed-native", loader: "default", creative: .native(content),
             loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000),
             expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000))
     }()
@@ -23,18 +23,28 @@ enum ProtocolExamples {
         final class Never: ScheduledTask { func cancel() {} }
         let now = AdInstant(unixMilliseconds: 1_764_430_000_000)
         func schedule(at deadline: AdInstant, _ action: @escaping () -> Void) -> any ScheduledTask { Never() }
-        func loadAds(_ request: AdRequest, count: Int, completion: @escaping (Result<[NativeAdContent], UpstreamError>) -> Void) {}
+        func loadAds(
+            _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+        ) {}
     }
 
     /// The status the daemon really answers when the core refuses `call`: the error examples
     /// come from the code, not from text typed into the test.
-    static func statusOfCoreError(_ call: (NativeAdvertisementLoader) throws -> Void) -> Status {
+    /// - Parameter loaders: the loaders besides `default`, each with source "still".
+    static func statusOfCoreError(
+        loaders: [LoaderConfiguration] = [], _ call: (NativeAdvertisementLoader) throws -> Void
+    ) -> Status {
         let still = StillClock()
         var configuration = LoaderConfiguration()
         configuration.source = "still"
+        let others = loaders.map { loader in
+            var loader = loader
+            loader.source = "still"
+            return loader
+        }
         do {
             let loader = try NativeAdvertisementLoader(
-                loaders: [configuration], sources: ["still": still], clock: still, scheduler: still)
+                loaders: [configuration] + others, sources: ["still": still], clock: still, scheduler: still)
             try call(loader)
         } catch let error as LoaderError {
             return error.status
@@ -50,20 +60,24 @@ enum ProtocolExamples {
         return out
     }
 
+    /// The names of the blocks that start a stream: the preface, then a frame (PROTOCOL.md 10.1).
+    static let streamStarts = ["borrow-request", "borrow-response"]
+
     static let all: [(name: String, bytes: [UInt8])] = [
         ("preface", ProtocolPreface.bytes),
         (
             "borrow-request",
-            frame(
-                RequestFrame(
-                    callID: 1, method: MethodName.borrow,
-                    request: BorrowRequestMessage(adUnitID: "feed-native", slot: "feed-42/position-7", waitMilliseconds: 500),
-                    timeoutMilliseconds: 2000))
+            ProtocolPreface.bytes
+                + frame(
+                    RequestFrame(
+                        callID: 1, method: MethodName.borrow,
+                        request: BorrowRequestMessage(adUnitID: "feed-native", slot: "feed-42/position-7", waitMilliseconds: 500),
+                        timeoutMilliseconds: 2000))
         ),
         (
             "borrow-response",
             {
-                var out: [UInt8] = []
+                var out = ProtocolPreface.bytes
                 let lease = Lease(
                     id: 1, slot: "feed-42/position-7", expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000), ad: ad)
                 ResponseFrame.append(callID: 1, message: BorrowResponseMessage(outcome: .leased, lease: lease), to: &out)
@@ -81,7 +95,7 @@ enum ProtocolExamples {
             frame(
                 ResponseFrame(
                     callID: 3, end: true,
-                    status: statusOfCoreError { try $0.borrow(adUnitID: "", completion: { _ in }) }))
+                    status: statusOfCoreError { _ = try $0.borrow(adUnitID: "", whenServed: { _ in }) }))
         ),
         ("watch-request", frame(RequestFrame(callID: 4, method: MethodName.watch, request: WatchRequestMessage(kinds: [.leased, .returned])))),
         (
@@ -158,14 +172,61 @@ enum ProtocolExamples {
         #expect(Set(blocks.keys) == Set(ProtocolExamples.all.map(\.name)), "PROTOCOL.md has hex blocks no test checks")
     }
 
+    static func example(_ name: String) -> [UInt8] { ProtocolExamples.all.first { $0.name == name }!.bytes }
+
+    /// Each direction's bytes in 10.1 start with the preface, exactly as a decoder that expects
+    /// it (the other side's) reads them, and then hold exactly one whole frame.
+    @Test(arguments: ProtocolExamples.streamStarts)
+    func streamExamplesStartWithThePreface(name: String) throws {
+        let bytes = Self.example(name)
+        #expect(bytes.starts(with: Self.example("preface")))
+        var decoder = FrameDecoder(maximumMessageSize: 4 << 20, expectingPreface: true)
+        decoder.append(bytes)
+        #expect(try decoder.next() != nil)
+        #expect(decoder.prefaceReceived && decoder.bufferedByteCount == 0)
+    }
+
     @Test func examplesDecodeAsDocumented() throws {
+        var server = FrameDecoder(maximumMessageSize: 4 << 20, expectingPreface: true)
+        server.append(Self.example("borrow-request"))
+        let request = try RequestFrame(decoding: try #require(try server.next()))
+        #expect(request.callID == 1 && request.method == MethodName.borrow && request.timeoutMilliseconds == 2000)
+        let borrowRequest = try BorrowRequestMessage(decoding: request.message)
+        #expect(borrowRequest == BorrowRequestMessage(adUnitID: "feed-native", slot: "feed-42/position-7", waitMilliseconds: 500))
+
         var client = FrameDecoder(maximumMessageSize: 4 << 20, expectingPreface: true)
-        client.append(ProtocolExamples.all.first { $0.name == "preface" }!.bytes)
-        client.append(ProtocolExamples.all.first { $0.name == "borrow-response" }!.bytes)
+        client.append(Self.example("borrow-response"))
         let response = try ResponseFrame(decoding: try #require(try client.next()))
         #expect(response.callID == 1 && response.end && response.status == .ok)
         let borrow = try BorrowResponseMessage(decoding: try #require(response.message))
         #expect(borrow.lease?.ad == ProtocolExamples.ad)
+    }
+
+    /// The refusals PROTOCOL.md quotes from the core, character for character.
+    @Test func quotedMessagesAreTheCoresOwn() throws {
+        let text = try String(contentsOf: Self.document, encoding: .utf8)
+        var disabled = LoaderConfiguration(name: "x")
+        disabled.enabled = false
+        let refusals: [(Status.Code, Status)] = [
+            (.unavailable, ProtocolExamples.statusOfCoreError(loaders: [disabled]) { try $0.prefetch(adUnitID: "a", loader: "x") }),
+            (.invalidArgument, ProtocolExamples.statusOfCoreError { try $0.prefetch(adUnitID: "") }),
+            (.invalidArgument, ProtocolExamples.statusOfCoreError { try $0.prefetch(adUnitID: "a", loader: "x") }),
+            (
+                .invalidArgument,
+                ProtocolExamples.statusOfCoreError { _ = try $0.borrow(adUnitID: "a", wait: .seconds(31), whenServed: { _ in }) }
+            ),
+            (.notFound, ProtocolExamples.statusOfCoreError { try $0.returnLease(99, shown: true) }),
+            (
+                .resourceExhausted,
+                ProtocolExamples.statusOfCoreError { loader in
+                    for unit in 0...1_000 { try loader.prefetch(adUnitID: "unit-\(unit)") }
+                }
+            ),
+        ]
+        for (code, status) in refusals {
+            #expect(status.code == code, "\(status)")
+            #expect(text.contains("`\(status.message)`"), "PROTOCOL.md does not quote `\(status.message)`")
+        }
     }
 
     @Test func errorExamplesAreTheCoresRealRefusals() throws {

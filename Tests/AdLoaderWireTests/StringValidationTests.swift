@@ -132,21 +132,20 @@ import Testing
     @Test func responseStringFields() {
         let m = Self.marker
         var ad = Fixtures.ad()
-        ad.content.headline = m
+        ad.native.headline = m
         Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.headline")
         ad = Fixtures.ad()
-        ad.content.icon = AdImage(url: m, width: 1, height: 1)
+        ad.native.icon = AdImage(url: m, width: 1, height: 1)
         Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.icon.url")
         ad = Fixtures.ad()
-        ad.content.clickTrackers = ["a", m]
+        ad.native.clickTrackers = ["a", m]
         Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.click_trackers")
         Self.expectRefused(BorrowResponseMessage(outcome: .reused, lease: Fixtures.lease(slot: m)), field: "lease.slot_key")
         Self.expectRefused(
             StatsResponseMessage(pools: [PoolStats(loader: "a", adUnitID: "b"), PoolStats(loader: m, adUnitID: "c")]),
             field: "pools.loader")
-        var event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: 5), loader: "default", adUnitID: "u")
-        event.reason = m
-        Self.expectRefused(EventMessage(event: event), field: "reason")
+        let event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: 5), loader: m, adUnitID: "u")
+        Self.expectRefused(EventMessage(event: event), field: "loader")
         Self.expectRefused(ResponseFrame(callID: 1, end: true, status: Status(code: .notFound, message: m)), field: "status_message")
     }
 

@@ -8,7 +8,7 @@ import Testing
 private final class Harness {
     let clock = ManualClock()
     let source: SyntheticSource
-    var answers: [Result<[NativeAdContent], UpstreamError>] = []
+    var answers: [Result<[DeliveredAd], UpstreamError>] = []
 
     init(_ configuration: SyntheticSource.Configuration) throws {
         source = try SyntheticSource(configuration: configuration, clock: clock, scheduler: clock)
@@ -26,7 +26,9 @@ private final class Harness {
         }
     }
 
-    var ads: [NativeAdContent] { answers.flatMap { (try? $0.get()) ?? [] } }
+    var delivered: [DeliveredAd] { answers.flatMap { (try? $0.get()) ?? [] } }
+    /// The native assets delivered (every ad, for a native request).
+    var ads: [NativeAdContent] { delivered.compactMap(\.creative.nativeContent) }
     var failures: [UpstreamError] {
         answers.compactMap {
             if case .failure(let error) = $0 { return error }
@@ -257,5 +259,72 @@ private func configuration(
             #expect((0..<7).contains(generator.below(7)))
             #expect((0..<1).contains(generator.unit()))
         }
+    }
+
+    // MARK: formats
+
+    @Test func aNativeRequestGetsNativeAdsWithoutASourceExpiry() throws {
+        let harness = try Harness(configuration())
+        harness.loadMany(4)
+        #expect(harness.delivered.count == 20)
+        #expect(harness.delivered.allSatisfy { $0.creative.fits(.native) && $0.sourceExpiry == nil })
+    }
+
+    @Test(arguments: [AdFormat.interstitial, .appOpen])
+    func interstitialAndAppOpenGetHTMLMarkup(format: AdFormat) throws {
+        let harness = try Harness(configuration())
+        harness.loadMany(20, request: AdRequest(adUnitID: "level-end", format: format))
+        let creatives = harness.delivered.compactMap(\.creative.fullScreenCreative)
+        #expect(creatives.count == 100)
+        #expect(harness.ads.isEmpty)
+        for creative in creatives {
+            guard case .markup(let html) = creative.media else {
+                Issue.record("not markup: \(creative.media)")
+                continue
+            }
+            #expect(html.hasPrefix("<a href=\"https://"))
+            #expect(html.contains("\(SyntheticSource.cdnBase)/fullscreen/"))
+            #expect(html.contains("width=\"1080\" height=\"1920\""))
+            #expect(html.contains("synthetic.adloader.invalid/impression?ad="))
+            // Attribute values are escaped: no raw ampersand outside an entity.
+            #expect(!html.replacing("&amp;", with: "").contains("&"))
+            #expect(creative.orientation == .portrait)
+            #expect(creative.width == 1080 && creative.height == 1920)
+            #expect(creative.reward == nil)
+        }
+        #expect(Set(creatives.map(\.media)).count == creatives.count)
+    }
+
+    @Test func rewardedGetsAVideoAndAReward() throws {
+        let harness = try Harness(configuration())
+        harness.loadMany(20, request: AdRequest(adUnitID: "extra-life", format: .rewarded))
+        let creatives = harness.delivered.compactMap(\.creative.fullScreenCreative)
+        #expect(creatives.count == 100)
+        for creative in creatives {
+            guard case .videoURL(let url) = creative.media else {
+                Issue.record("not a video: \(creative.media)")
+                continue
+            }
+            #expect(url.hasPrefix("\(SyntheticSource.cdnBase)/videos/") && url.hasSuffix("-1080x1920.mp4"))
+            #expect(creative.reward?.type == "coins")
+            #expect([5, 10, 20, 50].contains(creative.reward?.amount ?? 0))
+        }
+        #expect(Set(creatives.compactMap(\.reward?.amount)).count > 1)
+    }
+
+    @Test func fullScreenAnswersReplayUnderTheSameSeed() throws {
+        let request = AdRequest(adUnitID: "level-end", format: .interstitial)
+        let first = try Harness(configuration(fillRate: 0.6, seed: 9))
+        let second = try Harness(configuration(fillRate: 0.6, seed: 9))
+        first.loadMany(10, request: request)
+        second.loadMany(10, request: request)
+        #expect(!first.delivered.isEmpty)
+        #expect(first.answers == second.answers)
+    }
+
+    @Test func htmlEscaping() {
+        #expect(
+            SyntheticSource.escaped(#"Harbor & Pine "Hotels" <now>"#)
+                == "Harbor &amp; Pine &quot;Hotels&quot; &lt;now&gt;")
     }
 }

@@ -1,3 +1,4 @@
+import AdLoaderConformance
 import AdLoaderCore
 import AdLoaderWire
 import Foundation
@@ -26,7 +27,7 @@ extension EndToEnd {
 
         @Test func servesTheFirstSessionOnTheDefaults() throws {
             let daemon = try DaemonProcess(["--synthetic-latency", "5ms"])
-            let client = try RawClient(port: daemon.port)
+            let client = try RawConnection.open(port: daemon.port)
             let prefetch = try client.call(
                 MethodName.prefetch, PrefetchRequestMessage(adUnitID: "demo"), as: PrefetchResponseMessage.self)
             #expect(prefetch.result.requested == 10)
@@ -53,7 +54,7 @@ extension EndToEnd {
 
         @Test func sigtermEndsAParkedBorrowWithUnavailableAndExitsZero() throws {
             let daemon = try DaemonProcess(config: parkingConfig)
-            let client = try RawClient(port: daemon.port)
+            let client = try RawConnection.open(port: daemon.port)
             let watch = try client.start(MethodName.watch, WatchRequestMessage(loader: "empty"))
             let parked = try client.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "a", loader: "empty", waitMilliseconds: 30_000))
@@ -62,12 +63,13 @@ extension EndToEnd {
                 MethodName.stats, StatsRequestMessage(loader: "empty"), as: StatsResponseMessage.self).pools
             #expect(pools.first?.parkedBorrows == 1)
             daemon.signal(SIGTERM)
-            // The call-0 frame announcing the shutdown comes after the open calls' ends.
-            let (announcement, frames) = try client.awaitEnd(of: 0)
+            // The call-0 frame announcing the shutdown comes after the open calls' ends: they
+            // were read (and kept aside) while waiting for it.
+            let announcement = try client.awaitEnd(of: 0)
             #expect(announcement.status.code == .unavailable)
-            let borrowEnd = frames.first { $0.callID == parked && $0.end }
+            let borrowEnd = client.takeStashed(for: parked).first { $0.end }
             #expect(borrowEnd?.status.code == .unavailable)
-            let watchEnd = frames.first { $0.callID == watch && $0.end }
+            let watchEnd = client.takeStashed(for: watch).first { $0.end }
             #expect(watchEnd?.status.code == .unavailable)
             client.disconnect()
             #expect(daemon.waitForExit() == 0)
@@ -78,14 +80,14 @@ extension EndToEnd {
         /// the connection closes when the client closes it, well before the grace period ends.
         @Test func callsDuringShutdownAreAnsweredUnavailableUntilTheClientCloses() throws {
             let daemon = try DaemonProcess(["--shutdown-grace-period", "30s"], config: parkingConfig)
-            let client = try RawClient(port: daemon.port)
+            let client = try RawConnection.open(port: daemon.port)
             try client.borrowAndReturn()
             let started = ContinuousClock.now
             daemon.signal(SIGTERM)
-            #expect(try client.awaitEnd(of: 0).end.status.code == .unavailable)
-            let stats = try client.failingCall(MethodName.stats, StatsRequestMessage())
+            #expect(try client.awaitEnd(of: 0).status.code == .unavailable)
+            let stats = try client.call(MethodName.stats, StatsRequestMessage()).status
             #expect(stats.code == .unavailable && stats.message == "server shutting down", "\(stats)")
-            let borrow = try client.failingCall(MethodName.borrow, BorrowRequestMessage(adUnitID: "healthy", waitMilliseconds: 1_000))
+            let borrow = try client.call(MethodName.borrow, BorrowRequestMessage(adUnitID: "healthy", waitMilliseconds: 1_000)).status
             #expect(borrow.code == .unavailable, "\(borrow)")
             client.halfClose()
             #expect(try client.readUntilClosed().isEmpty)
@@ -98,13 +100,13 @@ extension EndToEnd {
         /// its parked borrow ends as on a disconnect (PROTOCOL.md 5.5).
         @Test func halfClosingClientGetsItsAnswersThenTheConnectionCloses() throws {
             let daemon = try DaemonProcess(config: parkingConfig)
-            let observer = try RawClient(port: daemon.port)
+            let observer = try RawConnection.open(port: daemon.port)
             for unit in 0..<20 {
                 _ = try observer.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
             // A small receive buffer and more answers than the sockets buffer (~4 MB, under
             // the output limit): answers are still unsent when the end of stream is read.
-            let client = try RawClient(port: daemon.port, receiveBuffer: 4096)
+            let client = try RawConnection.open(port: daemon.port, receiveBuffer: 4096)
             try client.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))
             var batch: [UInt8] = []
             for id in 2...9_001 {
@@ -135,7 +137,7 @@ extension EndToEnd {
             #expect(result.status == 2)
             #expect(result.stderr.contains("listeners.unixSocket"), "\(result.stderr)")
             #expect(result.stderr.contains("EADDRINUSE"), "\(result.stderr)")
-            let client = try RawClient(unixPath: path)
+            let client = try RawConnection.open(unixPath: path)
             try client.borrowAndReturn()
             client.disconnect()
             first.signal(SIGTERM)
@@ -144,11 +146,11 @@ extension EndToEnd {
 
         @Test func shutdownClosesAClientThatDoesNotReadWithinTheGracePeriod() throws {
             let daemon = try DaemonProcess(["--shutdown-grace-period", "500ms", "--max-unsent-output", "1KiB"])
-            let setup = try RawClient(port: daemon.port)
+            let setup = try RawConnection.open(port: daemon.port)
             for unit in 0..<20 {
                 _ = try setup.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
-            let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
+            let greedy = try RawConnection.open(port: daemon.port, receiveBuffer: 4096)
             _ = try greedy.floodUntilPaused(daemon)
             let started = ContinuousClock.now
             daemon.signal(SIGTERM)
@@ -208,7 +210,7 @@ extension EndToEnd {
             #expect(daemon.bannerLines.first?.contains("unix:\(path)") == true)
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-            let client = try RawClient(unixPath: path)
+            let client = try RawConnection.open(unixPath: path)
             try client.borrowAndReturn()
             daemon.signal(SIGTERM)
             #expect(daemon.waitForExit() == 0)

@@ -1,3 +1,4 @@
+import AdLoaderConformance
 import AdLoaderCore
 import AdLoaderWire
 import Foundation
@@ -9,15 +10,15 @@ extension EndToEnd {
     @Suite("adloaderd limits", .serialized, .timeLimit(.minutes(1)))
     struct LimitsTests {
         /// Starts a daemon with `flags`, opens the well-behaved connection and warms its pool.
-        private func start(_ flags: [String]) throws -> (DaemonProcess, RawClient) {
+        private func start(_ flags: [String]) throws -> (DaemonProcess, RawConnection) {
             let daemon = try DaemonProcess(flags, config: parkingConfig)
-            let good = try RawClient(port: daemon.port)
+            let good = try RawConnection.open(port: daemon.port)
             try good.borrowAndReturn()
             return (daemon, good)
         }
 
         /// The well-behaved connection still works and every pool accounts for all its ads.
-        private func expectHealthy(_ good: RawClient, _ daemon: DaemonProcess) throws {
+        private func expectHealthy(_ good: RawConnection, _ daemon: DaemonProcess) throws {
             try good.borrowAndReturn()
             let pools = try good.stats()
             #expect(!pools.isEmpty)
@@ -33,7 +34,7 @@ extension EndToEnd {
 
         @Test func oversizeMessageGetsResourceExhaustedThenClose() throws {
             let (daemon, good) = try start(["--max-message-size", "1KiB"])
-            let bad = try RawClient(port: daemon.port)
+            let bad = try RawConnection.open(port: daemon.port)
             try bad.send([0, 0, 0, 0x08, 0x00])  // length 2048, no body: checked before any allocation
             let frames = try bad.readUntilClosed()
             #expect(frames.last?.status.code == .resourceExhausted)
@@ -49,7 +50,7 @@ extension EndToEnd {
         ])
         func brokenFramingGetsAStatusThenClose(bytes: [UInt8], code: Status.Code) throws {
             let (daemon, good) = try start([])
-            let bad = try RawClient(port: daemon.port, sendPreface: false)
+            let bad = try RawConnection.open(port: daemon.port, sendPreface: false)
             try bad.send(bytes)
             let frames = try bad.readUntilClosed()
             #expect(frames.last?.status.code == code)
@@ -59,20 +60,20 @@ extension EndToEnd {
 
         @Test func tooManyCallsInFlightFailsOnlyThatCall() throws {
             let (daemon, good) = try start(["--max-calls-in-flight", "2"])
-            let bad = try RawClient(port: daemon.port)
+            let bad = try RawConnection.open(port: daemon.port)
             let parked = try (0..<2).map { _ in
                 try bad.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
             }
-            let status = try bad.failingCall(MethodName.stats, StatsRequestMessage())
+            let status = try bad.call(MethodName.stats, StatsRequestMessage()).status
             #expect(status.code == .resourceExhausted)
             // The well-behaved connection has its own budget.
             let goodParked = try good.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
             try good.send(.cancel(callID: goodParked))
-            #expect(try good.awaitEnd(of: goodParked).end.status.code == .cancelled)
+            #expect(try good.awaitEnd(of: goodParked).status.code == .cancelled)
             for id in parked {
                 try bad.send(.cancel(callID: id))
-                #expect(try bad.awaitEnd(of: id).end.status.code == .cancelled)
+                #expect(try bad.awaitEnd(of: id).status.code == .cancelled)
             }
             #expect(try bad.stats().contains { $0.loader == "empty" && $0.parkedBorrows == 0 })
             try expectHealthy(good, daemon)
@@ -80,29 +81,29 @@ extension EndToEnd {
 
         @Test func tooManyParkedBorrowsFailsTheBorrowThatWouldPark() throws {
             let (daemon, good) = try start(["--max-parked-borrows", "1"])
-            let bad = try RawClient(port: daemon.port)
+            let bad = try RawConnection.open(port: daemon.port)
             let parked = try bad.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
-            let status = try bad.failingCall(
-                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
+            let status = try bad.call(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000)).status
             #expect(status.code == .resourceExhausted)
             // At the limit, an unknown loader is still named as such (not as a bad wait_ms).
-            let unknown = try bad.failingCall(
-                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "nope", waitMilliseconds: 1_000))
+            let unknown = try bad.call(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "nope", waitMilliseconds: 1_000)).status
             #expect(unknown.code == .invalidArgument)
             #expect(unknown.message.hasPrefix("loader:"), "\(unknown.message)")
             // At the limit, a borrow that finds an ad is still served, with or without a wait.
             try good.borrowAndReturn()
             try bad.send(.cancel(callID: parked))
-            #expect(try bad.awaitEnd(of: parked).end.status.code == .cancelled)
+            #expect(try bad.awaitEnd(of: parked).status.code == .cancelled)
             try expectHealthy(good, daemon)
         }
 
         @Test func connectionsOverTheLimitAreClosedAtOnce() throws {
             let (daemon, good) = try start(["--max-connections", "2"])
-            let second = try RawClient(port: daemon.port)
+            let second = try RawConnection.open(port: daemon.port)
             try second.borrowAndReturn()
-            let third = try RawClient(port: daemon.port)
+            let third = try RawConnection.open(port: daemon.port)
             let frames = try third.readUntilClosed()
             #expect(frames.map(\.callID) == [0])
             #expect(frames.first?.status.code == .resourceExhausted)
@@ -114,25 +115,25 @@ extension EndToEnd {
             let (daemon, good) = try start(["--idle-timeout", "1s"])
             // The well-behaved connection keeps a Watch open, so it is not idle.
             let watch = try good.start(MethodName.watch, WatchRequestMessage(loader: "empty"))
-            let idle = try RawClient(port: daemon.port)
+            let idle = try RawConnection.open(port: daemon.port)
             let frames = try idle.readUntilClosed()
             #expect(frames.map(\.callID) == [0])
             #expect(frames.first?.status.code == .unavailable)
             #expect(daemon.stderrText.contains("idle for"))
             try good.send(.cancel(callID: watch))
-            #expect(try good.awaitEnd(of: watch).end.status.code == .cancelled)
+            #expect(try good.awaitEnd(of: watch).status.code == .cancelled)
             try expectHealthy(good, daemon)
         }
 
         @Test func partialFrameIsClosedAfterItsTimeout() throws {
             let (daemon, good) = try start(["--partial-frame-timeout", "300ms"])
-            let slow = try RawClient(port: daemon.port)
+            let slow = try RawConnection.open(port: daemon.port)
             try slow.send([0, 0, 0])  // three bytes of a length prefix, then nothing
             let frames = try slow.readUntilClosed()
             #expect(frames.map(\.callID) == [0])
             #expect(frames.first?.status.code == .deadlineExceeded)
             #expect(daemon.stderrText.contains("partial frame not completed"))
-            let silent = try RawClient(port: daemon.port, sendPreface: false)  // never sends its preface
+            let silent = try RawConnection.open(port: daemon.port, sendPreface: false)  // never sends its preface
             #expect(try silent.readUntilClosed().map(\.status.code) == [.deadlineExceeded])
             try expectHealthy(good, daemon)
         }
@@ -145,12 +146,12 @@ extension EndToEnd {
 
         @Test func newAdUnitsPastThePoolCapGetResourceExhaustedAndExistingPoolsKeepLending() throws {
             let daemon = try DaemonProcess(config: Self.poolCapConfig)
-            let good = try RawClient(port: daemon.port)
+            let good = try RawConnection.open(port: daemon.port)
             try good.borrowAndReturn()  // pool 1: "healthy"
             // Stats of an ad unit without a pool lists nothing and creates no pool.
             let unknown = try good.call(MethodName.stats, StatsRequestMessage(adUnitID: "never"), as: StatsResponseMessage.self)
             #expect(unknown.pools.isEmpty)
-            let sprayer = try RawClient(port: daemon.port)
+            let sprayer = try RawConnection.open(port: daemon.port)
             var created = 0
             var refusal: Status?
             for unit in 0..<100 {
@@ -158,7 +159,7 @@ extension EndToEnd {
                 let id = unit % 2 == 0
                     ? try sprayer.start(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "spray-\(unit)"))
                     : try sprayer.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "spray-\(unit)"))
-                let end = try sprayer.awaitEnd(of: id).end
+                let end = try sprayer.awaitEnd(of: id)
                 guard end.status.code == .ok else {
                     refusal = end.status
                     break
@@ -168,8 +169,8 @@ extension EndToEnd {
             #expect(created == 5)
             #expect(refusal?.code == .resourceExhausted)
             #expect(refusal?.message == #"pools: limit of 6 ad units reached for loader "default" (loaders.default.maximumPools)"#)
-            let parking = try sprayer.failingCall(
-                MethodName.borrow, BorrowRequestMessage(adUnitID: "spray-new", waitMilliseconds: 1_000))
+            let parking = try sprayer.call(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "spray-new", waitMilliseconds: 1_000)).status
             #expect(parking.code == .resourceExhausted)
             // The sprayer's own existing pools, and the other connection's, still lend.
             try sprayer.borrowAndReturn(adUnit: "spray-0")
@@ -180,8 +181,8 @@ extension EndToEnd {
             try expectHealthy(good, daemon)
         }
 
-        /// 300 pools of a loader "many", each with a 200-byte ad unit id: a Stats of all of them
-        /// is about 70 KB, above a 64 KiB message size.
+        /// 600 pools of a loader "many", each with a ~110-byte ad unit id (under the 128-byte
+        /// identifier limit): a Stats of all of them is about 75 KB, above a 64 KiB message size.
         private static let manyPoolsConfig = """
             { "sources": { "synthetic": { "latency": "5ms" } },
               "loaders": { "default": { "maximumRetainedAdvertisements": 10 },
@@ -190,15 +191,15 @@ extension EndToEnd {
 
         @Test func aStatsAnswerAboveTheMessageSizeIsRefusedAndAFilteredOneWorks() throws {
             let daemon = try DaemonProcess(["--max-message-size", "64KiB"], config: Self.manyPoolsConfig)
-            let good = try RawClient(port: daemon.port)
+            let good = try RawConnection.open(port: daemon.port)
             try good.borrowAndReturn()
-            let filler = try RawClient(port: daemon.port)
-            let units = (0..<300).map { "unit-\($0)-" + String(repeating: "x", count: 200) }
+            let filler = try RawConnection.open(port: daemon.port)
+            let units = (0..<600).map { "unit-\($0)-" + String(repeating: "x", count: 100) }
             for unit in units {
                 _ = try filler.call(
                     MethodName.prefetch, PrefetchRequestMessage(adUnitID: unit, loader: "many"), as: PrefetchResponseMessage.self)
             }
-            let status = try filler.failingCall(MethodName.stats, StatsRequestMessage())
+            let status = try filler.call(MethodName.stats, StatsRequestMessage()).status
             #expect(status.code == .resourceExhausted)
             let pattern = #/stats answer of (\d+) bytes exceeds the limit of 65536 bytes; filter by loader or ad_unit_id/#
             let match = try #require(status.message.wholeMatch(of: pattern), "\(status.message)")
@@ -209,7 +210,7 @@ extension EndToEnd {
             #expect(one.pools.map(\.adUnitID) == [units[7]])
             try filler.borrowAndReturn()
             // Another connection sees the same limit and keeps working too.
-            #expect(try good.failingCall(MethodName.stats, StatsRequestMessage(loader: "many")).code == .resourceExhausted)
+            #expect(try good.call(MethodName.stats, StatsRequestMessage(loader: "many")).status.code == .resourceExhausted)
             try good.borrowAndReturn()
             let defaults = try good.call(MethodName.stats, StatsRequestMessage(loader: "default"), as: StatsResponseMessage.self)
             #expect(defaults.pools.map(\.adUnitID) == ["healthy"])
@@ -224,14 +225,14 @@ extension EndToEnd {
         }
 
         /// Warms 20 pools so that each Stats answer is a few KiB.
-        private func warmPools(_ good: RawClient) throws {
+        private func warmPools(_ good: RawConnection) throws {
             for unit in 0..<20 {
                 _ = try good.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
         }
 
         /// Round trips on `good` until `duration` has passed: the daemon keeps serving.
-        private func keepServing(_ good: RawClient, for duration: Duration) throws {
+        private func keepServing(_ good: RawConnection, for duration: Duration) throws {
             let start = ContinuousClock.now
             while ContinuousClock.now - start < duration { _ = try good.stats() }
         }
@@ -239,7 +240,7 @@ extension EndToEnd {
         @Test func clientThatDoesNotReadIsNoLongerReadUntilItDrains() throws {
             let (daemon, good) = try start(["--max-unsent-output", "1KiB", "--partial-frame-timeout", "300ms"])
             try warmPools(good)
-            let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
+            let greedy = try RawConnection.open(port: daemon.port, receiveBuffer: 4096)
             let sent = try greedy.floodUntilPaused(daemon)
             // Paused for longer than the partial-frame timeout: the frames it has not read wait
             // on the server, not on the client, so the client is not closed for them (the
@@ -263,7 +264,7 @@ extension EndToEnd {
             let (daemon, good) = try start(
                 ["--max-unsent-output", "1KiB", "--partial-frame-timeout", "300ms", "--shutdown-grace-period", "500ms"])
             try warmPools(good)
-            let greedy = try RawClient(port: daemon.port, receiveBuffer: 4096)
+            let greedy = try RawConnection.open(port: daemon.port, receiveBuffer: 4096)
             _ = try greedy.floodUntilPaused(daemon)
             try keepServing(good, for: .seconds(1))
             try good.borrowAndReturn()

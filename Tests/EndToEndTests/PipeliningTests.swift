@@ -1,3 +1,4 @@
+import AdLoaderConformance
 import AdLoaderCore
 import AdLoaderWire
 import Foundation
@@ -8,7 +9,7 @@ extension EndToEnd {
     struct PipeliningTests {
         @Test func aParkedBorrowAndAThousandPipelinedBorrowReturnPairsCompleteWithoutLoss() throws {
             let daemon = try DaemonProcess(["--max-calls-in-flight", "2000"], config: parkingConfig)
-            let client = try RawClient(port: daemon.port)
+            let client = try RawConnection.open(port: daemon.port)
             let parked = try client.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "never", loader: "empty", waitMilliseconds: 30_000))
             var borrows: Set<UInt64> = []
@@ -49,7 +50,7 @@ extension EndToEnd {
             #expect(pipelined.conservesAds)
             #expect(pipelined.borrowHits + pipelined.borrowMisses >= 1_000)
             try client.send(.cancel(callID: parked))
-            #expect(try client.awaitEnd(of: parked).end.status.code == .cancelled)
+            #expect(try client.awaitEnd(of: parked).status.code == .cancelled)
             daemon.signal(SIGTERM)
             #expect(daemon.waitForExit() == 0)
         }
@@ -59,7 +60,7 @@ extension EndToEnd {
         /// not taken for a stalled one.
         @Test func aClientPipeliningBatchesLargerThanAReadIsNotClosedAsStalled() throws {
             let daemon = try DaemonProcess(["--partial-frame-timeout", "1s"])
-            let client = try RawClient(port: daemon.port)
+            let client = try RawConnection.open(port: daemon.port)
             var frame: [UInt8] = []
             let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 4_000))]
             RequestFrame(callID: 1, method: MethodName.stats, metadata: padding, message: StatsRequestMessage(loader: "none").encoded())
@@ -99,7 +100,7 @@ extension EndToEnd {
             #expect(!daemon.stderrText.contains("partial frame not completed"))
             // A pause longer than the timeout on a frame boundary is not a stall either.
             let pause = ContinuousClock.now
-            let observer = try RawClient(port: daemon.port)
+            let observer = try RawConnection.open(port: daemon.port)
             while ContinuousClock.now - pause < .milliseconds(1_200) { _ = try observer.stats() }
             _ = try client.stats()
             daemon.signal(SIGTERM)
@@ -109,34 +110,34 @@ extension EndToEnd {
         @Test func protocolErrorsAnswerTheCallAndKeepTheConnection() throws {
             let daemon = try DaemonProcess(config: parkingConfig)
             // A second, well-behaved connection is unaffected and no loaded ad is lost.
-            let bystander = try RawClient(port: daemon.port)
+            let bystander = try RawConnection.open(port: daemon.port)
             try bystander.borrowAndReturn()
             let before = try #require(try bystander.stats().first { $0.adUnitID == "healthy" })
-            let client = try RawClient(port: daemon.port)
+            let client = try RawConnection.open(port: daemon.port)
             // Unknown method.
-            let unknown = try client.failingCall("/adloader.v1.NativeAdLoader/Nope", StatsRequestMessage())
+            let unknown = try client.call("/adloader.v1.NativeAdLoader/Nope", StatsRequestMessage()).status
             #expect(unknown.code == .unimplemented)
             // Bad field values, each naming the field.
-            let empty = try client.failingCall(MethodName.borrow, BorrowRequestMessage(adUnitID: ""))
+            let empty = try client.call(MethodName.borrow, BorrowRequestMessage(adUnitID: "")).status
             #expect(empty.code == .invalidArgument && empty.message.contains("ad_unit_id"))
-            let loader = try client.failingCall(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "a", loader: "nope"))
+            let loader = try client.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "a", loader: "nope")).status
             #expect(loader.code == .invalidArgument && loader.message.contains("loader"))
-            let wait = try client.failingCall(MethodName.borrow, BorrowRequestMessage(adUnitID: "a", waitMilliseconds: 999_999))
+            let wait = try client.call(MethodName.borrow, BorrowRequestMessage(adUnitID: "a", waitMilliseconds: 999_999)).status
             #expect(wait.code == .invalidArgument && wait.message.contains("wait_ms"))
-            let lease = try client.failingCall(MethodName.returnLease, ReturnRequestMessage(leaseID: 12345, shown: false))
+            let lease = try client.call(MethodName.returnLease, ReturnRequestMessage(leaseID: 12345, shown: false)).status
             #expect(lease.code == .notFound && lease.message.contains("lease_id"))
             // An undecodable request message inside a good envelope fails only that call.
             try client.send(RequestFrame(callID: 77, method: MethodName.borrow, message: [0xFF, 0xFF]))
-            #expect(try client.awaitEnd(of: 77).end.status.code == .invalidArgument)
+            #expect(try client.awaitEnd(of: 77).status.code == .invalidArgument)
             // Duplicate call id in flight: both end, with one ALREADY_EXISTS (PROTOCOL.md 5.1).
             let first = try client.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000))
             try client.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000), callID: first)
-            let duplicate = try client.awaitEnd(of: first).end.status
+            let duplicate = try client.awaitEnd(of: first).status
             #expect(duplicate.code == .alreadyExists)
             #expect(try client.stats().allSatisfy { $0.parkedBorrows == 0 })
-            let lease0 = try client.failingCall(MethodName.returnLease, ReturnRequestMessage(leaseID: 0, shown: false))
+            let lease0 = try client.call(MethodName.returnLease, ReturnRequestMessage(leaseID: 0, shown: false)).status
             #expect(lease0.code == .invalidArgument && lease0.message.hasPrefix("lease_id:"))
             let second = try client.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000))
@@ -144,10 +145,10 @@ extension EndToEnd {
             let timed = try client.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000),
                 timeoutMilliseconds: 100)
-            #expect(try client.awaitEnd(of: timed).end.status.code == .deadlineExceeded)
+            #expect(try client.awaitEnd(of: timed).status.code == .deadlineExceeded)
             // The second borrow is still parked; Cancel ends it.
             try client.send(.cancel(callID: second))
-            #expect(try client.awaitEnd(of: second).end.status.code == .cancelled)
+            #expect(try client.awaitEnd(of: second).status.code == .cancelled)
             #expect(try client.stats().allSatisfy { $0.parkedBorrows == 0 })
             try bystander.borrowAndReturn()
             let pools = try bystander.stats()
@@ -161,9 +162,9 @@ extension EndToEnd {
 
         @Test func watchStreamsFilteredEventsUntilCancelled() throws {
             let daemon = try DaemonProcess(["--synthetic-latency", "5ms"])
-            let watcher = try RawClient(port: daemon.port)
+            let watcher = try RawConnection.open(port: daemon.port)
             let watch = try watcher.start(MethodName.watch, WatchRequestMessage(adUnitID: "w", kinds: [.leased, .returned]))
-            let other = try RawClient(port: daemon.port)
+            let other = try RawConnection.open(port: daemon.port)
             try other.borrowAndReturn(adUnit: "elsewhere")
             try other.borrowAndReturn(adUnit: "w")
             var kinds: [AdEvent.Kind] = []
@@ -176,16 +177,16 @@ extension EndToEnd {
             }
             #expect(kinds == [.leased, .returned])
             try watcher.send(.cancel(callID: watch))
-            #expect(try watcher.awaitEnd(of: watch).end.status.code == .cancelled)
+            #expect(try watcher.awaitEnd(of: watch).status.code == .cancelled)
             daemon.signal(SIGTERM)
             #expect(daemon.waitForExit() == 0)
         }
 
         @Test func disconnectEndsTheConnectionsParkedBorrowsAndWatches() throws {
             let daemon = try DaemonProcess(config: parkingConfig)
-            let observer = try RawClient(port: daemon.port)
+            let observer = try RawConnection.open(port: daemon.port)
             do {
-                let leaving = try RawClient(port: daemon.port)
+                let leaving = try RawConnection.open(port: daemon.port)
                 _ = try leaving.start(MethodName.watch, WatchRequestMessage())
                 for _ in 0..<3 {
                     try leaving.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))

@@ -1,3 +1,4 @@
+import AdLoaderConformance
 import AdLoaderCore
 import AdLoaderWire
 import Foundation
@@ -21,19 +22,19 @@ extension EndToEnd {
         }
 
         /// Sends a call of `method` whose message is `message` and returns its final status.
-        static func status(_ client: RawClient, _ method: [UInt8], _ message: [UInt8]) throws -> Status {
+        static func status(_ client: RawConnection, _ method: [UInt8], _ message: [UInt8]) throws -> Status {
             let id = client.makeCallID()
             let envelope = [0x08, UInt8(id)] + field(2, method) + field(5, message)
             var bytes: [UInt8] = []
             FrameEncoder.append(envelope, to: &bytes)
             try client.send(bytes)
-            return try client.awaitEnd(of: id).end.status
+            return try client.awaitEnd(of: id).status
         }
 
         @Test func badStringsAreInvalidArgumentAndCreateNoPool() throws {
             let daemon = try DaemonProcess()
-            let client = try RawClient(port: daemon.port)
-            let other = try RawClient(port: daemon.port)
+            let client = try RawConnection.open(port: daemon.port)
+            let other = try RawConnection.open(port: daemon.port)
             try other.borrowAndReturn()
             let borrow = Array(MethodName.borrow.utf8)
             for bad in Self.badAdUnits {

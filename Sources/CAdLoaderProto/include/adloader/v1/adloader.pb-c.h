@@ -56,7 +56,7 @@ typedef enum _Adloader__V1__ReturnOutcome {
    */
   ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_BACK_IN_POOL = 1,
   /*
-   * reached showCountThreshold
+   * shown, and reached showCountThreshold; wins over EXPIRED
    */
   ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_CONSUMED = 2,
   /*
@@ -64,7 +64,7 @@ typedef enum _Adloader__V1__ReturnOutcome {
    */
   ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_EXPIRED = 3,
   /*
-   * its loader was disabled or reconfigured; dropped
+   * its loader was disabled while lent; dropped (version 1: never sent)
    */
   ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__RETURN_OUTCOME)
@@ -84,10 +84,16 @@ typedef enum _Adloader__V1__EventKind {
    */
   ADLOADER__V1__EVENT_KIND__EVENT_KIND_EXPIRED = 3,
   /*
-   * an ad was dropped (loader disabled, consumed)
+   * an ad was dropped for another reason than expiry; see reason
    */
   ADLOADER__V1__EVENT_KIND__EVENT_KIND_REMOVED = 4,
+  /*
+   * a borrow answered LEASED (not REUSED)
+   */
   ADLOADER__V1__EVENT_KIND__EVENT_KIND_LEASED = 5,
+  /*
+   * a lease ended; see reason
+   */
   ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED = 6
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__EVENT_KIND)
 } Adloader__V1__EventKind;
@@ -322,15 +328,31 @@ struct  Adloader__V1__PoolStats
   uint32_t in_flight;
   uint32_t parked_borrows;
   /*
-   * Counters since start: 10..29
+   * Counters since the pool was created: 10..29. Each is defined in PROTOCOL.md 7.4;
+   * loaded = available + leased + expired + consumed + removed at every moment.
    */
   uint64_t loaded;
   uint64_t expired;
+  /*
+   * not counted in removed
+   */
   uint64_t consumed;
+  /*
+   * dropped for another reason than consumed or expired
+   */
   uint64_t removed;
+  /*
+   * probes included
+   */
   uint64_t upstream_requests;
   uint64_t upstream_failures;
+  /*
+   * every LEASED and REUSED answer
+   */
   uint64_t borrow_hits;
+  /*
+   * NO_AD_YET answers and borrows refused at the parked-borrow limit
+   */
   uint64_t borrow_misses;
   uint64_t leases_reclaimed;
 };
@@ -388,7 +410,7 @@ struct  Adloader__V1__Event
    */
   uint64_t lease_id;
   /*
-   * LEASED
+   * LEASED, RETURNED; empty when the borrow named no slot
    */
   char *slot_key;
   /*
@@ -400,11 +422,15 @@ struct  Adloader__V1__Event
    */
   uint32_t count;
   /*
-   * LOAD_FINISHED: empty on success
+   * LOAD_FINISHED: empty on success, else e.g. "retryable: timeout"
    */
   char *error;
   /*
-   * REMOVED: "consumed", "disabled", "reclaimed", ...
+   * REMOVED: "consumed", "shutdown", "disabled" or "invalidated" (a creative that does not fit
+   * the loader's format, dropped on arrival). RETURNED: empty when the client returned
+   * the lease, else why the server ended it: "reclaimed" (lease timeout), "expired" (its slot
+   * borrowed again after the ad expired), "shutdown" or "disabled". Version 1 servers never
+   * send "disabled". See PROTOCOL.md 7.5.
    */
   char *reason;
 };

@@ -50,7 +50,7 @@ struct  Adloader__V1__RequestFrame
    */
   uint64_t call_id;
   /*
-   * full gRPC name, e.g. "/adloader.v1.NativeAdLoader/Borrow"; set on the first frame
+   * full gRPC name, e.g. "/adloader.v1.NativeAdLoader/Borrow"; not read in a cancel
    */
   char *method;
   /*

@@ -1,0 +1,70 @@
+/// Something that happened in a pool, delivered to observers synchronously.
+public struct AdEvent: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        case received
+        case loadFinished
+        case expired
+        case removed
+        case leased
+        case returned
+    }
+
+    /// Why the loader removed an ad (`removed` events) or ended a lease itself (`returned`
+    /// events). AdLoaderWire carries it as a lowercase string ("consumed", "reclaimed", ...).
+    public enum Reason: Hashable, Sendable, CaseIterable {
+        /// removed: shown `showCountThreshold` times.
+        case consumed
+        /// removed: the loader was disabled. returned: the lease's slot was borrowed again
+        /// after the loader was disabled while the ad was out.
+        case disabled
+        /// removed or returned: the loader shut down.
+        case shutdown
+        /// removed: the source delivered a creative that does not fit the loader's format.
+        case invalidated
+        /// returned: the lease timeout ended the lease.
+        case reclaimed
+        /// returned: the lease's slot was borrowed again after the ad expired. (An ad that
+        /// expires is reported by an `expired` event, which carries no reason.)
+        case expired
+
+        /// The reason naming `drop`.
+        init(_ drop: AdDropReason) {
+            switch drop {
+            case .expired: self = .expired
+            case .consumed: self = .consumed
+            case .disabled: self = .disabled
+            case .shutdown: self = .shutdown
+            case .invalidated: self = .invalidated
+            }
+        }
+    }
+
+    public var kind: Kind
+    public var at: AdInstant
+    public var loader: String
+    public var adUnitID: String
+    /// received, expired, removed, leased, returned.
+    public var adID: String? = nil
+    /// leased, returned.
+    public var leaseID: UInt64? = nil
+    /// leased.
+    public var slot: String? = nil
+    /// returned.
+    public var shown = false
+    /// loadFinished: ads received.
+    public var count = 0
+    /// loadFinished: nil on success.
+    public var error: UpstreamError? = nil
+    /// removed: `.consumed`, `.disabled`, `.shutdown`, `.invalidated`. returned: why the
+    /// loader itself ended the lease (`.reclaimed` by the lease timeout, `.expired` when its
+    /// slot was borrowed again after the ad expired, `.disabled`, `.shutdown`); nil when the
+    /// client returned it.
+    public var reason: Reason? = nil
+
+    public init(kind: Kind, at: AdInstant, loader: String, adUnitID: String) {
+        self.kind = kind
+        self.at = at
+        self.loader = loader
+        self.adUnitID = adUnitID
+    }
+}

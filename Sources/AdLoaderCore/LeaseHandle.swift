@@ -1,0 +1,4 @@
+/// Names one open lease in the loader's ``LeaseTable``.
+struct LeaseHandle: SlabHandle {
+    let index: Int
+}

@@ -1,0 +1,42 @@
+/// Gauges and counters of one pool, (loader, ad unit).
+///
+/// Every ad ever loaded is in exactly one place, so at all times
+/// `loaded == available + leased + consumed + expired + removed`.
+public struct PoolStats: Hashable, Sendable {
+    public var loader: String
+    public var adUnitID: String
+    /// Gauge: ads in the pool, ready to lend. May include ads that expired since the last
+    /// sweep, borrow or prefetch (they are never lent, and counted expired when found).
+    public var available = 0
+    /// Gauge: ads lent under an open lease.
+    public var leased = 0
+    /// Gauge: ads asked for upstream and not answered yet.
+    public var inFlight = 0
+    /// Gauge: borrows waiting for an ad.
+    public var parkedBorrows = 0
+    /// Ads received from the source (including ones dropped or expired on arrival).
+    public var loaded: UInt64 = 0
+    /// Ads that reached their expiry unconsumed (in the pool, or when their lease ended).
+    public var expired: UInt64 = 0
+    /// Ads shown `showCountThreshold` times (reported as event `removed`, reason "consumed").
+    public var consumed: UInt64 = 0
+    /// Ads dropped neither consumed nor expired: by disabling the loader or shutdown,
+    /// including ads that arrived for a disabled loader. Consumed ads are not counted here.
+    public var removed: UInt64 = 0
+    /// Requests sent to the demand source, probes included.
+    public var upstreamRequests: UInt64 = 0
+    /// Requests the source answered with an error.
+    public var upstreamFailures: UInt64 = 0
+    /// Borrows answered with a lease (new or reused), parked ones included.
+    public var borrowHits: UInt64 = 0
+    /// Borrows answered `.noAdYet` (at once or when the wait ended), and borrows refused
+    /// parking (``BorrowOutcome/parkingRefused``).
+    public var borrowMisses: UInt64 = 0
+    /// Leases ended by the lease timeout.
+    public var leasesReclaimed: UInt64 = 0
+
+    public init(loader: String, adUnitID: String) {
+        self.loader = loader
+        self.adUnitID = adUnitID
+    }
+}

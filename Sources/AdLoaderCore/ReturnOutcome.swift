@@ -1,0 +1,7 @@
+/// What happened to an ad when its lease ended.
+public enum ReturnOutcome: Hashable, Sendable {
+    case backInPool
+    case consumed
+    case expired
+    case removed
+}

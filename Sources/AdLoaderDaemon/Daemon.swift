@@ -1,0 +1,230 @@
+import AdLoaderCore
+import AdLoaderFramed
+import AdLoaderLogging
+import AdLoaderService
+import AdLoaderUV
+import AdLoaderWire
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The composition root: the only place that knows every concrete part. It builds the loop,
+/// clock, demand sources, loader, service, transport and listeners from the configuration,
+/// starts them in that order and stops them in reverse.
+///
+/// Lifecycle: ``init(configuration:logger:)`` builds, ``start()`` binds the listeners and
+/// installs the signal handlers, ``run()`` serves until SIGTERM/SIGINT (or
+/// ``beginShutdown(reason:)``), then drains: stop accepting, the service ends parked borrows
+/// and watches with UNAVAILABLE, the transport announces the shutdown on every connection and
+/// closes each when its client does (all of them when the grace period ends); then every part
+/// stops in reverse order and the loop closes, within a bound (handles nobody closed are
+/// closed, logged, and make the exit status 1).
+///
+/// - Important: loop-confined: create it, start and run it on one thread.
+public final class Daemon {
+    private enum State { case created, running, draining, stopped }
+
+    public let configuration: ServerConfiguration
+    let logger: Logger
+    let loop: UVLoop
+    let clock: LoopClock
+    let loader: NativeAdvertisementLoader
+    let service: AdLoaderService
+    let transport: FramedTransport
+    private var listeners: [FramedListener] = []
+    private var signals: [UVSignal] = []
+    /// How to stop each part started so far, in start order; run in reverse.
+    private var stops: [(part: String, stop: () -> Void)] = []
+    private var state = State.created
+
+    /// Builds the loop, clock, demand sources, loader, service and transport.
+    /// - Throws: ``ConfigError`` for a bad loader or source; ``UVError`` when libuv fails.
+    public init(configuration: ServerConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        loop = try UVLoop()
+        // Locals until everything is built, so a failure can close what exists.
+        var createdClock: LoopClock?
+        var createdDeferred: UVDeferredWork?
+        do {
+            let clock = try LoopClock(loop: loop)
+            createdClock = clock
+            let deferred = try UVDeferredWork(loop: loop)
+            createdDeferred = deferred
+            var sources: [String: any DemandSource] = [:]
+            for (name, settings) in configuration.sources {
+                sources[name] = try settings.makeSource(clock: clock, scheduler: clock)
+            }
+            let loader = try NativeAdvertisementLoader(
+                loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
+                idSeed: UInt64(clock.now.unixMilliseconds))
+            let service = AdLoaderService(
+                loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger)
+            transport = FramedTransport(
+                service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
+                logger: logger)
+            self.clock = clock
+            self.loader = loader
+            self.service = service
+        } catch {
+            _ = Self.abandon(loop, closing: [createdClock?.close, createdDeferred?.close].compactMap { $0 })
+            throw error
+        }
+    }
+
+    /// The addresses bound by ``start()``.
+    public var addresses: [ListenAddress] { listeners.map(\.address) }
+
+    /// Starts every part in order — sources, loader, service and transport, listeners, signal
+    /// handlers — recording how to stop each.
+    /// - Returns: the bound addresses (with the real port when port 0 was asked for).
+    /// - Throws: ``ListenerError`` naming the setting of the listener that failed.
+    @discardableResult
+    public func start() throws(ListenerError) -> [ListenAddress] {
+        precondition(state == .created)
+        // Inherited masks (test runners, some supervisors) would swallow SIGTERM/SIGINT;
+        // a peer that resets must not kill the daemon with SIGPIPE.
+        UVSignal.unblockTerminationSignals()
+        signal(SIGPIPE, SIG_IGN)
+        stops.append(("clock", clock.close))
+        stops.append(("loader", loader.shutdown))
+        stops.append(("transport", transport.stop))
+        let settings = configuration.listeners
+        do throws(ListenerError) {
+            let tcpAddress = ListenAddress.tcp(host: settings.host, port: settings.port)
+            do {
+                listeners.append(
+                    try FramedListener.tcp(
+                        loop: loop, host: settings.host, port: settings.port, transport: transport, logger: logger))
+            } catch {
+                throw ListenerError(setting: "listeners.port", address: tcpAddress, error: error)
+            }
+            if let path = settings.unixSocket {
+                do {
+                    listeners.append(
+                        try FramedListener.unix(
+                            loop: loop, path: path, mode: settings.unixSocketMode, transport: transport, logger: logger))
+                } catch {
+                    throw ListenerError(setting: "listeners.unixSocket", address: .unix(path: path), error: error)
+                }
+            }
+            stops.append(("listeners", { [unowned self] in self.closeListeners() }))
+            for number in [SIGTERM, SIGINT] {
+                let handle: UVSignal
+                do {
+                    handle = try UVSignal(loop: loop)
+                    signals.append(handle)
+                    try handle.start(number) { [unowned self] number in self.signalReceived(number) }
+                } catch {
+                    // Not a listener, but as fatal at start; reported against the process.
+                    throw ListenerError(setting: "signals", address: tcpAddress, error: error)
+                }
+            }
+            stops.append(("signals", { [unowned self] in self.closeSignals() }))
+        } catch {
+            closeListeners()
+            closeSignals()
+            stopParts()
+            state = .stopped
+            throw error
+        }
+        state = .running
+        for address in addresses {
+            logger.info("listening", ["address": .string(address.description)])
+        }
+        return addresses
+    }
+
+    /// Serves until shut down, then closes every handle and the loop, within a bound.
+    /// - Returns: the process exit status: 0 when the loop closed cleanly, 1 when a handle
+    ///   had to be closed by force or the loop did not close.
+    public func run() -> Int32 {
+        if state == .running || state == .draining { loop.run() }
+        stopParts()
+        state = .stopped
+        var status: Int32 = 0
+        if !loop.runUntilIdle() {
+            let leaked = loop.closeRemainingHandles()
+            if !leaked.isEmpty {
+                logger.error(
+                    "handles left open at shutdown were closed by force",
+                    ["handles": .string(leaked.joined(separator: ", "))])
+                status = 1
+            }
+        }
+        do {
+            try loop.close()
+        } catch {
+            logger.error(
+                "event loop did not close",
+                ["error": .string("\(error)"), "open": .string(loop.openHandleDescriptions.joined(separator: ", "))])
+            return 1
+        }
+        if status == 0 { logger.info("stopped") }
+        return status
+    }
+
+    /// Starts the graceful shutdown: stop accepting, end parked borrows and watches with
+    /// UNAVAILABLE, announce it on every connection, answer later calls UNAVAILABLE, and close
+    /// each connection when its client does (forcibly after the grace period).
+    public func beginShutdown(reason: String) {
+        guard state == .running else { return }
+        state = .draining
+        logger.info(
+            "shutting down",
+            ["reason": .string(reason), "connections": .int(Int64(transport.connectionCount)),
+             "parkedBorrows": .int(Int64(service.parkedBorrowCount))])
+        closeListeners()
+        service.beginDrain()
+        transport.onDrained = { [unowned self] in self.drained() }
+        transport.beginDrain(
+            status: Status(code: .unavailable, message: "server shutting down"),
+            gracePeriod: configuration.limits.shutdownGracePeriod)
+    }
+
+    private func signalReceived(_ number: Int32) {
+        let name = number == SIGTERM ? "SIGTERM" : number == SIGINT ? "SIGINT" : "signal \(number)"
+        switch state {
+        case .running: beginShutdown(reason: name)
+        case .draining: transport.closeAll(reason: "second \(name)")
+        default: break
+        }
+    }
+
+    /// Every connection closed: stop the parts in reverse order; the loop then runs out of work.
+    private func drained() {
+        guard state == .draining else { return }
+        state = .stopped
+        stopParts()
+        // A handle some part forgot would keep `loop.run()` going: run() bounds what is left.
+        loop.stop()
+    }
+
+    private func stopParts() {
+        while let (_, stop) = stops.popLast() { stop() }
+    }
+
+    private func closeListeners() {
+        for listener in listeners { listener.close() }
+    }
+
+    private func closeSignals() {
+        for handle in signals { handle.close() }
+        signals.removeAll()
+    }
+
+    /// Closes a loop whose setup failed half-way: each owner closes its handle through
+    /// its own `close()` (so close callbacks run, retains are released and memory freed),
+    /// then the loop runs until they have, and closes.
+    /// - Returns: true when `uv_loop_close` succeeded.
+    static func abandon(_ loop: UVLoop, closing owners: [() -> Void]) -> Bool {
+        for close in owners { close() }
+        _ = loop.runUntilIdle()
+        do {
+            try loop.close()
+            return true
+        } catch {
+            return false
+        }
+    }
+}

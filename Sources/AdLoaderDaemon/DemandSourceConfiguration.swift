@@ -1,0 +1,104 @@
+import AdLoaderCore
+import AdSources
+
+/// One configured demand source: its type and that type's settings, ready to be built.
+///
+/// Decoded from `"sources": { "NAME": { "type": ..., ... } }` by the type named there (see
+/// ``DemandSourceType``); the server builds the source with
+/// ``makeSource(clock:scheduler:)`` without knowing the type.
+public struct DemandSourceConfiguration: Hashable, Sendable {
+    private var box: any DemandSourceBox
+
+    init<Type: DemandSourceType>(_ type: Type, settings: Type.Settings) {
+        box = TypedDemandSource(type: type, settings: settings)
+    }
+
+    /// A synthetic source (``SyntheticSource``) with these settings.
+    public static func synthetic(_ configuration: SyntheticSource.Configuration = SyntheticSource.Configuration()) -> Self {
+        Self(SyntheticSourceType(), settings: configuration)
+    }
+
+    /// The source's type, e.g. `synthetic`.
+    public var type: String { box.typeName }
+
+    /// The settings, when they are of type `Settings` (e.g. `SyntheticSource.Configuration`).
+    public func settings<Settings>(as _: Settings.Type) -> Settings? { box.settings as? Settings }
+
+    /// Checks the settings.
+    /// - Parameter field: the source's dotted path (`sources.feed`), which errors start with.
+    /// - Throws: ``ConfigError`` naming the setting at fault.
+    public func validate(field: String) throws(ConfigError) { try box.validate(field: field) }
+
+    /// Builds the source.
+    /// - Parameters:
+    ///   - clock: reads "now".
+    ///   - scheduler: runs the source's answers; the loader's own scheduler.
+    /// - Throws: ``ConfigError`` when the settings do not validate; errors met building it.
+    public func makeSource(clock: any AdClock, scheduler: any AdScheduler) throws -> any DemandSource {
+        try box.makeSource(clock: clock, scheduler: scheduler)
+    }
+
+    /// Applies the members of the source's JSON object (without `type`) over the settings.
+    mutating func apply(_ members: [(key: String, value: JSONValue)], prefix: String) throws(ConfigError) {
+        try box.apply(members, prefix: prefix)
+    }
+
+    /// Applies one setting (from a flag or variable) over the settings.
+    mutating func apply(key: String, _ value: ConfigValue, field: String) throws(ConfigError) {
+        try box.apply(key: key, value, field: field)
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box.isEqual(to: rhs.box) }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(box.typeName)
+        box.hashSettings(into: &hasher)
+    }
+}
+
+/// The settings of a source with their type, without naming the type.
+private protocol DemandSourceBox: Sendable {
+    var typeName: String { get }
+    var settings: any Sendable { get }
+    func validate(field: String) throws(ConfigError)
+    func makeSource(clock: any AdClock, scheduler: any AdScheduler) throws -> any DemandSource
+    mutating func apply(_ members: [(key: String, value: JSONValue)], prefix: String) throws(ConfigError)
+    mutating func apply(key: String, _ value: ConfigValue, field: String) throws(ConfigError)
+    func isEqual(to other: any DemandSourceBox) -> Bool
+    func hashSettings(into hasher: inout Hasher)
+}
+
+private struct TypedDemandSource<Type: DemandSourceType>: DemandSourceBox {
+    let type: Type
+    var typed: Type.Settings
+
+    init(type: Type, settings: Type.Settings) {
+        self.type = type
+        self.typed = settings
+    }
+
+    var typeName: String { type.name }
+    var settings: any Sendable { typed }
+
+    func validate(field: String) throws(ConfigError) { try type.validate(typed, field: field) }
+
+    func makeSource(clock: any AdClock, scheduler: any AdScheduler) throws -> any DemandSource {
+        try type.makeSource(typed, clock: clock, scheduler: scheduler)
+    }
+
+    mutating func apply(_ members: [(key: String, value: JSONValue)], prefix: String) throws(ConfigError) {
+        try type.keys.apply(members, to: &typed, prefix: prefix)
+    }
+
+    mutating func apply(key: String, _ value: ConfigValue, field: String) throws(ConfigError) {
+        guard let row = type.keys.key(named: key) else { throw ConfigError(field: field, message: "unknown setting") }
+        try row.apply(&typed, value, field)
+    }
+
+    func isEqual(to other: any DemandSourceBox) -> Bool {
+        guard let other = other as? Self else { return false }
+        return type.name == other.type.name && typed == other.typed
+    }
+
+    func hashSettings(into hasher: inout Hasher) { hasher.combine(typed) }
+}

@@ -1,0 +1,301 @@
+import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderWire
+
+/// The one place that knows what a call of `adloader.v1.NativeAdLoader` means: takes a decoded
+/// request, calls the loader, and answers through the transport's ``CallResponder``.
+///
+/// It owns what is about calls rather than bytes: deadlines, cancellation, parked borrows and
+/// their limit, Watch filtering and the slow-watcher rule, the identifier-size limit, the
+/// Stats size refusal, the drain, and the mapping of core and wire errors to ``Status``. A
+/// transport owns framing, connections and their limits, and its table of call ids.
+///
+/// - Important: loop-confined: create it and call it on the loader's thread.
+public final class AdLoaderService {
+    public let loader: NativeAdvertisementLoader
+    public let limits: ServerLimits
+    let clock: any AdClock
+    let scheduler: any AdScheduler
+    let logger: Logger
+    // Stored properties are `@exclusivity(unchecked)`: this object is confined to one loop
+    // thread and no method holds an access across a call that re-enters it, so the runtime's
+    // dynamic exclusivity checks only cost time here.
+    /// Borrows parked on the loader, all transports and connections together.
+    @exclusivity(unchecked) public private(set) var parkedBorrowCount = 0
+    /// Set by ``beginDrain()``: new calls are answered UNAVAILABLE.
+    @exclusivity(unchecked) public private(set) var isDraining = false
+    /// Parked borrows and watches, by serial (for the drain).
+    @exclusivity(unchecked) private var openCalls: [UInt64: OpenCall] = [:]
+    @exclusivity(unchecked) private var nextSerial: UInt64 = 1
+
+    /// - Parameters:
+    ///   - loader: the loader every call goes to.
+    ///   - limits: ``ServerLimits/maxParkedBorrows``, ``ServerLimits/maxIdentifierLength``,
+    ///     ``ServerLimits/maxMessageSize`` (Stats answers) and
+    ///     ``ServerLimits/maxUnsentOutputPerConnection`` (slow watchers) are used here.
+    ///   - clock, scheduler: deadlines.
+    public init(
+        loader: NativeAdvertisementLoader, limits: ServerLimits, clock: any AdClock, scheduler: any AdScheduler,
+        logger: Logger
+    ) {
+        self.loader = loader
+        self.limits = limits
+        self.clock = clock
+        self.scheduler = scheduler
+        self.logger = logger
+    }
+
+    /// Calls open now (parked borrows and watches).
+    public var openCallCount: Int { openCalls.count }
+
+    /// Handles one call.
+    ///
+    /// A call answered at once is answered through `responder` before this returns. A call
+    /// that stays open — a Borrow that parked, a Watch — is returned; the transport keeps it
+    /// by its call id until the service ends it (``CallResponder/openCallEnded(_:)``) or the
+    /// transport does (``end(_:answering:)``).
+    /// - Parameters:
+    ///   - callID: the transport's id of the call, passed back to `responder`.
+    ///   - timeout: the call's deadline from now; nil for none. Only open calls can exceed it.
+    /// - Returns: the open call, or nil when the call was answered.
+    public func handle(
+        _ request: ServiceRequest, callID: UInt64, timeout: Duration?, responder: any CallResponder
+    ) -> OpenCall? {
+        do {
+            if isDraining { throw Status(code: .unavailable, message: "server shutting down") }
+            switch request {
+            case .borrow(let message):
+                return try borrow(message, callID: callID, timeout: timeout, responder: responder)
+            case .returnLease(let message):
+                if message.leaseID == 0 {
+                    throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
+                }
+                let outcome = try loader.returnLease(message.leaseID, shown: message.shown)
+                responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+            case .prefetch(let message):
+                try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
+                let result = try loader.prefetch(adUnitID: message.adUnitID, loader: loaderName(message.loader))
+                responder.answer(callID, prefetch: PrefetchResponseMessage(result: result))
+            case .stats(let message):
+                try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
+                try stats(message, callID: callID, responder: responder)
+            case .watch(let message):
+                try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
+                return watch(message, callID: callID, timeout: timeout, responder: responder)
+            }
+        } catch let error as any StatusConvertible {
+            responder.finish(callID, status: error.status)
+        } catch {
+            responder.finish(callID, status: Status(code: .internalError, message: "\(error)"))
+        }
+        return nil
+    }
+
+    /// Ends an open call from the transport's side: the client cancelled it, reused its id or
+    /// went away. A parked borrow is withdrawn (no ad is taken), a Watch unregistered.
+    /// - Parameter status: the final answer to send, or nil to send none.
+    /// - Returns: false when the call had already ended.
+    @discardableResult
+    public func end(_ call: OpenCall, answering status: Status?) -> Bool {
+        guard close(call) else { return false }
+        if let status, let responder = call.responder { responder.finish(call.callID, status: status) }
+        return true
+    }
+
+    /// Starts the drain: later calls are answered UNAVAILABLE, the loader shuts down (parked
+    /// borrows are answered UNAVAILABLE), and every Watch ends with UNAVAILABLE.
+    public func beginDrain() {
+        guard !isDraining else { return }
+        isDraining = true
+        loader.shutdown()
+        let unavailable = Status(code: .unavailable, message: "server shutting down")
+        for serial in openCalls.keys.sorted() {
+            if let call = openCalls[serial] { finishOpenCall(call, status: unavailable) }
+        }
+    }
+
+    // MARK: Borrow
+
+    private func borrow(
+        _ message: BorrowRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
+    ) throws -> OpenCall? {
+        // One call per field rather than checkIdentifiers' KeyValuePairs: building and destroying
+        // that array was ~300 instructions per Borrow (callgrind). Same order, same errors.
+        try checkIdentifier("ad_unit_id", message.adUnitID)
+        try checkIdentifier("loader", message.loader)
+        try checkIdentifier("slot_key", message.slot)
+        let slot = message.slot.isEmpty ? nil : message.slot
+        let loaderName = loaderName(message.loader)
+        // At the parked-borrow limit, the borrow still takes an available ad; only a borrow
+        // that would have parked is refused.
+        let mayPark = parkedBorrowCount < limits.maxParkedBorrows
+        let outcome: BorrowOutcome
+        var call: OpenCall? = nil
+        if message.waitMilliseconds == 0 {
+            // Never parks: no open call to allocate.
+            outcome = try loader.borrow(
+                adUnitID: message.adUnitID, loader: loaderName, slot: slot, wait: .zero, mayPark: false,
+                whenServed: { _ in })
+        } else {
+            let open = OpenCall(callID: callID, serial: nextSerial, responder: responder)
+            call = open
+            outcome = try loader.borrow(
+                adUnitID: message.adUnitID, loader: loaderName, slot: slot,
+                wait: .milliseconds(message.waitMilliseconds), mayPark: mayPark
+            ) { [weak self] result in
+                self?.parkedBorrowServed(open, result)
+            }
+        }
+        switch consume outcome {
+        case .answered(let result):
+            answer(callID, result, responder: responder)
+            return nil
+        case .parkingRefused:
+            throw Status(code: .resourceExhausted, message: "parked borrows: limit of \(limits.maxParkedBorrows) reached")
+        case .parked(let parked):
+            guard let call else { preconditionFailure("a borrow without a wait parked") }
+            call.state = .parkedBorrow(parked)
+            parkedBorrowCount += 1
+            register(call, timeout: timeout)
+            return call
+        }
+    }
+
+    private func answer(_ callID: UInt64, _ result: consuming BorrowResult, responder: any CallResponder) {
+        // The result is moved into the answer, not copied (its lease holds the slot and the ad).
+        switch result {
+        case .leased, .noAdYet:
+            if let message = BorrowResponseMessage(result) { responder.answer(callID, borrow: message) }
+        case .unavailable:
+            let reason = isDraining ? "server shutting down" : "loader disabled"
+            responder.finish(callID, status: Status(code: .unavailable, message: reason))
+        }
+    }
+
+    private func parkedBorrowServed(_ call: OpenCall, _ result: BorrowResult) {
+        guard close(call) else { return }
+        guard let responder = call.responder, responder.isOpen else {
+            // Nobody to tell: put the ad back rather than leave it leased until it times out.
+            if case .leased(let lease, reused: false) = result { _ = try? loader.returnLease(lease.id, shown: false) }
+            return
+        }
+        responder.openCallEnded(call)
+        answer(call.callID, result, responder: responder)
+    }
+
+    // MARK: Stats
+
+    private func stats(_ message: StatsRequestMessage, callID: UInt64, responder: any CallResponder) throws(Status) {
+        // Filters that match nothing give an empty list (PROTOCOL.md 7.4).
+        let pools = loader.stats(loader: nonEmpty(message.loader), adUnitID: nonEmpty(message.adUnitID))
+        let answer = StatsResponseMessage(pools: pools)
+        // An answer above the message size would make clients with the same limit drop the
+        // connection (PROTOCOL.md 8): size it before encoding, refuse it, let the client filter.
+        let size = ResponseFrame.envelopeSize(callID: callID, messageSize: answer.encodedSize ?? answer.encoded().count)
+        let limit = limits.maxMessageSize
+        if size > limit {
+            throw Status(
+                code: .resourceExhausted,
+                message: "stats answer of \(size) bytes exceeds the limit of \(limit) bytes; filter by loader or ad_unit_id")
+        }
+        responder.answer(callID, stats: answer)
+    }
+
+    // MARK: Watch
+
+    /// Like Stats, filters that match nothing are not an error: such a Watch streams nothing.
+    private func watch(
+        _ message: WatchRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
+    ) -> OpenCall {
+        let call = OpenCall(callID: callID, serial: nextSerial, responder: responder)
+        let kinds = Set(message.kinds)
+        let loaderFilter = message.loader
+        let adUnitFilter = message.adUnitID
+        let token = loader.addObserver { [weak self, unowned call] event in
+            guard kinds.isEmpty || kinds.contains(event.kind),
+                loaderFilter.isEmpty || event.loader == loaderFilter,
+                adUnitFilter.isEmpty || event.adUnitID == adUnitFilter
+            else { return }
+            self?.watchEvent(call, event)
+        }
+        call.state = .watch(token)
+        register(call, timeout: timeout)
+        return call
+    }
+
+    /// Streams one event, unless the client reads too slowly: then the Watch ends with
+    /// RESOURCE_EXHAUSTED (PROTOCOL.md 8) instead of growing the output without bound.
+    private func watchEvent(_ call: OpenCall, _ event: AdEvent) {
+        guard let responder = call.responder, responder.isOpen else { return }
+        let limit = limits.maxUnsentOutputPerConnection
+        if responder.unsentByteCount > limit {
+            logger.warning("watch ended: client reads too slowly", ["call": .int(Int64(call.callID))])
+            finishOpenCall(
+                call,
+                status: Status(
+                    code: .resourceExhausted,
+                    message: "unsent output: limit of \(limit) bytes reached; the client reads too slowly"))
+            return
+        }
+        responder.stream(call.callID, event: EventMessage(event: event))
+    }
+
+    // MARK: Open calls
+
+    private func register(_ call: OpenCall, timeout: Duration?) {
+        openCalls[call.serial] = call
+        nextSerial += 1
+        guard let timeout, timeout > .zero else { return }
+        call.deadline = scheduler.schedule(at: clock.now + timeout) { [weak self, weak call] in
+            guard let self, let call else { return }
+            self.finishOpenCall(
+                call, status: Status(code: .deadlineExceeded, message: "deadline of \(timeout.milliseconds) ms exceeded"))
+        }
+    }
+
+    /// Ends an open call from the service's side and answers it with `status`.
+    private func finishOpenCall(_ call: OpenCall, status: Status) {
+        guard close(call) else { return }
+        guard let responder = call.responder else { return }
+        responder.openCallEnded(call)
+        if responder.isOpen { responder.finish(call.callID, status: status) }
+    }
+
+    /// Withdraws an open call; false when it had already ended.
+    private func close(_ call: OpenCall) -> Bool {
+        switch call.state {
+        case .ended, .starting:
+            return false
+        case .parkedBorrow(let parked):
+            parked.cancel()
+            parkedBorrowCount -= 1
+        case .watch(let token):
+            loader.removeObserver(token)
+        }
+        call.state = .ended
+        call.deadline?.cancel()
+        call.deadline = nil
+        openCalls[call.serial] = nil
+        return true
+    }
+
+    // MARK: Helpers
+
+    /// R1: a client must not make the daemon hold (and send upstream) arbitrarily long ids.
+    private func checkIdentifiers(_ fields: KeyValuePairs<String, String>) throws(LoaderError) {
+        for (field, value) in fields { try checkIdentifier(field, value) }
+    }
+
+    @inline(__always)
+    private func checkIdentifier(_ field: String, _ value: String) throws(LoaderError) {
+        let limit = limits.maxIdentifierLength
+        if value.utf8.count > limit {
+            throw LoaderError(
+                code: .invalidArgument, field: field, message: "must be at most \(limit) bytes, got \(value.utf8.count)")
+        }
+    }
+
+    private func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
+
+    private func nonEmpty(_ value: String) -> String? { value.isEmpty ? nil : value }
+}

@@ -1,0 +1,130 @@
+import AdLoaderCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@testable import AdLoaderDaemon
+@testable import AdLoaderLogging
+@testable import AdLoaderUV
+
+@Suite struct DaemonTests {
+    /// A setup that fails half-way closes what it built through the owners, so their close
+    /// callbacks run: the handles' retains are given back and the loop closes.
+    @Test func abandoningAHalfBuiltLoopClosesItsHandlesThroughTheirOwners() throws {
+        let loop = try UVLoop()
+        var clock: LoopClock? = try LoopClock(loop: loop)
+        var idle: UVIdle? = try UVIdle(loop: loop)
+        weak let weakIdle = idle
+        weak let weakClock = clock
+        idle?.start {}
+        let closed = Daemon.abandon(loop, closing: [clock!.close, idle!.close])
+        clock = nil
+        idle = nil
+        #expect(closed, "uv_loop_close failed")
+        #expect(weakIdle == nil, "the idle handle's owner was never released")
+        #expect(weakClock == nil, "the clock was never released")
+    }
+
+    /// A listener that cannot bind fails start(); run() then closes every handle and the loop.
+    @Test func aPortInUseFailsStartAndTheLoopStillClosesCleanly() throws {
+        var configuration = ServerConfiguration()
+        configuration.listeners.port = 0
+        let logger = Logger(level: .error)
+        let first = try Daemon(configuration: configuration, logger: logger)
+        let addresses = try first.start()
+        guard case .tcp(_, let port)? = addresses.first else {
+            Issue.record("no TCP address")
+            return
+        }
+        configuration.listeners.port = port
+        let second = try Daemon(configuration: configuration, logger: logger)
+        let error = try #require(throws: ListenerError.self) { try second.start() }
+        #expect(error.setting == "listeners.port")
+        #expect(error.error.name == "EADDRINUSE")
+        #expect(second.run() == 0, "the loop of the failed server did not close")
+        first.beginShutdown(reason: "test")
+        #expect(first.run() == 0)
+    }
+
+    /// R7: which listener failed is a typed field, not a guess from the error text.
+    @Test func aUnixSocketInUseFailsStartNamingItsSetting() throws {
+        let path = "/tmp/adloaderd-daemon-test-\(getpid()).sock"
+        var configuration = ServerConfiguration()
+        configuration.listeners.port = 0
+        configuration.listeners.unixSocket = path
+        let logger = Logger(level: .error)
+        let first = try Daemon(configuration: configuration, logger: logger)
+        try first.start()
+        let second = try Daemon(configuration: configuration, logger: logger)
+        let error = try #require(throws: ListenerError.self) { try second.start() }
+        #expect(error.setting == "listeners.unixSocket")
+        #expect(error.address == .unix(path: path))
+        #expect(second.run() == 0)
+        first.beginShutdown(reason: "test")
+        #expect(first.run() == 0)
+        #expect(access(path, F_OK) != 0, "the socket file was left behind")
+    }
+
+    /// R3: the shutdown is bounded. A handle no part closes (here a repeating timer, which kept
+    /// the old `while runNoWait() {}` spinning forever) is closed by force and logged, and the
+    /// exit status says so.
+    @Test func aHandleNobodyClosesIsClosedByForceAndLoggedAndTheStatusIsOne() throws {
+        var configuration = ServerConfiguration()
+        configuration.listeners.port = 0
+        let handler = CapturingLogHandler()
+        let daemon = try Daemon(configuration: configuration, logger: Logger(level: .info, handler: handler))
+        try daemon.start()
+        let stray = try UVTimer(loop: daemon.loop)
+        stray.start(timeout: 0, repeat: 1) {}
+        daemon.beginShutdown(reason: "test")
+        #expect(daemon.run() == 1)
+        #expect(stray.isClosing)
+        let forced = handler.lines.filter { $0.contains("handles left open at shutdown were closed by force") }
+        #expect(forced.count == 1)
+        #expect(forced.first?.contains("timer") == true)
+    }
+
+    @Test func aCleanShutdownLeavesNothingToCloseByForce() throws {
+        var configuration = ServerConfiguration()
+        configuration.listeners.port = 0
+        let handler = CapturingLogHandler()
+        let daemon = try Daemon(configuration: configuration, logger: Logger(level: .info, handler: handler))
+        try daemon.start()
+        daemon.beginShutdown(reason: "test")
+        #expect(daemon.run() == 0)
+        #expect(!handler.lines.contains { $0.contains("closed by force") })
+        #expect(handler.lines.last?.contains("\"stopped\"") == true)
+    }
+
+    /// R5: the Unix socket file is created with its final mode (umask narrowed around bind, so
+    /// no wider mode is ever visible), and the process umask is restored.
+    @Test func aUnixSocketIsCreatedWithItsFinalModeAndTheUmaskIsRestored() throws {
+        let directory = "/tmp/adloaderd-mode-test-\(getpid())"
+        mkdir(directory, 0o700)
+        defer { rmdir(directory) }
+        let path = directory + "/daemon.sock"
+        let loop = try UVLoop()
+        let pipe = try UVPipeHandle(loop: loop)
+        let before = umask(0o022)
+        defer { umask(before) }
+        // A chmod after bind would show as an attribute change of the file.
+        let watcher = inotify_init1(Int32(IN_NONBLOCK))
+        #expect(watcher >= 0)
+        defer { close(watcher) }
+        #expect(inotify_add_watch(watcher, directory, UInt32(IN_ATTRIB)) >= 0)
+        try pipe.bind(path: path, mode: 0o600)
+        var event = [UInt8](repeating: 0, count: 4_096)
+        let read = event.withUnsafeMutableBytes { Glibc.read(watcher, $0.baseAddress, $0.count) }
+        #expect(read < 0 && errno == EAGAIN, "the socket's mode was changed after it was created")
+        var status = stat()
+        #expect(stat(path, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o600)
+        let current = umask(0o022)
+        #expect(current == 0o022, "umask not restored")
+        pipe.close()
+        unlink(path)
+        _ = loop.runUntilIdle()
+        try loop.close()
+    }
+}

@@ -1,0 +1,293 @@
+import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderTestSupport
+import AdLoaderWire
+import AdSources
+import Testing
+
+@testable import AdLoaderService
+
+/// The service's rules about calls, without a transport: a recording responder and a manual clock.
+@Suite struct AdLoaderServiceTests {
+    let clock = ManualClock()
+    let loader: NativeAdvertisementLoader
+    let responder = RecordingResponder()
+
+    init() throws {
+        var configuration = LoaderConfiguration(name: "default")
+        configuration.maximumRetainedAdvertisements = 2
+        configuration.numberOfAdvertisements = 2
+        var settings = SyntheticSource.Configuration()
+        settings.latency = .milliseconds(100)
+        let source = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
+        loader = try NativeAdvertisementLoader(
+            loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock)
+    }
+
+    func service(_ adjust: (inout ServerLimits) -> Void = { _ in }) -> AdLoaderService {
+        var limits = ServerLimits()
+        adjust(&limits)
+        return AdLoaderService(loader: loader, limits: limits, clock: clock, scheduler: clock, logger: Logger(level: .error))
+    }
+
+    // MARK: R1: identifier sizes
+
+    @Test(arguments: [
+        (ServiceRequest.borrow(BorrowRequestMessage(adUnitID: String(repeating: "a", count: 129))), "ad_unit_id", 129),
+        (.borrow(BorrowRequestMessage(adUnitID: "feed", slot: String(repeating: "s", count: 1_000))), "slot_key", 1_000),
+        (.prefetch(PrefetchRequestMessage(adUnitID: String(repeating: "é", count: 65))), "ad_unit_id", 130),
+        (.prefetch(PrefetchRequestMessage(adUnitID: "feed", loader: String(repeating: "l", count: 129))), "loader", 129),
+        (.stats(StatsRequestMessage(adUnitID: String(repeating: "a", count: 200))), "ad_unit_id", 200),
+        (.watch(WatchRequestMessage(loader: String(repeating: "l", count: 300))), "loader", 300),
+    ])
+    func anIdentifierOverTheLimitIsRefusedNamingTheFieldAndCreatesNoPool(
+        request: ServiceRequest, field: String, bytes: Int
+    ) {
+        let service = service()
+        #expect(service.handle(request, callID: 7, timeout: nil, responder: responder) == nil)
+        #expect(
+            responder.take() == [
+                .status(7, Status(code: .invalidArgument, message: "\(field): must be at most 128 bytes, got \(bytes)"))
+            ])
+        #expect(loader.stats().isEmpty, "a pool was created for a refused call")
+    }
+
+    @Test func anIdentifierAtTheLimitIsAccepted() {
+        let service = service()
+        let unit = String(repeating: "a", count: 128)
+        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
+        #expect(responder.lastStatus == .ok)
+        #expect(loader.stats().map(\.adUnitID) == [unit])
+    }
+
+    @Test func theIdentifierLimitIsConfigurable() {
+        let service = service { $0.maxIdentifierLength = 4 }
+        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
+        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feeds")), callID: 2, timeout: nil, responder: responder)
+        #expect(responder.take().last == .status(2, Status(code: .invalidArgument, message: "ad_unit_id: must be at most 4 bytes, got 5")))
+    }
+
+    // MARK: Parked borrows
+
+    @Test func aParkedBorrowIsAnsweredWhenAnAdArrivesAndEndsTheOpenCall() throws {
+        let service = service()
+        let call = try #require(
+            service.handle(
+                .borrow(BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 1_000)), callID: 3, timeout: nil,
+                responder: responder))
+        #expect(call.isParkedBorrow)
+        #expect(service.parkedBorrowCount == 1)
+        #expect(responder.answers.isEmpty)
+        clock.advance(by: .milliseconds(100))
+        #expect(service.parkedBorrowCount == 0)
+        #expect(responder.ended == [3])
+        guard case .borrow(3, let message)? = responder.answers.first else {
+            Issue.record("no borrow answer: \(responder.answers)")
+            return
+        }
+        #expect(message.outcome == .leased)
+    }
+
+    @Test func atTheParkedBorrowLimitABorrowThatWouldParkIsRefusedButOneThatCanBeLentIsNot() throws {
+        let service = service { $0.maxParkedBorrows = 1 }
+        let wait = BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 1_000)
+        #expect(service.handle(.borrow(wait), callID: 1, timeout: nil, responder: responder) != nil)
+        #expect(service.handle(.borrow(wait), callID: 2, timeout: nil, responder: responder) == nil)
+        #expect(responder.take() == [.status(2, Status(code: .resourceExhausted, message: "parked borrows: limit of 1 reached"))])
+        // A wait above the loader's maximum is still INVALID_ARGUMENT at the limit (the core's check).
+        _ = service.handle(
+            .borrow(BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 31_000)), callID: 3, timeout: nil,
+            responder: responder)
+        #expect(responder.take() == [.status(3, Status(code: .invalidArgument, message: "wait_ms: must be 0...30000 ms"))])
+        // Ads arrive: the parked one is served, and at the limit a borrow that can be lent is.
+        clock.advance(by: .milliseconds(100))
+        _ = responder.take()
+        _ = service.handle(.borrow(wait), callID: 4, timeout: nil, responder: responder)
+        guard case .borrow(4, let message)? = responder.take().first else {
+            Issue.record("borrow 4 was not lent")
+            return
+        }
+        #expect(message.outcome == .leased)
+    }
+
+    @Test func aParkedBorrowPastItsDeadlineEndsDeadlineExceededAtThatInstant() throws {
+        let service = service()
+        var slow = SyntheticSource.Configuration()
+        slow.latency = .seconds(60)
+        _ = try #require(
+            service.handle(
+                .borrow(BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 5_000)), callID: 9,
+                timeout: .milliseconds(250), responder: responder))
+        clock.advance(by: .milliseconds(99))
+        #expect(responder.answers.isEmpty)
+        // The ad arrives at 100 ms: served before its deadline.
+        clock.advance(by: .milliseconds(1))
+        #expect(responder.take().count == 1)
+        // With nothing arriving (the pool is drained by borrows), a deadline ends the call.
+        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 10, timeout: nil, responder: responder)
+        _ = responder.take()
+        let parked = try #require(
+            service.handle(
+                .borrow(BorrowRequestMessage(adUnitID: "other", waitMilliseconds: 5_000)), callID: 11,
+                timeout: .milliseconds(50), responder: responder))
+        clock.advance(by: .milliseconds(49))
+        #expect(responder.answers.isEmpty)
+        clock.advance(by: .milliseconds(1))
+        #expect(responder.take() == [.status(11, Status(code: .deadlineExceeded, message: "deadline of 50 ms exceeded"))])
+        #expect(responder.ended.last == 11)
+        #expect(!parked.isParkedBorrow)
+        #expect(service.parkedBorrowCount == 0)
+    }
+
+    @Test func aCancelledBorrowTakesNoAdAndIsAnsweredWithTheTransportsStatus() throws {
+        let service = service()
+        let call = try #require(
+            service.handle(
+                .borrow(BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 5_000)), callID: 5, timeout: nil,
+                responder: responder))
+        #expect(service.end(call, answering: Status(code: .cancelled, message: "cancelled by the client")))
+        #expect(!service.end(call, answering: nil), "ending twice must be a no-op")
+        #expect(responder.take() == [.status(5, Status(code: .cancelled, message: "cancelled by the client"))])
+        clock.advance(by: .milliseconds(100))
+        #expect(responder.answers.isEmpty)
+        #expect(loader.stats().first?.available == 2, "the cancelled borrow took an ad")
+    }
+
+    @Test func aBorrowServedAfterItsClientWentAwayPutsTheAdBack() throws {
+        let service = service()
+        _ = try #require(
+            service.handle(
+                .borrow(BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 5_000)), callID: 5, timeout: nil,
+                responder: responder))
+        responder.isOpen = false
+        clock.advance(by: .milliseconds(100))
+        #expect(responder.answers.isEmpty)
+        let stats = try #require(loader.stats().first)
+        #expect(stats.available == 2)
+        #expect(stats.leased == 0)
+    }
+
+    // MARK: Stats size (R6)
+
+    @Test func aStatsAnswerAboveTheMessageSizeIsRefusedBeforeItIsEncoded() {
+        // Three pools of about 20 bytes each: the whole answer is above 40 bytes, one pool below.
+        let service = service { $0.maxMessageSize = 40 }
+        for unit in ["a", "b", "c"] {
+            _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
+        }
+        _ = responder.take()
+        _ = service.handle(.stats(StatsRequestMessage()), callID: 2, timeout: nil, responder: responder)
+        let answers = responder.take()
+        guard case .status(2, let status)? = answers.first else {
+            Issue.record("stats was answered: \(answers)")
+            return
+        }
+        #expect(status.code == .resourceExhausted)
+        let pattern = #/stats answer of (\d+) bytes exceeds the limit of 40 bytes; filter by loader or ad_unit_id/#
+        let match = try? pattern.wholeMatch(in: status.message)
+        let size = match.flatMap { Int($0.1) }
+        // The size it reports is the size the envelope would have had.
+        let full = StatsResponseMessage(pools: loader.stats())
+        #expect(size == ResponseFrame.envelopeSize(callID: 2, messageSize: full.encoded().count))
+        _ = service.handle(.stats(StatsRequestMessage(adUnitID: "b")), callID: 3, timeout: nil, responder: responder)
+        guard case .stats(3, let one)? = responder.take().first else {
+            Issue.record("filtered stats refused")
+            return
+        }
+        #expect(one.pools.map(\.adUnitID) == ["b"])
+    }
+
+    @Test func theStatsSizeIsTheEncodedSize() {
+        let service = service()
+        for unit in ["a", "bb", String(repeating: "c", count: 100)] {
+            _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
+        }
+        clock.advance(by: .milliseconds(100))
+        let message = StatsResponseMessage(pools: loader.stats())
+        #expect(message.encodedSize == message.encoded().count)
+        #expect(StatsResponseMessage(pools: []).encodedSize == 0)
+    }
+
+    // MARK: Watch
+
+    @Test func aWatchStreamsFilteredEventsAndEndsWhenItsClientReadsTooSlowly() throws {
+        let service = service { $0.maxUnsentOutputPerConnection = 1_024 }
+        let call = try #require(
+            service.handle(
+                .watch(WatchRequestMessage(adUnitID: "feed", kinds: [.received, .leased])), callID: 4, timeout: nil,
+                responder: responder))
+        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "other")), callID: 5, timeout: nil, responder: responder)
+        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 6, timeout: nil, responder: responder)
+        _ = responder.take()
+        clock.advance(by: .milliseconds(100))
+        let events = responder.take()
+        #expect(events.count == 2)
+        #expect(events.allSatisfy { if case .event(4, let m) = $0 { m.event.kind == .received && m.event.adUnitID == "feed" } else { false } })
+        // The client stops reading: the next event (a lease) ends the Watch instead of queueing.
+        responder.unsentByteCount = 1_025
+        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 7, timeout: nil, responder: responder)
+        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 8, timeout: nil, responder: responder)
+        #expect(
+            responder.take().filter({ if case .status = $0 { true } else { false } }) == [
+                .status(
+                    4,
+                    Status(
+                        code: .resourceExhausted,
+                        message: "unsent output: limit of 1024 bytes reached; the client reads too slowly"))
+            ])
+        #expect(responder.ended == [4])
+        #expect(!service.end(call, answering: nil))
+    }
+
+    // MARK: Drain
+
+    @Test func theDrainAnswersOpenCallsAndLaterCallsUnavailable() throws {
+        let service = service()
+        _ = try #require(
+            service.handle(
+                .borrow(BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 5_000)), callID: 1, timeout: nil,
+                responder: responder))
+        _ = try #require(service.handle(.watch(WatchRequestMessage()), callID: 2, timeout: nil, responder: responder))
+        _ = responder.take()
+        service.beginDrain()
+        let unavailable = Status(code: .unavailable, message: "server shutting down")
+        let answers = responder.take().filter { if case .status = $0 { true } else { false } }
+        #expect(answers == [.status(1, unavailable), .status(2, unavailable)])
+        #expect(Set(responder.ended) == [1, 2])
+        #expect(service.openCallCount == 0)
+        #expect(service.parkedBorrowCount == 0)
+        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 3, timeout: nil, responder: responder)
+        #expect(responder.take() == [.status(3, unavailable)])
+    }
+
+    // MARK: Errors
+
+    @Test func requestsMapCoreErrorsToStatuses() {
+        let service = service()
+        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: 0, shown: false)), callID: 1, timeout: nil, responder: responder)
+        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: 42, shown: false)), callID: 2, timeout: nil, responder: responder)
+        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "")), callID: 3, timeout: nil, responder: responder)
+        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed", loader: "nope")), callID: 4, timeout: nil, responder: responder)
+        #expect(
+            responder.take() == [
+                .status(1, Status(code: .invalidArgument, message: "lease_id: must not be 0")),
+                .status(2, Status(code: .notFound, message: "lease_id: no open lease 42 (returned, reclaimed or unknown)")),
+                .status(3, Status(code: .invalidArgument, message: "ad_unit_id: must not be empty")),
+                .status(4, Status(code: .invalidArgument, message: "loader: unknown loader \"nope\"")),
+            ])
+    }
+
+    @Test func theMethodTableDecodesEveryMethodAndRefusesUnknownOnes() throws {
+        for method in MethodName.all {
+            #expect(ServiceRequest.isKnown(method))
+            _ = try [UInt8]().withUnsafeBytes { (bytes) throws(Status) in try ServiceRequest(method: method, message: bytes) }
+        }
+        #expect(throws: Status(code: .unimplemented, message: "unknown method \"/x.Y/Z\"")) {
+            try [UInt8]().withUnsafeBytes { (bytes) throws(Status) in try ServiceRequest(method: "/x.Y/Z", message: bytes) }
+        }
+        let garbage: [UInt8] = [0x0a, 0xff]
+        #expect(throws: Status.self) {
+            try garbage.withUnsafeBytes { (bytes) throws(Status) in try ServiceRequest(method: MethodName.borrow, message: bytes) }
+        }
+    }
+}
