@@ -6,7 +6,8 @@ extension ConfigurationFuzz {
                 { "listeners": { "host": "::1", "port": 0, "unixSocket": "/tmp/adloaderd.sock", "unixSocketMode": "0600" },
                   "limits": { "maxMessageSize": "64KiB", "maxConnections": 10, "maxCallsInFlightPerConnection": 16,
                               "maxParkedBorrows": 0, "idleTimeout": "250ms", "partialFrameTimeout": 1.5,
-                              "maxUnsentOutputPerConnection": 1048576, "shutdownGracePeriod": "1h" },
+                              "maxUnsentOutputPerConnection": 1048576, "shutdownGracePeriod": "1h",
+                              "maxIdentifierLength": 128 },
                   "log": { "level": "debug" } }
                 """),
             ("sources-loaders", """
@@ -19,7 +20,7 @@ extension ConfigurationFuzz {
                                          "maximumPools": 7, "enabled": false,
                                          "retry": { "delay": 1, "multiplier": 2, "maximumDelay": "1m", "jitter": 0.2,
                                                     "maximumCount": 3, "probeInterval": "10s" } },
-                               "other": { "source": "synthetic", "contentURL": null } } }
+                               "other": { "source": "synthetic", "contentURL": null, "format": "interstitial" } } }
                 """),
             ("json-edges", #"""
                 { "loaders": { "\u00e9\ud83c\udf89\n\"\\\/\b\f\r\t": { "keywords": [], "targeting": {},

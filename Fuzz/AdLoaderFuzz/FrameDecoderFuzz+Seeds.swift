@@ -46,6 +46,10 @@ extension FrameDecoderFuzz {
             // after 259 KB, so the buffer is never simply emptied and, past 64 KiB, compacts.
             ("compaction", input(preface: false, limit: 4 << 20, repeats: 100, chunkSizes: [255],
                 stream: frames([Array(repeating: 1, count: 1011)]))),
+            // 300 x (a header for 300,000 bytes + 1,000 zeros): one frame above the retained
+            // buffer capacity, then empty frames, then the start of another large frame.
+            ("large-frame", input(preface: false, limit: 4 << 20, repeats: 300, chunkSizes: [255, 17],
+                stream: [0, 0, 0x04, 0x93, 0xE0] + Array(repeating: 0, count: 1000))),
             ("empty", []),
         ]
     }

@@ -5,17 +5,19 @@ import AdLoaderWire
 /// every chunk or left holding whole frames (a paused reader). Each way must give exactly the
 /// frames and the error of a small reference decoder written from PROTOCOL.md (section 3):
 /// no message above the limit, errors sticky, `hasIncompleteFrame` and `hasPartialFrame`
-/// true exactly when they should be at every step, and the same error text every way.
+/// true exactly when they should be at every step, the same error text every way, and no
+/// buffer above ``FrameDecoder/retainedCapacity`` kept once the frame that needed it is taken.
 ///
 /// Input layout: `[options] [k] [k chunk sizes] [stream...]`; options bit 0 = expect the
 /// preface, bits 1-3 = limit (``limits``), bits 4-5 = drain mode, bits 6-7 = how many times
-/// the stream is repeated (``repeats``, so that more than 64 KiB pass and the decoder
-/// compacts its buffer, with inputs of at most 1 KiB: `Fuzz/run.sh` sets `-max_len=1024`).
+/// the stream is repeated (``repeats``: past 64 KiB the decoder compacts its buffer, past
+/// 256 KiB a frame makes it grow beyond ``FrameDecoder/retainedCapacity`` and give the memory
+/// back once consumed; inputs are at most 1 KiB: `Fuzz/run.sh` sets `-max_len=1024`).
 public enum FrameDecoderFuzz: FuzzTarget {
     public static let name = "frame-decoder"
 
     static let limits = [0, 1, 4, 5, 16, 100, 1000, 4 << 20]
-    static let repeats = [1, 1, 2, 100]
+    static let repeats = [1, 2, 100, 300]
     /// Byte-by-byte feeding is compared on streams up to this size (it is slow on big ones).
     static let byteByByteLimit = 16 * 1024
 
@@ -116,6 +118,13 @@ public enum FrameDecoderFuzz: FuzzTarget {
                     decoder.bufferedByteCount == appended - consumed,
                     "\(feed): \(decoder.bufferedByteCount) bytes buffered after frame \(taken - 1), expected \(appended - consumed)")
                 try check("after frame \(taken - 1)")
+                // R2: memory a large frame needed is given back once it is consumed, unless
+                // most of a retained buffer's worth is still unread.
+                try require(
+                    decoder.bufferCapacity <= FrameDecoder.retainedCapacity
+                        || decoder.bufferedByteCount > FrameDecoder.retainedCapacity / 2,
+                    "\(feed): a buffer of \(decoder.bufferCapacity) bytes kept after frame \(taken - 1) "
+                        + "with \(decoder.bufferedByteCount) bytes unread")
                 return true
             case .success(nil):
                 try require(thrown == nil, "\(feed): nil after the error \"\(thrown!)\"")
