@@ -1,12 +1,15 @@
 # adloaderd — two commands on a fresh Debian machine: `make run` and `make test`.
 
 SWIFT        ?= swift
-APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler pkg-config
+APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler pkg-config python3-venv
 # Used by the tests: the conformance suite needs nothing beyond the package itself.
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 
-.PHONY: all deps build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
+VENV         := .venv
+PYTHON_REQS  := Tests/python/requirements.txt
+
+.PHONY: all deps venv pytest build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
 
 all: build
 
@@ -39,7 +42,23 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(MAKE) bench-smoke
 	$(MAKE) fuzz-smoke
+	$(MAKE) pytest
 	$(SWIFT) test --skip-build
+
+# The Python test tooling in a virtual environment (pinned in Tests/python/requirements.txt);
+# recreated when the requirements change. Some Debian Pythons refuse a global pip install.
+venv: $(VENV)/.installed
+$(VENV)/.installed: $(PYTHON_REQS) | deps
+	rm -rf $(VENV)
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r $(PYTHON_REQS)
+	touch $@
+
+# The Python tests (Tests/python) against the real debug binary; PYTEST_ARGS narrows them.
+pytest: venv
+	$(SWIFT) build --product adloaderd
+	$(SWIFT) build --product adloader
+	$(VENV)/bin/python -m pytest -q Tests/python $(PYTEST_ARGS)
 
 # Every benchmark at full size in release mode: results, plots and a summary in bench-results/.
 # Long (minutes) and CPU-heavy; see BENCHMARKS.md.
