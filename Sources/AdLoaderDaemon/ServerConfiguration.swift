@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderGRPC
 import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV
@@ -30,6 +31,8 @@ public struct ServerConfiguration: Hashable, Sendable {
 
     public var listeners = Listeners()
     public var limits = ServerLimits()
+    /// The gRPC transport's HTTP/2 settings and flood bounds.
+    public var http2Limits = HTTP2Limits()
     public var logLevel: LogLevel = .info
     /// Demand sources by name, each of a type (see ``DemandSourceConfiguration``); loaders name
     /// theirs in `source`. By default one, `synthetic`.
