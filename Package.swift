@@ -143,6 +143,7 @@ let package = Package(
                 "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport", "AdSources",
             ],
             swiftSettings: strict),
+        .testTarget(name: "AdLoaderGRPCTests", dependencies: ["AdLoaderGRPC"], swiftSettings: strict),
         .testTarget(name: "AdLoaderFuzzTests", dependencies: ["AdLoaderFuzz"], swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",

