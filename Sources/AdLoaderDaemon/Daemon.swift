@@ -65,7 +65,9 @@ public final class Daemon {
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
                 idSeed: UInt64(clock.now.unixMilliseconds))
             let service = AdLoaderService(
-                loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger)
+                loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger,
+                authenticator: CallAuthenticator(
+                    tokens: configuration.auth.tokens, requireOnLoopback: configuration.auth.requireOnLoopback))
             transport = FramedTransport(
                 service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
                 logger: logger)

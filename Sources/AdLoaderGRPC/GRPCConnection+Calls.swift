@@ -149,7 +149,7 @@ extension GRPCConnection {
             return (Status(code: .unimplemented, message: "unknown method \"\(stream.path)\""), 200)
         }
         stream.route = route
-        if let denial = transport.authenticate(stream.authorization, peerIsLocal: transport.isLocal(peer)) {
+        if let denial = service.authenticate(stream.authorization, peerIsLocal: peerIsLocal) {
             return (denial, 200)
         }
         if let value = stream.timeoutValue {

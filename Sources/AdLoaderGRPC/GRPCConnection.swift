@@ -33,6 +33,8 @@ final class GRPCConnection: CallResponder {
     let service: AdLoaderService
     let limits: ServerLimits
     let http2: HTTP2Limits
+    /// Loopback or a Unix socket (token auth may not apply).
+    let peerIsLocal: Bool
     private(set) var phase = Phase.open
     private(set) var session: OpaquePointer?
     var streams: [Int32: GRPCStream] = [:]
@@ -57,6 +59,7 @@ final class GRPCConnection: CallResponder {
         self.service = transport.service
         self.limits = transport.limits
         self.http2 = transport.http2Limits
+        self.peerIsLocal = CallAuthenticator.isLocal(peer: peer)
         floodGuard = FloodGuard(limits: transport.http2Limits)
         lastActivity = transport.clock.now.unixMilliseconds
     }

@@ -126,12 +126,4 @@ public final class GRPCTransport: ByteStreamAcceptor {
         for connection in batch where connection.isDirty { connection.flush() }
         return !dirty.isEmpty
     }
-
-    // MARK: Authentication
-
-    /// The status refusing a call with this `authorization` value, or nil to serve it.
-    func authenticate(_ authorization: String?, peerIsLocal: Bool) -> Status? { nil }
-
-    /// Whether the peer is on this machine (loopback or a Unix socket).
-    func isLocal(_ peer: String) -> Bool { true }
 }

@@ -18,6 +18,8 @@ struct Invocation: Sendable {
     var endpoint: Endpoint = .default
     var json = false
     var timeoutMilliseconds: UInt32? = nil
+    /// Bearer token sent with every call (`--token` or `$ADLOADER_TOKEN`).
+    var token: String? = nil
     var command: Command = .help
 }
 
@@ -39,6 +41,8 @@ enum CommandLineParser {
                                  or $ADLOADER_ENDPOINT); [IPV6]:PORT also works
           --unix PATH            connect to the daemon's Unix socket instead
           --timeout MS           deadline of the call in milliseconds (default: none)
+          --token TOKEN          bearer token for a daemon with auth.tokens (default:
+                                 $ADLOADER_TOKEN; prefer the variable, a flag shows in ps)
           --json                 print JSON instead of readable text
           -h, --help             show this help
 
@@ -87,7 +91,7 @@ enum CommandLineParser {
         var flags: Set<String> = []
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
-            "--parking-loader", "--only",
+            "--parking-loader", "--only", "--token",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h"]
         var scanner = ArgumentScanner(arguments)
@@ -121,6 +125,8 @@ enum CommandLineParser {
             guard options["--endpoint"] == nil else { throw UsageError("give --endpoint or --unix, not both") }
             invocation.endpoint = .unix(path: path)
         }
+        if let token = environment["ADLOADER_TOKEN"], !token.isEmpty { invocation.token = token }
+        if let token = try single("--token") { invocation.token = token }
         if let text = try single("--timeout") { invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self) }
         invocation.json = flags.contains("--json")
         if flags.contains("--help") || flags.contains("-h") || positional.first == "help" {
@@ -134,7 +140,7 @@ enum CommandLineParser {
 
         /// Options that only some commands take.
         func allow(_ allowed: Set<String>) throws(UsageError) {
-            let global: Set<String> = ["--endpoint", "--unix", "--timeout"]
+            let global: Set<String> = ["--endpoint", "--unix", "--timeout", "--token"]
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }

@@ -35,7 +35,7 @@ enum CommandRunner {
         }
         let client: AdLoaderClient
         do {
-            client = try AdLoaderClient.connect(to: invocation.endpoint)
+            client = try AdLoaderClient.connect(to: invocation.endpoint, token: invocation.token)
         } catch {
             printError("adloader: cannot reach adloaderd at \(invocation.endpoint): \(describe(error))")
             return exitConnection
