@@ -119,8 +119,10 @@ final class GRPCConnection: CallResponder {
                 session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
             inReadCallback = false
             if consumed < 0 {
-                // nghttp2 already queued a GOAWAY for protocol errors and floods it detects.
-                logger.info("HTTP/2 session ended", ["error": .string(Self.errorName(Int32(consumed)))])
+                // A protocol error or a flood nghttp2 detects (CONTINUATION, acks): GOAWAY (if
+                // nghttp2 did not queue one already), then close once it is written.
+                logger.warning("HTTP/2 session ended", ["error": .string(Self.errorName(Int32(consumed)))])
+                _ = nghttp2_session_terminate_session(session, NGHTTP2_PROTOCOL_ERROR.rawValue)
                 beginClosing()
             }
             flush()
@@ -185,8 +187,8 @@ final class GRPCConnection: CallResponder {
                 return
             }
         }
-        if nghttp2_session_want_read(session) == 0, nghttp2_session_want_write(session) == 0,
-            stream.queuedWriteBytes == 0
+        if nghttp2_session_want_read(session) == 0 || phase == .closingAfterFlush,
+            nghttp2_session_want_write(session) == 0, output.isEmpty, stream.queuedWriteBytes == 0
         {
             close(reason: nil, level: .debug)
         }
