@@ -149,6 +149,10 @@ extension GRPCConnection {
             return (Status(code: .unimplemented, message: "unknown method \"\(stream.path)\""), 200)
         }
         stream.route = route
+        let limit = limits.maxCallsInFlightPerConnection
+        if streams.count > limit {
+            return (Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached"), 200)
+        }
         if let denial = service.authenticate(stream.authorization, peerIsLocal: peerIsLocal) {
             return (denial, 200)
         }
