@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "AdLoaderClient", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
         // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
         .target(
-            name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderLogging"],
+            name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderLogging", "CNghttp2"],
             swiftSettings: strict),
         // Test doubles: manual clock/scheduler, the in-process transport.
         .target(

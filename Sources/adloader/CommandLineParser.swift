@@ -1,5 +1,6 @@
 import AdLoaderArguments
 import AdLoaderClient
+import AdLoaderConformance
 import AdLoaderCore
 import AdLoaderWire
 
@@ -11,7 +12,7 @@ struct Invocation: Sendable {
         case returnLease(leaseID: UInt64, shown: Bool)
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
-        case conformance(loader: String?, parkingLoader: String?, only: [String])
+        case conformance(loader: String?, parkingLoader: String?, only: [String], transport: ConformanceSuite.Transport)
         case help
     }
 
@@ -59,9 +60,12 @@ enum CommandLineParser {
           watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
               Stream pool events until Ctrl-C (or N events). KIND: received,
               load-finished, expired, removed, leased, returned.
-          conformance [--loader NAME] [--parking-loader NAME] [--only PREFIX]...
+          conformance [--transport framed|grpc] [--loader NAME] [--parking-loader NAME]
+                      [--only PREFIX]...
               Check a TCP endpoint against Proto/PROTOCOL.md: every method, status and
               limit, with raw frames; one PASS/FAIL/SKIP line per check (--json: a report).
+              --transport grpc runs the transport-neutral checks (calls, answers, statuses)
+              over gRPC (HTTP/2) instead; the same cases as over the framed protocol.
               --parking-loader names a loader whose source never fills (deterministic
               parking checks); --only runs the checks whose names start with PREFIX;
               --timeout bounds each socket operation (default 5000 ms).
@@ -91,7 +95,7 @@ enum CommandLineParser {
         var flags: Set<String> = []
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
-            "--parking-loader", "--only", "--token",
+            "--parking-loader", "--only", "--token", "--transport",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h"]
         var scanner = ArgumentScanner(arguments)
@@ -185,11 +189,16 @@ enum CommandLineParser {
             let count = try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: Int.self) }
             invocation.command = .watch(loader: loader, adUnitID: adUnitOption, kinds: kinds, count: count)
         case "conformance":
-            try allow(["--loader", "--parking-loader", "--only"])
+            try allow(["--loader", "--parking-loader", "--only", "--transport"])
+            let transportName = try single("--transport") ?? "framed"
+            guard let transport = ConformanceSuite.Transport(rawValue: transportName) else {
+                throw UsageError("--transport: expected framed or grpc, got \"\(transportName)\"")
+            }
             try expectArguments(0, "")
             guard case .tcp = invocation.endpoint else { throw UsageError("conformance needs a TCP --endpoint") }
             invocation.command = .conformance(
-                loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [])
+                loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [],
+                transport: transport)
         default:
             throw UsageError("unknown command \"\(name)\"")
         }

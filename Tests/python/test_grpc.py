@@ -225,3 +225,16 @@ def test_grpcurl_lists_and_calls_by_reflection_only(served):
     assert called.returncode == 0, called.stderr
     answer = json.loads(called.stdout)
     assert answer["outcome"] == "BORROW_OUTCOME_LEASED" and int(answer["lease"]["leaseId"]) > 0
+
+
+@pytest.mark.parametrize("transport", ["framed", "grpc"])
+def test_conformance_over_both_transports(daemon, transport):
+    """`adloader conformance --transport framed|grpc`: the transport-neutral checks are the same
+    cases over both transports; over the framed protocol every other check runs too."""
+    d = daemon(config={key: value for key, value in CONFIG.items() if key != "limits"})
+    run = d.cli("conformance", "--transport", transport, "--parking-loader", "parking", check=False, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    summary = run.stdout.strip().splitlines()[-1]
+    assert " 0 failed" in summary, summary
+    if transport == "grpc":
+        assert summary.startswith("15 checks"), summary
