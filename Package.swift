@@ -97,13 +97,19 @@ let package = Package(
         // library, one thin libFuzzer executable per target. Plain builds replay a corpus.
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .target(
-            name: "AdLoaderFuzz", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "CLibFuzzer"],
+            name: "AdLoaderFuzz",
+            dependencies: [
+                "AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderGRPC", "AdLoaderService", "AdLoaderLogging",
+                "AdLoaderTestSupport", "AdSources", "CLibFuzzer",
+            ],
             path: "Fuzz/AdLoaderFuzz", swiftSettings: strict),
         .executableTarget(
             name: "FrameDecoderFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/FrameDecoderFuzz", swiftSettings: strict),
         .executableTarget(name: "EnvelopeFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/EnvelopeFuzz", swiftSettings: strict),
         .executableTarget(
             name: "ProtoScannerFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ProtoScannerFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "HTTP2SessionFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/HTTP2SessionFuzz", swiftSettings: strict),
         .executableTarget(
             name: "ConfigurationFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConfigurationFuzz", swiftSettings: strict),
 
