@@ -31,6 +31,8 @@ public final class Daemon {
     let loader: NativeAdvertisementLoader
     let service: AdLoaderService
     let transport: FramedTransport
+    /// Built sources' stops (their HTTP clients' handles), run after the loader's shutdown.
+    let sourceContext: DemandSourceContext
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -46,14 +48,17 @@ public final class Daemon {
         // Locals until everything is built, so a failure can close what exists.
         var createdClock: LoopClock?
         var createdDeferred: UVDeferredWork?
+        var createdContext: DemandSourceContext?
         do {
             let clock = try LoopClock(loop: loop)
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
+            let context = DemandSourceContext(clock: clock, scheduler: clock, loop: loop, logger: logger)
+            createdContext = context
             var sources: [String: any DemandSource] = [:]
             for (name, settings) in configuration.sources {
-                sources[name] = try settings.makeSource(clock: clock, scheduler: clock)
+                sources[name] = try settings.makeSource(context: context)
             }
             let loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
@@ -64,10 +69,12 @@ public final class Daemon {
                 service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
                 logger: logger)
             self.clock = clock
+            self.sourceContext = context
             self.loader = loader
             self.service = service
         } catch {
-            _ = Self.abandon(loop, closing: [createdClock?.close, createdDeferred?.close].compactMap { $0 })
+            _ = Self.abandon(
+                loop, closing: [createdContext?.stopSources, createdClock?.close, createdDeferred?.close].compactMap { $0 })
             throw error
         }
     }
@@ -75,7 +82,7 @@ public final class Daemon {
     /// The addresses bound by ``start()``.
     public var addresses: [ListenAddress] { listeners.map(\.address) }
 
-    /// Starts every part in order — sources, loader, service and transport, listeners, signal
+    /// Starts every part in order — clock, sources, loader, service and transport, listeners, signal
     /// handlers — recording how to stop each.
     /// - Returns: the bound addresses (with the real port when port 0 was asked for).
     /// - Throws: ``ListenerError`` naming the setting of the listener that failed.
@@ -87,6 +94,7 @@ public final class Daemon {
         UVSignal.unblockTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
+        stops.append(("sources", sourceContext.stopSources))
         stops.append(("loader", loader.shutdown))
         stops.append(("transport", transport.stop))
         let settings = configuration.listeners

@@ -278,3 +278,37 @@ struct NativeAdvertisementLoaderFillingTests {
         #expect(h.stats().available == 12)
     }
 }
+
+extension NativeAdvertisementLoaderFillingTests {
+    /// An exchange's `Retry-After` (``UpstreamError/retryAfter``) delays the automatic retry
+    /// beyond the policy's delay, never below it.
+    @Test func retryWaitsForTheLongerOfRetryAfterAndThePolicyDelay() throws {
+        final class Failing: DemandSource {
+            var completions: [(Result<[DeliveredAd], UpstreamError>) -> Void] = []
+            func loadAds(
+                _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+            ) { completions.append(completion) }
+        }
+        let clock = ManualClock()
+        let source = Failing()
+        var configuration = LoaderConfiguration()
+        configuration.source = "failing"
+        configuration.numberOfAdvertisements = 1
+        configuration.maximumRetainedAdvertisements = 1
+        configuration.retry.delay = .seconds(2)
+        let loader = try NativeAdvertisementLoader(
+            loaders: [configuration], sources: ["failing": source], clock: clock, scheduler: clock)
+        try loader.prefetch(adUnitID: "u")
+        source.completions[0](.failure(UpstreamError(code: .retryable, message: "429", retryAfter: .seconds(7))))
+        clock.advance(by: .milliseconds(6_999))
+        #expect(source.completions.count == 1)
+        clock.advance(by: .milliseconds(1))
+        #expect(source.completions.count == 2)
+        // A shorter Retry-After does not shorten the policy's delay.
+        source.completions[1](.failure(UpstreamError(code: .retryable, message: "429", retryAfter: .seconds(1))))
+        clock.advance(by: .milliseconds(1_999))
+        #expect(source.completions.count == 2)
+        clock.advance(by: .milliseconds(1))
+        #expect(source.completions.count == 3)
+    }
+}
