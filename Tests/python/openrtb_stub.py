@@ -61,11 +61,13 @@ class Exchange:
     def __init__(self, fixture="improvedigital/native.json", port=0):
         self.bid, self.adm, self.currency = load_fixture(fixture)
         self.requests = []          # (headers dict, parsed JSON body)
+        self.times = []             # time.monotonic() of each auction request
         self.notices = []           # paths of notice GETs
         self.faults = []
         self.mode = "ok"
         self.delay = 2.0            # slow-headers / slow-body / hang seconds
         self.lock = threading.Lock()
+        self.connections = set()    # open keep-alive connections, cut by stop()
         self.counter = 0
         self.port = port
         self.server = None
@@ -84,6 +86,18 @@ class Exchange:
             def log_message(self, *args):
                 pass
 
+            def setup(self):
+                BaseHTTPRequestHandler.setup(self)
+                with exchange.lock:
+                    exchange.connections.add(self.connection)
+
+            def finish(self):
+                try:
+                    BaseHTTPRequestHandler.finish(self)
+                finally:
+                    with exchange.lock:
+                        exchange.connections.discard(self.connection)
+
             def do_GET(self):
                 with exchange.lock:
                     exchange.notices.append(self.path)
@@ -98,6 +112,7 @@ class Exchange:
                     body = None
                 with exchange.lock:
                     exchange.requests.append((dict((k.lower(), v) for k, v in self.headers.items()), body))
+                    exchange.times.append(time.monotonic())
                     fault = exchange.faults.pop(0) if exchange.faults else exchange.mode
                 exchange.answer(self, fault, body)
 
@@ -119,10 +134,18 @@ class Exchange:
         self.thread.start()
 
     def stop(self):
+        """Closes the listener and every open connection: the exchange is down."""
         if self.server:
             self.server.shutdown()
             self.server.server_close()
             self.server = None
+        with self.lock:
+            connections = list(self.connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def response_for(self, request, missing_asset=False):
         with self.lock:
