@@ -56,6 +56,21 @@ public final class OpenRTBSource: DemandSource {
         return stats
     }
 
+    /// ``stats`` for the loader's Stats.
+    public var statistics: DemandSourceStats? {
+        let s = stats
+        var result = DemandSourceStats()
+        result.requests = s.requests
+        result.noFills = s.noFills
+        result.bids = s.bids
+        result.bidsDropped = s.bidsDropped
+        result.failures = s.failures
+        result.noticesSent = s.noticesSent
+        result.noticesFailed = s.noticesFailed
+        result.noticesDropped = s.noticesDropped
+        return result
+    }
+
     /// Stops firing notices (later ones are dropped and counted).
     public func close() { notices.close() }
 

@@ -312,3 +312,36 @@ extension NativeAdvertisementLoaderFillingTests {
         #expect(source.completions.count == 3)
     }
 }
+
+extension NativeAdvertisementLoaderFillingTests {
+    @Test func sourceStatsListTheCountingSourcesOfTheMatchingLoaders() throws {
+        final class Counting: DemandSource {
+            func loadAds(
+                _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+            ) {}
+            var statistics: DemandSourceStats? {
+                var stats = DemandSourceStats(name: "ignored")
+                stats.noticesSent = 3
+                return stats
+            }
+        }
+        final class Silent: DemandSource {
+            func loadAds(
+                _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+            ) {}
+        }
+        let clock = ManualClock()
+        var a = LoaderConfiguration(name: "a")
+        a.source = "counting"
+        var b = LoaderConfiguration(name: "b")
+        b.source = "counting"
+        var c = LoaderConfiguration(name: "c")
+        c.source = "silent"
+        let loader = try NativeAdvertisementLoader(
+            loaders: [a, b, c], sources: ["counting": Counting(), "silent": Silent()], clock: clock, scheduler: clock)
+        #expect(loader.sourceStats().map(\.name) == ["counting"], "one entry per source, named by the loader")
+        #expect(loader.sourceStats().first?.noticesSent == 3)
+        #expect(loader.sourceStats(loader: "c").isEmpty)
+        #expect(loader.sourceStats(loader: "nope").isEmpty)
+    }
+}

@@ -100,10 +100,11 @@ def test_billing_notice_once_with_macros_and_loss_notices_with_reason(daemon, ex
     assert query["bid"][0] not in bids
     assert exchange.notices_of("win") == [], "burl is fired instead of nurl"
     assert len(exchange.notices_of("bill")) == 1
-    sources = json.loads(d.cli("--json", "stats").stdout).get("sources")
-    if sources is not None:
-        (src,) = [s for s in sources if s["name"] == "openrtb"]
-        assert src["noticesSent"] >= 1 + len(losses)
+    # Notices are counted in Stats, per source.
+    (src,) = json.loads(d.cli("--json", "stats").stdout)["sources"]
+    assert src["name"] == "openrtb"
+    assert src["noticesSent"] == 1 + len(losses) and src["noticesFailed"] == 0 and src["noticesDropped"] == 0
+    assert src["requests"] == len(exchange.requests) and src["bids"] >= 5
 
 
 def test_no_fill_forms_are_not_failures(daemon, exchange):
@@ -124,6 +125,8 @@ def test_missing_required_asset_is_dropped_not_lent(daemon, exchange):
     assert borrow(d, wait=500)["outcome"] == "NO_AD_YET"
     assert pool(d)["loaded"] == 0
     assert wait_for(lambda: "required asset 1" in d.log())
+    (src,) = json.loads(d.cli("--json", "stats").stdout)["sources"]
+    assert src["bidsDropped"] == 5 * src["requests"] and src["noFills"] == src["requests"] and src["bids"] == 0
 
 
 @pytest.mark.parametrize("fault,message", [
