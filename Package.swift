@@ -99,13 +99,15 @@ let package = Package(
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .target(
             name: "AdLoaderFuzz",
-            dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderOpenRTB", "CLibFuzzer"],
+            dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderOpenRTB", "AdLoaderHTTP", "CLibFuzzer"],
             path: "Fuzz/AdLoaderFuzz", swiftSettings: strict),
         .executableTarget(
             name: "FrameDecoderFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/FrameDecoderFuzz", swiftSettings: strict),
         .executableTarget(name: "EnvelopeFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/EnvelopeFuzz", swiftSettings: strict),
         .executableTarget(
             name: "ProtoScannerFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ProtoScannerFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "BidResponseFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/BidResponseFuzz", swiftSettings: strict),
         .executableTarget(
             name: "ConfigurationFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConfigurationFuzz", swiftSettings: strict),
 

@@ -60,7 +60,10 @@ enum NativeMarkup {
                 }
             }
             if filled {
-                if let id { present.insert(id) }
+                // Present under its id only as what the request asked for there: an image the
+                // response types as something else (an icon at the main image's id) is not it.
+                let expected = id.flatMap(layout.kind(of:))
+                if let id, expected == nil || expected == .other || expected == kind { present.insert(id) }
                 if let kind, kind != .other { presentKinds.insert(kind) }
             }
         }
@@ -71,6 +74,15 @@ enum NativeMarkup {
             && (required.kind == .other || !presentKinds.contains(required.kind))
         {
             return fail("required asset \(required.id) (\(required.kind)) missing")
+        }
+        for required in layout.assets where required.required {
+            let missing =
+                switch required.kind {
+                case .icon: content.icon == nil
+                case .mainImage: content.image == nil
+                default: false
+                }
+            if missing { return fail("required asset \(required.id) (\(required.kind)) missing") }
         }
         guard !content.headline.isEmpty else { return fail("no title") }
         guard let link = root["link"], let url = link["url"]?.string, !url.isEmpty else { return fail("no link.url") }

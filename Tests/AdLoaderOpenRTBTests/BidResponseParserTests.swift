@@ -143,6 +143,16 @@ struct BidResponseParserTests {
         #expect(outcome.dropped[4].reason.contains("price"))
     }
 
+    /// Found by the bid-response fuzz target: an image at the main image's id that the
+    /// response types as something else is not the main image.
+    @Test func anImageTypedOtherwiseAtTheMainImagesIDDoesNotSatisfyIt() throws {
+        let wrongType = #"{"assets":[{"id":1,"title":{"text":"H"}},{"id":3,"img":{"type":2,"url":"i"}}],"link":{"url":"u"}}"#
+        let body = #"{"seatbid":[{"bid":["# + Self.bid(impression: "1", adm: wrongType) + "]}]}"
+        let outcome = try BidResponseParser.parse(Array(body.utf8), layout: .standard)
+        #expect(outcome.bids.isEmpty)
+        #expect(outcome.dropped.first?.reason.contains("required asset 3") == true)
+    }
+
     @Test func sizeExtremesAreHandled() throws {
         let deep = String(repeating: "[", count: 10_000)
         #expect(throws: BidResponseParser.ParseError.self) { try BidResponseParser.parse(Array(deep.utf8), layout: .standard) }
