@@ -147,6 +147,7 @@ let package = Package(
                 "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport", "AdSources",
             ],
             swiftSettings: strict),
+        .testTarget(name: "AdLoaderHTTPTests", dependencies: ["AdLoaderHTTP", "AdLoaderUV"], swiftSettings: strict),
         .testTarget(
             name: "AdLoaderOpenRTBTests",
             dependencies: [
