@@ -178,4 +178,18 @@ private final class FixedSource: DemandSource {
             try load(file: #"{ "sources": { "pbs": { "type": "openrtb", "endpoint": "nope" } } }"#)
         }
     }
+
+    @Test func helpListsEveryOpenRTBSettingWithItsDefault() {
+        let text = ServerConfiguration.helpText
+        let keys = OpenRTBSourceType().keys.keys
+        #expect(keys.count >= 30)
+        for row in keys {
+            let shown = row.show(OpenRTBSource.Configuration())
+            #expect(!shown.isEmpty, "\(row.key) has a visible default")
+            let listed = text.contains("JSON: sources.openrtb.\(row.key) ") || text.contains("  \(row.key) ")
+            #expect(listed, "\(row.key) in --help")
+            #expect(text.contains("default: \(shown)"), "\(row.key) default \(shown)")
+        }
+        #expect(text.contains("--openrtb-endpoint"))
+    }
 }
