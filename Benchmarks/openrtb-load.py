@@ -6,11 +6,11 @@ upstream: upstream requests per lent ad should be near 1/numberOfAdvertisements,
 consumed ad fires one billing notice. RSS and open file descriptors of each daemon are sampled
 every 5 s.
 
-    Benchmarks/openrtb-load.py [--duration S] [--rate R] [--batch N] [--bin DIR] [--smoke]
+    Benchmarks/openrtb-load.py [--duration S] [--rate R] [--batch N] [--bin DIR] [--smoke] [--out DIR]
 
 --bin: where adloaderd, adloader and ProtocolLoadBench are (default .build/release, built
 first); --smoke: 3 s at a low rate from .build/debug. Prints a table and writes
-bench-results/openrtb-load.json. Only 127.0.0.1 is used; everything started stops on exit.
+DIR/openrtb-load.json (default bench-results/). Only 127.0.0.1 is used; everything started stops on exit.
 """
 
 import argparse
@@ -81,6 +81,7 @@ def main():
     parser.add_argument("--batch", type=int, default=5)
     parser.add_argument("--bin", default=None)
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench-results"))
     args = parser.parse_args()
     if args.smoke:
         args.duration, args.rate = 3, 50
@@ -159,7 +160,7 @@ def main():
             name, r["load"]["calls_per_s"] / 2, r["lent"], r["upstream_requests"], r["upstream_per_lent_ad"] or 0,
             notices, r["rss_kib_first_last"][0], r["rss_kib_first_last"][1], r["fds_first_last"][0], r["fds_first_last"][1]))
     print("stub: %d auction requests, %d billing notices" % (results["stub"]["auction_requests"], results["stub"]["bill_notices"]))
-    out = os.path.join(ROOT, "bench-results")
+    out = args.out
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "openrtb-load.json"), "w") as f:
         json.dump(results, f, indent=1)
