@@ -160,13 +160,15 @@ def main():
         for d in daemons.values():
             d.stop()
         exchange.stop()
-    print("%-10s %8s %9s %10s %8s %12s %16s %10s" % ("source", "lent/s", "lent", "upstream", "per ad", "notices", "RSS KiB first→last", "fds"))
+    print("%-10s %8s %9s %8s %10s %8s %9s %22s %8s" % (
+        "source", "calls/s", "no ad yet", "lent", "upstream", "per ad", "notices", "RSS KiB measured", "fds"))
     for name in ("openrtb", "synthetic"):
         r = results[name]
         notices = sum(s.get("noticesSent", 0) for s in r["sources"]) if r["sources"] else "-"
-        print("%-10s %8.0f %9d %10d %8.4f %12s %8d→%-8d %3d→%d" % (
-            name, r["load"]["calls_per_s"] / 2, r["lent"], r["upstream_requests"], r["upstream_per_lent_ad"] or 0,
-            notices, r["rss_kib_first_last"][0], r["rss_kib_first_last"][1], r["fds_first_last"][0], r["fds_first_last"][1]))
+        print("%-10s %8.0f %9d %8d %10d %8.4f %9s %10d→%-11d %3d→%d" % (
+            name, r["load"]["calls_per_s"], r["load"]["no_ad_yet"], r["lent"], r["upstream_requests"],
+            r["upstream_per_lent_ad"] or 0, notices, r["rss_kib_first_last"][0], r["rss_kib_first_last"][1],
+            r["fds_first_last"][0], r["fds_first_last"][1]))
     print("stub: %d auction requests, %d billing notices" % (results["stub"]["auction_requests"], results["stub"]["bill_notices"]))
     out = args.out
     os.makedirs(out, exist_ok=True)
