@@ -220,3 +220,10 @@ def test_fds_and_memory_flat_across_thousands_of_requests(daemon, exchange):
     assert len(exchange.notices_of("loss")) >= 2000
     assert _fds(d.pid) <= fds + 2, (fds, _fds(d.pid))
     assert _rss_kib(d.pid) <= rss + 4096, (rss, _rss_kib(d.pid))
+
+
+def test_gzip_answers_are_decoded(daemon, exchange):
+    exchange.mode = "gzip"
+    d = daemon(config=config(exchange.url))
+    assert borrow(d)["lease"]["ad"]["headline"] == "Luxury Mars Cruises"
+    assert "gzip" in exchange.requests[0][0]["accept-encoding"]
