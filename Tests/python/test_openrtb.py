@@ -13,7 +13,7 @@ from openrtb_stub import ROOT, Exchange, free_port
 EXAMPLE = os.path.join(ROOT, "Examples", "openrtb.json")
 
 
-def wait_for(predicate, timeout=10.0, interval=0.05):
+def wait_for(predicate, timeout=20.0, interval=0.05):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -33,7 +33,7 @@ def config(endpoint, loader=None, source=None):
     return {"sources": {"openrtb": source_settings}, "loaders": {"feed": loader_settings}}
 
 
-def borrow(d, unit="feed-native", wait=3000):
+def borrow(d, unit="feed-native", wait=10000):
     out = d.cli("--json", "borrow", unit, "--loader", "feed", "--wait", str(wait)).stdout
     return json.loads(out)
 
@@ -155,10 +155,10 @@ def test_retryable_failures_are_retried_by_the_policy(daemon, exchange, fault):
     d = daemon(config=config(exchange.url, source={"timeout": "500ms"}))
     answer = borrow(d, wait=5000)
     assert answer["outcome"] == "LEASED"
-    assert len(exchange.requests) == 2
+    assert len(exchange.requests) >= 2  # 2 on an idle machine; a loaded one may time out again
     gap = exchange.times[1] - exchange.times[0]
     assert gap >= 0.2, gap  # retry.delay
-    assert pool(d)["upstreamFailures"] == 1
+    assert pool(d)["upstreamFailures"] == len(exchange.requests) - 1
 
 
 def test_429_retry_after_is_honoured(daemon, exchange):
@@ -182,13 +182,13 @@ def test_outage_connection_refused_then_recovery_borrows_served_throughout(daemo
         leases.append(answer["lease"]["leaseId"])
     for lease in leases:
         d.cli("return", lease, "--shown")
-    wait_for(lambda: pool(d)["upstreamFailures"] >= 2, timeout=5)
+    wait_for(lambda: pool(d)["upstreamFailures"] >= 2, timeout=20)
     failures = pool(d)["upstreamFailures"]
     assert "unreachable" in d.log()
     back = Exchange(port=port)
     try:
-        wait_for(lambda: len(back.requests) >= 1, timeout=5)
-        assert wait_for(lambda: pool(d)["available"] >= 9, timeout=5)
+        wait_for(lambda: len(back.requests) >= 1, timeout=20)
+        assert wait_for(lambda: pool(d)["available"] >= 9, timeout=20)
         assert borrow(d)["outcome"] == "LEASED"
         assert pool(d)["upstreamFailures"] >= failures
     finally:
@@ -208,16 +208,17 @@ def _rss_kib(pid):
 
 
 def test_fds_and_memory_flat_across_thousands_of_requests(daemon, exchange):
-    # 16 pools of one ad living 40 ms: each expiry fires a loss notice and a new request.
+    # 16 pools of one ad living 40 ms: each expiry fires a loss notice and a new request
+    # (about 10 s on an idle machine; the bounds allow for a loaded one).
     d = daemon(config=config(exchange.url, loader={"numberOfAdvertisements": 1, "maximumRetainedAdvertisements": 1,
                                                    "lifetime": "40ms", "sweepInterval": "20ms"}),
                env={"ADLOADERD_LOG_LEVEL": "warning"})
     for unit in range(16):
         d.cli("prefetch", "u%d" % unit, "--loader", "feed")
-    assert wait_for(lambda: len(exchange.requests) >= 500, timeout=30)
+    assert wait_for(lambda: len(exchange.requests) >= 300, timeout=60)
     fds, rss = _fds(d.pid), _rss_kib(d.pid)
-    assert wait_for(lambda: len(exchange.requests) >= 3000, timeout=60)
-    assert len(exchange.notices_of("loss")) >= 2000
+    assert wait_for(lambda: len(exchange.requests) >= 2300, timeout=120)
+    assert len(exchange.notices_of("loss")) >= 1500
     assert _fds(d.pid) <= fds + 2, (fds, _fds(d.pid))
     assert _rss_kib(d.pid) <= rss + 4096, (rss, _rss_kib(d.pid))
 
