@@ -1,3 +1,4 @@
+import AdLoaderAdmin
 import AdLoaderCore
 import AdLoaderFramed
 import AdLoaderLogging
@@ -31,6 +32,11 @@ public final class Daemon {
     let loader: NativeAdvertisementLoader
     let service: AdLoaderService
     let transport: FramedTransport
+    /// Every metric, the readiness rule and the dashboard's history (read by the admin routes).
+    let metrics: DaemonMetrics
+    let history: DashboardHistory
+    private var admin: AdminServer?
+    private var sampleTimer: UVTimer?
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -51,9 +57,15 @@ public final class Daemon {
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
+            // Each source is measured from the outside (requests, latency, failures by class,
+            // notices, reachability): the core keeps no metrics of its own.
             var sources: [String: any DemandSource] = [:]
+            var measured: [MeasuredDemandSource] = []
             for (name, settings) in configuration.sources {
-                sources[name] = try settings.makeSource(clock: clock, scheduler: clock)
+                let source = MeasuredDemandSource(
+                    name: name, wrapping: try settings.makeSource(clock: clock, scheduler: clock))
+                measured.append(source)
+                sources[name] = source
             }
             let loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
@@ -66,6 +78,11 @@ public final class Daemon {
             self.clock = clock
             self.loader = loader
             self.service = service
+            metrics = DaemonMetrics(
+                loader: loader, service: service, transport: transport, sources: measured,
+                configuration: configuration, startedAtUnixSeconds: Double(clock.now.unixMilliseconds) / 1000)
+            service.callObserver = metrics.calls
+            history = DashboardHistory(metrics: metrics, configuration: configuration)
         } catch {
             _ = Self.abandon(loop, closing: [createdClock?.close, createdDeferred?.close].compactMap { $0 })
             throw error
@@ -74,6 +91,9 @@ public final class Daemon {
 
     /// The addresses bound by ``start()``.
     public var addresses: [ListenAddress] { listeners.map(\.address) }
+
+    /// The admin listener's bound address; nil when it is off (`admin.port` 0).
+    public var adminAddress: ListenAddress? { admin.map { .tcp(host: $0.host, port: $0.port) } }
 
     /// Starts every part in order — sources, loader, service and transport, listeners, signal
     /// handlers — recording how to stop each.
@@ -109,6 +129,9 @@ public final class Daemon {
                 }
             }
             stops.append(("listeners", { [unowned self] in self.closeListeners() }))
+            // The admin listener stops last of the listeners (after the drain), so that
+            // /readyz answers 503 "draining" while calls drain.
+            try startAdmin()
             for number in [SIGTERM, SIGINT] {
                 let handle: UVSignal
                 do {
@@ -122,6 +145,7 @@ public final class Daemon {
             }
             stops.append(("signals", { [unowned self] in self.closeSignals() }))
         } catch {
+            closeAdmin()
             closeListeners()
             closeSignals()
             stopParts()
@@ -132,7 +156,42 @@ public final class Daemon {
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }
+        if let adminAddress { logger.info("admin listening", ["address": .string("http://\(adminAddress)/")]) }
         return addresses
+    }
+
+    private func startAdmin() throws(ListenerError) {
+        let settings = configuration.admin
+        guard settings.port != 0 else { return }
+        let address = ListenAddress.tcp(host: settings.host, port: settings.port)
+        let routes = AdminRoutes(metrics: metrics, history: history)
+        do throws(UVError) {
+            admin = try AdminServer(
+                loop: loop, host: settings.host, port: settings.port, limits: settings.limits, clock: clock,
+                scheduler: clock, logger: logger, handler: routes.respond(to:))
+            try metrics.startLoopLagTimer(loop: loop)
+            let timer = try UVTimer(loop: loop)
+            timer.unref()
+            sampleTimer = timer
+        } catch {
+            throw ListenerError(setting: "admin.port", address: address, error: error)
+        }
+        metrics.isServing = { [unowned self] in self.state == .running }
+        metrics.adminConnectionCount = { [unowned self] in self.admin?.connectionCount ?? 0 }
+        history.listening = addresses.map(\.description) + adminAddress.map { ["admin http://\($0)/"] }!
+        history.sample(unixMilliseconds: clock.now.unixMilliseconds)
+        let interval = UInt64(max(settings.sampleInterval.milliseconds, 1))
+        sampleTimer?.start(timeout: interval, repeat: interval) { [unowned self] in
+            self.history.sample(unixMilliseconds: self.clock.now.unixMilliseconds)
+        }
+        stops.append(("admin", { [unowned self] in self.closeAdmin() }))
+    }
+
+    private func closeAdmin() {
+        admin?.close()
+        sampleTimer?.close()
+        sampleTimer = nil
+        metrics.stopLoopLagTimer()
     }
 
     /// Serves until shut down, then closes every handle and the loop, within a bound.

@@ -22,6 +22,7 @@ extension ServerConfiguration {
 
             """
         text += "\nListeners (\"listeners\" in the JSON file):\n" + flagBlocks(listenerKeys.settings)
+        text += "\nAdmin HTTP (\"admin\"):\n" + flagBlocks(adminKeys.settings)
         text += "\nLogging (\"log\"):\n" + flagBlocks(logKeys.settings)
         text += "\nLimits (\"limits\"):\n" + flagBlocks(limitKeys.settings)
         text += """
