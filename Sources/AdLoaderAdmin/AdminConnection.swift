@@ -8,6 +8,10 @@ import AdLoaderUV
 /// ``AdminLimits/idleTimeout`` counts from the last answer. Either closes the connection
 /// (a late request head gets 408 first).
 ///
+/// After an error answer the connection lingers: it reads and discards what the client still
+/// sends, for up to ``lingerTime`` or until the client closes, so that closing with unread
+/// bytes does not reset the connection before the client has read the answer.
+///
 /// - Important: loop-confined; owned by its ``AdminServer`` until it closes.
 final class AdminConnection {
     private unowned let server: AdminServer
@@ -17,6 +21,9 @@ final class AdminConnection {
     private var isClosing = false
     /// Close once the queued answers are written.
     private var closeAfterWrites = false
+    /// An error was answered: discard input until the client closes or the linger time ends.
+    private var isLingering = false
+    static let lingerTime: Duration = .seconds(1)
 
     init(server: AdminServer, handle: UVTCPHandle) {
         self.server = server
@@ -49,6 +56,7 @@ final class AdminConnection {
         case .success(let chunk): bytes = chunk
         case .failure: return close()
         }
+        if isLingering { return }
         let wasMidRequest = parser.isMidRequest
         let requests: [HTTPRequestHead]
         do {
@@ -78,7 +86,11 @@ final class AdminConnection {
         server.logger.debug("admin request refused", ["error": .string(error.description)])
         let response = HTTPResponse(status: error.code.httpStatus, text: "\(error.message)\n")
         send(response.encoded(keepAlive: false))
-        finishAfterWrites()
+        guard !isClosing else { return }
+        isLingering = true
+        timer?.cancel()
+        timer = server.scheduler.schedule(at: server.clock.now + Self.lingerTime) { [weak self] in self?.close() }
+        try? handle.resumeReading()
     }
 
     private func send(_ bytes: [UInt8]) {
@@ -101,6 +113,7 @@ final class AdminConnection {
         if error != nil { return close() }
         guard handle.queuedWriteBytes == 0 else { return }
         if closeAfterWrites { return close() }
+        if isLingering { return }
         try? handle.resumeReading()
     }
 
