@@ -107,7 +107,8 @@ final class DashboardHistory {
                 hitRatio: borrows > 0 ? Double(totals.hits &- before.hits) / Double(borrows) : nil,
                 upstreamPerImpression: shown > 0 ? Double(totals.upstream &- before.upstream) / Double(shown) : nil,
                 wasted: totals.expired &- before.expired,
-                lagP99Milliseconds: lag?.quantile(0.99).map { $0 * 1000 },
+                // Interpolating inside a bucket can overshoot the largest lag seen: cap it there.
+                lagP99Milliseconds: lag?.quantile(0.99).map { min($0, metrics.maxLagSinceSample) * 1000 },
                 lagMaxMilliseconds: metrics.maxLagSinceSample * 1000))
         if samples.count > capacity { samples.removeFirst(samples.count - capacity) }
     }
