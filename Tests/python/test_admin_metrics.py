@@ -75,7 +75,7 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
 
     # A small load: borrows and shown returns through the CLI, plus a call that fails.
     with CLILoad(d, ad_units=("feed-native", "feed-video")) as load:
-        load.wait_for(30)
+        load.wait_for(12)
     assert not load.errors
     assert d.cli("borrow", "x" * 5000, check=False).returncode == 1  # INVALID_ARGUMENT
 
@@ -93,7 +93,7 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
 
     borrows = value(after, "adloader_calls", "_total", method="Borrow", code="OK")
     returns = value(after, "adloader_calls", "_total", method="Return", code="OK")
-    assert borrows >= 15 and returns >= 1, (borrows, returns)
+    assert borrows >= 6 and returns >= 1, (borrows, returns)
     assert value(after, "adloader_calls", "_total", method="Borrow", code="INVALID_ARGUMENT") == 1
     assert value(after, "adloader_call_duration_seconds", "_count", method="Borrow") == borrows + 1
     pools = {s.labels["ad_unit"] for s in after["adloader_pool_available_ads"].samples}

@@ -1,16 +1,29 @@
 """`adloader top --once`: the pools at a glance, with rates over one interval."""
 
 import re
+import subprocess
 
-from adminhttp import CLILoad
+from adminhttp import get, wait_until
+from conftest import CLI
 
 
 def test_top_once_shows_pools_rates_hit_ratio_and_waste(daemon):
-    d = daemon(config={"sources": {"synthetic": {"latency": "2ms"}}})
+    d = daemon(config={"sources": {"synthetic": {"latency": "2ms"}}}, admin=True)
     d.cli("prefetch", "feed-native")
-    with CLILoad(d, ad_units=("feed-native",)) as load:
-        load.wait_for(4)
-        out = d.cli("top", "--once", "--interval", "1000").stdout
+    top = subprocess.Popen([CLI, "--endpoint", d.endpoint, "top", "--once", "--interval", "3000"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # Borrow only once top took its first snapshot (the daemon counted its Stats call).
+        wait_until(lambda: 'adloader_calls_total{method="Stats",code="OK"} 1' in get(d.admin, "/metrics")[2],
+                   message="top's first Stats call")
+        for _ in range(2):
+            d.cli("borrow", "feed-native", "--wait", "1000")
+        out, err = top.communicate(timeout=30)
+    finally:
+        if top.poll() is None:
+            top.kill()
+            top.communicate()
+    assert top.returncode == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("adloader top — " + d.endpoint)
     assert re.search(r"borrows/s \d+\.\d   hit ratio \d+%", lines[1]), lines[1]
