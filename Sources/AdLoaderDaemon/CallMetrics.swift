@@ -12,12 +12,16 @@ import AdLoaderWire
 /// - Important: loop-confined.
 final class CallMetrics: CallObserver {
     private static let codeCount = Status.Code.all.count
-    /// `counts[method.rawValue * codeCount + code.rawValue]`.
+    /// `counts[method.rawValue * codeCount + code.rawValue]`; the last row counts refused
+    /// calls of unknown methods.
     private var counts: [UInt64]
+    /// The `method` label of calls to a method the service does not serve.
+    static let unknownMethod = "_unknown"
+    private static let unknownRow = ServiceMethod.allCases.count
     let latency: [Histogram]
 
     init() {
-        counts = Array(repeating: 0, count: ServiceMethod.allCases.count * Self.codeCount)
+        counts = Array(repeating: 0, count: (ServiceMethod.allCases.count + 1) * Self.codeCount)
         latency = ServiceMethod.allCases.map { _ in Histogram(bounds: Histogram.latencySeconds) }
     }
 
@@ -26,6 +30,10 @@ final class CallMetrics: CallObserver {
     func callFinished(_ method: ServiceMethod, code: Status.Code, startedAt: UInt64) {
         counts[method.rawValue * Self.codeCount + code.rawValue] &+= 1
         latency[method.rawValue].observe(Double(UVLoop.highResolutionNanoseconds &- startedAt) / 1e9)
+    }
+
+    func callRefused(_ method: ServiceMethod?, code: Status.Code) {
+        counts[(method?.rawValue ?? Self.unknownRow) * Self.codeCount + code.rawValue] &+= 1
     }
 
     /// Calls of `method` that ended with `code`.
@@ -47,7 +55,8 @@ final class CallMetrics: CallObserver {
     }
 
     /// `adloader_calls_total` and `adloader_call_duration_seconds`. Every method has its OK
-    /// series from the start; other codes appear once they happened (at most 5 x 17 series).
+    /// series from the start; other codes appear once they happened (at most 6 x 17 series:
+    /// refused calls of unknown methods are counted as `_unknown`; refused calls are not timed).
     func families() -> [MetricFamily] {
         var calls: [MetricFamily.Sample] = []
         var durations: [MetricFamily.Sample] = []
@@ -59,6 +68,12 @@ final class CallMetrics: CallObserver {
                 }
             }
             durations.append(.init([.init("method", method.name)], histogram: latency[method.rawValue].snapshot))
+        }
+        for code in Status.Code.all {
+            let value = counts[Self.unknownRow * Self.codeCount + code.rawValue]
+            if value > 0 {
+                calls.append(.init([.init("method", Self.unknownMethod), .init("code", code.description)], Double(value)))
+            }
         }
         return [
             MetricFamily(

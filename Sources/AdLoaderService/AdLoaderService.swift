@@ -121,6 +121,15 @@ public final class AdLoaderService {
         return nil
     }
 
+    /// Tells the ``callObserver`` that the transport refused a call before handing it over
+    /// (its answer is the transport's): counted with the others in the metrics.
+    /// - Parameters:
+    ///   - method: the full gRPC method name the client sent.
+    ///   - code: the status the transport answered.
+    public func callRefused(method: String, code: Status.Code) {
+        callObserver?.callRefused(ServiceMethod(fullName: method), code: code)
+    }
+
     /// Ends an open call from the transport's side: the client cancelled it, reused its id or
     /// went away. A parked borrow is withdrawn (no ad is taken), a Watch unregistered.
     /// - Parameter status: the final answer to send, or nil to send none.

@@ -13,4 +13,13 @@ public protocol CallObserver: AnyObject {
     func callStarted() -> UInt64
     /// A call ended with `code`; `startedAt` is what ``callStarted()`` returned for it.
     func callFinished(_ method: ServiceMethod, code: Status.Code, startedAt: UInt64)
+    /// A transport refused a call before the service saw it (unknown method, a request that
+    /// does not decode, a per-connection limit): reported through
+    /// ``AdLoaderService/callRefused(method:code:)``; `method` is nil for an unknown one.
+    func callRefused(_ method: ServiceMethod?, code: Status.Code)
+}
+
+extension CallObserver {
+    /// Does nothing: an observer that only times served calls needs nothing.
+    public func callRefused(_ method: ServiceMethod?, code: Status.Code) {}
 }

@@ -28,6 +28,14 @@ public enum ServiceMethod: Int, CaseIterable, Hashable, Sendable {
     }
 }
 
+extension ServiceMethod {
+    /// The method named by a full gRPC method name; nil for one this service does not serve.
+    public init?(fullName: String) {
+        guard let method = ServiceMethod.allCases.first(where: { $0.fullName == fullName }) else { return nil }
+        self = method
+    }
+}
+
 extension ServiceRequest {
     /// The method of this request.
     public var method: ServiceMethod {

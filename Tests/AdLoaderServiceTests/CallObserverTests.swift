@@ -104,3 +104,27 @@ import Testing
         #expect(observer.reports.last == .init(method: .stats, code: .unavailable, startedAt: 104))
     }
 }
+
+extension CallObserverTests {
+    final class RefusalObserver: CallObserver {
+        var refused: [(ServiceMethod?, Status.Code)] = []
+        func callStarted() -> UInt64 { 0 }
+        func callFinished(_ method: ServiceMethod, code: Status.Code, startedAt: UInt64) {}
+        func callRefused(_ method: ServiceMethod?, code: Status.Code) { refused.append((method, code)) }
+    }
+
+    @Test func callsRefusedByTheTransportAreReportedByMethodOrAsUnknown() {
+        let service = service()
+        let refusals = RefusalObserver()
+        service.callObserver = refusals
+        service.callRefused(method: MethodName.borrow, code: .invalidArgument)
+        service.callRefused(method: "/adloader.v1.NativeAdLoader/Nope", code: .unimplemented)
+        service.callRefused(method: "", code: .resourceExhausted)
+        #expect(refusals.refused.map(\.0) == [.borrow, nil, nil])
+        #expect(refusals.refused.map(\.1) == [.invalidArgument, .unimplemented, .resourceExhausted])
+        // The default implementation ignores refusals.
+        service.callObserver = observer
+        service.callRefused(method: MethodName.stats, code: .internalError)
+        #expect(observer.reports.isEmpty)
+    }
+}

@@ -78,6 +78,8 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
         load.wait_for(12)
     assert not load.errors
     assert d.cli("borrow", "x" * 5000, check=False).returncode == 1  # INVALID_ARGUMENT
+    # Calls the transport refuses before the service: an unknown method (the conformance check).
+    assert d.cli("conformance", "--only", "call.unknown-method-unimplemented").returncode == 0
 
     _, text = scrape(d)
     after = by_name(parse_text(text))
@@ -88,6 +90,8 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
         assert after[name].samples, name
         for sample in after[name].samples:
             assert set(sample.labels) - {"le"} == labels, (name, sample.labels)
+            if "method" in labels:
+                assert sample.labels["method"] in {"Prefetch", "Borrow", "Return", "Stats", "Watch", "_unknown"}
     unexpected = set(after) - set(EXPECTED)
     assert not unexpected, unexpected
 
@@ -95,6 +99,7 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
     returns = value(after, "adloader_calls", "_total", method="Return", code="OK")
     assert borrows >= 6 and returns >= 1, (borrows, returns)
     assert value(after, "adloader_calls", "_total", method="Borrow", code="INVALID_ARGUMENT") == 1
+    assert value(after, "adloader_calls", "_total", method="_unknown", code="UNIMPLEMENTED") >= 1
     assert value(after, "adloader_call_duration_seconds", "_count", method="Borrow") == borrows + 1
     pools = {s.labels["ad_unit"] for s in after["adloader_pool_available_ads"].samples}
     assert pools == {"feed-native", "feed-video"}
