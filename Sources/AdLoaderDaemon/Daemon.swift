@@ -81,7 +81,9 @@ public final class Daemon {
             metrics = DaemonMetrics(
                 loader: loader, service: service, transport: transport, sources: measured,
                 configuration: configuration, startedAtUnixSeconds: Double(clock.now.unixMilliseconds) / 1000)
-            service.callObserver = metrics.calls
+            // Timing every call costs two clock reads and a histogram update: only when
+            // something can read the metrics (the admin listener is on).
+            if configuration.admin.port != 0 { service.callObserver = metrics.calls }
             history = DashboardHistory(metrics: metrics, configuration: configuration)
         } catch {
             _ = Self.abandon(loop, closing: [createdClock?.close, createdDeferred?.close].compactMap { $0 })
