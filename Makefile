@@ -1,7 +1,7 @@
 # adloaderd — two commands on a fresh Debian machine: `make run` and `make test`.
 
 SWIFT        ?= swift
-APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler pkg-config libhttp-parser-dev python3-venv chromium
+APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev pkg-config libhttp-parser-dev python3-venv chromium
 # libhttp-parser-dev: the admin HTTP listener's parser. chromium: only for the dashboard test
 # (Tests/python/test_dashboard.py, headless); about 2.5 minutes to install on a fresh machine.
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -86,7 +86,7 @@ fuzz-smoke: deps
 # Rewrites the seed corpora (Fuzz/corpus/<target>/seed-*) from the targets' encoders.
 fuzz-seeds: deps
 	$(SWIFT) build
-	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz; do \
+	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz http2-session:HTTP2SessionFuzz; do \
 	  mkdir -p Fuzz/corpus/$${t%%:*} && .build/debug/$${t##*:} --write-seeds Fuzz/corpus/$${t%%:*} || exit 1; \
 	done
 
