@@ -1,3 +1,4 @@
+import AdLoaderAdmin
 import AdLoaderCore
 import AdLoaderFramed
 import AdLoaderGRPC
@@ -33,6 +34,11 @@ public final class Daemon {
     let loader: NativeAdvertisementLoader
     let service: AdLoaderService
     let transport: FramedTransport
+    /// Every metric, the readiness rule and the dashboard's history (read by the admin routes).
+    let metrics: DaemonMetrics
+    let history: DashboardHistory
+    private var admin: AdminServer?
+    private var sampleTimer: UVTimer?
     let grpcTransport: GRPCTransport
     /// Both transports share each listener: this tells their connections apart.
     let sniffer: ProtocolSniffer
@@ -62,9 +68,14 @@ public final class Daemon {
             createdDeferred = deferred
             let context = DemandSourceContext(clock: clock, scheduler: clock, loop: loop, logger: logger)
             createdContext = context
+            // Each source is measured from the outside (requests, latency, failures by class,
+            // notices, reachability): the core keeps no metrics of its own.
             var sources: [String: any DemandSource] = [:]
+            var measured: [MeasuredDemandSource] = []
             for (name, settings) in configuration.sources {
-                sources[name] = try settings.makeSource(context: context)
+                let source = MeasuredDemandSource(name: name, wrapping: try settings.makeSource(context: context))
+                measured.append(source)
+                sources[name] = source
             }
             let loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
@@ -89,6 +100,13 @@ public final class Daemon {
             self.sourceContext = context
             self.loader = loader
             self.service = service
+            metrics = DaemonMetrics(
+                loader: loader, service: service, transport: transport, sources: measured,
+                configuration: configuration, startedAtUnixSeconds: Double(clock.now.unixMilliseconds) / 1000)
+            // Timing every call costs two clock reads and a histogram update: only when
+            // something can read the metrics (the admin listener is on).
+            if configuration.admin.port != 0 { service.callObserver = metrics.calls }
+            history = DashboardHistory(metrics: metrics, configuration: configuration)
         } catch {
             _ = Self.abandon(
                 loop,
@@ -100,6 +118,9 @@ public final class Daemon {
 
     /// The addresses bound by ``start()``.
     public var addresses: [ListenAddress] { listeners.map(\.address) }
+
+    /// The admin listener's bound address; nil when it is off (`admin.port` 0).
+    public var adminAddress: ListenAddress? { admin.map { .tcp(host: $0.host, port: $0.port) } }
 
     /// Starts every part in order — clock, sources, loader, service and transport, listeners, signal
     /// handlers — recording how to stop each.
@@ -138,6 +159,9 @@ public final class Daemon {
                 }
             }
             stops.append(("listeners", { [unowned self] in self.closeListeners() }))
+            // The admin listener stops last of the listeners (after the drain), so that
+            // /readyz answers 503 "draining" while calls drain.
+            try startAdmin()
             for number in [SIGTERM, SIGINT] {
                 let handle: UVSignal
                 do {
@@ -151,6 +175,7 @@ public final class Daemon {
             }
             stops.append(("signals", { [unowned self] in self.closeSignals() }))
         } catch {
+            closeAdmin()
             closeListeners()
             closeSignals()
             stopParts()
@@ -161,7 +186,42 @@ public final class Daemon {
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }
+        if let adminAddress { logger.info("admin listening", ["address": .string("http://\(adminAddress)/")]) }
         return addresses
+    }
+
+    private func startAdmin() throws(ListenerError) {
+        let settings = configuration.admin
+        guard settings.port != 0 else { return }
+        let address = ListenAddress.tcp(host: settings.host, port: settings.port)
+        let routes = AdminRoutes(metrics: metrics, history: history)
+        do throws(UVError) {
+            admin = try AdminServer(
+                loop: loop, host: settings.host, port: settings.port, limits: settings.limits, clock: clock,
+                scheduler: clock, logger: logger, handler: routes.respond(to:))
+            try metrics.startLoopLagTimer(loop: loop)
+            let timer = try UVTimer(loop: loop)
+            timer.unref()
+            sampleTimer = timer
+        } catch {
+            throw ListenerError(setting: "admin.port", address: address, error: error)
+        }
+        metrics.isServing = { [unowned self] in self.state == .running }
+        metrics.adminConnectionCount = { [unowned self] in self.admin?.connectionCount ?? 0 }
+        history.listening = addresses.map(\.description) + adminAddress.map { ["admin http://\($0)/"] }!
+        history.sample(unixMilliseconds: clock.now.unixMilliseconds)
+        let interval = UInt64(max(settings.sampleInterval.milliseconds, 1))
+        sampleTimer?.start(timeout: interval, repeat: interval) { [unowned self] in
+            self.history.sample(unixMilliseconds: self.clock.now.unixMilliseconds)
+        }
+        stops.append(("admin", { [unowned self] in self.closeAdmin() }))
+    }
+
+    private func closeAdmin() {
+        admin?.close()
+        sampleTimer?.close()
+        sampleTimer = nil
+        metrics.stopLoopLagTimer()
     }
 
     /// Serves until shut down, then closes every handle and the loop, within a bound.

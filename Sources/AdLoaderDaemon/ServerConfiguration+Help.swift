@@ -23,6 +23,7 @@ extension ServerConfiguration {
 
             """
         text += "\nListeners (\"listeners\" in the JSON file):\n" + flagBlocks(listenerKeys.settings)
+        text += "\nAdmin HTTP (\"admin\"):\n" + flagBlocks(adminKeys.settings)
         text += "\nToken auth (\"auth\"), both transports:\n" + flagBlocks(authKeys.settings)
         text += "\nLogging (\"log\"):\n" + flagBlocks(logKeys.settings)
         text += "\nLimits (\"limits\"), both transports:\n" + flagBlocks(limitKeys.settings)

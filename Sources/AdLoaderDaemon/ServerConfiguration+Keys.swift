@@ -23,6 +23,39 @@ extension ServerConfiguration {
                 "permissions of the Unix-socket file, octal"),
         ])
 
+    /// `admin`: the admin HTTP listener.
+    static let adminKeys = ConfigTable<ServerConfiguration>(
+        section: "admin", defaults: ServerConfiguration(),
+        keys: [
+            .value(
+                "host", \.admin.host, .string, flag: "--admin-host",
+                "admin HTTP address (IPv4 or IPv6 literal): /metrics, /healthz, /readyz, dashboard at /"),
+            .value(
+                "port", \.admin.port, .int(in: 0...65_535), flag: "--admin-port",
+                "admin HTTP port; 0 turns the admin listener off (make run uses 7412)"),
+            .value(
+                "maxConnections", \.admin.limits.maxConnections, .int(in: 1...10_000), flag: "--admin-max-connections",
+                "open admin connections; more are closed at once"),
+            .value(
+                "maxRequestSize", \.admin.limits.maxRequestHeadBytes, .size, flag: "--admin-max-request-size",
+                "request line + headers in bytes; more: 431, then close"),
+            .value(
+                "maxHeaders", \.admin.limits.maxHeaderCount, .int(in: 1...1_000), flag: "--admin-max-headers",
+                "header lines per request; more: 431, then close"),
+            .value(
+                "requestTimeout", \.admin.limits.requestTimeout, .duration, flag: "--admin-request-timeout",
+                "from a request's first byte to its last header; slower: 408, then close"),
+            .value(
+                "idleTimeout", \.admin.limits.idleTimeout, .duration, flag: "--admin-idle-timeout",
+                "close an admin connection idle between requests this long"),
+            .value(
+                "sampleInterval", \.admin.sampleInterval, .duration, flag: "--admin-sample-interval",
+                "dashboard history period (the last hour is kept, at most 720 samples)"),
+            .value(
+                "maxPoolSeries", \.admin.maxPoolSeries, .int(in: 0...1_000_000), flag: "--admin-max-pool-series",
+                "pools with their own metric series, first come; later ones are summed as ad_unit=\"_other\""),
+        ])
+
     /// `auth`: token auth on both transports.
     static let authKeys = ConfigTable<ServerConfiguration>(
         section: "auth", defaults: ServerConfiguration(),
@@ -145,8 +178,8 @@ extension ServerConfiguration {
     /// Every setting that has a flag (and so an environment variable), in `--help` order: the
     /// sections' and those of each source type in `sourceTypes`.
     static func settings(sourceTypes: DemandSourceRegistry) -> [ConfigSetting] {
-        (listenerKeys.settings(at: \.self) + authKeys.settings(at: \.self) + logKeys.settings(at: \.self)
-            + limitKeys.settings(at: \.self) + http2Keys.settings(at: \.self))
+        (listenerKeys.settings(at: \.self) + adminKeys.settings(at: \.self) + authKeys.settings(at: \.self)
+            + logKeys.settings(at: \.self) + limitKeys.settings(at: \.self) + http2Keys.settings(at: \.self))
             .filter { $0.flag != nil } + sourceTypes.flagSettings
     }
 
@@ -154,5 +187,5 @@ extension ServerConfiguration {
     public static let settings = settings(sourceTypes: .standard)
 
     /// The top-level sections whose keys are plain settings.
-    static let scalarSections = [listenerKeys, authKeys, logKeys, limitKeys, http2Keys]
+    static let scalarSections = [listenerKeys, adminKeys, authKeys, logKeys, limitKeys, http2Keys]
 }

@@ -32,6 +32,9 @@ public final class AdLoaderService {
     /// Parked borrows and watches, by serial (for the drain).
     @exclusivity(unchecked) private var openCalls: [UInt64: OpenCall] = [:]
     @exclusivity(unchecked) private var nextSerial: UInt64 = 1
+    /// Told of every call's method, final status and start (metrics); nil for none. Set it
+    /// before the first call.
+    @exclusivity(unchecked) public var callObserver: (any CallObserver)?
 
     /// - Parameters:
     ///   - loader: the loader every call goes to.
@@ -77,11 +80,30 @@ public final class AdLoaderService {
     public func handle(
         _ request: ServiceRequest, callID: UInt64, timeout: Duration?, responder: any CallResponder
     ) -> OpenCall? {
+        let startedAt = callObserver?.callStarted() ?? 0
+        var code = Status.Code.ok
+        let open = dispatch(request, callID: callID, timeout: timeout, responder: responder, code: &code)
+        if let open {
+            // Reported when it ends (``report(_:_:)``); nothing ends it before this returns.
+            open.method = request.method
+            open.startedAt = startedAt
+        } else {
+            callObserver?.callFinished(request.method, code: code, startedAt: startedAt)
+        }
+        return open
+    }
+
+    /// ``handle(_:callID:timeout:responder:)`` without the reporting; `code` is set to the
+    /// final status of a call answered at once.
+    private func dispatch(
+        _ request: ServiceRequest, callID: UInt64, timeout: Duration?, responder: any CallResponder,
+        code: inout Status.Code
+    ) -> OpenCall? {
         do {
             if isDraining { throw Status(code: .unavailable, message: "server shutting down") }
             switch request {
             case .borrow(let message):
-                return try borrow(message, callID: callID, timeout: timeout, responder: responder)
+                return try borrow(message, callID: callID, timeout: timeout, responder: responder, code: &code)
             case .returnLease(let message):
                 if message.leaseID == 0 {
                     throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
@@ -100,11 +122,23 @@ public final class AdLoaderService {
                 return watch(message, callID: callID, timeout: timeout, responder: responder)
             }
         } catch let error as any StatusConvertible {
-            responder.finish(callID, status: error.status)
+            let status = error.status
+            code = status.code
+            responder.finish(callID, status: status)
         } catch {
+            code = .internalError
             responder.finish(callID, status: Status(code: .internalError, message: "\(error)"))
         }
         return nil
+    }
+
+    /// Tells the ``callObserver`` that the transport refused a call before handing it over
+    /// (its answer is the transport's): counted with the others in the metrics.
+    /// - Parameters:
+    ///   - method: the full gRPC method name the client sent.
+    ///   - code: the status the transport answered.
+    public func callRefused(method: String, code: Status.Code) {
+        callObserver?.callRefused(ServiceMethod(fullName: method), code: code)
     }
 
     /// Ends an open call from the transport's side: the client cancelled it, reused its id or
@@ -114,6 +148,7 @@ public final class AdLoaderService {
     @discardableResult
     public func end(_ call: OpenCall, answering status: Status?) -> Bool {
         guard close(call) else { return false }
+        report(call, status?.code ?? .cancelled)
         if let status, let responder = call.responder { responder.finish(call.callID, status: status) }
         return true
     }
@@ -133,7 +168,8 @@ public final class AdLoaderService {
     // MARK: Borrow
 
     private func borrow(
-        _ message: BorrowRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
+        _ message: BorrowRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder,
+        code: inout Status.Code
     ) throws -> OpenCall? {
         // One call per field rather than checkIdentifiers' KeyValuePairs: building and destroying
         // that array was ~300 instructions per Borrow (callgrind). Same order, same errors.
@@ -164,7 +200,7 @@ public final class AdLoaderService {
         }
         switch consume outcome {
         case .answered(let result):
-            answer(callID, result, responder: responder)
+            code = answer(callID, result, responder: responder)
             return nil
         case .parkingRefused:
             throw Status(code: .resourceExhausted, message: "parked borrows: limit of \(limits.maxParkedBorrows) reached")
@@ -177,14 +213,18 @@ public final class AdLoaderService {
         }
     }
 
-    private func answer(_ callID: UInt64, _ result: consuming BorrowResult, responder: any CallResponder) {
+    /// - Returns: the status code answered.
+    @discardableResult
+    private func answer(_ callID: UInt64, _ result: consuming BorrowResult, responder: any CallResponder) -> Status.Code {
         // The result is moved into the answer, not copied (its lease holds the slot and the ad).
         switch result {
         case .leased, .noAdYet:
             if let message = BorrowResponseMessage(result) { responder.answer(callID, borrow: message) }
+            return .ok
         case .unavailable:
             let reason = isDraining ? "server shutting down" : "loader disabled"
             responder.finish(callID, status: Status(code: .unavailable, message: reason))
+            return .unavailable
         }
     }
 
@@ -193,10 +233,11 @@ public final class AdLoaderService {
         guard let responder = call.responder, responder.isOpen else {
             // Nobody to tell: put the ad back rather than leave it leased until it times out.
             if case .leased(let lease, reused: false) = result { _ = try? loader.returnLease(lease.id, shown: false) }
+            report(call, .cancelled)
             return
         }
         responder.openCallEnded(call)
-        answer(call.callID, result, responder: responder)
+        report(call, answer(call.callID, result, responder: responder))
     }
 
     // MARK: Stats
@@ -272,6 +313,7 @@ public final class AdLoaderService {
     /// Ends an open call from the service's side and answers it with `status`.
     private func finishOpenCall(_ call: OpenCall, status: Status) {
         guard close(call) else { return }
+        report(call, status.code)
         guard let responder = call.responder else { return }
         responder.openCallEnded(call)
         if responder.isOpen { responder.finish(call.callID, status: status) }
@@ -293,6 +335,11 @@ public final class AdLoaderService {
         call.deadline = nil
         openCalls[call.serial] = nil
         return true
+    }
+
+    /// Tells the observer how an open call ended.
+    private func report(_ call: OpenCall, _ code: Status.Code) {
+        callObserver?.callFinished(call.method, code: code, startedAt: call.startedAt)
     }
 
     // MARK: Helpers

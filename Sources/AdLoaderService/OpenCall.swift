@@ -25,6 +25,9 @@ public final class OpenCall {
     weak var responder: (any CallResponder)?
     var state = State.starting
     var deadline: (any ScheduledTask)?
+    /// For the ``CallObserver``: the method and the observer's timestamp of the call's start.
+    var method = ServiceMethod.borrow
+    var startedAt: UInt64 = 0
 
     init(callID: UInt64, serial: UInt64, responder: any CallResponder) {
         self.callID = callID

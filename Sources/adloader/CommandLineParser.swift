@@ -13,6 +13,7 @@ struct Invocation: Sendable {
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
         case conformance(loader: String?, parkingLoader: String?, only: [String], transport: ConformanceSuite.Transport)
+        case top(loader: String, adUnitID: String, intervalMilliseconds: UInt32, once: Bool)
         case help
     }
 
@@ -60,6 +61,10 @@ enum CommandLineParser {
           watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
               Stream pool events until Ctrl-C (or N events). KIND: received,
               load-finished, expired, removed, leased, returned.
+          top [--loader NAME] [--ad-unit AD_UNIT] [--interval MS] [--once]
+              Pools at a glance, refreshing like top (every MS, default 2000): available,
+              leased, in flight, borrows/s, hit ratio, upstream requests/s, waste. --once
+              prints one view, rates over one interval, and exits. Ctrl-C stops.
           conformance [--transport framed|grpc] [--loader NAME] [--parking-loader NAME]
                       [--only PREFIX]...
               Check a TCP endpoint against Proto/PROTOCOL.md: every method, status and
@@ -95,9 +100,9 @@ enum CommandLineParser {
         var flags: Set<String> = []
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
-            "--parking-loader", "--only", "--token", "--transport",
+            "--parking-loader", "--only", "--token", "--transport", "--interval",
         ]
-        let boolean: Set<String> = ["--json", "--shown", "--help", "-h"]
+        let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--once"]
         var scanner = ArgumentScanner(arguments)
         do throws(ArgumentScanner.Failure) {
             while let argument = scanner.next() {
@@ -148,7 +153,9 @@ enum CommandLineParser {
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
-            if flags.contains("--shown") && !allowed.contains("--shown") { throw UsageError("\(name) does not take --shown") }
+            for flag in ["--shown", "--once"] where flags.contains(flag) && !allowed.contains(flag) {
+                throw UsageError("\(name) does not take \(flag)")
+            }
         }
         func expectArguments(_ count: Int, _ what: String) throws(UsageError) {
             guard rest.count == count else {
@@ -174,6 +181,15 @@ enum CommandLineParser {
             try allow(["--loader", "--ad-unit"])
             try expectArguments(0, "")
             invocation.command = .stats(loader: loader, adUnitID: adUnitOption)
+        case "top":
+            try allow(["--loader", "--ad-unit", "--interval", "--once"])
+            try expectArguments(0, "")
+            let interval = try single("--interval").map { (text) throws(UsageError) in
+                try number("--interval", text, as: UInt32.self)
+            } ?? 2000
+            guard interval >= 100 else { throw UsageError("--interval: at least 100 ms") }
+            invocation.command = .top(
+                loader: loader, adUnitID: adUnitOption, intervalMilliseconds: interval, once: flags.contains("--once"))
         case "watch":
             try allow(["--loader", "--ad-unit", "--kind", "--count"])
             try expectArguments(0, "")

@@ -64,6 +64,10 @@ enum CommandRunner {
                     seen += 1
                     if let count, seen >= count { break }
                 }
+            case .top(let loader, let adUnitID, let interval, let once):
+                try await TopView.run(
+                    client: client, endpoint: "\(invocation.endpoint)", loader: loader, adUnitID: adUnitID,
+                    interval: .milliseconds(Int64(interval)), once: once, timeout: timeout)
             case .help, .conformance:
                 break
             }
