@@ -27,6 +27,12 @@ public final class AdLoaderService {
     /// Parked borrows and watches, by serial (for the drain).
     @exclusivity(unchecked) private var openCalls: [UInt64: OpenCall] = [:]
     @exclusivity(unchecked) private var nextSerial: UInt64 = 1
+    /// App-open counts: read by AppOpen, moved by the Return of an app-open lease shown.
+    public let capStore: any CapStore
+    /// What AppOpen does when ``capStore`` fails.
+    public let capStoreOutageMode: CapStoreOutageMode
+    /// Leases lent by AppOpen, whose shown Return moves counts.
+    var appOpenLeases = AppOpenLeases()
 
     /// - Parameters:
     ///   - loader: the loader every call goes to.
@@ -34,10 +40,14 @@ public final class AdLoaderService {
     ///     ``ServerLimits/maxMessageSize`` (Stats answers) and
     ///     ``ServerLimits/maxUnsentOutputPerConnection`` (slow watchers) are used here.
     ///   - clock, scheduler: deadlines.
+    ///   - capStore: app-open counts (AppOpen and the Return of its leases).
+    ///   - capStoreOutageMode: what AppOpen does when the store fails.
     public init(
         loader: NativeAdvertisementLoader, limits: ServerLimits, clock: any AdClock, scheduler: any AdScheduler,
-        logger: Logger
+        logger: Logger, capStore: any CapStore = InMemoryCapStore(), capStoreOutageMode: CapStoreOutageMode = .refuse
     ) {
+        self.capStore = capStore
+        self.capStoreOutageMode = capStoreOutageMode
         self.loader = loader
         self.limits = limits
         self.clock = clock
@@ -67,11 +77,7 @@ public final class AdLoaderService {
             case .borrow(let message):
                 return try borrow(message, callID: callID, timeout: timeout, responder: responder)
             case .returnLease(let message):
-                if message.leaseID == 0 {
-                    throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
-                }
-                let outcome = try loader.returnLease(message.leaseID, shown: message.shown)
-                responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+                try returnLease(message, callID: callID, responder: responder)
             case .prefetch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 let result = try loader.prefetch(adUnitID: message.adUnitID, loader: loaderName(message.loader))
@@ -82,6 +88,8 @@ public final class AdLoaderService {
             case .watch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 return watch(message, callID: callID, timeout: timeout, responder: responder)
+            case .appOpen(let message):
+                try appOpen(message, callID: callID, responder: responder)
             }
         } catch let error as any StatusConvertible {
             responder.finish(callID, status: error.status)
@@ -287,7 +295,7 @@ public final class AdLoaderService {
     }
 
     @inline(__always)
-    private func checkIdentifier(_ field: String, _ value: String) throws(LoaderError) {
+    func checkIdentifier(_ field: String, _ value: String) throws(LoaderError) {
         let limit = limits.maxIdentifierLength
         if value.utf8.count > limit {
             throw LoaderError(
@@ -295,7 +303,7 @@ public final class AdLoaderService {
         }
     }
 
-    private func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
+    func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
 
     private func nonEmpty(_ value: String) -> String? { value.isEmpty ? nil : value }
 }
