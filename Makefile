@@ -1,7 +1,7 @@
 # adloaderd — two commands on a fresh Debian machine: `make run` and `make test`.
 
 SWIFT        ?= swift
-APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler pkg-config python3-venv
+APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler pkg-config python3-venv libsqlite3-dev libhiredis-dev redis-server
 # Used by the tests: the conformance suite needs nothing beyond the package itself.
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
