@@ -31,6 +31,8 @@ public final class Daemon {
     let loader: NativeAdvertisementLoader
     let service: AdLoaderService
     let transport: FramedTransport
+    /// App-open counts; in memory (and unused) unless a loader has format appOpen.
+    let capStore: any CapStore
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -58,8 +60,18 @@ public final class Daemon {
             let loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
                 idSeed: UInt64(clock.now.unixMilliseconds))
+            // The store is opened only when AppOpen can be called: no file for a feed-only daemon.
+            let needsStore = configuration.loaders.contains { $0.format == .appOpen }
+            let capStore: any CapStore
+            do throws(CapStoreError) {
+                capStore = needsStore ? try configuration.capStore.makeStore() : InMemoryCapStore()
+            } catch {
+                throw ConfigError(field: "capStore", message: error.message)
+            }
             let service = AdLoaderService(
-                loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger)
+                loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger,
+                capStore: capStore, capStoreOutageMode: configuration.capStore.outage)
+            self.capStore = capStore
             transport = FramedTransport(
                 service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
                 logger: logger)
@@ -87,6 +99,7 @@ public final class Daemon {
         UVSignal.unblockTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
+        stops.append(("cap store", capStore.close))
         stops.append(("loader", loader.shutdown))
         stops.append(("transport", transport.stop))
         let settings = configuration.listeners

@@ -24,6 +24,7 @@ extension ServerConfiguration {
         text += "\nListeners (\"listeners\" in the JSON file):\n" + flagBlocks(listenerKeys.settings)
         text += "\nLogging (\"log\"):\n" + flagBlocks(logKeys.settings)
         text += "\nLimits (\"limits\"):\n" + flagBlocks(limitKeys.settings)
+        text += "\nApp-open cap store (\"capStore\"):\n" + flagBlocks(capStoreKeys.settings)
         text += """
 
             Loaders are configured only in the JSON file, as "loaders": { "NAME": { ... } }, which

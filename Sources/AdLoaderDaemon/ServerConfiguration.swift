@@ -36,6 +36,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var sources: [String: DemandSourceConfiguration] = ["synthetic": .synthetic()]
     /// The named loaders; by default one, `default`, on the synthetic source.
     public var loaders: [LoaderConfiguration] = [LoaderConfiguration()]
+    /// Where app-open counts are kept.
+    public var capStore = CapStoreConfiguration()
 
     public init() {}
 
@@ -56,6 +58,7 @@ public struct ServerConfiguration: Hashable, Sendable {
             throw ConfigError(field: "listeners.unixSocketMode", message: "must be an octal mode 0...0777")
         }
         try limits.validate()
+        try capStore.validate()
         for name in sources.keys.sorted() {
             try sources[name]!.validate(field: "sources.\(name)")
         }

@@ -63,6 +63,8 @@ enum CommandRunner {
                     seen += 1
                     if let count, seen >= count { break }
                 }
+            case .appOpen(let request, let adUnitID, let loader):
+                output.appOpen(try await client.appOpen(request, adUnitID: adUnitID, loader: loader, timeout: timeout))
             case .help, .conformance:
                 break
             }
