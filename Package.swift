@@ -89,6 +89,11 @@ let package = Package(
             name: "CoreScalingBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
             path: "Benchmarks/CoreScaling", swiftSettings: strict),
 
+        // Cap-store latency (BENCHMARKS.md, app-open stores): what AppOpen and a shown Return wait for.
+        .executableTarget(
+            name: "CapStoreLatency", dependencies: ["AdLoaderCore", "AdStores", "AdLoaderArguments"],
+            path: "Benchmarks/CapStoreLatency", swiftSettings: strict),
+
         // Fuzzing (Fuzz/README.md, `make fuzz`, `make fuzz-smoke`): the targets' checks in one
         // library, one thin libFuzzer executable per target. Plain builds replay a corpus.
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),

@@ -1,0 +1,180 @@
+"""AppOpen against the real daemon: counts that survive SIGKILL (SQLite, Redis) and a daily
+cap that holds across two daemons sharing one Redis. Uses the CLI's --json output."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def redis_server():
+    """A redis-server on a free loopback port, no persistence; killed after the test."""
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--daemonize", "no", "--loglevel", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.02)
+    yield port
+    proc.kill()
+    proc.wait(timeout=10)
+
+
+def config(store, daily_cap=None):
+    policy = {} if daily_cap is None else {"maximumShowsPerDay": daily_cap}
+    return {
+        "loaders": {"appopen": {"format": "appOpen", "maximumRetainedAdvertisements": 3,
+                                "numberOfAdvertisements": 3, "appOpen": policy}},
+        "sources": {"synthetic": {"latency": "1ms"}},
+        "capStore": store,
+    }
+
+
+def app_open(d, device="device-1", session="session-1", *extra):
+    out = d.cli("app-open", "splash", "--loader", "appopen", "--device", device, "--session", session,
+                "--utc-offset", "+05:30", "--json", *extra).stdout
+    return json.loads(out)
+
+
+def app_open_ready(d, **kw):
+    """AppOpen until the pool has an ad (bounded): the first call fills it."""
+    deadline = time.monotonic() + 10
+    while True:
+        answer = app_open(d, **kw)
+        if answer["outcome"] != "NO_AD_READY" or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.02)
+
+
+def show_and_confirm(d, **kw):
+    answer = app_open_ready(d, **kw)
+    assert answer["outcome"] == "SHOW", answer
+    lease = answer["lease"]["leaseId"]
+    assert answer["lease"]["ad"]["format"] == "appOpen"
+    returned = json.loads(d.cli("return", lease, "--shown", "--json").stdout)
+    assert returned["outcome"] == "CONSUMED", returned
+    return answer
+
+
+@pytest.fixture
+def sqlite_path():
+    with tempfile.TemporaryDirectory(prefix="adloaderd-caps-") as tmp:
+        yield os.path.join(tmp, "caps.sqlite")
+
+
+def test_sigkill_right_after_a_confirmed_show_keeps_the_count_sqlite(daemon, sqlite_path):
+    store = {"type": "sqlite", "sqlitePath": sqlite_path}
+    d = daemon(config=config(store))
+    before = show_and_confirm(d)
+    assert before["dailyCount"] == 0 and before["sessionCount"] == 0
+    # The Return was answered: the count is committed. Kill at once, no shutdown.
+    d.signal(signal.SIGKILL)
+    assert d.wait() == -signal.SIGKILL
+    again = daemon(config=config(store))
+    after = app_open(again)
+    assert after["dailyCount"] == 1 and after["sessionCount"] == 1, after
+
+
+@pytest.mark.parametrize("synchronous", ["full", "normal"])
+def test_sigkill_in_a_loop_never_loses_a_confirmed_show_sqlite(daemon, sqlite_path, synchronous):
+    store = {"type": "sqlite", "sqlitePath": sqlite_path, "sqliteSynchronous": synchronous}
+    for shown in range(3):
+        d = daemon(config=config(store))
+        answer = show_and_confirm(d, session=f"s{shown}")
+        assert answer["dailyCount"] == shown, answer
+        d.signal(signal.SIGKILL)
+        d.wait()
+    final = app_open(daemon(config=config(store)), session="last")
+    assert final["dailyCount"] == 3, final
+
+
+def test_sigkill_right_after_a_confirmed_show_keeps_the_count_redis(daemon, redis_server):
+    store = {"type": "redis", "redisPort": redis_server}
+    d = daemon(config=config(store))
+    show_and_confirm(d)
+    d.signal(signal.SIGKILL)
+    d.wait()
+    after = app_open(daemon(config=config(store)))
+    assert after["dailyCount"] == 1 and after["sessionCount"] == 1, after
+
+
+def test_two_daemons_sharing_one_redis_hold_one_daily_cap(daemon, redis_server):
+    store = {"type": "redis", "redisPort": redis_server}
+    a = daemon(config=config(store, daily_cap=2))
+    b = daemon(config=config(store, daily_cap=2))
+    show_and_confirm(a, session="s-a")
+    second = show_and_confirm(b, session="s-b")
+    assert second["dailyCount"] == 1, second
+    # Both daemons now see the cap reached for this device, whatever the session.
+    for d in (a, b):
+        capped = app_open_ready(d, session="s-c")
+        assert capped["outcome"] == "SKIP" and capped["reason"] == "DAILY_CAP_REACHED", capped
+        assert capped["dailyCount"] == 2 and capped["flags"]["dailyCapReached"], capped
+    # Another device is not capped.
+    assert app_open_ready(a, device="device-2")["outcome"] == "SHOW"
+
+
+def test_a_redis_outage_refuses_to_show_and_recovers(daemon):
+    port = free_port()
+    store = {"type": "redis", "redisPort": port, "redisReconnectInterval": "100ms"}
+    d = daemon(config=config(store))
+    down = app_open_ready(d)
+    assert down["outcome"] == "SKIP" and down["reason"] == "STORE_UNAVAILABLE", down
+    assert down["flags"]["storeUnavailable"]
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--daemonize", "no", "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            answer = app_open(d)
+            if answer["outcome"] == "SHOW" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert answer["outcome"] == "SHOW" and not answer["flags"]["storeUnavailable"], answer
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_cli_readable_output_and_bad_input(daemon, sqlite_path):
+    d = daemon(config=config({"type": "sqlite", "sqlitePath": sqlite_path}))
+    app_open_ready(d)
+    out = d.cli("app-open", "splash", "--loader", "appopen", "--device", "d", "--session", "s",
+                "--event", "foreground", "--background", "10").stdout
+    assert out.startswith("skip: below background threshold"), out
+    assert "shows so far: 0 this session, 0 on " in out
+    bad = d.cli("app-open", "splash", "--loader", "appopen", "--device", "d", "--session", "s",
+                "--utc-offset", "+99:00", check=False)
+    assert bad.returncode == 2 and "--utc-offset" in bad.stderr
+    refused = d.cli("app-open", "splash", "--loader", "appopen", "--device", "", "--session", "s", check=False)
+    assert refused.returncode == 1 and "device_id: must not be empty" in refused.stderr
+    # The daemon still answers.
+    assert app_open(d)["outcome"] == "SHOW"
+
+
+def test_banner_format_is_refused_with_its_reason(daemon):
+    with pytest.raises(RuntimeError) as failure:
+        daemon(config={"loaders": {"b": {"format": "banner"}}})
+    assert "banner is not a pooled format" in str(failure.value)
