@@ -166,15 +166,41 @@ def test_cli_readable_output_and_bad_input(daemon, sqlite_path):
     assert out.startswith("skip: below background threshold"), out
     assert "shows so far: 0 this session, 0 on " in out
     bad = d.cli("app-open", "splash", "--loader", "appopen", "--device", "d", "--session", "s",
-                "--utc-offset", "+99:00", check=False)
+                "--utc-offset", "+5:30", check=False)
     assert bad.returncode == 2 and "--utc-offset" in bad.stderr
+    far = d.cli("app-open", "splash", "--loader", "appopen", "--device", "d", "--session", "s",
+                "--utc-offset", "+99:00", check=False)
+    assert far.returncode == 1 and "utc_offset_seconds: must be -64800...64800, got 356400" in far.stderr
     refused = d.cli("app-open", "splash", "--loader", "appopen", "--device", "", "--session", "s", check=False)
     assert refused.returncode == 1 and "device_id: must not be empty" in refused.stderr
     # The daemon still answers.
     assert app_open(d)["outcome"] == "SHOW"
 
 
-def test_banner_format_is_refused_with_its_reason(daemon):
-    with pytest.raises(RuntimeError) as failure:
-        daemon(config={"loaders": {"b": {"format": "banner"}}})
-    assert "banner is not a pooled format" in str(failure.value)
+def test_banner_format_is_refused_with_its_reason(tmp_path):
+    from conftest import BINARY
+    path = tmp_path / "banner.json"
+    path.write_text(json.dumps({"loaders": {"b": {"format": "banner"}}}))
+    run = subprocess.run([BINARY, "--config", str(path), "--port", "0"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2
+    assert "loaders.b.format: banner is not a pooled format" in run.stderr, run.stderr
+
+
+def test_the_synthetic_source_serves_every_format_through_borrow(daemon):
+    formats = ["native", "interstitial", "rewarded", "appOpen"]
+    d = daemon(config={"loaders": {f: {"format": f} for f in formats},
+                       "sources": {"synthetic": {"latency": "1ms"}}})
+    for f in formats:
+        answer = json.loads(d.cli("borrow", "unit", "--loader", f, "--wait", "2000", "--json").stdout)
+        assert answer["outcome"] == "LEASED", answer
+        ad = answer["lease"]["ad"]
+        if f == "native":
+            assert "fullScreen" not in ad and ad["headline"], ad
+            continue
+        assert ad["format"] == f, ad
+        creative = ad["fullScreen"]
+        assert "headline" not in ad
+        assert creative.get("markup") or creative.get("videoUrl"), creative
+        assert ("reward" in creative) == (f == "rewarded"), creative
+        if f == "rewarded":
+            assert creative["reward"]["amount"] > 0 and creative["reward"]["type"]
