@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "adloaderd", targets: ["adloaderd"]),
         .executable(name: "adloader", targets: ["adloader"]),
         .executable(name: "ProtocolLoadBench", targets: ["ProtocolLoadBench"]),
+        .executable(name: "SoakBench", targets: ["SoakBench"]),
         .library(name: "AdLoaderClient", targets: ["AdLoaderClient"]),
         .library(name: "AdLoaderCore", targets: ["AdLoaderCore"]),
     ],
@@ -81,6 +82,10 @@ let package = Package(
             name: "ProtocolLoadBench", dependencies: ["AdLoaderWire", "AdLoaderArguments"], path: "Benchmarks/ProtocolLoad",
             swiftSettings: strict),
 
+        // Soak test (`make soak`; a one-minute run is part of `make test`): RELIABILITY.md.
+        .executableTarget(
+            name: "SoakBench", dependencies: ["AdLoaderClient", "AdLoaderCore", "AdLoaderWire", "AdLoaderArguments"],
+            path: "Benchmarks/Soak", swiftSettings: strict),
         // Benchmarks (`make bench`, Benchmarks/run.sh); `--smoke` runs are part of `make test`.
         .executableTarget(
             name: "FeedScrollBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],

@@ -17,8 +17,8 @@ public final class FramedTransport {
     let logger: Logger
     let clock: any AdClock
     let scheduler: any AdScheduler
-    /// Encodings of lent ads, shared by every connection.
-    let adEncodings = EncodedAdCache()
+    /// Encodings of lent ads, shared by every connection (the service's).
+    var adEncodings: EncodedAdCache { service.adEncodings }
     private let deferred: any DeferredWork
     // Stored properties are `@exclusivity(unchecked)`: loop-confined, and no method holds an
     // access across a call that re-enters it.

@@ -24,6 +24,9 @@ public final class AdLoaderService {
     @exclusivity(unchecked) public private(set) var parkedBorrowCount = 0
     /// Set by ``beginDrain()``: new calls are answered UNAVAILABLE.
     @exclusivity(unchecked) public private(set) var isDraining = false
+    /// Encodings of lent ads, shared by every connection of every transport; an ad is
+    /// forgotten when it leaves the loader for good.
+    public let adEncodings = EncodedAdCache()
     /// Parked borrows and watches, by serial (for the drain).
     @exclusivity(unchecked) private var openCalls: [UInt64: OpenCall] = [:]
     @exclusivity(unchecked) private var nextSerial: UInt64 = 1
@@ -53,6 +56,8 @@ public final class AdLoaderService {
         self.clock = clock
         self.scheduler = scheduler
         self.logger = logger
+        let encodings = adEncodings
+        loader.onAdRetired = { encodings.forget(id: $0.id) }
     }
 
     /// Calls open now (parked borrows and watches).
