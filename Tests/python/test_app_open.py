@@ -110,7 +110,8 @@ def test_sigkill_in_a_loop_never_loses_a_confirmed_show_sqlite(daemon, sqlite_pa
 
 
 def test_sigkill_right_after_a_confirmed_show_keeps_the_count_redis(daemon, redis_server):
-    store = {"type": "redis", "redisPort": redis_server}
+    # A generous timeout: these tests are about counts, and this machine may be busy.
+    store = {"type": "redis", "redisPort": redis_server, "redisTimeout": "10s"}
     d = daemon(config=config(store))
     show_and_confirm(d)
     d.signal(signal.SIGKILL)
@@ -120,7 +121,8 @@ def test_sigkill_right_after_a_confirmed_show_keeps_the_count_redis(daemon, redi
 
 
 def test_two_daemons_sharing_one_redis_hold_one_daily_cap(daemon, redis_server):
-    store = {"type": "redis", "redisPort": redis_server}
+    # A generous timeout: these tests are about counts, and this machine may be busy.
+    store = {"type": "redis", "redisPort": redis_server, "redisTimeout": "10s"}
     a = daemon(config=config(store, daily_cap=2))
     b = daemon(config=config(store, daily_cap=2))
     show_and_confirm(a, session="s-a")
