@@ -1,11 +1,14 @@
 /// Where app-open counts live: confirmed shows per device session and per device day.
 ///
 /// Implementations: ``InMemoryCapStore`` (tests, one process, lost on restart), and the
-/// SQLite (durable, embedded) and Redis (shared by a fleet) stores of `AdStores`.
+/// SQLite (durable, embedded; on the loop, or on a worker thread with group commit) and Redis
+/// (shared by a fleet) stores of `AdStores`.
 ///
 /// Calls answer through a completion, so that a store may answer at once (in-memory, SQLite
-/// on the loop) or later (a network round trip, a worker thread); either way the completion
-/// runs on the loop thread that made the call, exactly once.
+/// on the loop, Redis) or later (SQLite on its worker thread); either way the completion runs
+/// on the loop thread that made the call, exactly once. The service keeps a call whose store
+/// answers later open (it counts toward the connection's calls in flight, has its deadline,
+/// can be cancelled and ends with the drain) and answers it from the completion.
 ///
 /// Sessions: a session's count ends when the session was inactive (no ``counts(for:at:sessionTimeout:completion:)``
 /// and no ``confirmShow(for:at:sessionTimeout:completion:)``) for `sessionTimeout`; both calls

@@ -28,6 +28,10 @@ public final class InMemoryCapStore: CapStore {
     private var isClosed = false
     /// When set, every call fails with it (tests of an outage).
     public var failure: CapStoreError?
+    /// When true, completions wait for ``completeDeferred()`` instead of running before the
+    /// call returns (tests of a store that answers later, like a worker thread's).
+    public var defersCompletions = false
+    private var deferred: [() -> Void] = []
 
     public init() {}
 
@@ -35,14 +39,34 @@ public final class InMemoryCapStore: CapStore {
         for key: CapKey, at now: AdInstant, sessionTimeout: Duration,
         completion: @escaping (Result<AppOpenCounts, CapStoreError>) -> Void
     ) {
-        completion(update(key, now: now, sessionTimeout: sessionTimeout, increment: false))
+        finish(update(key, now: now, sessionTimeout: sessionTimeout, increment: false), completion)
     }
 
     public func confirmShow(
         for key: CapKey, at now: AdInstant, sessionTimeout: Duration,
         completion: @escaping (Result<AppOpenCounts, CapStoreError>) -> Void
     ) {
-        completion(update(key, now: now, sessionTimeout: sessionTimeout, increment: true))
+        finish(update(key, now: now, sessionTimeout: sessionTimeout, increment: true), completion)
+    }
+
+    /// Runs the completions held back by ``defersCompletions``, oldest first.
+    public func completeDeferred() {
+        let waiting = deferred
+        deferred = []
+        for completion in waiting { completion() }
+    }
+
+    /// Completions held back by ``defersCompletions``.
+    public var deferredCount: Int { deferred.count }
+
+    private func finish(
+        _ result: Result<AppOpenCounts, CapStoreError>, _ completion: @escaping (Result<AppOpenCounts, CapStoreError>) -> Void
+    ) {
+        if defersCompletions {
+            deferred.append { completion(result) }
+        } else {
+            completion(result)
+        }
     }
 
     public func close() {

@@ -20,7 +20,8 @@ public struct CapStoreConfiguration: Hashable, Sendable {
     public var sqlitePath = "adloaderd-appopen.sqlite"
     /// `normal` by default: a commit is in the WAL (the OS's page cache) before the answer, so
     /// nothing is lost on `kill -9`, for ~20 us on the loop; `full` adds an fsync per commit
-    /// (~4 ms here, BENCHMARKS.md) for durability across power loss.
+    /// (1-4 ms here, BENCHMARKS.md) for durability across power loss, on a worker thread with
+    /// group commit.
     public var sqliteSynchronous: SQLiteCapStore.Synchronous = .normal
     public var redisHost = "127.0.0.1"
     public var redisPort = 6379
@@ -45,10 +46,14 @@ public struct CapStoreConfiguration: Hashable, Sendable {
         }
     }
 
-    /// Opens the configured store.
+    /// Opens the configured store. SQLite with `synchronous` full runs on a worker thread
+    /// (``BackgroundCapStore``: its fsyncs would stall the loop), which wakes the loop with
+    /// `wake` after each commit; the caller makes that wake-up call ``BackgroundCapStore/drainCompletions()``.
     /// - Throws: ``CapStoreError`` when the SQLite file cannot be opened (Redis connects lazily).
-    func makeStore() throws(CapStoreError) -> any CapStore {
+    func makeStore(wake: @escaping @Sendable () -> Void) throws(CapStoreError) -> any CapStore {
         switch type {
+        case .sqlite where sqliteSynchronous == .full:
+            try BackgroundCapStore(store: SQLiteCapStore(path: sqlitePath, synchronous: .full), wake: wake)
         case .sqlite: try SQLiteCapStore(path: sqlitePath, synchronous: sqliteSynchronous)
         case .redis:
             RedisCapStore(

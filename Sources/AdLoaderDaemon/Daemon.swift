@@ -3,6 +3,7 @@ import AdLoaderFramed
 import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV
+import AdStores
 import AdLoaderWire
 #if canImport(Glibc)
 import Glibc
@@ -33,6 +34,8 @@ public final class Daemon {
     let transport: FramedTransport
     /// App-open counts; in memory (and unused) unless a loader has format appOpen.
     let capStore: any CapStore
+    /// Wakes the loop for a cap store on a worker thread; closed after the store.
+    let capStoreWakeup: UVAsync
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -48,6 +51,7 @@ public final class Daemon {
         // Locals until everything is built, so a failure can close what exists.
         var createdClock: LoopClock?
         var createdDeferred: UVDeferredWork?
+        var createdWakeup: UVAsync?
         do {
             let clock = try LoopClock(loop: loop)
             createdClock = clock
@@ -62,12 +66,20 @@ public final class Daemon {
                 idSeed: UInt64(clock.now.unixMilliseconds))
             // The store is opened only when AppOpen can be called: no file for a feed-only daemon.
             let needsStore = configuration.loaders.contains { $0.format == .appOpen }
+            // A store on a worker thread wakes the loop through this handle to run its completions.
+            let wakeup = try UVAsync(loop: loop)
+            createdWakeup = wakeup
             let capStore: any CapStore
             do throws(CapStoreError) {
-                capStore = needsStore ? try configuration.capStore.makeStore() : InMemoryCapStore()
+                let sender = wakeup.sender
+                capStore = needsStore ? try configuration.capStore.makeStore(wake: { sender.send() }) : InMemoryCapStore()
             } catch {
                 throw ConfigError(field: "capStore", message: error.message)
             }
+            if let background = capStore as? BackgroundCapStore {
+                wakeup.setAction { [weak background] in background?.drainCompletions() }
+            }
+            self.capStoreWakeup = wakeup
             let service = AdLoaderService(
                 loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger,
                 capStore: capStore, capStoreOutageMode: configuration.capStore.outage)
@@ -79,7 +91,8 @@ public final class Daemon {
             self.loader = loader
             self.service = service
         } catch {
-            _ = Self.abandon(loop, closing: [createdClock?.close, createdDeferred?.close].compactMap { $0 })
+            _ = Self.abandon(
+                loop, closing: [createdClock?.close, createdDeferred?.close, createdWakeup?.close].compactMap { $0 })
             throw error
         }
     }
@@ -99,6 +112,8 @@ public final class Daemon {
         UVSignal.unblockTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
+        // The store first (it joins its worker, the last thread that may wake), then the handle.
+        stops.append(("cap store wake-up", capStoreWakeup.close))
         stops.append(("cap store", capStore.close))
         stops.append(("loader", loader.shutdown))
         stops.append(("transport", transport.stop))

@@ -82,7 +82,7 @@ extension ServerConfiguration {
             .value("sqlitePath", \.capStore.sqlitePath, .string, flag: "--cap-store-path", "the SQLite file (WAL mode)"),
             .value(
                 "sqliteSynchronous", \.capStore.sqliteSynchronous, .choice(), flag: "--cap-store-synchronous",
-                "full: fsync every confirmed show (survives power loss); normal: no fsync (survives kill -9 only)"),
+                "normal: no fsync, ~20 us on the loop (survives kill -9, not power loss); full: fsync (survives power loss), on a worker thread with group commit"),
             .value("redisHost", \.capStore.redisHost, .string, flag: "--redis-host", "Redis host"),
             .value("redisPort", \.capStore.redisPort, .int(in: 1...65_535), flag: "--redis-port", "Redis port"),
             .value("redisKeyPrefix", \.capStore.redisKeyPrefix, .string, flag: "--redis-key-prefix", "first part of every key"),

@@ -6,7 +6,10 @@ import AdLoaderWire
 // (durably, before the Return is answered) when the ad was shown.
 
 extension AdLoaderService {
-    func appOpen(_ message: AppOpenRequestMessage, callID: UInt64, responder: any CallResponder) throws {
+    /// - Returns: an open call when the store answers later (the answer follows then).
+    func appOpen(
+        _ message: AppOpenRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
+    ) throws -> OpenCall? {
         let request = message.request
         try checkIdentifier("device_id", request.deviceID)
         try checkIdentifier("session_id", request.sessionID)
@@ -46,8 +49,9 @@ extension AdLoaderService {
         let key = CapKey(
             loader: loaderName, deviceID: request.deviceID, sessionID: request.sessionID, day: day,
             utcOffsetSeconds: request.utcOffsetSeconds)
+        let waiting = StoreWait()
         capStore.counts(for: key, at: now, sessionTimeout: policy.sessionTimeout) { [weak self] result in
-            guard let self else { return }
+            guard let self, waiting.complete(self) else { return }
             do {
                 try self.decideAppOpen(
                     message, policy: policy, key: key, counts: result, callID: callID, responder: responder)
@@ -57,6 +61,7 @@ extension AdLoaderService {
                 if responder.isOpen { responder.finish(callID, status: Status(code: .internalError, message: "\(error)")) }
             }
         }
+        return waiting.openIfPending(self, callID: callID, timeout: timeout, responder: responder)
     }
 
     private func decideAppOpen(
@@ -108,40 +113,49 @@ extension AdLoaderService {
 
     /// A Return: an app-open lease returned shown first moves its device's counts (durably),
     /// then ends; any other Return ends at once.
-    func returnLease(_ message: ReturnRequestMessage, callID: UInt64, responder: any CallResponder) throws {
+    /// - Returns: an open call when the store answers later (the answer follows then).
+    func returnLease(
+        _ message: ReturnRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
+    ) throws -> OpenCall? {
         if message.leaseID == 0 {
             throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
         }
         guard appOpenLeases.count > 0, let entry = appOpenLeases[message.leaseID] else {
             let outcome = try loader.returnLease(message.leaseID, shown: message.shown)
             responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
-            return
+            return nil
         }
         guard message.shown, loader.hasLease(message.leaseID) else {
             appOpenLeases.remove(message.leaseID)
             let outcome = try loader.returnLease(message.leaseID, shown: message.shown)
             responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
-            return
+            return nil
         }
         let now = clock.now
         let key = CapKey(
             loader: entry.loader, deviceID: entry.deviceID, sessionID: entry.sessionID,
             day: LocalDay(at: now, utcOffsetSeconds: entry.utcOffsetSeconds), utcOffsetSeconds: entry.utcOffsetSeconds)
+        let waiting = StoreWait()
         capStore.confirmShow(for: key, at: now, sessionTimeout: entry.sessionTimeout) { [weak self] result in
             guard let self else { return }
+            // The count moved: end the lease even when the call was cancelled meanwhile, so
+            // that a retried Return cannot count the show twice.
+            let answer = waiting.complete(self)
             switch result {
             case .success:
                 self.appOpenLeases.remove(message.leaseID)
                 do throws(LoaderError) {
                     let outcome = try self.loader.returnLease(message.leaseID, shown: true)
-                    if responder.isOpen { responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome)) }
+                    if answer && responder.isOpen {
+                        responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+                    }
                 } catch {
-                    if responder.isOpen { responder.finish(callID, status: error.status) }
+                    if answer && responder.isOpen { responder.finish(callID, status: error.status) }
                 }
             case .failure(let error):
                 // The lease stays open: the client may return it again once the store is back.
                 self.logger.warning("app-open show not counted", ["error": .string(error.message)])
-                if responder.isOpen {
+                if answer && responder.isOpen {
                     responder.finish(
                         callID,
                         status: Status(
@@ -151,5 +165,39 @@ extension AdLoaderService {
                 }
             }
         }
+        return waiting.openIfPending(self, callID: callID, timeout: timeout, responder: responder)
+    }
+}
+
+/// Whether a cap-store call completed before it returned, and the open call that waits for it
+/// otherwise (``CapStore``: a store may answer at once or later).
+///
+/// - Important: loop-confined.
+final class StoreWait {
+    private var completed = false
+    private var call: OpenCall?
+
+    /// Called first in the completion. Returns whether the completion may answer: always when
+    /// the store answered before returning; later, only while the open call is still open (it
+    /// is then ended and the transport told).
+    func complete(_ service: AdLoaderService) -> Bool {
+        completed = true
+        guard let call else { return true }
+        guard service.close(call) else { return false }
+        call.responder?.openCallEnded(call)
+        return true
+    }
+
+    /// After the store call returned: nil when it already completed, else the open call the
+    /// transport keeps until the completion answers it (or cancel, deadline, drain end it).
+    func openIfPending(
+        _ service: AdLoaderService, callID: UInt64, timeout: Duration?, responder: any CallResponder
+    ) -> OpenCall? {
+        guard !completed else { return nil }
+        let open = OpenCall(callID: callID, serial: service.takeSerial(), responder: responder)
+        open.state = .storePending
+        call = open
+        service.register(open, timeout: timeout)
+        return open
     }
 }

@@ -60,7 +60,10 @@ public final class AdLoaderService {
         loader.onAdRetired = { encodings.forget(id: $0.id) }
     }
 
-    /// Calls open now (parked borrows and watches).
+    /// The serial the next open call gets.
+    func takeSerial() -> UInt64 { nextSerial }
+
+    /// Calls open now (parked borrows, watches, calls waiting for the cap store).
     public var openCallCount: Int { openCalls.count }
 
     /// Handles one call.
@@ -82,7 +85,7 @@ public final class AdLoaderService {
             case .borrow(let message):
                 return try borrow(message, callID: callID, timeout: timeout, responder: responder)
             case .returnLease(let message):
-                try returnLease(message, callID: callID, responder: responder)
+                return try returnLease(message, callID: callID, timeout: timeout, responder: responder)
             case .prefetch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 let result = try loader.prefetch(adUnitID: message.adUnitID, loader: loaderName(message.loader))
@@ -94,7 +97,7 @@ public final class AdLoaderService {
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 return watch(message, callID: callID, timeout: timeout, responder: responder)
             case .appOpen(let message):
-                try appOpen(message, callID: callID, responder: responder)
+                return try appOpen(message, callID: callID, timeout: timeout, responder: responder)
             }
         } catch let error as any StatusConvertible {
             responder.finish(callID, status: error.status)
@@ -255,7 +258,7 @@ public final class AdLoaderService {
 
     // MARK: Open calls
 
-    private func register(_ call: OpenCall, timeout: Duration?) {
+    func register(_ call: OpenCall, timeout: Duration?) {
         openCalls[call.serial] = call
         nextSerial += 1
         guard let timeout, timeout > .zero else { return }
@@ -275,7 +278,7 @@ public final class AdLoaderService {
     }
 
     /// Withdraws an open call; false when it had already ended.
-    private func close(_ call: OpenCall) -> Bool {
+    func close(_ call: OpenCall) -> Bool {
         switch call.state {
         case .ended, .starting:
             return false
@@ -284,6 +287,9 @@ public final class AdLoaderService {
             parkedBorrowCount -= 1
         case .watch(let token):
             loader.removeObserver(token)
+        case .storePending:
+            // The store's call completes anyway; its completion finds the call ended.
+            break
         }
         call.state = .ended
         call.deadline?.cancel()

@@ -6,7 +6,8 @@ import AdLoaderCore
 /// Each check opens stores with `open` (every call opens the same underlying counts: the
 /// same file, the same Redis database), uses its own loader name so that checks sharing a
 /// store do not see each other's counts, and returns its failures (empty when it passed).
-/// Stores must answer before their call returns, as the in-memory, SQLite and Redis stores do.
+/// A store that answers later (a worker thread's) passes `settle`, which must run its
+/// completions (waiting, with a bound, for them to be ready).
 public enum CapStoreBehaviour {
     public typealias Open = () throws -> any CapStore
 
@@ -19,9 +20,12 @@ public enum CapStoreBehaviour {
 
     /// Runs the check called `name`; `persistent` stores must keep counts across reopening.
     /// - Returns: the failures, empty when the store behaved.
-    public static func run(_ name: String, persistent: Bool, open: @escaping Open) -> [String] {
+    public static func run(
+        _ name: String, persistent: Bool, settle: @escaping () -> Void = {}, open: @escaping Open
+    ) -> [String] {
         guard let check = checks.first(where: { $0.name == name }) else { return ["no check \(name)"] }
-        var context = Context(loader: "behaviour-\(name)-\(UInt64.random(in: 0...UInt64.max))", open: open)
+        var context = Context(
+            loader: "behaviour-\(name)-\(UInt64.random(in: 0...UInt64.max))", open: open, settle: settle)
         do {
             try check.body(&context, persistent)
         } catch {
@@ -33,6 +37,7 @@ public enum CapStoreBehaviour {
     struct Context {
         var loader: String
         var open: Open
+        var settle: () -> Void
         var failures: [String] = []
 
         func key(device: String = "device", session: String = "s1", at instant: AdInstant, offset: Int = 0) -> CapKey {
@@ -45,7 +50,8 @@ public enum CapStoreBehaviour {
             if !condition { failures.append(what) }
         }
 
-        /// Calls the store and returns what its completion gave, which must come before it returns.
+        /// Calls the store and returns what its completion gave (settling the store first when
+        /// it has not answered yet).
         func counts(_ store: any CapStore, _ key: CapKey, at now: AdInstant, confirm: Bool = false) throws
             -> AppOpenCounts
         {
@@ -55,7 +61,8 @@ public enum CapStoreBehaviour {
             } else {
                 store.counts(for: key, at: now, sessionTimeout: CapStoreBehaviour.timeout) { result = $0 }
             }
-            guard let result else { throw CapStoreError("the store did not answer before returning") }
+            if result == nil { settle() }
+            guard let result else { throw CapStoreError("the store did not answer (after settling)") }
             return try result.get()
         }
     }
@@ -168,6 +175,7 @@ public enum CapStoreBehaviour {
             store.close()
             var result: Result<AppOpenCounts, CapStoreError>?
             store.counts(for: c.key(at: start), at: start, sessionTimeout: timeout) { result = $0 }
+            if result == nil { c.settle() }
             if case .success = result { c.failures.append("a closed store answered counts") }
             if result == nil { c.failures.append("a closed store did not answer") }
         },

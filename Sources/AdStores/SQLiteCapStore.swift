@@ -10,8 +10,9 @@ internal import CSQLite
 /// file on one machine: writes take the write lock (`BEGIN IMMEDIATE`) and wait up to
 /// `busyTimeout` for it.
 ///
-/// Calls run on the caller's thread and answer before returning (see BENCHMARKS.md for the
-/// commit latency and why this is on the loop).
+/// Calls run on the caller's thread and answer before returning: ~20 us per commit with
+/// `normal`, acceptable on the loop; with `full` the daemon wraps the store in a
+/// ``BackgroundCapStore`` (a worker thread, group commit), see BENCHMARKS.md section 4.
 ///
 /// - Important: loop-confined: one thread uses one store.
 public final class SQLiteCapStore: CapStore {
@@ -99,6 +100,30 @@ public final class SQLiteCapStore: CapStore {
         completion: @escaping (Result<AppOpenCounts, CapStoreError>) -> Void
     ) {
         completion(update(key, now: now, sessionTimeout: sessionTimeout, increment: true))
+    }
+
+    /// Runs `jobs` in one transaction (one commit, one fsync under `full`): what
+    /// ``BackgroundCapStore`` does with every call that arrived during the previous commit.
+    /// - Returns: one result per job, in order; all failures when the transaction fails.
+    public func apply(_ jobs: [CapStoreJob]) -> [Result<AppOpenCounts, CapStoreError>] {
+        guard db != nil else { return jobs.map { _ in .failure(CapStoreError("sqlite \(path): store closed")) } }
+        do throws(CapStoreError) {
+            try step(begin)
+            var counts: [AppOpenCounts] = []
+            do throws(CapStoreError) {
+                for job in jobs {
+                    counts.append(
+                        try updateInTransaction(job.key, now: job.now, sessionTimeout: job.sessionTimeout, increment: job.increment))
+                }
+                try step(commit)
+            } catch {
+                try? step(rollback)
+                throw error
+            }
+            return counts.map { .success($0) }
+        } catch {
+            return jobs.map { _ in .failure(error) }
+        }
     }
 
     public func close() {

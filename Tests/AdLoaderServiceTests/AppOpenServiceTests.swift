@@ -189,6 +189,57 @@ import Testing
         #expect(try appOpen(service, Self.call()).outcome == .show)
     }
 
+    // MARK: A store that answers later (SQLite FULL on its worker thread)
+
+    @Test func aLateStoreAnswerKeepsTheCallOpenUntilItArrives() throws {
+        let service = service()
+        try fill()
+        store.defersCompletions = true
+        let open = try #require(service.handle(Self.call(), callID: 1, timeout: nil, responder: responder))
+        #expect(responder.answers.isEmpty && service.openCallCount == 1)
+        store.completeDeferred()
+        guard case .appOpen(1, let answer) = responder.take().last else { throw TestFailure("no answer") }
+        #expect(answer.outcome == .show && responder.ended == [open.callID] && service.openCallCount == 0)
+        // The shown Return is answered only once the store committed the count.
+        let lease = try #require(answer.lease)
+        let returning = try #require(
+            service.handle(.returnLease(ReturnRequestMessage(leaseID: lease.id, shown: true)), callID: 2, timeout: nil, responder: responder))
+        #expect(responder.answers.isEmpty && returning.callID == 2 && loader.hasLease(lease.id))
+        store.completeDeferred()
+        #expect(responder.take() == [.returned(2, ReturnResponseMessage(outcome: .consumed))])
+        #expect(!loader.hasLease(lease.id))
+    }
+
+    @Test func aCancelledReturnStillEndsTheLeaseItCountedAndAnswersNothing() throws {
+        let service = service()
+        try fill()
+        let lease = try #require(try appOpen(service, Self.call()).lease)
+        store.defersCompletions = true
+        let returning = try #require(
+            service.handle(.returnLease(ReturnRequestMessage(leaseID: lease.id, shown: true)), callID: 2, timeout: nil, responder: responder))
+        #expect(service.end(returning, answering: Status(code: .cancelled, message: "cancelled by the client")))
+        store.completeDeferred()
+        #expect(responder.take() == [.status(2, Status(code: .cancelled, message: "cancelled by the client"))])
+        // Counted once, and the lease is gone: a retry cannot count it again.
+        #expect(!loader.hasLease(lease.id))
+        store.defersCompletions = false
+        #expect(try appOpen(service, Self.call()).counts == AppOpenCounts(session: 1, day: 1))
+    }
+
+    @Test func aCallWaitingForTheStoreHasADeadlineAndEndsWithTheDrain() throws {
+        let service = service()
+        try fill()
+        store.defersCompletions = true
+        _ = service.handle(Self.call(), callID: 1, timeout: .milliseconds(50), responder: responder)
+        _ = service.handle(Self.call(session: "s-2"), callID: 2, timeout: nil, responder: responder)
+        clock.advance(by: .milliseconds(50))
+        #expect(responder.take() == [.status(1, Status(code: .deadlineExceeded, message: "deadline of 50 ms exceeded"))])
+        service.beginDrain()
+        #expect(responder.take() == [.status(2, Status(code: .unavailable, message: "server shutting down"))])
+        store.completeDeferred()
+        #expect(responder.answers.isEmpty && service.openCallCount == 0)
+    }
+
     @Test func theMethodDecodesFromTheWire() throws {
         let message = AppOpenRequestMessage(
             request: AppOpenRequest(
