@@ -22,6 +22,7 @@ let package = Package(
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(
             name: "CProtobufC", pkgConfig: "libprotobuf-c", providers: [.apt(["libprotobuf-c-dev"])]),
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // hiredis without pkgConfig: its .pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM refuses (a warning).
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
@@ -50,6 +51,14 @@ let package = Package(
             name: "AdLoaderFramed",
             dependencies: ["AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging"],
             swiftSettings: strict),
+        // gRPC over HTTP/2 (nghttp2 on the loop): sessions, health, reflection, HTTP/2 limits.
+        .target(
+            name: "AdLoaderGRPC",
+            dependencies: [
+                "AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging", "CNghttp2",
+                "CAdLoaderProto",
+            ],
+            swiftSettings: strict),
         // Command-line scanning shared by every executable; dependency-free.
         .target(name: "AdLoaderArguments", swiftSettings: strict),
         // The application: configuration, start/stop order, the composition root.
@@ -57,14 +66,14 @@ let package = Package(
             name: "AdLoaderDaemon",
             dependencies: [
                 "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "AdLoaderService",
-                "AdLoaderFramed", "AdLoaderArguments", "AdStores",
+                "AdLoaderFramed", "AdLoaderGRPC", "AdLoaderArguments", "AdStores",
             ],
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
         .target(name: "AdLoaderClient", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
         // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
         .target(
-            name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderLogging"],
+            name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderLogging", "CNghttp2"],
             swiftSettings: strict),
         // Test doubles: manual clock/scheduler, the in-process transport.
         .target(
@@ -103,13 +112,19 @@ let package = Package(
         // library, one thin libFuzzer executable per target. Plain builds replay a corpus.
         .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .target(
-            name: "AdLoaderFuzz", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "CLibFuzzer"],
+            name: "AdLoaderFuzz",
+            dependencies: [
+                "AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderGRPC", "AdLoaderService", "AdLoaderLogging",
+                "AdLoaderTestSupport", "AdSources", "CLibFuzzer",
+            ],
             path: "Fuzz/AdLoaderFuzz", swiftSettings: strict),
         .executableTarget(
             name: "FrameDecoderFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/FrameDecoderFuzz", swiftSettings: strict),
         .executableTarget(name: "EnvelopeFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/EnvelopeFuzz", swiftSettings: strict),
         .executableTarget(
             name: "ProtoScannerFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ProtoScannerFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "HTTP2SessionFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/HTTP2SessionFuzz", swiftSettings: strict),
         .executableTarget(
             name: "ConfigurationFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConfigurationFuzz", swiftSettings: strict),
 
@@ -151,6 +166,7 @@ let package = Package(
                 "AdLoaderFramed", "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderTestSupport", "AdSources",
             ],
             swiftSettings: strict),
+        .testTarget(name: "AdLoaderGRPCTests", dependencies: ["AdLoaderGRPC"], swiftSettings: strict),
         .testTarget(name: "AdLoaderFuzzTests", dependencies: ["AdLoaderFuzz"], swiftSettings: strict),
         .testTarget(
             name: "EndToEndTests",

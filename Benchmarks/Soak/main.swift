@@ -31,8 +31,9 @@ say("soak \(options.label): adloaderd pid \(daemon.pid) on port \(daemon.port), 
     + "lifetime \(options.lifetime), lease timeout \(options.leaseTimeout), pressure \(options.pressureConnections)x\(options.pressureDepth)")
 
 var failures: [String] = []
-var pressure: Process?
-if options.pressureConnections > 0 {
+/// Pipelined Borrow + Return from ProtocolLoadBench (at most 300 s a run: restarted as needed).
+func startPressure() throws -> Process? {
+    guard options.pressureConnections > 0 else { return nil }
     let process = Process()
     process.executableURL = here.appendingPathComponent("ProtocolLoadBench")
     process.arguments = [
@@ -41,8 +42,9 @@ if options.pressureConnections > 0 {
     ] + (options.pressureRate > 0 ? ["--rate", "\(options.pressureRate)"] : [])
     process.standardOutput = FileHandle.nullDevice
     try process.run()
-    pressure = process
+    return process
 }
+var pressure = try startPressure()
 
 let tally = Tally()
 let workers = Workload(endpoint: endpoint, tally: tally).start()
@@ -68,7 +70,11 @@ while clock.now - start < total {
     next = next + .milliseconds(Int(options.sampleSeconds * 1_000))
     // The ProtocolLoadBench pressure lasts at most 300 s: restart it for longer runs.
     if let process = pressure, !process.isRunning, clock.now - start < total - .seconds(10) {
-        try process.run()
+        // ProtocolLoadBench stops at the first refused call (e.g. NOT_FOUND for a lease whose
+        // ad expired under it): counted, and the pressure restarts.
+        tally.add("pressure.runs")
+        if process.terminationStatus != 0 { tally.add("pressure.stoppedEarly") }
+        pressure = try startPressure()
     }
     try await Task.sleep(until: next, clock: clock)
     guard daemon.isRunning else {
@@ -76,7 +82,13 @@ while clock.now - start < total {
         break
     }
     let asked = clock.now
-    let pools = try await probe.stats()
+    let pools: [PoolStats]
+    do {
+        pools = try await probe.stats(timeout: .seconds(10))
+    } catch {
+        failures.append("Stats failed: \(error)")
+        break
+    }
     let statsTime = clock.now - asked
     for problem in unaccounted(pools) where failures.count < 20 { failures.append("accounting: \(problem)") }
     let sample = Sample(
@@ -94,8 +106,7 @@ while clock.now - start < total {
 for worker in workers { worker.cancel() }
 for worker in workers { await worker.value }
 if let process = pressure, process.isRunning { process.terminate(); process.waitUntilExit() }
-if daemon.isRunning {
-    let pools = try await probe.stats()
+if daemon.isRunning, let pools = try? await probe.stats(timeout: .seconds(10)) {
     for problem in unaccounted(pools) { failures.append("accounting at the end: \(problem)") }
 }
 probe.close()

@@ -1,6 +1,7 @@
 import AdLoaderCore
 import AdLoaderLogging
 import AdLoaderService
+import AdLoaderUV
 import AdLoaderWire
 
 /// The framed protocol's connections: accepts byte streams from listeners (or tests), enforces
@@ -9,7 +10,7 @@ import AdLoaderWire
 /// It knows bytes and connections; calls go to its ``AdLoaderService``.
 ///
 /// - Important: loop-confined.
-public final class FramedTransport {
+public final class FramedTransport: ByteStreamAcceptor {
     private enum State { case running, draining, stopped }
 
     public let service: AdLoaderService

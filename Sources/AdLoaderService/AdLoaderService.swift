@@ -14,6 +14,8 @@ import AdLoaderWire
 public final class AdLoaderService {
     public let loader: NativeAdvertisementLoader
     public let limits: ServerLimits
+    /// Token auth, applied by every transport before ``handle(_:callID:timeout:responder:)``.
+    public let authenticator: CallAuthenticator
     let clock: any AdClock
     let scheduler: any AdScheduler
     let logger: Logger
@@ -45,14 +47,17 @@ public final class AdLoaderService {
     ///   - clock, scheduler: deadlines.
     ///   - capStore: app-open counts (AppOpen and the Return of its leases).
     ///   - capStoreOutageMode: what AppOpen does when the store fails.
+    ///   - authenticator: which calls need a token (default: none).
     public init(
         loader: NativeAdvertisementLoader, limits: ServerLimits, clock: any AdClock, scheduler: any AdScheduler,
-        logger: Logger, capStore: any CapStore = InMemoryCapStore(), capStoreOutageMode: CapStoreOutageMode = .refuse
+        logger: Logger, capStore: any CapStore = InMemoryCapStore(), capStoreOutageMode: CapStoreOutageMode = .refuse,
+        authenticator: CallAuthenticator = CallAuthenticator()
     ) {
         self.capStore = capStore
         self.capStoreOutageMode = capStoreOutageMode
         self.loader = loader
         self.limits = limits
+        self.authenticator = authenticator
         self.clock = clock
         self.scheduler = scheduler
         self.logger = logger
@@ -62,6 +67,13 @@ public final class AdLoaderService {
 
     /// The serial the next open call gets.
     func takeSerial() -> UInt64 { nextSerial }
+
+    /// The status refusing a call for its credentials, or nil to serve it (see
+    /// ``CallAuthenticator``). Transports call it with the call's `authorization` metadata
+    /// before ``handle(_:callID:timeout:responder:)``.
+    public func authenticate(_ authorization: String?, peerIsLocal: Bool) -> Status? {
+        authenticator.check(authorization, peerIsLocal: peerIsLocal)
+    }
 
     /// Calls open now (parked borrows, watches, calls waiting for the cap store).
     public var openCallCount: Int { openCalls.count }

@@ -1,5 +1,6 @@
 import AdLoaderArguments
 import AdLoaderClient
+import AdLoaderConformance
 import AdLoaderCore
 import AdLoaderWire
 
@@ -12,13 +13,15 @@ struct Invocation: Sendable {
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
         case appOpen(AppOpenRequest, adUnitID: String, loader: String)
-        case conformance(loader: String?, parkingLoader: String?, only: [String])
+        case conformance(loader: String?, parkingLoader: String?, only: [String], transport: ConformanceSuite.Transport)
         case help
     }
 
     var endpoint: Endpoint = .default
     var json = false
     var timeoutMilliseconds: UInt32? = nil
+    /// Bearer token sent with every call (`--token` or `$ADLOADER_TOKEN`).
+    var token: String? = nil
     var command: Command = .help
 }
 
@@ -40,6 +43,8 @@ enum CommandLineParser {
                                  or $ADLOADER_ENDPOINT); [IPV6]:PORT also works
           --unix PATH            connect to the daemon's Unix socket instead
           --timeout MS           deadline of the call in milliseconds (default: none)
+          --token TOKEN          bearer token for a daemon with auth.tokens (default:
+                                 $ADLOADER_TOKEN; prefer the variable, a flag shows in ps)
           --json                 print JSON instead of readable text
           -h, --help             show this help
 
@@ -63,9 +68,12 @@ enum CommandLineParser {
               session and daily counts; with SHOW, a lease to return with --shown once
               displayed (only that moves the counts). --utc-offset is the device's current
               offset (default +00:00), which decides its calendar day.
-          conformance [--loader NAME] [--parking-loader NAME] [--only PREFIX]...
+          conformance [--transport framed|grpc] [--loader NAME] [--parking-loader NAME]
+                      [--only PREFIX]...
               Check a TCP endpoint against Proto/PROTOCOL.md: every method, status and
               limit, with raw frames; one PASS/FAIL/SKIP line per check (--json: a report).
+              --transport grpc runs the transport-neutral checks (calls, answers, statuses)
+              over gRPC (HTTP/2) instead; the same cases as over the framed protocol.
               --parking-loader names a loader whose source never fills (deterministic
               parking checks); --only runs the checks whose names start with PREFIX;
               --timeout bounds each socket operation (default 5000 ms).
@@ -96,7 +104,8 @@ enum CommandLineParser {
         var flags: Set<String> = []
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
-            "--parking-loader", "--only", "--device", "--session", "--event", "--background", "--utc-offset",
+            "--parking-loader", "--only", "--token", "--transport", "--device", "--session", "--event", "--background",
+            "--utc-offset",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--first-launch", "--from-unlock"]
         var scanner = ArgumentScanner(arguments)
@@ -130,6 +139,8 @@ enum CommandLineParser {
             guard options["--endpoint"] == nil else { throw UsageError("give --endpoint or --unix, not both") }
             invocation.endpoint = .unix(path: path)
         }
+        if let token = environment["ADLOADER_TOKEN"], !token.isEmpty { invocation.token = token }
+        if let token = try single("--token") { invocation.token = token }
         if let text = try single("--timeout") { invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self) }
         invocation.json = flags.contains("--json")
         if flags.contains("--help") || flags.contains("-h") || positional.first == "help" {
@@ -143,7 +154,7 @@ enum CommandLineParser {
 
         /// Options that only some commands take.
         func allow(_ allowed: Set<String>) throws(UsageError) {
-            let global: Set<String> = ["--endpoint", "--unix", "--timeout"]
+            let global: Set<String> = ["--endpoint", "--unix", "--timeout", "--token"]
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
@@ -213,11 +224,16 @@ enum CommandLineParser {
                 utcOffsetSeconds: offset)
             invocation.command = .appOpen(request, adUnitID: rest[0], loader: loader)
         case "conformance":
-            try allow(["--loader", "--parking-loader", "--only"])
+            try allow(["--loader", "--parking-loader", "--only", "--transport"])
+            let transportName = try single("--transport") ?? "framed"
+            guard let transport = ConformanceSuite.Transport(rawValue: transportName) else {
+                throw UsageError("--transport: expected framed or grpc, got \"\(transportName)\"")
+            }
             try expectArguments(0, "")
             guard case .tcp = invocation.endpoint else { throw UsageError("conformance needs a TCP --endpoint") }
             invocation.command = .conformance(
-                loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [])
+                loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [],
+                transport: transport)
         default:
             throw UsageError("unknown command \"\(name)\"")
         }

@@ -206,3 +206,41 @@ def test_the_synthetic_source_serves_every_format_through_borrow(daemon):
         assert ("reward" in creative) == (f == "rewarded"), creative
         if f == "rewarded":
             assert creative["reward"]["amount"] > 0 and creative["reward"]["type"]
+
+
+@pytest.mark.parametrize("synchronous", ["normal", "full"])
+def test_app_open_over_grpc_with_the_stock_client(daemon, sqlite_path, synchronous):
+    """AppOpen, the full-screen oneof and the counting Return through real gRPC (stubs
+    generated from Proto/); with synchronous full the store answers from its worker thread."""
+    import grpc
+    import grpc_stubs
+    s = grpc_stubs.load()
+    d = daemon(config=config({"type": "sqlite", "sqlitePath": sqlite_path, "sqliteSynchronous": synchronous},
+                             daily_cap=1))
+    channel = grpc.insecure_channel(d.endpoint)
+    try:
+        stub = s.grpc.NativeAdLoaderStub(channel)
+        request = s.pb.AppOpenRequest(device_id="g-1", session_id="s-1", event=s.pb.APP_OPEN_EVENT_LAUNCH,
+                                      utc_offset_seconds=-28800, ad_unit_id="splash", loader="appopen")
+        deadline = time.monotonic() + 10
+        answer = stub.AppOpen(request, timeout=10)
+        while answer.outcome == s.pb.APP_OPEN_OUTCOME_NO_AD_READY and time.monotonic() < deadline:
+            time.sleep(0.02)
+            answer = stub.AppOpen(request, timeout=10)
+        assert answer.outcome == s.pb.APP_OPEN_OUTCOME_SHOW and answer.reason == s.pb.APP_OPEN_REASON_COLD_START
+        ad = answer.lease.ad
+        assert ad.format == s.pb.AD_FORMAT_APP_OPEN and ad.WhichOneof("creative") == "full_screen"
+        assert ad.full_screen.WhichOneof("media") in ("markup", "video_url") and ad.headline == ""
+        returned = stub.Return(s.pb.ReturnRequest(lease_id=answer.lease.lease_id, shown=True), timeout=10)
+        assert returned.outcome == s.pb.RETURN_OUTCOME_CONSUMED
+        capped = stub.AppOpen(request, timeout=10)
+        assert capped.outcome == s.pb.APP_OPEN_OUTCOME_SKIP
+        assert capped.reason == s.pb.APP_OPEN_REASON_DAILY_CAP_REACHED and capped.daily_cap_reached
+        assert capped.daily_count == 1 and capped.session_count == 1
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.AppOpen(s.pb.AppOpenRequest(device_id="g-1", session_id="s-1", ad_unit_id="splash",
+                                             loader="appopen"), timeout=10)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "event: must be LAUNCH (1) or FOREGROUND (2), got 0" in refused.value.details()
+    finally:
+        channel.close()
