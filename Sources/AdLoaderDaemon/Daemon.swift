@@ -5,6 +5,7 @@ import AdLoaderGRPC
 import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV
+import AdStores
 import AdLoaderWire
 #if canImport(Glibc)
 import Glibc
@@ -39,6 +40,10 @@ public final class Daemon {
     let history: DashboardHistory
     private var admin: AdminServer?
     private var sampleTimer: UVTimer?
+    /// App-open counts; in memory (and unused) unless a loader has format appOpen.
+    let capStore: any CapStore
+    /// Wakes the loop for a cap store on a worker thread; closed after the store.
+    let capStoreWakeup: UVAsync
     let grpcTransport: GRPCTransport
     /// Both transports share each listener: this tells their connections apart.
     let sniffer: ProtocolSniffer
@@ -59,6 +64,7 @@ public final class Daemon {
         // Locals until everything is built, so a failure can close what exists.
         var createdClock: LoopClock?
         var createdDeferred: UVDeferredWork?
+        var createdWakeup: UVAsync?
         var createdGRPCDeferred: UVDeferredWork?
         var createdContext: DemandSourceContext?
         do {
@@ -80,10 +86,28 @@ public final class Daemon {
             let loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
                 idSeed: UInt64(clock.now.unixMilliseconds))
+            // The store is opened only when AppOpen can be called: no file for a feed-only daemon.
+            let needsStore = configuration.loaders.contains { $0.format == .appOpen }
+            // A store on a worker thread wakes the loop through this handle to run its completions.
+            let wakeup = try UVAsync(loop: loop)
+            createdWakeup = wakeup
+            let capStore: any CapStore
+            do throws(CapStoreError) {
+                let sender = wakeup.sender
+                capStore = needsStore ? try configuration.capStore.makeStore(wake: { sender.send() }) : InMemoryCapStore()
+            } catch {
+                throw ConfigError(field: "capStore", message: error.message)
+            }
+            if let background = capStore as? BackgroundCapStore {
+                wakeup.setAction { [weak background] in background?.drainCompletions() }
+            }
+            self.capStoreWakeup = wakeup
             let service = AdLoaderService(
                 loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger,
+                capStore: capStore, capStoreOutageMode: configuration.capStore.outage,
                 authenticator: CallAuthenticator(
                     tokens: configuration.auth.tokens, requireOnLoopback: configuration.auth.requireOnLoopback))
+            self.capStore = capStore
             transport = FramedTransport(
                 service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
                 logger: logger)
@@ -110,7 +134,10 @@ public final class Daemon {
         } catch {
             _ = Self.abandon(
                 loop,
-                closing: [createdContext?.stopSources, createdClock?.close, createdDeferred?.close, createdGRPCDeferred?.close]
+                closing: [
+                    createdContext?.stopSources, createdClock?.close, createdDeferred?.close, createdGRPCDeferred?.close,
+                    createdWakeup?.close,
+                ]
                     .compactMap { $0 })
             throw error
         }
@@ -135,6 +162,9 @@ public final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
         stops.append(("sources", sourceContext.stopSources))
+        // The store first (it joins its worker, the last thread that may wake), then the handle.
+        stops.append(("cap store wake-up", capStoreWakeup.close))
+        stops.append(("cap store", capStore.close))
         stops.append(("loader", loader.shutdown))
         stops.append(("transport", transport.stop))
         stops.append(("grpc transport", grpcTransport.stop))

@@ -28,6 +28,7 @@ extension ServerConfiguration {
         text += "\nLogging (\"log\"):\n" + flagBlocks(logKeys.settings)
         text += "\nLimits (\"limits\"), both transports:\n" + flagBlocks(limitKeys.settings)
         text += "\nHTTP/2 (\"http2\"), the gRPC transport:\n" + flagBlocks(http2Keys.settings)
+        text += "\nApp-open cap store (\"capStore\"):\n" + flagBlocks(capStoreKeys.settings)
         text += """
 
             Loaders are configured only in the JSON file, as "loaders": { "NAME": { ... } }, which

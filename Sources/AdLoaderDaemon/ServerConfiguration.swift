@@ -81,6 +81,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var sources: [String: DemandSourceConfiguration] = ["synthetic": .synthetic()]
     /// The named loaders; by default one, `default`, on the synthetic source.
     public var loaders: [LoaderConfiguration] = [LoaderConfiguration()]
+    /// Where app-open counts are kept.
+    public var capStore = CapStoreConfiguration()
 
     public init() {}
 
@@ -119,6 +121,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         where value <= .zero {
             throw ConfigError(field: "admin.\(field)", message: "must be positive")
         }
+        try capStore.validate()
         if http2Limits.maxConcurrentStreams < 1 || http2Limits.maxHeaderListSize < 1024 {
             throw ConfigError(field: "http2", message: "maxConcurrentStreams must be >= 1 and maxHeaderListSize >= 1024")
         }

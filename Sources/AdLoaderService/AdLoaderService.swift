@@ -35,6 +35,12 @@ public final class AdLoaderService {
     /// Told of every call's method, final status and start (metrics); nil for none. Set it
     /// before the first call.
     @exclusivity(unchecked) public var callObserver: (any CallObserver)?
+    /// App-open counts: read by AppOpen, moved by the Return of an app-open lease shown.
+    public let capStore: any CapStore
+    /// What AppOpen does when ``capStore`` fails.
+    public let capStoreOutageMode: CapStoreOutageMode
+    /// Leases lent by AppOpen, whose shown Return moves counts.
+    var appOpenLeases = AppOpenLeases()
 
     /// - Parameters:
     ///   - loader: the loader every call goes to.
@@ -42,11 +48,16 @@ public final class AdLoaderService {
     ///     ``ServerLimits/maxMessageSize`` (Stats answers) and
     ///     ``ServerLimits/maxUnsentOutputPerConnection`` (slow watchers) are used here.
     ///   - clock, scheduler: deadlines.
+    ///   - capStore: app-open counts (AppOpen and the Return of its leases).
+    ///   - capStoreOutageMode: what AppOpen does when the store fails.
     ///   - authenticator: which calls need a token (default: none).
     public init(
         loader: NativeAdvertisementLoader, limits: ServerLimits, clock: any AdClock, scheduler: any AdScheduler,
-        logger: Logger, authenticator: CallAuthenticator = CallAuthenticator()
+        logger: Logger, capStore: any CapStore = InMemoryCapStore(), capStoreOutageMode: CapStoreOutageMode = .refuse,
+        authenticator: CallAuthenticator = CallAuthenticator()
     ) {
+        self.capStore = capStore
+        self.capStoreOutageMode = capStoreOutageMode
         self.loader = loader
         self.limits = limits
         self.authenticator = authenticator
@@ -57,6 +68,9 @@ public final class AdLoaderService {
         loader.onAdRetired = { encodings.forget(id: $0.id) }
     }
 
+    /// The serial the next open call gets.
+    func takeSerial() -> UInt64 { nextSerial }
+
     /// The status refusing a call for its credentials, or nil to serve it (see
     /// ``CallAuthenticator``). Transports call it with the call's `authorization` metadata
     /// before ``handle(_:callID:timeout:responder:)``.
@@ -64,7 +78,7 @@ public final class AdLoaderService {
         authenticator.check(authorization, peerIsLocal: peerIsLocal)
     }
 
-    /// Calls open now (parked borrows and watches).
+    /// Calls open now (parked borrows, watches, calls waiting for the cap store).
     public var openCallCount: Int { openCalls.count }
 
     /// Handles one call.
@@ -105,11 +119,7 @@ public final class AdLoaderService {
             case .borrow(let message):
                 return try borrow(message, callID: callID, timeout: timeout, responder: responder, code: &code)
             case .returnLease(let message):
-                if message.leaseID == 0 {
-                    throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
-                }
-                let outcome = try loader.returnLease(message.leaseID, shown: message.shown)
-                responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+                return try returnLease(message, callID: callID, timeout: timeout, responder: responder)
             case .prefetch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 let result = try loader.prefetch(adUnitID: message.adUnitID, loader: loaderName(message.loader))
@@ -120,6 +130,8 @@ public final class AdLoaderService {
             case .watch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 return watch(message, callID: callID, timeout: timeout, responder: responder)
+            case .appOpen(let message):
+                return try appOpen(message, callID: callID, timeout: timeout, responder: responder)
             }
         } catch let error as any StatusConvertible {
             let status = error.status
@@ -299,7 +311,7 @@ public final class AdLoaderService {
 
     // MARK: Open calls
 
-    private func register(_ call: OpenCall, timeout: Duration?) {
+    func register(_ call: OpenCall, timeout: Duration?) {
         openCalls[call.serial] = call
         nextSerial += 1
         guard let timeout, timeout > .zero else { return }
@@ -320,7 +332,7 @@ public final class AdLoaderService {
     }
 
     /// Withdraws an open call; false when it had already ended.
-    private func close(_ call: OpenCall) -> Bool {
+    func close(_ call: OpenCall) -> Bool {
         switch call.state {
         case .ended, .starting:
             return false
@@ -329,6 +341,9 @@ public final class AdLoaderService {
             parkedBorrowCount -= 1
         case .watch(let token):
             loader.removeObserver(token)
+        case .storePending:
+            // The store's call completes anyway; its completion finds the call ended.
+            break
         }
         call.state = .ended
         call.deadline?.cancel()
@@ -350,7 +365,7 @@ public final class AdLoaderService {
     }
 
     @inline(__always)
-    private func checkIdentifier(_ field: String, _ value: String) throws(LoaderError) {
+    func checkIdentifier(_ field: String, _ value: String) throws(LoaderError) {
         let limit = limits.maxIdentifierLength
         if value.utf8.count > limit {
             throw LoaderError(
@@ -358,7 +373,7 @@ public final class AdLoaderService {
         }
     }
 
-    private func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
+    func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
 
     private func nonEmpty(_ value: String) -> String? { value.isEmpty ? nil : value }
 }

@@ -3,7 +3,7 @@ import AdLoaderWire
 /// The methods of `adloader.v1.NativeAdLoader`, as a small closed set (metrics label them by
 /// ``name``; an index keeps per-method tables flat).
 public enum ServiceMethod: Int, CaseIterable, Hashable, Sendable {
-    case prefetch, borrow, returnLease, stats, watch
+    case prefetch, borrow, returnLease, stats, watch, appOpen
 
     /// The short method name, e.g. "Borrow" (the last part of ``fullName``).
     public var name: String {
@@ -13,6 +13,7 @@ public enum ServiceMethod: Int, CaseIterable, Hashable, Sendable {
         case .returnLease: "Return"
         case .stats: "Stats"
         case .watch: "Watch"
+        case .appOpen: "AppOpen"
         }
     }
 
@@ -24,6 +25,7 @@ public enum ServiceMethod: Int, CaseIterable, Hashable, Sendable {
         case .returnLease: MethodName.returnLease
         case .stats: MethodName.stats
         case .watch: MethodName.watch
+        case .appOpen: MethodName.appOpen
         }
     }
 }
@@ -45,6 +47,7 @@ extension ServiceRequest {
         case .returnLease: .returnLease
         case .stats: .stats
         case .watch: .watch
+        case .appOpen: .appOpen
         }
     }
 }

@@ -91,7 +91,7 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
         for sample in after[name].samples:
             assert set(sample.labels) - {"le"} == labels, (name, sample.labels)
             if "method" in labels:
-                assert sample.labels["method"] in {"Prefetch", "Borrow", "Return", "Stats", "Watch", "_unknown"}
+                assert sample.labels["method"] in {"Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen", "_unknown"}
     unexpected = set(after) - set(EXPECTED)
     assert not unexpected, unexpected
 
