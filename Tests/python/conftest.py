@@ -62,8 +62,9 @@ class Daemon:
         self.pid = self.proc.pid
         line = self._read_line(banner_timeout)
         if not line.startswith(BANNER):
+            log = self.log()  # before stop() removes the temporary directory
             self.stop()
-            raise RuntimeError(f"no banner from adloaderd: {line!r}; log: {self.log()}")
+            raise RuntimeError(f"no banner from adloaderd: {line!r}; log: {log}")
         self.addresses = line[len(BANNER):].split(" and ")
         host, _, port = self.addresses[0].rpartition(":")
         self.host, self.port = host.strip("[]"), int(port)
