@@ -75,6 +75,10 @@ let tally = Tally()
 let workers = Workload(endpoint: endpoint, adminPort: adminPort, tally: tally).start()
 let probe = try AdLoaderClient.connect(to: endpoint)
 
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
 /// Checks loaded = available + leased + consumed + expired + removed for every pool.
 func unaccounted(_ pools: [PoolStats]) -> [String] {
     pools.compactMap { p in
@@ -121,9 +125,9 @@ while clock.now - start < total {
     let statsTime = clock.now - asked
     for problem in unaccounted(pools) where failures.count < 20 { failures.append("accounting: \(problem)") }
     let sample = Sample(
-        seconds: Double((clock.now - start).components.seconds) + Double((clock.now - start).components.attoseconds) / 1e18,
+        seconds: seconds(clock.now - start),
         residentKiB: daemon.residentKiB() ?? 0, descriptors: daemon.openDescriptors() ?? 0,
-        statsMilliseconds: Double(statsTime.components.attoseconds) / 1e15 + Double(statsTime.components.seconds) * 1e3,
+        statsMilliseconds: seconds(statsTime) * 1e3,
         calls: tally.calls)
     samples.append(sample)
     rows += "\(Int(sample.seconds)),\(sample.residentKiB),\(sample.descriptors),\(String(format: "%.2f", sample.statsMilliseconds)),\(sample.calls)\n"
@@ -161,8 +165,8 @@ if endDescriptors > startDescriptors {
     failures.append("descriptors: \(endDescriptors) open after every client closed, \(startDescriptors) at start")
 }
 
-let growth = Verdict.growthKiB(samples, warmupFraction: options.warmupFraction)
 let judged = Verdict.judged(samples, warmupFraction: options.warmupFraction)
+let growth = Verdict.growthKiB(over: judged)
 if judged.count < 3 {
     failures.append("too few samples to judge memory (\(samples.count)); lengthen --minutes or shorten --sample")
 } else if growth > options.maxGrowthKiB {
