@@ -37,14 +37,18 @@ public struct StatsRequestMessage: WireMessage {
 }
 
 /// `StatsResponse`: one entry per matching pool, and the counters of the matching loaders'
-/// sources that keep any.
+/// sources that keep any, and the name of the daemon instance that answered.
 public struct StatsResponseMessage: WireMessage {
     public var pools: [PoolStats]
     public var sources: [DemandSourceStats]
+    /// The answering daemon's instance name (`cluster.instanceName`, default its `host:port`);
+    /// empty from a server that predates the field.
+    public var instance: String
 
-    public init(pools: [PoolStats], sources: [DemandSourceStats] = []) {
+    public init(pools: [PoolStats], sources: [DemandSourceStats] = [], instance: String = "") {
         self.pools = pools
         self.sources = sources
+        self.instance = instance
     }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
@@ -65,7 +69,7 @@ public struct StatsResponseMessage: WireMessage {
                     if let entry = list[i] { sources.append(DemandSourceStats(entry)) }
                 }
             }
-            return StatsResponseMessage(pools: pools, sources: sources)
+            return StatsResponseMessage(pools: pools, sources: sources, instance: swiftString(m.pointee.instance))
         }
     }
 
@@ -103,6 +107,7 @@ public struct StatsResponseMessage: WireMessage {
                 m.n_sources = sources.count
                 m.sources = list
             }
+            m.instance = arena.cString(instance)
             return m
     }
 }

@@ -2051,7 +2051,7 @@ const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
   (ProtobufCMessageInit) adloader__v1__source_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[3] =
 {
   {
     "pools",
@@ -2077,15 +2077,28 @@ static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "instance",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__StatsResponse, instance),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__stats_response__field_indices_by_name[] = {
+  2,   /* field[2] = instance */
   0,   /* field[0] = pools */
   1,   /* field[1] = sources */
 };
 static const ProtobufCIntRange adloader__v1__stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
 {
@@ -2095,7 +2108,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
   "Adloader__V1__StatsResponse",
   "adloader.v1",
   sizeof(Adloader__V1__StatsResponse),
-  2,
+  3,
   adloader__v1__stats_response__field_descriptors,
   adloader__v1__stats_response__field_indices_by_name,
   1,  adloader__v1__stats_response__number_ranges,

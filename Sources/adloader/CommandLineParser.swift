@@ -19,11 +19,27 @@ struct Invocation: Sendable {
     }
 
     var endpoint: Endpoint = .default
+    /// `--endpoints`: several daemons, one chosen by ``affinity`` (else the command's ad unit)
+    /// on nginx's consistent-hash ring; nil: ``endpoint``.
+    var endpoints: EndpointSet? = nil
+    /// `--affinity KEY`: the key that picks the daemon among ``endpoints``.
+    var affinity: String? = nil
     var json = false
     var timeoutMilliseconds: UInt32? = nil
     /// Bearer token sent with every call (`--token` or `$ADLOADER_TOKEN`).
     var token: String? = nil
     var command: Command = .help
+
+    /// The key that picks a daemon among ``endpoints``: `--affinity`, else the command's ad
+    /// unit (empty for commands without one: the first endpoint that answers).
+    var affinityKey: String {
+        if let affinity { return affinity }
+        switch command {
+        case .prefetch(let adUnitID, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
+        case .stats(_, let adUnitID), .watch(_, let adUnitID, _, _), .top(_, let adUnitID, _, _): return adUnitID
+        case .returnLease, .conformance, .help: return ""
+        }
+    }
 }
 
 /// A command line that cannot be run; printed with a hint to `--help`, exit status 2.
@@ -43,6 +59,13 @@ enum CommandLineParser {
           --endpoint HOST:PORT   TCP endpoint of the daemon (default 127.0.0.1:7411,
                                  or $ADLOADER_ENDPOINT); [IPV6]:PORT also works
           --unix PATH            connect to the daemon's Unix socket instead
+          --endpoints A,B,C      several daemons (HOST:PORT each, written and ordered as
+                                 nginx's `server` lines): the call goes to the one that
+                                 owns the affinity key on nginx's consistent-hash ring
+                                 (`hash $http_x_adloader_affinity consistent`), else the
+                                 next one along the ring that can be reached
+          --affinity KEY         the affinity key (feed or user id) for --endpoints;
+                                 default the command's ad unit (return: first endpoint)
           --timeout MS           deadline of the call in milliseconds (default: none)
           --token TOKEN          bearer token for a daemon with auth.tokens (default:
                                  $ADLOADER_TOKEN; prefer the variable, a flag shows in ps)
@@ -110,7 +133,7 @@ enum CommandLineParser {
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
-            "--background", "--utc-offset",
+            "--background", "--utc-offset", "--endpoints", "--affinity",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--once", "--first-launch", "--from-unlock"]
         var scanner = ArgumentScanner(arguments)
@@ -144,6 +167,14 @@ enum CommandLineParser {
             guard options["--endpoint"] == nil else { throw UsageError("give --endpoint or --unix, not both") }
             invocation.endpoint = .unix(path: path)
         }
+        if let text = try single("--endpoints") {
+            guard options["--endpoint"] == nil, options["--unix"] == nil else {
+                throw UsageError("give --endpoints or --endpoint/--unix, not both")
+            }
+            do { invocation.endpoints = try EndpointSet(parsing: text) } catch { throw UsageError("--endpoints: \(error.message)") }
+        }
+        invocation.affinity = try single("--affinity")
+        if invocation.affinity != nil, invocation.endpoints == nil { throw UsageError("--affinity needs --endpoints") }
         if let token = environment["ADLOADER_TOKEN"], !token.isEmpty { invocation.token = token }
         if let token = try single("--token") { invocation.token = token }
         if let text = try single("--timeout") { invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self) }
@@ -159,7 +190,7 @@ enum CommandLineParser {
 
         /// Options that only some commands take.
         func allow(_ allowed: Set<String>) throws(UsageError) {
-            let global: Set<String> = ["--endpoint", "--unix", "--timeout", "--token"]
+            let global: Set<String> = ["--endpoint", "--unix", "--timeout", "--token", "--endpoints", "--affinity"]
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
@@ -244,7 +275,9 @@ enum CommandLineParser {
                 throw UsageError("--transport: expected framed or grpc, got \"\(transportName)\"")
             }
             try expectArguments(0, "")
-            guard case .tcp = invocation.endpoint else { throw UsageError("conformance needs a TCP --endpoint") }
+            guard case .tcp = invocation.endpoint, invocation.endpoints == nil else {
+                throw UsageError("conformance needs a TCP --endpoint")
+            }
             invocation.command = .conformance(
                 loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [],
                 transport: transport)

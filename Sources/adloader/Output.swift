@@ -105,12 +105,16 @@ struct Output {
         }
     }
 
-    func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = []) {
+    /// - Parameter instance: the answering daemon's instance name (empty from an older server).
+    func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = [], instance: String = "") {
         if json {
-            emit(["pools": pools.map(Self.object), "sources": sources.map(Self.object)])
+            emit(["pools": pools.map(Self.object), "sources": sources.map(Self.object), "instance": instance])
             return
         }
-        defer { sourceTable(sources) }
+        defer {
+            sourceTable(sources)
+            if !instance.isEmpty { line("instance \(instance)") }
+        }
         guard !pools.isEmpty else {
             line("no pools yet (a pool appears with the first prefetch or borrow of an ad unit)")
             return
