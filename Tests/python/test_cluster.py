@@ -306,3 +306,22 @@ def test_app_open_daily_cap_holds_across_replicas(cluster):
         answer, _ = app_open(key, "session-2")
         assert answer.outcome == s.pb.APP_OPEN_OUTCOME_SKIP, answer
         assert answer.reason == s.pb.APP_OPEN_REASON_DAILY_CAP_REACHED and answer.daily_count == 2, answer
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--affinity", "k", "stats"], "--affinity needs --endpoints"),
+    (["--endpoints", "127.0.0.1:1,127.0.0.1:1", "stats"], "listed twice"),
+    (["--endpoints", "127.0.0.1:1", "--endpoint", "127.0.0.1:2", "stats"], "not both"),
+    (["--endpoints", "unix:/tmp/x", "stats"], "only HOST:PORT"),
+    (["--endpoints", "", "stats"], "no endpoints"),
+])
+def test_cli_endpoints_usage_errors(args, message):
+    done = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_cli_endpoints_none_reachable_exits_3():
+    dead = [free_port(), free_port()]
+    done = subprocess.run([CLI, "--endpoints", ",".join(f"127.0.0.1:{p}" for p in dead), "--affinity", "k", "stats"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 3 and "no endpoint reachable" in done.stderr, done.stderr
