@@ -65,7 +65,8 @@ enum CommandLineParser {
                                  (`hash $http_x_adloader_affinity consistent`), else the
                                  next one along the ring that can be reached
           --affinity KEY         the affinity key (feed or user id) for --endpoints;
-                                 default the command's ad unit (return: first endpoint)
+                                 default the command's ad unit. A return must reach the
+                                 daemon that lent the lease: give the borrow's key
           --timeout MS           deadline of the call in milliseconds (default: none)
           --token TOKEN          bearer token for a daemon with auth.tokens (default:
                                  $ADLOADER_TOKEN; prefer the variable, a flag shows in ps)
@@ -117,6 +118,8 @@ enum CommandLineParser {
           adloader return 17 --shown
           adloader stats --json
           adloader app-open splash --loader appopen --device d-1 --session s-1 --utc-offset +05:30
+          adloader --endpoints 127.0.0.1:7421,127.0.0.1:7422,127.0.0.1:7423 --affinity feed-42 \\
+              borrow feed-native --slot feed-42/position-7
         """
 
     /// Parses `arguments` (without the program name).
