@@ -169,6 +169,9 @@ public final class AdLoaderService {
         case .unavailable:
             let reason = isDraining ? "server shutting down" : "loader disabled"
             responder.finish(callID, status: Status(code: .unavailable, message: reason))
+        case .upstreamFailed(let error):
+            responder.finish(
+                callID, status: Status(code: .unavailable, message: "no ad can arrive: upstream \(error)"))
         }
     }
 
