@@ -22,7 +22,7 @@ for argument in "$@"; do
         *) TARGETS+=("$argument") ;;
     esac
 done
-ALL_TARGETS=(frame-decoder envelope proto-scanner configuration)
+ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session)
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
 product() {
@@ -31,6 +31,7 @@ product() {
         envelope) echo EnvelopeFuzz ;;
         proto-scanner) echo ProtoScannerFuzz ;;
         configuration) echo ConfigurationFuzz ;;
+        http2-session) echo HTTP2SessionFuzz ;;
         *) echo "unknown fuzz target: $1 (targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }

@@ -20,13 +20,16 @@ public final class AdLoaderClient: Sendable {
     private let connection: ClientConnection
     /// Where this client is connected.
     public let endpoint: Endpoint
+    /// Sent with every call: `authorization: Bearer <token>` when a token was given.
+    private let callMetadata: [MetadataEntry]
 
     /// Extra time the local deadline timer allows for the network, after the server's own deadline.
     static let localDeadlineMargin: Duration = .milliseconds(500)
 
-    private init(connection: ClientConnection, endpoint: Endpoint) {
+    private init(connection: ClientConnection, endpoint: Endpoint, token: String?) {
         self.connection = connection
         self.endpoint = endpoint
+        callMetadata = token.map { [MetadataEntry(key: "authorization", value: "Bearer \($0)")] } ?? []
     }
 
     deinit { connection.close() }
@@ -35,13 +38,17 @@ public final class AdLoaderClient: Sendable {
     /// - Parameters:
     ///   - endpoint: TCP `host:port` or a Unix socket path.
     ///   - maximumMessageSize: the largest answer accepted (default 4 MiB, as the server).
+    ///   - token: a bearer token sent with every call (`authorization` metadata), for a
+    ///     server configured with `auth.tokens`; nil for none.
     /// - Throws: ``AdLoaderClientError`` when the server cannot be reached, `Status` when the
     ///   connection breaks at once.
-    public static func connect(to endpoint: Endpoint, maximumMessageSize: Int = 4 << 20) throws -> AdLoaderClient {
+    public static func connect(
+        to endpoint: Endpoint, maximumMessageSize: Int = 4 << 20, token: String? = nil
+    ) throws -> AdLoaderClient {
         let fd = try Socket.connect(to: endpoint)
         let connection = ClientConnection(fd: fd, maximumMessageSize: maximumMessageSize)
         try connection.start()
-        return AdLoaderClient(connection: connection, endpoint: endpoint)
+        return AdLoaderClient(connection: connection, endpoint: endpoint, token: token)
     }
 
     /// Closes the connection; calls in flight fail with UNAVAILABLE. Also done on deinit.
@@ -150,6 +157,7 @@ public final class AdLoaderClient: Sendable {
     public func unary(
         method: String, request: some WireMessage, timeout: Duration? = nil, metadata: [MetadataEntry] = []
     ) async throws -> ResponseFrame {
+        let metadata = callMetadata + metadata
         try Self.checkStrings(method: method, request: request, metadata: metadata)
         let callID = connection.makeCallID()
         let frame = RequestFrame(
@@ -180,6 +188,7 @@ public final class AdLoaderClient: Sendable {
     public func stream(
         method: String, request: some WireMessage, timeout: Duration? = nil, metadata: [MetadataEntry] = []
     ) -> AsyncThrowingStream<ResponseFrame, any Error> {
+        let metadata = callMetadata + metadata
         do {
             try Self.checkStrings(method: method, request: request, metadata: metadata)
         } catch {

@@ -40,7 +40,7 @@ extension ConformanceRun {
     }
 
     func statsRoundTrip() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let all = try connection.call(MethodName.stats, Requests.stats(loader: "", adUnitID: ""))
         let everything = try decode(StatsResponseMessage.self, try all.okMessage("Stats (all)"), "Stats (all)")
@@ -56,7 +56,7 @@ extension ConformanceRun {
     }
 
     func statsMatchingNothing() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         // Filters that match nothing give an empty list, not an error (PROTOCOL.md 7.4).
         for (filterLoader, adUnit) in [(loader, freshAdUnit("never-used")), ("conformance-no-such-loader", "")] {
@@ -69,7 +69,7 @@ extension ConformanceRun {
     }
 
     func prefetchRoundTrip() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let adUnit = freshAdUnit("prefetch")
         let result = try connection.call(MethodName.prefetch, Requests.prefetch(adUnit, loader: loader))
@@ -90,7 +90,7 @@ extension ConformanceRun {
     }
 
     func borrowReturnRoundTrip() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let adUnit = freshAdUnit("borrow")
         let wait = UInt32(min(timeout.milliseconds * 3 / 4, limitsWaitMilliseconds))
@@ -126,7 +126,7 @@ extension ConformanceRun {
     }
 
     func borrowSlotAffinity() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let adUnit = freshAdUnit("slot")
         let wait = UInt32(min(timeout.milliseconds * 3 / 4, limitsWaitMilliseconds))
@@ -165,7 +165,7 @@ extension ConformanceRun {
     }
 
     func borrowNoAdYet() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let result = try connection.call(MethodName.borrow, Requests.borrow(freshAdUnit("no-ad-yet"), loader: loader))
         let response = try decode(BorrowResponseMessage.self, try result.okMessage("Borrow"), "Borrow")
@@ -201,7 +201,7 @@ extension ConformanceRun {
     }
 
     func returnUnknownLease() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let unknown: UInt64 = 0xFFFF_FFFF_FFFF_FF00 | UInt64.random(in: 0...0xFF)
         let status = try connection.call(MethodName.returnLease, Requests.returnLease(unknown))
@@ -210,7 +210,7 @@ extension ConformanceRun {
     }
 
     func emptyAdUnitID() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let borrow = try connection.call(MethodName.borrow, Requests.borrow("", loader: loader))
             .expect(.invalidArgument, naming: "ad_unit_id", "Borrow with an empty ad_unit_id")
@@ -220,7 +220,7 @@ extension ConformanceRun {
     }
 
     func unknownLoader() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let name = "conformance-no-such-loader"
         let borrow = try connection.call(MethodName.borrow, Requests.borrow(freshAdUnit("loader"), loader: name))
@@ -233,7 +233,7 @@ extension ConformanceRun {
     /// PROTOCOL.md 8: an identifier one byte over the limit is INVALID_ARGUMENT naming its field
     /// and creates no pool; one at the limit is served.
     func identifierTooLong() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let limit = options.limits.maximumIdentifierLength
         func padded(_ label: String, to length: Int) -> String {
@@ -267,7 +267,7 @@ extension ConformanceRun {
     var limitsWaitMilliseconds: Int64 { options.limits.maximumBorrowWait.milliseconds }
 
     func waitAboveMaximum() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let above = UInt32(clamping: limitsWaitMilliseconds + 1)
         let status = try connection.call(
@@ -277,7 +277,7 @@ extension ConformanceRun {
     }
 
     func leaseIDZero() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         let status = try connection.call(MethodName.returnLease, Requests.returnLease(0, shown: true))
             .expect(.invalidArgument, naming: "lease_id", "Return of lease 0")
@@ -285,7 +285,7 @@ extension ConformanceRun {
     }
 
     func watchUnknownKind() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         var statuses: [String] = []
         // WatchRequest field 3 (kinds, packed): EVENT_KIND_UNSPECIFIED (0), then an unknown 9.
@@ -317,10 +317,13 @@ extension ConformanceRun {
     }
 
     func unknownMethod() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         var statuses: [String] = []
-        for method in ["/adloader.v1.NativeAdLoader/NoSuchMethod", "/other.Service/Borrow", "Borrow", ""] {
+        // An HTTP/2 :path must start with "/" (the server's HTTP/2 layer refuses the stream
+        // otherwise), so over gRPC only the well-formed paths are asked.
+        let methods = ["/adloader.v1.NativeAdLoader/NoSuchMethod", "/other.Service/Borrow", "Borrow", ""]
+        for method in methods where !(connection is GRPCCallConnection) || method.hasPrefix("/") {
             let status = try connection.call(method, Requests.stats(loader: loader, adUnitID: ""))
                 .expect(.unimplemented, "method \"\(method)\"")
             statuses.append("\(status)")
@@ -331,7 +334,7 @@ extension ConformanceRun {
     }
 
     func undecodableMessage() throws(CheckFailure) -> CheckOutcome {
-        let connection = try connect()
+        let connection = try connectCalls()
         defer { connection.close() }
         // Field 1 (length-delimited) claims 16 bytes but only one follows: protobuf cannot decode it.
         let truncated: [UInt8] = [0x0A, 0x10, 0x61]

@@ -74,9 +74,29 @@ public struct ConformanceSuite: Sendable {
         public var pipelineDepth = 8
         /// Run only the checks whose name starts with one of these; nil runs every check.
         public var only: [String]? = nil
+        /// The transport the checks speak. Over gRPC only the transport-neutral checks run
+        /// (``ConformanceSuite/transportNeutralChecks``): the same calls, statuses and
+        /// messages as over the framed protocol; the rest are about framing.
+        public var transport: Transport = .framed
 
         public init() {}
     }
+
+    /// A transport of the endpoint.
+    public enum Transport: String, Hashable, Sendable, CaseIterable {
+        /// The framed protocol of Proto/PROTOCOL.md sections 1-10.
+        case framed
+        /// gRPC over HTTP/2 cleartext (section 11).
+        case grpc
+    }
+
+    /// The checks that run over both transports: calls, their answers and their statuses.
+    public static let transportNeutralChecks: Set<String> = [
+        "stats.round-trip", "stats.filters-matching-nothing", "prefetch.round-trip", "borrow-return.round-trip",
+        "borrow.slot-affinity", "borrow.no-ad-yet", "return.unknown-lease-not-found", "invalid.empty-ad-unit-id",
+        "invalid.unknown-loader", "invalid.identifier-too-long", "invalid.wait-above-maximum", "invalid.lease-id-zero",
+        "invalid.watch-unknown-kind", "call.unknown-method-unimplemented", "call.undecodable-message",
+    ]
 
     public let host: String
     public let port: Int
@@ -113,7 +133,7 @@ public struct ConformanceSuite: Sendable {
     /// - Returns: every check's result; `passed` is false when any check failed.
     public func run(log: (String) -> Void = { _ in }) -> ConformanceReport {
         let run = ConformanceRun(host: host, port: port, options: options)
-        log("conformance: \(host):\(port), loader \"\(options.loader)\"")
+        log("conformance: \(host):\(port) over \(options.transport.rawValue), loader \"\(options.loader)\"")
         var results: [ConformanceReport.Result] = []
         for check in ConformanceRun.checks where selected(check.name) {
             let started = ContinuousClock.now
@@ -139,6 +159,7 @@ public struct ConformanceSuite: Sendable {
     }
 
     private func selected(_ name: String) -> Bool {
+        if options.transport == .grpc, !Self.transportNeutralChecks.contains(name) { return false }
         guard let only = options.only else { return true }
         return only.contains { name.hasPrefix($0) }
     }
@@ -182,6 +203,14 @@ final class ConformanceRun {
     func freshAdUnit(_ label: String) -> String {
         adUnitCounter += 1
         return "conformance-\(runToken)-\(adUnitCounter)-\(label)"
+    }
+
+    /// A connection of the run's transport, ready for calls (for the transport-neutral checks).
+    func connectCalls() throws(CheckFailure) -> any CallConnection {
+        switch options.transport {
+        case .framed: return try connect()
+        case .grpc: return try GRPCCallConnection.connect(host: host, port: port, timeout: timeout)
+        }
     }
 
     /// A connection that has exchanged prefaces.

@@ -39,6 +39,11 @@ public final class NativeAdvertisementLoader {
     @exclusivity(unchecked) var leaseTimerDeadline: AdInstant?
     @exclusivity(unchecked) var observers: [(token: ObserverToken, callback: (AdEvent) -> Void)] = []
     @exclusivity(unchecked) var nextObserverToken: UInt64 = 1
+    /// Called with every ad that left the loader for good (expired, consumed, disabled,
+    /// invalidated, shut down), after its event: it will never be lent again, so a cache keyed
+    /// by ad id (the wire layer's encodings of lent ads) forgets it here rather than keep it
+    /// alive. Unlike observers it costs nothing on a borrow or a return.
+    @exclusivity(unchecked) public var onAdRetired: ((Ad) -> Void)?
     @exclusivity(unchecked) var isShutDown = false
 
     /// - Parameters:
@@ -407,6 +412,7 @@ public final class NativeAdvertisementLoader {
             }
         }
         if ad.showCount == 0 { pool.source.adDropped(ad, reason: reason) }
+        onAdRetired?(ad)
     }
 
     /// Builds an event for `pool`, lets `configure` fill it in, and delivers it.

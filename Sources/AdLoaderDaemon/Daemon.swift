@@ -1,5 +1,6 @@
 import AdLoaderCore
 import AdLoaderFramed
+import AdLoaderGRPC
 import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV
@@ -9,8 +10,9 @@ import Glibc
 #endif
 
 /// The composition root: the only place that knows every concrete part. It builds the loop,
-/// clock, demand sources, loader, service, transport and listeners from the configuration,
-/// starts them in that order and stops them in reverse.
+/// clock, demand sources, loader, service, the two transports (framed and gRPC), the
+/// protocol sniffer that hands each connection to one of them by its first bytes, and the
+/// listeners from the configuration, starts them in that order and stops them in reverse.
 ///
 /// Lifecycle: ``init(configuration:logger:)`` builds, ``start()`` binds the listeners and
 /// installs the signal handlers, ``run()`` serves until SIGTERM/SIGINT (or
@@ -31,6 +33,9 @@ public final class Daemon {
     let loader: NativeAdvertisementLoader
     let service: AdLoaderService
     let transport: FramedTransport
+    let grpcTransport: GRPCTransport
+    /// Both transports share each listener: this tells their connections apart.
+    let sniffer: ProtocolSniffer
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -46,6 +51,7 @@ public final class Daemon {
         // Locals until everything is built, so a failure can close what exists.
         var createdClock: LoopClock?
         var createdDeferred: UVDeferredWork?
+        var createdGRPCDeferred: UVDeferredWork?
         do {
             let clock = try LoopClock(loop: loop)
             createdClock = clock
@@ -59,15 +65,26 @@ public final class Daemon {
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
                 idSeed: UInt64(clock.now.unixMilliseconds))
             let service = AdLoaderService(
-                loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger)
+                loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger,
+                authenticator: CallAuthenticator(
+                    tokens: configuration.auth.tokens, requireOnLoopback: configuration.auth.requireOnLoopback))
             transport = FramedTransport(
                 service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
+                logger: logger)
+            let grpcDeferred = try UVDeferredWork(loop: loop)
+            createdGRPCDeferred = grpcDeferred
+            grpcTransport = GRPCTransport(
+                service: service, limits: configuration.limits, http2Limits: configuration.http2Limits, clock: clock,
+                scheduler: clock, deferred: grpcDeferred, logger: logger)
+            sniffer = ProtocolSniffer(
+                framed: transport, http2: grpcTransport, clock: clock, scheduler: clock,
+                timeout: configuration.limits.partialFrameTimeout, maxPending: configuration.limits.maxConnections,
                 logger: logger)
             self.clock = clock
             self.loader = loader
             self.service = service
         } catch {
-            _ = Self.abandon(loop, closing: [createdClock?.close, createdDeferred?.close].compactMap { $0 })
+            _ = Self.abandon(loop, closing: [createdClock?.close, createdDeferred?.close, createdGRPCDeferred?.close].compactMap { $0 })
             throw error
         }
     }
@@ -89,13 +106,15 @@ public final class Daemon {
         stops.append(("clock", clock.close))
         stops.append(("loader", loader.shutdown))
         stops.append(("transport", transport.stop))
+        stops.append(("grpc transport", grpcTransport.stop))
+        stops.append(("sniffer", sniffer.closeAll))
         let settings = configuration.listeners
         do throws(ListenerError) {
             let tcpAddress = ListenAddress.tcp(host: settings.host, port: settings.port)
             do {
                 listeners.append(
                     try FramedListener.tcp(
-                        loop: loop, host: settings.host, port: settings.port, transport: transport, logger: logger))
+                        loop: loop, host: settings.host, port: settings.port, transport: sniffer, logger: logger))
             } catch {
                 throw ListenerError(setting: "listeners.port", address: tcpAddress, error: error)
             }
@@ -103,7 +122,7 @@ public final class Daemon {
                 do {
                     listeners.append(
                         try FramedListener.unix(
-                            loop: loop, path: path, mode: settings.unixSocketMode, transport: transport, logger: logger))
+                            loop: loop, path: path, mode: settings.unixSocketMode, transport: sniffer, logger: logger))
                 } catch {
                     throw ListenerError(setting: "listeners.unixSocket", address: .unix(path: path), error: error)
                 }
@@ -172,21 +191,32 @@ public final class Daemon {
         state = .draining
         logger.info(
             "shutting down",
-            ["reason": .string(reason), "connections": .int(Int64(transport.connectionCount)),
+            ["reason": .string(reason),
+             "connections": .int(Int64(transport.connectionCount + grpcTransport.connectionCount)),
              "parkedBorrows": .int(Int64(service.parkedBorrowCount))])
         closeListeners()
+        sniffer.closeAll()
         service.beginDrain()
-        transport.onDrained = { [unowned self] in self.drained() }
-        transport.beginDrain(
-            status: Status(code: .unavailable, message: "server shutting down"),
-            gracePeriod: configuration.limits.shutdownGracePeriod)
+        // Both transports drain; the last one done stops the parts.
+        var transportsDraining = 2
+        let oneDrained = { [unowned self] in
+            transportsDraining -= 1
+            if transportsDraining == 0 { self.drained() }
+        }
+        transport.onDrained = oneDrained
+        grpcTransport.onDrained = oneDrained
+        let status = Status(code: .unavailable, message: "server shutting down")
+        transport.beginDrain(status: status, gracePeriod: configuration.limits.shutdownGracePeriod)
+        grpcTransport.beginDrain(status: status, gracePeriod: configuration.limits.shutdownGracePeriod)
     }
 
     private func signalReceived(_ number: Int32) {
         let name = number == SIGTERM ? "SIGTERM" : number == SIGINT ? "SIGINT" : "signal \(number)"
         switch state {
         case .running: beginShutdown(reason: name)
-        case .draining: transport.closeAll(reason: "second \(name)")
+        case .draining:
+            transport.closeAll(reason: "second \(name)")
+            grpcTransport.closeAll(reason: "second \(name)")
         default: break
         }
     }

@@ -8,7 +8,8 @@ extension ServerConfiguration {
     /// The `--help` text with the source types of `sourceTypes`.
     static func helpText(sourceTypes: DemandSourceRegistry) -> String {
         var text = """
-            adloaderd — keeps native ads loaded and lends them to feed cells over a framed gRPC-style protocol.
+            adloaderd — keeps native ads loaded and lends them to feed cells, over real gRPC (HTTP/2) and a
+            framed gRPC-style protocol on the same port (told apart by the first bytes) and Unix socket.
 
             Usage: adloaderd [--config FILE] [--OPTION VALUE ...]
 
@@ -22,8 +23,10 @@ extension ServerConfiguration {
 
             """
         text += "\nListeners (\"listeners\" in the JSON file):\n" + flagBlocks(listenerKeys.settings)
+        text += "\nToken auth (\"auth\"), both transports:\n" + flagBlocks(authKeys.settings)
         text += "\nLogging (\"log\"):\n" + flagBlocks(logKeys.settings)
-        text += "\nLimits (\"limits\"):\n" + flagBlocks(limitKeys.settings)
+        text += "\nLimits (\"limits\"), both transports:\n" + flagBlocks(limitKeys.settings)
+        text += "\nHTTP/2 (\"http2\"), the gRPC transport:\n" + flagBlocks(http2Keys.settings)
         text += """
 
             Loaders are configured only in the JSON file, as "loaders": { "NAME": { ... } }, which

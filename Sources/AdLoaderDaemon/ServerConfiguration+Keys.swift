@@ -23,6 +23,43 @@ extension ServerConfiguration {
                 "permissions of the Unix-socket file, octal"),
         ])
 
+    /// `auth`: token auth on both transports.
+    static let authKeys = ConfigTable<ServerConfiguration>(
+        section: "auth", defaults: ServerConfiguration(),
+        keys: [
+            .value(
+                "tokens", \.auth.tokens, .strings, flag: "--auth-tokens",
+                "accepted bearer tokens (calls send `authorization: Bearer <token>`); prefer the file or ADLOADERD_AUTH_TOKENS to a flag"),
+            .value(
+                "requireOnLoopback", \.auth.requireOnLoopback, .bool, flag: "--auth-require-on-loopback",
+                "loopback and Unix-socket clients need a token too (else only other hosts do)"),
+            .value(
+                "insecure", \.auth.insecure, .bool, flag: "--insecure",
+                "allow listening on a non-loopback address without tokens"),
+        ])
+
+    /// `http2`: the gRPC transport's HTTP/2 settings and flood bounds.
+    static let http2Keys = ConfigTable<ServerConfiguration>(
+        section: "http2", defaults: ServerConfiguration(),
+        keys: [
+            .value(
+                "maxConcurrentStreams", \.http2Limits.maxConcurrentStreams, .int(in: 1...1_000_000),
+                flag: "--http2-max-concurrent-streams", "SETTINGS_MAX_CONCURRENT_STREAMS; more streams are refused"),
+            .value(
+                "maxHeaderListSize", \.http2Limits.maxHeaderListSize, .size, flag: "--http2-max-header-list-size",
+                "SETTINGS_MAX_HEADER_LIST_SIZE, enforced; bigger request headers: RESOURCE_EXHAUSTED"),
+            .value(
+                "maxResetsPerWindow", \.http2Limits.maxResetsPerWindow, .int(in: 1...1_000_000),
+                flag: "--http2-max-resets", "RST_STREAMs a client may send per flood window; more: GOAWAY ENHANCE_YOUR_CALM"),
+            .value(
+                "maxControlFramesPerWindow", \.http2Limits.maxControlFramesPerWindow, .int(in: 1...1_000_000),
+                flag: "--http2-max-control-frames",
+                "SETTINGS, PING, PRIORITY and empty frames a client may send per flood window; more: GOAWAY ENHANCE_YOUR_CALM"),
+            .value(
+                "floodWindow", \.http2FloodWindow, .duration, flag: "--http2-flood-window",
+                "the window the two counts above count over"),
+        ])
+
     /// `log`: what is logged.
     static let logKeys = ConfigTable<ServerConfiguration>(
         section: "log", defaults: ServerConfiguration(),
@@ -123,7 +160,8 @@ extension ServerConfiguration {
     /// Every setting that has a flag (and so an environment variable), in `--help` order: the
     /// sections' and those of each source type in `sourceTypes`.
     static func settings(sourceTypes: DemandSourceRegistry) -> [ConfigSetting] {
-        (listenerKeys.settings(at: \.self) + logKeys.settings(at: \.self) + limitKeys.settings(at: \.self))
+        (listenerKeys.settings(at: \.self) + authKeys.settings(at: \.self) + logKeys.settings(at: \.self)
+            + limitKeys.settings(at: \.self) + http2Keys.settings(at: \.self))
             .filter { $0.flag != nil } + sourceTypes.flagSettings
     }
 
@@ -131,5 +169,5 @@ extension ServerConfiguration {
     public static let settings = settings(sourceTypes: .standard)
 
     /// The top-level sections whose keys are plain settings.
-    static let scalarSections = [listenerKeys, logKeys, limitKeys]
+    static let scalarSections = [listenerKeys, authKeys, logKeys, limitKeys, http2Keys]
 }

@@ -119,7 +119,7 @@ extension ServerConfiguration {
         }
         for (section, value) in sections {
             switch section {
-            case "listeners", "limits", "log":
+            case "listeners", "auth", "limits", "http2", "log":
                 let table = Self.scalarSections.first { $0.section == section }!
                 guard case .object(let members) = value else {
                     throw ConfigError(field: section, message: "must be an object, got \(value.kind)")
@@ -130,7 +130,7 @@ extension ServerConfiguration {
             case "loaders":
                 try applyLoaders(value)
             default:
-                throw ConfigError(field: section, message: "unknown setting (expected listeners, limits, log, sources, loaders)")
+                throw ConfigError(field: section, message: "unknown setting (expected listeners, auth, limits, http2, log, sources, loaders)")
             }
         }
     }

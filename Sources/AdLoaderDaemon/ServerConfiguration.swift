@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderGRPC
 import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV
@@ -29,7 +30,29 @@ public struct ServerConfiguration: Hashable, Sendable {
     }
 
     public var listeners = Listeners()
+
+    /// Token auth on both transports (``CallAuthenticator``).
+    public struct Auth: Hashable, Sendable {
+        /// Accepted `authorization: Bearer <token>` tokens; empty: no authentication.
+        public var tokens: [String] = []
+        /// Whether loopback and Unix-socket clients need a token too.
+        public var requireOnLoopback = false
+        /// Lets the daemon listen on a non-loopback address without tokens.
+        public var insecure = false
+
+        public init() {}
+    }
+
+    public var auth = Auth()
     public var limits = ServerLimits()
+    /// The gRPC transport's HTTP/2 settings and flood bounds.
+    public var http2Limits = HTTP2Limits()
+
+    /// ``HTTP2Limits/floodWindowMilliseconds`` as a duration, for the configuration table.
+    var http2FloodWindow: Duration {
+        get { .milliseconds(http2Limits.floodWindowMilliseconds) }
+        set { http2Limits.floodWindowMilliseconds = max(1, newValue.milliseconds) }
+    }
     public var logLevel: LogLevel = .info
     /// Demand sources by name, each of a type (see ``DemandSourceConfiguration``); loaders name
     /// theirs in `source`. By default one, `synthetic`.
@@ -49,6 +72,11 @@ public struct ServerConfiguration: Hashable, Sendable {
             throw ConfigError(
                 field: "listeners.host", message: "must be an IPv4 or IPv6 address, got \"\(listeners.host)\"")
         }
+        if auth.tokens.allSatisfy(\.isEmpty), !auth.insecure, !Self.isLoopback(listeners.host) {
+            throw ConfigError(
+                field: "listeners.host",
+                message: "\(listeners.host) is not a loopback address: configure auth.tokens (--auth-tokens), or pass --insecure to serve it without authentication")
+        }
         if let path = listeners.unixSocket, path.isEmpty || path.utf8.count > 107 {
             throw ConfigError(field: "listeners.unixSocket", message: "must be a path of 1...107 bytes")
         }
@@ -56,6 +84,9 @@ public struct ServerConfiguration: Hashable, Sendable {
             throw ConfigError(field: "listeners.unixSocketMode", message: "must be an octal mode 0...0777")
         }
         try limits.validate()
+        if http2Limits.maxConcurrentStreams < 1 || http2Limits.maxHeaderListSize < 1024 {
+            throw ConfigError(field: "http2", message: "maxConcurrentStreams must be >= 1 and maxHeaderListSize >= 1024")
+        }
         for name in sources.keys.sorted() {
             try sources[name]!.validate(field: "sources.\(name)")
         }
@@ -72,5 +103,10 @@ public struct ServerConfiguration: Hashable, Sendable {
                     message: "unknown source \"\(loader.source)\" (configured: \(sources.keys.sorted().joined(separator: ", ")))")
             }
         }
+    }
+
+    /// Whether `host` (an IP literal) is a loopback address.
+    static func isLoopback(_ host: String) -> Bool {
+        host.hasPrefix("127.") || host == "::1" || host.hasPrefix("::ffff:127.")
     }
 }

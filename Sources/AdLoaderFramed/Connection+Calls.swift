@@ -55,6 +55,7 @@ extension Connection {
             if calls.count >= limit {
                 throw Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached")
             }
+            if let denial = service.authenticate(frame.authorization, peerIsLocal: peerIsLocal) { throw denial }
             guard let request = call.request else {
                 throw call.requestError ?? Status(code: .internalError, message: "request not decoded")
             }

@@ -36,6 +36,8 @@ final class Connection: CallResponder {
     let service: AdLoaderService
     let limits: ServerLimits
     let adEncodings: EncodedAdCache
+    /// Loopback or a Unix socket (token auth may not apply).
+    let peerIsLocal: Bool
     // Stored properties are `@exclusivity(unchecked)`: this object is confined to one loop
     // thread and no method holds an access across a call that re-enters it, so the runtime's
     // dynamic exclusivity checks (swift_beginAccess: ~15% of the daemon's instructions under
@@ -62,6 +64,7 @@ final class Connection: CallResponder {
         self.service = transport.service
         self.limits = transport.limits
         self.adEncodings = transport.adEncodings
+        self.peerIsLocal = CallAuthenticator.isLocal(peer: peer)
         decoder = FrameDecoder(maximumMessageSize: transport.limits.maxMessageSize, expectingPreface: true)
         machine = StateMachine(now: transport.clock.now.unixMilliseconds, limits: transport.limits)
     }

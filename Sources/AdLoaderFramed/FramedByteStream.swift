@@ -1,23 +1,5 @@
 import AdLoaderUV
 
-/// The byte stream under a framed connection: a libuv TCP or pipe handle in the daemon
-/// (``UVStream``), an in-process pipe in tests.
-///
-/// - Important: loop-confined. The read action gets each chunk, valid only during the call,
-///   or the error that ended the stream (``UVError/isEndOfFile`` for an orderly end).
-public protocol FramedByteStream: AnyObject {
-    /// Bytes handed to ``write(copying:_:)`` and not yet reported written.
-    var queuedWriteBytes: Int { get }
-    /// The peer ended its sending side.
-    var sawEndOfFile: Bool { get }
-    func readStart(_ action: @escaping (Result<UnsafeRawBufferPointer, UVError>) -> Void) throws(UVError)
-    func resumeReading() throws(UVError)
-    func readStop()
-    /// Writes what the peer takes right now; returns the count written.
-    func tryWrite(_ bytes: UnsafeRawBufferPointer) throws(UVError) -> Int
-    /// Copies `bytes` and writes them in the background; `completion` runs once.
-    func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError)
-    func close()
-}
-
-extension UVStream: FramedByteStream {}
+/// The byte stream under a framed connection (the name from before ``ByteStream`` moved to
+/// AdLoaderUV, shared by every transport).
+public typealias FramedByteStream = ByteStream

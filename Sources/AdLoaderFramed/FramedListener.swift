@@ -4,7 +4,8 @@ import AdLoaderUV
 import Glibc
 #endif
 
-/// A listening TCP or Unix socket whose accepted connections go to a ``FramedTransport``.
+/// A listening TCP or Unix socket whose accepted connections go to a ``ByteStreamAcceptor``: a
+/// transport, or the daemon's protocol sniffer in front of several.
 ///
 /// - Important: loop-confined. The listener owns its handle; ``close()`` closes it (and removes
 ///   the socket file of a Unix listener).
@@ -13,14 +14,14 @@ public final class FramedListener {
     public private(set) var address: ListenAddress
     private let loop: UVLoop
     private let handle: UVStream
-    private unowned let transport: FramedTransport
+    private unowned let transport: any ByteStreamAcceptor
     private let logger: Logger
     private var isClosed = false
 
     /// Binds and listens on TCP `host:port`.
     /// - Throws: ``UVError`` naming the failing call (e.g. `uv_tcp_bind: EADDRINUSE`).
     public static func tcp(
-        loop: UVLoop, host: String, port: Int, transport: FramedTransport, logger: Logger
+        loop: UVLoop, host: String, port: Int, transport: any ByteStreamAcceptor, logger: Logger
     ) throws(UVError) -> FramedListener {
         let tcp = try UVTCPHandle(loop: loop)
         let listener = FramedListener(loop: loop, handle: tcp, address: .tcp(host: host, port: port), transport: transport, logger: logger)
@@ -39,7 +40,7 @@ public final class FramedListener {
     /// Binds and listens on the Unix socket `path`, created with permissions `mode`.
     /// - Throws: ``UVError`` (`EADDRINUSE` when a running server answers on `path`).
     public static func unix(
-        loop: UVLoop, path: String, mode: UInt32, transport: FramedTransport, logger: Logger
+        loop: UVLoop, path: String, mode: UInt32, transport: any ByteStreamAcceptor, logger: Logger
     ) throws(UVError) -> FramedListener {
         let pipe = try UVPipeHandle(loop: loop)
         let listener = FramedListener(loop: loop, handle: pipe, address: .unix(path: path), transport: transport, logger: logger)
@@ -60,7 +61,7 @@ public final class FramedListener {
         return listener
     }
 
-    private init(loop: UVLoop, handle: UVStream, address: ListenAddress, transport: FramedTransport, logger: Logger) {
+    private init(loop: UVLoop, handle: UVStream, address: ListenAddress, transport: any ByteStreamAcceptor, logger: Logger) {
         self.loop = loop
         self.handle = handle
         self.address = address

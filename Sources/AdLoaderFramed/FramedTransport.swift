@@ -1,6 +1,7 @@
 import AdLoaderCore
 import AdLoaderLogging
 import AdLoaderService
+import AdLoaderUV
 import AdLoaderWire
 
 /// The framed protocol's connections: accepts byte streams from listeners (or tests), enforces
@@ -9,7 +10,7 @@ import AdLoaderWire
 /// It knows bytes and connections; calls go to its ``AdLoaderService``.
 ///
 /// - Important: loop-confined.
-public final class FramedTransport {
+public final class FramedTransport: ByteStreamAcceptor {
     private enum State { case running, draining, stopped }
 
     public let service: AdLoaderService
@@ -17,8 +18,8 @@ public final class FramedTransport {
     let logger: Logger
     let clock: any AdClock
     let scheduler: any AdScheduler
-    /// Encodings of lent ads, shared by every connection.
-    let adEncodings = EncodedAdCache()
+    /// Encodings of lent ads, shared by every connection (the service's).
+    var adEncodings: EncodedAdCache { service.adEncodings }
     private let deferred: any DeferredWork
     // Stored properties are `@exclusivity(unchecked)`: loop-confined, and no method holds an
     // access across a call that re-enters it.

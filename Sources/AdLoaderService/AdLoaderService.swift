@@ -14,6 +14,8 @@ import AdLoaderWire
 public final class AdLoaderService {
     public let loader: NativeAdvertisementLoader
     public let limits: ServerLimits
+    /// Token auth, applied by every transport before ``handle(_:callID:timeout:responder:)``.
+    public let authenticator: CallAuthenticator
     let clock: any AdClock
     let scheduler: any AdScheduler
     let logger: Logger
@@ -24,6 +26,9 @@ public final class AdLoaderService {
     @exclusivity(unchecked) public private(set) var parkedBorrowCount = 0
     /// Set by ``beginDrain()``: new calls are answered UNAVAILABLE.
     @exclusivity(unchecked) public private(set) var isDraining = false
+    /// Encodings of lent ads, shared by every connection of every transport; an ad is
+    /// forgotten when it leaves the loader for good.
+    public let adEncodings = EncodedAdCache()
     /// Parked borrows and watches, by serial (for the drain).
     @exclusivity(unchecked) private var openCalls: [UInt64: OpenCall] = [:]
     @exclusivity(unchecked) private var nextSerial: UInt64 = 1
@@ -34,15 +39,26 @@ public final class AdLoaderService {
     ///     ``ServerLimits/maxMessageSize`` (Stats answers) and
     ///     ``ServerLimits/maxUnsentOutputPerConnection`` (slow watchers) are used here.
     ///   - clock, scheduler: deadlines.
+    ///   - authenticator: which calls need a token (default: none).
     public init(
         loader: NativeAdvertisementLoader, limits: ServerLimits, clock: any AdClock, scheduler: any AdScheduler,
-        logger: Logger
+        logger: Logger, authenticator: CallAuthenticator = CallAuthenticator()
     ) {
         self.loader = loader
         self.limits = limits
+        self.authenticator = authenticator
         self.clock = clock
         self.scheduler = scheduler
         self.logger = logger
+        let encodings = adEncodings
+        loader.onAdRetired = { encodings.forget(id: $0.id) }
+    }
+
+    /// The status refusing a call for its credentials, or nil to serve it (see
+    /// ``CallAuthenticator``). Transports call it with the call's `authorization` metadata
+    /// before ``handle(_:callID:timeout:responder:)``.
+    public func authenticate(_ authorization: String?, peerIsLocal: Bool) -> Status? {
+        authenticator.check(authorization, peerIsLocal: peerIsLocal)
     }
 
     /// Calls open now (parked borrows and watches).

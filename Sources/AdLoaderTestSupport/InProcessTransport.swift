@@ -2,6 +2,7 @@ import AdLoaderCore
 import AdLoaderFramed
 import AdLoaderLogging
 import AdLoaderService
+import AdLoaderUV
 import AdLoaderWire
 
 /// The daemon's stack without sockets or libuv, on a ``ManualClock``: a real loader, the real

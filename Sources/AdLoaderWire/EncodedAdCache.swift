@@ -6,8 +6,14 @@ import AdLoaderCore
 /// An ad in a pool does not change between lends (only `showCount` when it is shown), and
 /// a hit requires the cached ad to be *equal* to the one being encoded (`Ad ==`,
 /// which is cheap for ads sharing storage), so a hit writes exactly the bytes a fresh
-/// encoding would. An ad that changed replaces its entry. The cache is bounded: when full
-/// it is emptied and refills with what is lent next.
+/// encoding would. An ad that changed replaces its entry.
+///
+/// An entry keeps its ad (strings and all) alive, so the owner must call ``forget(id:)``
+/// when an ad leaves the loader for good (``NativeAdvertisementLoader/onAdRetired``): the
+/// cache then holds only ads that can still be lent. Without that, a daemon lending short-lived
+/// ads kept every ad it had lent until the cache filled (issue 15: +20 MB over 10 minutes).
+/// ``maximumCount`` stays as a backstop: when full, the cache is emptied and refills with
+/// what is lent next.
 ///
 /// Entries are found by a hash of the ad id in an open-addressing table: cheaper than
 /// `Dictionary<String, _>` (SipHash of the id, ~400 instructions per Borrow under load);
@@ -83,6 +89,45 @@ public final class EncodedAdCache {
             insert(entry)
         }
         return bytes.withUnsafeBytes(body)
+    }
+
+    /// Drops the entry of the ad with this id, if any: it will not be lent again.
+    public func forget(id: String) {
+        let hash = Self.hash(id)
+        let mask = table.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let stored = Int(table[slot])
+            if stored == 0 { return }
+            if entries[stored - 1].hash == hash && entries[stored - 1].ad.id == id { break }
+            slot = (slot + 1) & mask
+        }
+        let index = Int(table[slot]) - 1
+        // Backward-shift deletion keeps every remaining entry reachable from its home slot
+        // without tombstones: pull later members of the probe run into the hole.
+        var hole = slot
+        var next = (slot + 1) & mask
+        while table[next] != 0 {
+            let home = Int(truncatingIfNeeded: entries[Int(table[next]) - 1].hash) & mask
+            // Move it when its home is not cyclically within (hole, next].
+            let distanceToNext = (next - home) & mask
+            let distanceToHole = (next - hole) & mask
+            if distanceToNext >= distanceToHole {
+                table[hole] = table[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        table[hole] = 0
+        // Keep `entries` dense: the last entry takes the removed one's place.
+        let last = entries.count - 1
+        if index != last {
+            var lastSlot = Int(truncatingIfNeeded: entries[last].hash) & mask
+            while Int(table[lastSlot]) != last + 1 { lastSlot = (lastSlot + 1) & mask }
+            table[lastSlot] = Int32(index + 1)
+            entries.swapAt(index, last)
+        }
+        entries.removeLast()
     }
 
     private func insert(_ entry: Entry) {

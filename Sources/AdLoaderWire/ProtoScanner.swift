@@ -188,12 +188,15 @@ extension RequestFrame {
         public var cancel = false
         /// Where the `message` field's bytes are in the envelope (empty when absent).
         public var messageRange: Range<Int> = 0..<0
+        /// The value of the last `authorization` metadata entry, if any (token auth).
+        public var authorization: String? = nil
     }
 
     /// Decodes an envelope without copying: accepts exactly the envelopes ``init(decoding:)``
     /// decodes and gives the same call id, method, timeout, cancel flag and message bytes.
-    /// Metadata entries are checked structurally but not read (version 1 servers read none),
-    /// so their strings are not validated here.
+    /// Metadata entries are checked structurally; only an `authorization` entry is read
+    /// (its value as UTF-8, replacement characters for invalid bytes), so other entries'
+    /// strings are not validated here.
     ///
     /// A `method` whose bytes hold a NUL or are not valid UTF-8 (where ``init(decoding:)``
     /// throws `.badMessage` "method: ...") does not fail the envelope: it names no method,
@@ -216,7 +219,10 @@ extension RequestFrame {
                     if let previous = methodField, badMethod == nil, !isValidStringField(previous) { badMethod = previous }
                     methodField = try ProtoScanner.bytes(field)
                 case 3: header.timeoutMilliseconds = try ProtoScanner.uint32(field)
-                case 4: try ProtoScanner.validateStringsMessage(try ProtoScanner.bytes(field), stringFields: 1...2)
+                case 4:
+                    let entry = try ProtoScanner.bytes(field)
+                    try ProtoScanner.validateStringsMessage(entry, stringFields: 1...2)
+                    if let value = try authorizationValue(entry) { header.authorization = value }
                 case 5:
                     let data = try ProtoScanner.bytes(field)
                     var start = 0
@@ -235,6 +241,21 @@ extension RequestFrame {
             header.method = MethodName.interned(methodField)
         }
         return header
+    }
+}
+
+extension RequestFrame {
+    /// The value of a MetadataEntry whose key is `authorization`, else nil.
+    static func authorizationValue(_ entry: UnsafeRawBufferPointer) throws(ProtoScanner.Failure) -> String? {
+        var scanner = ProtoScanner(entry)
+        var isAuthorization = false
+        var value: UnsafeRawBufferPointer? = nil
+        while let field = try scanner.next() {
+            if field.number == 1 { isAuthorization = try ProtoScanner.bytes(field).elementsEqual("authorization".utf8) }
+            if field.number == 2 { value = try ProtoScanner.bytes(field) }
+        }
+        guard isAuthorization else { return nil }
+        return value.map { String(decoding: $0, as: UTF8.self) } ?? ""
     }
 }
 

@@ -1,5 +1,6 @@
 import AdLoaderArguments
 import AdLoaderClient
+import AdLoaderConformance
 import AdLoaderCore
 import AdLoaderWire
 
@@ -11,13 +12,15 @@ struct Invocation: Sendable {
         case returnLease(leaseID: UInt64, shown: Bool)
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
-        case conformance(loader: String?, parkingLoader: String?, only: [String])
+        case conformance(loader: String?, parkingLoader: String?, only: [String], transport: ConformanceSuite.Transport)
         case help
     }
 
     var endpoint: Endpoint = .default
     var json = false
     var timeoutMilliseconds: UInt32? = nil
+    /// Bearer token sent with every call (`--token` or `$ADLOADER_TOKEN`).
+    var token: String? = nil
     var command: Command = .help
 }
 
@@ -39,6 +42,8 @@ enum CommandLineParser {
                                  or $ADLOADER_ENDPOINT); [IPV6]:PORT also works
           --unix PATH            connect to the daemon's Unix socket instead
           --timeout MS           deadline of the call in milliseconds (default: none)
+          --token TOKEN          bearer token for a daemon with auth.tokens (default:
+                                 $ADLOADER_TOKEN; prefer the variable, a flag shows in ps)
           --json                 print JSON instead of readable text
           -h, --help             show this help
 
@@ -55,9 +60,12 @@ enum CommandLineParser {
           watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
               Stream pool events until Ctrl-C (or N events). KIND: received,
               load-finished, expired, removed, leased, returned.
-          conformance [--loader NAME] [--parking-loader NAME] [--only PREFIX]...
+          conformance [--transport framed|grpc] [--loader NAME] [--parking-loader NAME]
+                      [--only PREFIX]...
               Check a TCP endpoint against Proto/PROTOCOL.md: every method, status and
               limit, with raw frames; one PASS/FAIL/SKIP line per check (--json: a report).
+              --transport grpc runs the transport-neutral checks (calls, answers, statuses)
+              over gRPC (HTTP/2) instead; the same cases as over the framed protocol.
               --parking-loader names a loader whose source never fills (deterministic
               parking checks); --only runs the checks whose names start with PREFIX;
               --timeout bounds each socket operation (default 5000 ms).
@@ -87,7 +95,7 @@ enum CommandLineParser {
         var flags: Set<String> = []
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
-            "--parking-loader", "--only",
+            "--parking-loader", "--only", "--token", "--transport",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h"]
         var scanner = ArgumentScanner(arguments)
@@ -121,6 +129,8 @@ enum CommandLineParser {
             guard options["--endpoint"] == nil else { throw UsageError("give --endpoint or --unix, not both") }
             invocation.endpoint = .unix(path: path)
         }
+        if let token = environment["ADLOADER_TOKEN"], !token.isEmpty { invocation.token = token }
+        if let token = try single("--token") { invocation.token = token }
         if let text = try single("--timeout") { invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self) }
         invocation.json = flags.contains("--json")
         if flags.contains("--help") || flags.contains("-h") || positional.first == "help" {
@@ -134,7 +144,7 @@ enum CommandLineParser {
 
         /// Options that only some commands take.
         func allow(_ allowed: Set<String>) throws(UsageError) {
-            let global: Set<String> = ["--endpoint", "--unix", "--timeout"]
+            let global: Set<String> = ["--endpoint", "--unix", "--timeout", "--token"]
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
@@ -179,11 +189,16 @@ enum CommandLineParser {
             let count = try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: Int.self) }
             invocation.command = .watch(loader: loader, adUnitID: adUnitOption, kinds: kinds, count: count)
         case "conformance":
-            try allow(["--loader", "--parking-loader", "--only"])
+            try allow(["--loader", "--parking-loader", "--only", "--transport"])
+            let transportName = try single("--transport") ?? "framed"
+            guard let transport = ConformanceSuite.Transport(rawValue: transportName) else {
+                throw UsageError("--transport: expected framed or grpc, got \"\(transportName)\"")
+            }
             try expectArguments(0, "")
             guard case .tcp = invocation.endpoint else { throw UsageError("conformance needs a TCP --endpoint") }
             invocation.command = .conformance(
-                loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [])
+                loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [],
+                transport: transport)
         default:
             throw UsageError("unknown command \"\(name)\"")
         }

@@ -26,16 +26,16 @@ enum CommandRunner {
             print(CommandLineParser.usage)
             return exitOK
         }
-        if case .conformance(let loader, let parkingLoader, let only) = invocation.command,
+        if case .conformance(let loader, let parkingLoader, let only, let transport) = invocation.command,
             case .tcp(let host, let port) = invocation.endpoint
         {
             return runConformance(
-                host: host, port: port, loader: loader, parkingLoader: parkingLoader, only: only,
+                host: host, port: port, loader: loader, parkingLoader: parkingLoader, only: only, transport: transport,
                 timeoutMilliseconds: invocation.timeoutMilliseconds, json: invocation.json)
         }
         let client: AdLoaderClient
         do {
-            client = try AdLoaderClient.connect(to: invocation.endpoint)
+            client = try AdLoaderClient.connect(to: invocation.endpoint, token: invocation.token)
         } catch {
             printError("adloader: cannot reach adloaderd at \(invocation.endpoint): \(describe(error))")
             return exitConnection
@@ -78,10 +78,11 @@ enum CommandRunner {
 
     /// Runs AdLoaderConformance's suite; exit 0 when every check passed (or was skipped).
     static func runConformance(
-        host: String, port: Int, loader: String?, parkingLoader: String?, only: [String], timeoutMilliseconds: UInt32?,
-        json: Bool
+        host: String, port: Int, loader: String?, parkingLoader: String?, only: [String],
+        transport: ConformanceSuite.Transport, timeoutMilliseconds: UInt32?, json: Bool
     ) -> Int32 {
         var options = ConformanceSuite.Options()
+        options.transport = transport
         if let loader { options.loader = loader }
         options.parkingLoader = parkingLoader
         if !only.isEmpty { options.only = only }

@@ -38,4 +38,5 @@ import Testing
     @Test func envelope() throws { try Self.replay(EnvelopeFuzz.self) }
     @Test func protoScanner() throws { try Self.replay(ProtoScannerFuzz.self) }
     @Test func configuration() throws { try Self.replay(ConfigurationFuzz.self) }
+    @Test func http2Session() throws { try Self.replay(HTTP2SessionFuzz.self) }
 }

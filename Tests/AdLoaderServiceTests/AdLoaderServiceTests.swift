@@ -291,3 +291,48 @@ import Testing
         }
     }
 }
+
+/// The encodings of lent ads live only as long as the ads (issue 15: they used to outlive them).
+@Suite struct EncodingLifetimeTests {
+    let clock = ManualClock()
+
+    func lentAd(_ service: AdLoaderService, _ responder: RecordingResponder, callID: UInt64) throws -> Lease {
+        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: callID, timeout: nil, responder: responder)
+        guard case .borrow(_, let message)? = responder.take().last else { throw CancellationError() }
+        let lease = try #require(message.lease)
+        // What a transport does when it answers: encode through the service's cache.
+        var frame: [UInt8] = []
+        ResponseFrame.append(callID: callID, borrow: message, cache: service.adEncodings, to: &frame)
+        return lease
+    }
+
+    @Test func anExpiredOrConsumedAdIsForgottenByTheEncodingCache() throws {
+        var configuration = LoaderConfiguration(name: "default")
+        configuration.maximumRetainedAdvertisements = 4
+        configuration.numberOfAdvertisements = 2
+        configuration.lifetime = .seconds(30)
+        configuration.sweepInterval = .seconds(2)
+        var settings = SyntheticSource.Configuration()
+        settings.latency = .milliseconds(10)
+        let source = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
+        let loader = try NativeAdvertisementLoader(
+            loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock)
+        let service = AdLoaderService(
+            loader: loader, limits: ServerLimits(), clock: clock, scheduler: clock, logger: Logger(level: .error))
+        let responder = RecordingResponder()
+        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
+        clock.advance(by: .milliseconds(10))
+
+        let consumed = try lentAd(service, responder, callID: 2)
+        let unshown = try lentAd(service, responder, callID: 3)
+        #expect(service.adEncodings.count == 2)
+        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: consumed.id, shown: true)), callID: 4, timeout: nil, responder: responder)
+        #expect(service.adEncodings.count == 1, "a consumed ad is never lent again")
+        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: unshown.id, shown: false)), callID: 5, timeout: nil, responder: responder)
+        #expect(service.adEncodings.count == 1, "an ad back in the pool may be lent again")
+
+        clock.advance(by: .seconds(32))
+        #expect(loader.stats().first?.expired ?? 0 > 0)
+        #expect(service.adEncodings.count == 0, "expired ads are forgotten")
+    }
+}

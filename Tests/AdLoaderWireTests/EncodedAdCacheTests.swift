@@ -69,6 +69,54 @@ import Testing
         #expect(cache.hits == ads.count)
     }
 
+    /// Random lends and forgets against a set of the ids that should be held (a table of 64
+    /// slots grows as it fills, so probe runs wrap and collide): after every step the count
+    /// matches, a held id is a hit with its own bytes, a forgotten one a miss.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func forgettingKeepsEveryOtherEntryReachable(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let cache = EncodedAdCache()
+        var held = Set<Int>()
+        for step in 0..<4_000 {
+            let id = Int(random.next() % 300)
+            if random.next() % 3 == 0 {
+                cache.forget(id: "ad-\(id)")
+                held.remove(id)
+            } else {
+                let message = BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: Fixtures.ad(id: "ad-\(id)", text: "t\(id)")))
+                let (hits, misses) = (cache.hits, cache.misses)
+                let frame = Self.cachedFrame(callID: 1, message, cache)
+                if step % 50 == 0 { #expect(frame == Self.expectedFrame(callID: 1, message)) }
+                if held.contains(id) {
+                    #expect(cache.hits == hits + 1, "step \(step): ad-\(id) was held but missed")
+                } else {
+                    #expect(cache.misses == misses + 1, "step \(step): ad-\(id) was forgotten but hit")
+                }
+                held.insert(id)
+            }
+            #expect(cache.count == held.count)
+        }
+    }
+
+    /// The point of forgetting: the cache no longer keeps the ad (and its strings) alive.
+    @Test func aForgottenAdIsReleased() {
+        final class Context: AdSourceContext {}
+        let cache = EncodedAdCache()
+        weak var context: Context?
+        do {
+            let strong = Context()
+            context = strong
+            var ad = Fixtures.ad(id: "retired")
+            ad.sourceContext = strong
+            _ = Self.cachedFrame(callID: 1, BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), cache)
+        }
+        #expect(context != nil, "the cache holds the ad it encoded")
+        cache.forget(id: "retired")
+        cache.forget(id: "never-lent")
+        #expect(context == nil)
+        #expect(cache.count == 0)
+    }
+
     @Test func fullCacheStartsOver() {
         let cache = EncodedAdCache(maximumCount: 4)
         for i in 0..<5 {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// Fails when Sources/CAdLoaderProto is not what protoc-c makes of Proto/ (run `make proto`).
+/// Fails when Sources/CAdLoaderProto is not what `make proto` (dev/generate-proto.sh) makes of
+/// Proto/: the protoc-c code and the descriptor set server reflection serves.
 @Suite struct GeneratedCodeTests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -14,30 +15,27 @@ import Testing
         try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: tmp) }
 
-        // Exactly as dev/generate-proto.sh runs it.
+        // The script itself, into a scratch target folder.
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: protoc)
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.currentDirectoryURL = Self.packageRoot
-        process.arguments = [
-            "--c_out=\(tmp.path)", "-I", "Proto", "Proto/adloader/v1/adloader.proto", "Proto/adloader/v1/frame.proto",
-        ]
+        process.arguments = ["dev/generate-proto.sh", tmp.path]
         let errors = Pipe()
         process.standardError = errors
         try process.run()
         let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "protoc-c failed: \(errorText)")
+        #expect(process.terminationStatus == 0, "dev/generate-proto.sh failed: \(errorText)")
 
         let target = Self.packageRoot.appendingPathComponent("Sources/CAdLoaderProto")
-        for name in ["adloader", "frame"] {
-            let pairs = [
-                ("adloader/v1/\(name).pb-c.c", "\(name).pb-c.c"), ("adloader/v1/\(name).pb-c.h", "include/adloader/v1/\(name).pb-c.h"),
-            ]
-            for (generated, committed) in pairs {
-                let fresh = try Data(contentsOf: tmp.appendingPathComponent(generated))
-                let current = try Data(contentsOf: target.appendingPathComponent(committed))
-                #expect(fresh == current, "Sources/CAdLoaderProto/\(committed) is stale: run `make proto`")
-            }
+        let files = [
+            "adloader.pb-c.c", "frame.pb-c.c", "include/adloader/v1/adloader.pb-c.h", "include/adloader/v1/frame.pb-c.h",
+            "descriptor_set.c",
+        ]
+        for file in files {
+            let fresh = try Data(contentsOf: tmp.appendingPathComponent(file))
+            let current = try Data(contentsOf: target.appendingPathComponent(file))
+            #expect(fresh == current, "Sources/CAdLoaderProto/\(file) is stale: run `make proto`")
         }
     }
 }

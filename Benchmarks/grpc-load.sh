@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# gRPC load, side by side in one run: h2load (nghttp2-client) sending real gRPC calls over
+# h2c to adloaderd's gRPC transport (Borrow of a slot that holds its lease: every call answers
+# REUSED with the ~400-byte ad), to the C++ gRPC callback server of ../shared/peers (Borrow
+# returning a ~400-byte ad), and nghttpd serving a 400-byte static file, with the same
+# connections x streams. Prints, for each, calls/s and server CPU per call (utime+stime from
+# /proc/PID/stat over the measured window, divided by the calls answered in it).
+#
+#   Benchmarks/grpc-load.sh [--conns C] [--streams M] [--duration S] [--runs N]
+#                           [--adloaderd BIN] [--out DIR]
+#
+# Peers: the C++ server is built by ../shared/peers/grpc_cpp/build.sh and its payloads by
+# ../shared/peers/gen_payloads.py into $BUILD (default /tmp/adloader-peers); a peer whose
+# binary is missing is skipped. adloaderd defaults to .build/release/adloaderd (built by
+# `swift build -c release --product adloaderd`). Only 127.0.0.1 is used; every server stops
+# on exit. Writes DIR/grpc-load.csv (default bench-results/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+CONNS=32
+STREAMS=10
+DURATION=5
+RUNS=1
+BIN=$ROOT/.build/release/adloaderd
+OUT=$ROOT/bench-results
+PEERS_SRC=$ROOT/../shared/peers
+[ -d "$PEERS_SRC" ] || PEERS_SRC=/work/shared/peers
+BUILD=${BUILD:-/tmp/adloader-peers}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --conns) CONNS=$2; shift ;;
+        --streams) STREAMS=$2; shift ;;
+        --duration) DURATION=$2; shift ;;
+        --runs) RUNS=$2; shift ;;
+        --adloaderd) BIN=$2; shift ;;
+        --out) OUT=$2; shift ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+command -v h2load >/dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
+[ -x "$BIN" ] || { echo "no adloaderd at $BIN (swift build -c release --product adloaderd)" >&2; exit 1; }
+mkdir -p "$OUT"
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+TCK=$(getconf CLK_TCK)
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+# BorrowRequest { ad_unit_id: "bench", slot_key: "cell-1" } with the 5-byte gRPC prefix.
+printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
+
+# measure NAME PID URL [h2load args...]: one warm-up second, then DURATION seconds measured.
+measure() {
+    local name=$1 pid=$2 url=$3
+    shift 3
+    h2load -c "$CONNS" -m "$STREAMS" -D 1 "$@" "$url" > /dev/null 2>&1 || true
+    local before after log calls rate
+    before=$(ticks "$pid")
+    log=$(h2load -c "$CONNS" -m "$STREAMS" -D "$DURATION" "$@" "$url" 2>&1)
+    after=$(ticks "$pid")
+    calls=$(printf '%s\n' "$log" | sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p')
+    rate=$(printf '%s\n' "$log" | sed -n 's/^finished in [0-9.]*s, \([0-9.]*\) req\/s.*/\1/p')
+    local failed
+    failed=$(printf '%s\n' "$log" | sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p')
+    local cpu_us
+    cpu_us=$(awk -v t="$((after - before))" -v hz="$TCK" -v n="${calls:-0}" 'BEGIN { if (n > 0) printf "%.2f", t / hz * 1e6 / n; else print "nan" }')
+    printf '%-22s %4sx%-3s %12s calls/s  %8s us CPU/call  (%s calls, %s failed)\n' "$name" "$CONNS" "$STREAMS" "${rate:-?}" "$cpu_us" "${calls:-?}" "${failed:-?}"
+    echo "$name,$CONNS,$STREAMS,$DURATION,${rate:-},${calls:-},$cpu_us" >> "$OUT/grpc-load.csv"
+}
+
+GRPC_HEADERS=(-H 'content-type: application/grpc' -H 'te: trailers')
+echo "server,conns,streams,seconds,calls_per_s,calls,server_cpu_us_per_call" > "$OUT/grpc-load.csv"
+for run in $(seq "$RUNS"); do
+    # adloaderd, gRPC transport.
+    port=$(free_port)
+    "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
+    pid=$!; PIDS+=("$pid")
+    wait_port "$port"
+    h2load -n 1 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" "http://127.0.0.1:$port/adloader.v1.NativeAdLoader/Borrow" > /dev/null
+    sleep 0.2  # the first Borrow lent nothing yet (the pool was empty): let it fill
+    measure "adloaderd gRPC Borrow" "$pid" "http://127.0.0.1:$port/adloader.v1.NativeAdLoader/Borrow" \
+        "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc"
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+
+    # The C++ gRPC callback server.
+    if [ -x "$BUILD/grpc_cpp/grpc_cpp_server" ] && [ -f "$BUILD/req.grpc" ]; then
+        port=$(free_port)
+        "$BUILD/grpc_cpp/grpc_cpp_server" "$port" > /dev/null 2>&1 &
+        pid=$!; PIDS+=("$pid")
+        wait_port "$port"
+        measure "C++ gRPC callback" "$pid" "http://127.0.0.1:$port/anchors.AdService/Borrow" \
+            "${GRPC_HEADERS[@]}" -d "$BUILD/req.grpc"
+        kill "$pid"; wait "$pid" 2>/dev/null || true
+    else
+        echo "C++ gRPC peer skipped: build it with $PEERS_SRC/grpc_cpp/build.sh and $PEERS_SRC/gen_payloads.py" >&2
+    fi
+
+    # nghttpd, a 400-byte static file over h2c.
+    if command -v nghttpd > /dev/null && [ -f "$BUILD/www/ad.bin" ]; then
+        port=$(free_port)
+        nghttpd --no-tls -d "$BUILD/www" "$port" > /dev/null 2>&1 &
+        pid=$!; PIDS+=("$pid")
+        wait_port "$port"
+        measure "nghttpd static 400 B" "$pid" "http://127.0.0.1:$port/ad.bin"
+        kill "$pid"; wait "$pid" 2>/dev/null || true
+    else
+        echo "nghttpd peer skipped (nghttp2-server, and $PEERS_SRC/gen_payloads.py for the file)" >&2
+    fi
+done
+echo "results: $OUT/grpc-load.csv"

@@ -1,0 +1,397 @@
+import AdLoaderService
+import AdLoaderWire
+internal import CNghttp2
+
+/// Requests in (headers, messages, end of stream), answers out: the gRPC mapping of a call.
+extension GRPCConnection {
+    // MARK: nghttp2 callbacks (inside nghttp2_session_mem_recv)
+
+    func onBeginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        guard frame.pointee.hd.type == Self.headersFrame, frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else {
+            return 0
+        }
+        let id = frame.pointee.hd.stream_id
+        streams[id] = GRPCStream(id: id)
+        return 0
+    }
+
+    func onHeader(
+        _ frame: UnsafePointer<nghttp2_frame>, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>
+    ) -> Int32 {
+        guard frame.pointee.hd.type == Self.headersFrame, let stream = streams[frame.pointee.hd.stream_id] else { return 0 }
+        stream.headerListSize += name.count + value.count + 32
+        if stream.headerListSize > http2.maxHeaderListSize, stream.refusal == nil {
+            stream.refusal = (
+                Status(code: .resourceExhausted, message: "header list: limit of \(http2.maxHeaderListSize) bytes exceeded"),
+                200
+            )
+        }
+        guard stream.refusal == nil, !stream.accepted else { return 0 }
+        switch String(decoding: name, as: UTF8.self) {
+        case ":path": stream.path = Self.internedPath(String(decoding: value, as: UTF8.self))
+        case ":method": stream.httpMethod = String(decoding: value, as: UTF8.self)
+        case "content-type": stream.contentType = String(decoding: value, as: UTF8.self)
+        case "grpc-encoding": stream.encoding = String(decoding: value, as: UTF8.self)
+        case "grpc-timeout": stream.timeoutValue = String(decoding: value, as: UTF8.self)
+        case "authorization": stream.authorization = String(decoding: value, as: UTF8.self)
+        default: break  // other metadata is accepted and not used
+        }
+        return 0
+    }
+
+    func onFrameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        guard phase == .open else { return 0 }
+        let header = frame.pointee.hd
+        let endStream = header.flags & Self.endStreamFlag != 0
+        var flood: String?
+        let now = clock.now.unixMilliseconds
+        switch header.type {
+        case Self.headersFrame:
+            if let stream = streams[header.stream_id] {
+                if frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST { headersReceived(stream) }
+                if endStream { requestEnded(stream) }
+            }
+        case Self.dataFrame:
+            if header.length == 0, !endStream { flood = floodGuard.count(.control, at: now) }
+            if endStream, let stream = streams[header.stream_id] { requestEnded(stream) }
+        case Self.resetFrame:
+            flood = floodGuard.count(.reset, at: now)
+        case Self.settingsFrame, Self.pingFrame:
+            if header.flags & Self.ackFlag == 0 { flood = floodGuard.count(.control, at: now) }
+        case Self.priorityFrame:
+            flood = floodGuard.count(.control, at: now)
+        default:
+            break
+        }
+        if let flood { terminate(code: Self.enhanceYourCalm, reason: flood) }
+        return 0
+    }
+
+    func onData(_ streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
+        guard phase == .open, let stream = streams[streamID], stream.accepted, !stream.finished, stream.trailer == nil else {
+            return 0
+        }
+        stream.body.append(contentsOf: data)
+        cutMessages(stream)
+        return 0
+    }
+
+    func onStreamClosed(_ streamID: Int32, errorCode: UInt32) -> Int32 {
+        guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
+        bufferedAnswerBytes -= stream.pendingCount
+        if let call = stream.call {
+            // Cancelled by RST_STREAM, or the connection is going: no answer can reach it.
+            stream.call = nil
+            service.end(call, answering: nil)
+        }
+        goAwayIfDrained()
+        return 0
+    }
+
+    /// The bytes of answers queued on `streamID`, for nghttp2's DATA frames; the trailers once
+    /// they are all taken and the call has its final status.
+    func readAnswer(
+        _ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
+    ) -> Int {
+        guard let stream = streams[streamID], let session else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let count = min(length, stream.pendingCount)
+        if count > 0 {
+            stream.pending.withUnsafeBufferPointer { bytes in
+                buffer.update(from: bytes.baseAddress! + stream.pendingStart, count: count)
+            }
+            stream.pendingStart += count
+            bufferedAnswerBytes -= count
+            if stream.pendingCount == 0 {
+                stream.pending.removeAll(keepingCapacity: stream.pending.capacity <= 64 * 1024)
+                stream.pendingStart = 0
+            }
+        }
+        if stream.pendingCount == 0, let status = stream.trailer, !stream.finished {
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue | NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+            stream.finished = true
+            let rv = Self.withHeaderList(Self.statusHeaders(status)) { list, count in
+                nghttp2_submit_trailer(session, streamID, list, count)
+            }
+            if rv != 0 { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+            return count
+        }
+        if count == 0 {
+            stream.deferred = true
+            return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        }
+        return count
+    }
+
+    // MARK: Requests
+
+    /// The request's headers are in: refuse it at once (trailers-only) or accept it.
+    private func headersReceived(_ stream: GRPCStream) {
+        if stream.refusal == nil { stream.refusal = check(stream) }
+        if let refusal = stream.refusal {
+            finish(stream, status: refusal.status, httpStatus: refusal.httpStatus)
+            return
+        }
+        stream.accepted = true
+    }
+
+    private func check(_ stream: GRPCStream) -> (status: Status, httpStatus: Int)? {
+        if stream.httpMethod != "POST" {
+            return (Status(code: .unimplemented, message: "HTTP method \(stream.httpMethod): gRPC calls are POST"), 405)
+        }
+        guard let contentType = stream.contentType, GRPCWire.isGRPCContentType(contentType) else {
+            let shown = stream.contentType ?? "(none)"
+            return (Status(code: .invalidArgument, message: "content-type \(shown): expected application/grpc"), 415)
+        }
+        if let encoding = stream.encoding, encoding != "identity" {
+            return (Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported; use identity"), 200)
+        }
+        guard let route = Self.route(stream.path) else {
+            return (Status(code: .unimplemented, message: "unknown method \"\(stream.path)\""), 200)
+        }
+        stream.route = route
+        let limit = limits.maxCallsInFlightPerConnection
+        if streams.count > limit {
+            return (Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached"), 200)
+        }
+        if let denial = service.authenticate(stream.authorization, peerIsLocal: peerIsLocal) {
+            return (denial, 200)
+        }
+        if let value = stream.timeoutValue {
+            guard let timeout = GRPCWire.parseTimeout(value) else {
+                return (Status(code: .invalidArgument, message: "grpc-timeout \"\(value)\" is malformed"), 200)
+            }
+            stream.timeout = timeout
+        }
+        return nil
+    }
+
+    /// Cuts the received bytes into length-prefixed messages.
+    private func cutMessages(_ stream: GRPCStream) {
+        while !stream.finished, stream.trailer == nil {
+            let available = stream.body.count - stream.bodyStart
+            guard available >= 5 else { break }
+            let start = stream.bodyStart
+            let flag = stream.body[start]
+            let length =
+                Int(stream.body[start + 1]) << 24 | Int(stream.body[start + 2]) << 16 | Int(stream.body[start + 3]) << 8
+                | Int(stream.body[start + 4])
+            if length > limits.maxMessageSize {
+                finish(
+                    stream,
+                    status: Status(
+                        code: .resourceExhausted,
+                        message: "message of \(length) bytes exceeds the limit of \(limits.maxMessageSize) bytes"))
+                return
+            }
+            if flag != 0 {
+                let reason = flag == 1 ? "a compressed message with grpc-encoding identity" : "compressed flag \(flag)"
+                finish(stream, status: Status(code: .internalError, message: reason))
+                return
+            }
+            guard available >= 5 + length else { break }
+            let message = Array(stream.body[(start + 5)..<(start + 5 + length)])
+            stream.bodyStart += 5 + length
+            stream.messageCount += 1
+            if stream.route == .reflection {
+                answerReflection(stream, message)
+            } else if stream.messageCount > 1 {
+                finish(stream, status: Status(code: .invalidArgument, message: "more than one request message"))
+                return
+            } else {
+                stream.message = message
+            }
+        }
+        if stream.bodyStart == stream.body.count {
+            stream.body.removeAll(keepingCapacity: true)
+            stream.bodyStart = 0
+        }
+    }
+
+    /// The client's END_STREAM: a unary or server-streaming call is complete.
+    private func requestEnded(_ stream: GRPCStream) {
+        stream.requestEnded = true
+        guard stream.accepted, !stream.finished, stream.trailer == nil, !stream.dispatched else { return }
+        stream.dispatched = true
+        if stream.bodyStart < stream.body.count {
+            finish(stream, status: Status(code: .internalError, message: "the request ended inside a message"))
+            return
+        }
+        if stream.route == .reflection {
+            finish(stream, status: .ok)
+            return
+        }
+        guard let message = stream.message else {
+            finish(stream, status: Status(code: .invalidArgument, message: "no request message"))
+            return
+        }
+        switch stream.route {
+        case .healthCheck, .healthWatch:
+            answerHealth(stream, message)
+        default:
+            dispatch(stream, message)
+        }
+    }
+
+    private func dispatch(_ stream: GRPCStream, _ message: [UInt8]) {
+        let decoded = message.withUnsafeBytes { bytes -> Result<ServiceRequest, Status> in
+            do throws(Status) {
+                return .success(try ServiceRequest(method: stream.path, message: bytes))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch decoded {
+        case .failure(let status):
+            finish(stream, status: status)
+        case .success(let request):
+            if let open = service.handle(request, callID: UInt64(stream.id), timeout: stream.timeout, responder: self) {
+                stream.call = open
+            }
+        }
+    }
+
+    private func answerHealth(_ stream: GRPCStream, _ message: [UInt8]) {
+        guard let name = HealthService.serviceName(decoding: message) else {
+            finish(stream, status: Status(code: .invalidArgument, message: "HealthCheckRequest does not decode"))
+            return
+        }
+        let status = transport.health.status(of: name, draining: service.isDraining)
+        if stream.route == .healthCheck {
+            guard status != .serviceUnknown else {
+                finish(stream, status: Status(code: .notFound, message: "unknown service \"\(name)\""))
+                return
+            }
+            send(stream, message: HealthService.response(status))
+            finish(stream, status: .ok)
+        } else {
+            // Stays open: the drain sends NOT_SERVING.
+            send(stream, message: HealthService.response(status))
+        }
+    }
+
+    private func answerReflection(_ stream: GRPCStream, _ message: [UInt8]) {
+        guard let answer = transport.reflection.answer(message[...]) else {
+            finish(stream, status: Status(code: .invalidArgument, message: "ServerReflectionRequest does not decode"))
+            return
+        }
+        send(stream, message: answer)
+    }
+
+    // MARK: Answers
+
+    /// Queues one message (unframed) on `stream`, starting the response if needed.
+    func send(_ stream: GRPCStream, message: [UInt8]) {
+        send(stream) { buffer in
+            FrameEncoder.appendPrefix(length: message.count, to: &buffer)
+            buffer.append(contentsOf: message)
+        }
+    }
+
+    /// Queues bytes `append` writes (whole length-prefixed messages) on `stream`.
+    func send(_ stream: GRPCStream, _ append: (inout [UInt8]) -> Void) {
+        guard !stream.finished, stream.trailer == nil, let session else { return }
+        if !stream.responseStarted {
+            stream.responseStarted = true
+            var provider = Self.dataProvider()
+            let headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
+            let rv = Self.withHeaderList(headers) { list, count in
+                nghttp2_submit_response(session, stream.id, list, count, &provider)
+            }
+            if rv != 0 {
+                logger.warning("cannot answer a stream", ["stream": .int(Int64(stream.id)), "error": .string(Self.errorName(rv))])
+                stream.finished = true
+                return
+            }
+        }
+        let before = stream.pending.count
+        append(&stream.pending)
+        bufferedAnswerBytes += stream.pending.count - before
+        resume(stream)
+    }
+
+    /// The final status: trailers after the messages sent, or a trailers-only response.
+    func finish(_ stream: GRPCStream, status: Status, httpStatus: Int = 200) {
+        guard !stream.finished, stream.trailer == nil, let session else { return }
+        if stream.responseStarted {
+            stream.trailer = status
+            resume(stream)
+            return
+        }
+        stream.finished = true
+        var headers = [(":status", String(httpStatus)), ("content-type", "application/grpc")]
+        if status.code == .unimplemented, stream.encoding != nil { headers.append(("grpc-accept-encoding", "identity")) }
+        headers += Self.statusHeaders(status)
+        _ = Self.withHeaderList(headers) { list, count in
+            nghttp2_submit_response(session, stream.id, list, count, nil)
+        }
+        // Answered before the request ended (refused, oversized): the rest of the request is
+        // read and dropped (onData). No RST_STREAM(NO_ERROR) here: grpc-core reports one that
+        // arrives with the trailers as INTERNAL instead of the status.
+        markDirty()
+    }
+
+    private func resume(_ stream: GRPCStream) {
+        if stream.deferred, let session {
+            stream.deferred = false
+            _ = nghttp2_session_resume_data(session, stream.id)
+        }
+        markDirty()
+    }
+
+    // MARK: Routes
+
+    static let healthCheckPath = "/grpc.health.v1.Health/Check"
+    static let healthWatchPath = "/grpc.health.v1.Health/Watch"
+    static let reflectionPaths = [
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+    ]
+
+    static func route(_ path: String) -> GRPCStream.Route? {
+        if ServiceRequest.isKnown(path) { return .service }
+        if path == healthCheckPath { return .healthCheck }
+        if path == healthWatchPath { return .healthWatch }
+        if reflectionPaths.contains(path) { return .reflection }
+        return nil
+    }
+
+    /// The service's own method-name strings for known paths, so the method table recognises
+    /// them by identity (``ServiceRequest``).
+    static func internedPath(_ path: String) -> String {
+        MethodName.all.first { $0 == path } ?? path
+    }
+
+    // MARK: CallResponder
+
+    var isOpen: Bool { phase == .open }
+
+    var unsentByteCount: Int { bufferedAnswerBytes + stream.queuedWriteBytes }
+
+    private func open(_ callID: UInt64) -> GRPCStream? { streams[Int32(truncatingIfNeeded: callID)] }
+
+    func answer(_ callID: UInt64, borrow message: BorrowResponseMessage) { answer(callID, message) }
+    func answer(_ callID: UInt64, returned message: ReturnResponseMessage) { answer(callID, message) }
+    func answer(_ callID: UInt64, prefetch message: PrefetchResponseMessage) { answer(callID, message) }
+    func answer(_ callID: UInt64, stats message: StatsResponseMessage) { answer(callID, message) }
+
+    private func answer(_ callID: UInt64, _ message: some WireMessage) {
+        guard let stream = open(callID) else { return }
+        send(stream) { message.appendFrame(to: &$0) }
+        finish(stream, status: .ok)
+    }
+
+    func stream(_ callID: UInt64, event message: EventMessage) {
+        guard let stream = open(callID) else { return }
+        send(stream) { message.appendFrame(to: &$0) }
+    }
+
+    func finish(_ callID: UInt64, status: Status) {
+        guard let stream = open(callID) else { return }
+        finish(stream, status: status)
+    }
+
+    func openCallEnded(_ call: OpenCall) {
+        guard let stream = open(call.callID), stream.call === call else { return }
+        stream.call = nil
+    }
+}

@@ -1,0 +1,106 @@
+import AdLoaderWire
+internal import CNghttp2
+
+/// The nghttp2 session: its creation with the callbacks and options, the trampolines that
+/// reach the connection through `user_data`, and header lists.
+extension GRPCConnection {
+    static func from(_ userData: UnsafeMutableRawPointer) -> GRPCConnection {
+        Unmanaged<GRPCConnection>.fromOpaque(userData).takeUnretainedValue()
+    }
+
+    /// A server session whose callbacks reach the connection at `userData`.
+    static func makeSession(userData: UnsafeMutableRawPointer, limits: HTTP2Limits) -> OpaquePointer? {
+        var created: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&created) == 0, let callbacks = created else { return nil }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+            guard let frame, let userData else { return 0 }
+            return GRPCConnection.from(userData).onBeginHeaders(frame)
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) {
+            _, frame, name, nameLength, value, valueLength, _, userData in
+            guard let frame, let name, let value, let userData else { return 0 }
+            return GRPCConnection.from(userData).onHeader(
+                frame, name: UnsafeBufferPointer(start: name, count: nameLength),
+                value: UnsafeBufferPointer(start: value, count: valueLength))
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
+            guard let frame, let userData else { return 0 }
+            return GRPCConnection.from(userData).onFrameReceived(frame)
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, streamID, data, length, userData in
+            guard let userData, let data else { return 0 }
+            return GRPCConnection.from(userData).onData(streamID, UnsafeBufferPointer(start: data, count: length))
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
+            guard let userData else { return 0 }
+            return GRPCConnection.from(userData).onStreamClosed(streamID, errorCode: errorCode)
+        }
+        var createdOption: OpaquePointer?
+        guard nghttp2_option_new(&createdOption) == 0, let option = createdOption else { return nil }
+        defer { nghttp2_option_del(option) }
+        // CONTINUATION floods (CVE-2024-28182): a bound on frames per header block.
+        nghttp2_option_set_max_continuations(option, limits.maxContinuations)
+        // SETTINGS and PING floods also make nghttp2 queue acks: bound them (it ends the
+        // session with a GOAWAY past it); our own counter usually ends it first.
+        nghttp2_option_set_max_outbound_ack(option, 1000)
+        nghttp2_option_set_max_settings(option, 32)
+        var session: OpaquePointer?
+        guard nghttp2_session_server_new2(&session, callbacks, userData, option) == 0 else { return nil }
+        return session
+    }
+
+    /// The data provider of every response: answers are taken from the stream's queue.
+    static func dataProvider() -> nghttp2_data_provider {
+        var provider = nghttp2_data_provider()
+        provider.read_callback = { _, streamID, buffer, length, flags, _, userData in
+            guard let userData, let buffer, let flags else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+            return GRPCConnection.from(userData).readAnswer(streamID, into: buffer, length: length, flags: flags)
+        }
+        return provider
+    }
+
+    /// Calls `body` with `pairs` as an nghttp2 header list (nghttp2 copies it).
+    static func withHeaderList(
+        _ pairs: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Int32
+    ) -> Int32 {
+        var storage: [UInt8] = []
+        var ranges: [(name: Range<Int>, value: Range<Int>)] = []
+        for (name, value) in pairs {
+            let nameStart = storage.count
+            storage.append(contentsOf: name.utf8)
+            let valueStart = storage.count
+            storage.append(contentsOf: value.utf8)
+            ranges.append((nameStart..<valueStart, valueStart..<storage.count))
+        }
+        storage.append(0)  // never empty, so the base address exists
+        return storage.withUnsafeMutableBufferPointer { bytes -> Int32 in
+            let base = bytes.baseAddress!
+            let list = ranges.map { range in
+                nghttp2_nv(
+                    name: base + range.name.lowerBound, value: base + range.value.lowerBound, namelen: range.name.count,
+                    valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            return list.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+        }
+    }
+
+    /// The trailers (or trailers-only headers) carrying `status`.
+    static func statusHeaders(_ status: Status) -> [(String, String)] {
+        var headers = [("grpc-status", String(status.code.rawValue))]
+        if !status.message.isEmpty { headers.append(("grpc-message", GRPCWire.percentEncode(status.message))) }
+        return headers
+    }
+
+    // MARK: Frame kinds
+
+    static let headersFrame = UInt8(NGHTTP2_HEADERS.rawValue)
+    static let dataFrame = UInt8(NGHTTP2_DATA.rawValue)
+    static let resetFrame = UInt8(NGHTTP2_RST_STREAM.rawValue)
+    static let settingsFrame = UInt8(NGHTTP2_SETTINGS.rawValue)
+    static let pingFrame = UInt8(NGHTTP2_PING.rawValue)
+    static let priorityFrame = UInt8(NGHTTP2_PRIORITY.rawValue)
+    static let endStreamFlag = UInt8(NGHTTP2_FLAG_END_STREAM.rawValue)
+    static let ackFlag = UInt8(NGHTTP2_FLAG_ACK.rawValue)
+    static let enhanceYourCalm = NGHTTP2_ENHANCE_YOUR_CALM.rawValue
+}

@@ -1,0 +1,287 @@
+import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderService
+import AdLoaderUV
+import AdLoaderWire
+internal import CNghttp2
+
+/// One HTTP/2 connection carrying gRPC calls: an nghttp2 server session fed with the bytes its
+/// stream reads, whose output goes back to the stream. Calls of `adloader.v1.NativeAdLoader`
+/// go to the service exactly as the framed transport's do (this is their ``CallResponder``,
+/// the stream id as call id); health and reflection are answered here.
+///
+/// Answers produced while nghttp2 reads (inside `nghttp2_session_mem_recv`) go out at the end
+/// of the read callback; answers produced elsewhere (timers, Watch events, parked borrows)
+/// mark the connection dirty and the transport flushes it once per loop iteration.
+///
+/// - Important: loop-confined. The transport holds the connection from accept until
+///   ``close(reason:level:)``; nghttp2 reaches it through an unretained pointer that is valid
+///   because the session is deleted in ``close(reason:level:)``.
+final class GRPCConnection: CallResponder {
+    enum Phase: Equatable {
+        case open
+        /// A GOAWAY ended the session: closes once the output is written (bounded in time).
+        case closingAfterFlush
+        case closed
+    }
+
+    let id: UInt64
+    let peer: String
+    let stream: any ByteStream
+    unowned let transport: GRPCTransport
+    let logger: Logger
+    let service: AdLoaderService
+    let limits: ServerLimits
+    let http2: HTTP2Limits
+    /// Loopback or a Unix socket (token auth may not apply).
+    let peerIsLocal: Bool
+    private(set) var phase = Phase.open
+    private(set) var session: OpaquePointer?
+    var streams: [Int32: GRPCStream] = [:]
+    /// Bytes nghttp2 produced and the socket did not take yet.
+    private var output: [UInt8] = []
+    /// Bytes of answers queued in streams, not yet taken by nghttp2.
+    var bufferedAnswerBytes = 0
+    private var inReadCallback = false
+    var isDirty = false
+    var floodGuard: FloodGuard
+    private var draining = false
+    private var lastActivity: Int64
+    private var idleTask: (any ScheduledTask)?
+    private var lingerTask: (any ScheduledTask)?
+
+    init(id: UInt64, peer: String, stream: any ByteStream, transport: GRPCTransport) {
+        self.id = id
+        self.peer = peer
+        self.stream = stream
+        self.transport = transport
+        self.logger = transport.logger.with(["connection": .int(Int64(id)), "peer": .string(peer), "transport": .string("grpc")])
+        self.service = transport.service
+        self.limits = transport.limits
+        self.http2 = transport.http2Limits
+        self.peerIsLocal = CallAuthenticator.isLocal(peer: peer)
+        floodGuard = FloodGuard(limits: transport.http2Limits)
+        lastActivity = transport.clock.now.unixMilliseconds
+    }
+
+    var clock: any AdClock { transport.clock }
+    var scheduler: any AdScheduler { transport.scheduler }
+
+    /// Creates the session, queues the server's SETTINGS and starts reading.
+    func start() {
+        guard let created = Self.makeSession(userData: Unmanaged.passUnretained(self).toOpaque(), limits: http2) else {
+            close(reason: "cannot create an HTTP/2 session", level: .error)
+            return
+        }
+        session = created
+        var settings = [
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: UInt32(http2.maxConcurrentStreams)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(http2.maxHeaderListSize)),
+        ]
+        var rv = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
+        if rv == 0 {
+            rv = nghttp2_session_set_local_window_size(
+                created, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(http2.connectionWindowSize))
+        }
+        if rv != 0 {
+            close(reason: "cannot configure the HTTP/2 session: \(Self.errorName(rv))", level: .error)
+            return
+        }
+        do {
+            try stream.readStart { [weak self] result in self?.didRead(result) }
+        } catch {
+            close(reason: "cannot read: \(error)", level: .warning)
+            return
+        }
+        armIdleTimer()
+        if !inReadCallback { flush() }
+    }
+
+    static func errorName(_ code: Int32) -> String { String(cString: nghttp2_strerror(code)) }
+
+    // MARK: Reading
+
+    private func didRead(_ result: Result<UnsafeRawBufferPointer, UVError>) {
+        switch result {
+        case .failure(let error):
+            if error.isEndOfFile {
+                close(reason: nil, level: .debug)
+            } else {
+                close(reason: "read failed: \(error)", level: .warning)
+            }
+        case .success(let bytes):
+            guard phase == .open, let session else { return }
+            lastActivity = clock.now.unixMilliseconds
+            inReadCallback = true
+            let consumed = nghttp2_session_mem_recv(
+                session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+            inReadCallback = false
+            if consumed < 0 {
+                // A protocol error or a flood nghttp2 detects (CONTINUATION, acks): GOAWAY (if
+                // nghttp2 did not queue one already), then close once it is written.
+                logger.warning("HTTP/2 session ended", ["error": .string(Self.errorName(Int32(consumed)))])
+                _ = nghttp2_session_terminate_session(session, NGHTTP2_PROTOCOL_ERROR.rawValue)
+                beginClosing()
+            }
+            flush()
+        }
+    }
+
+    /// Ends the session after what is queued (a GOAWAY, answers) is written.
+    func beginClosing() {
+        guard phase == .open else { return }
+        phase = .closingAfterFlush
+        stream.readStop()
+        endOpenCalls()
+        idleTask?.cancel()
+        idleTask = nil
+        lingerTask = scheduler.schedule(at: clock.now + limits.partialFrameTimeout) { [weak self] in
+            self?.close(reason: "output not read before closing", level: .warning)
+        }
+    }
+
+    /// GOAWAY with `code` (e.g. ENHANCE_YOUR_CALM for a flood), then close.
+    func terminate(code: UInt32, reason: String) {
+        guard phase == .open, let session else { return }
+        logger.warning("closing connection", ["reason": .string(reason)])
+        _ = nghttp2_session_terminate_session(session, code)
+        beginClosing()
+        if !inReadCallback { flush() }
+    }
+
+    // MARK: Writing
+
+    /// Takes nghttp2's output and hands it to the socket; closes when the session is over.
+    func flush() {
+        isDirty = false
+        guard phase != .closed, let session else { return }
+        while output.count + stream.queuedWriteBytes < limits.maxUnsentOutputPerConnection {
+            var chunk: UnsafePointer<UInt8>? = nil
+            let count = nghttp2_session_mem_send(session, &chunk)
+            if count < 0 {
+                close(reason: "HTTP/2 send failed: \(Self.errorName(Int32(count)))", level: .warning)
+                return
+            }
+            guard count > 0, let chunk else { break }
+            output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: count))
+        }
+        if !output.isEmpty {
+            let failure = output.withUnsafeBytes { bytes -> UVError? in
+                do throws(UVError) {
+                    let written = try stream.tryWrite(bytes)
+                    if written < bytes.count {
+                        try stream.write(copying: UnsafeRawBufferPointer(rebasing: bytes[written...])) { [weak self] error in
+                            self?.writeCompleted(error)
+                        }
+                    }
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
+            if let failure {
+                close(reason: "write failed: \(failure)", level: stream.sawEndOfFile ? .debug : .warning)
+                return
+            }
+        }
+        if nghttp2_session_want_read(session) == 0 || phase == .closingAfterFlush,
+            nghttp2_session_want_write(session) == 0, output.isEmpty, stream.queuedWriteBytes == 0
+        {
+            close(reason: nil, level: .debug)
+        }
+    }
+
+    private func writeCompleted(_ error: UVError?) {
+        guard phase != .closed else { return }
+        if let error {
+            close(reason: "write failed: \(error)", level: stream.sawEndOfFile ? .debug : .warning)
+            return
+        }
+        // nghttp2 may hold more than fit under the unsent-output bound.
+        flush()
+    }
+
+    func markDirty() {
+        guard !inReadCallback, !isDirty, phase != .closed else { return }
+        isDirty = true
+        transport.scheduleFlush(self)
+    }
+
+    // MARK: Timeouts
+
+    private func armIdleTimer() {
+        guard idleTask == nil, phase == .open else { return }
+        let at = lastActivity + limits.idleTimeout.milliseconds
+        idleTask = scheduler.schedule(at: AdInstant(unixMilliseconds: at)) { [weak self] in self?.checkIdle() }
+    }
+
+    private func checkIdle() {
+        idleTask = nil
+        guard phase == .open else { return }
+        let now = clock.now.unixMilliseconds
+        if streams.isEmpty, now - lastActivity >= limits.idleTimeout.milliseconds {
+            logger.info("closing idle connection", ["idleMilliseconds": .int(now - lastActivity)])
+            if let session { _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue) }
+            beginClosing()
+            flush()
+            return
+        }
+        if !streams.isEmpty { lastActivity = now }
+        armIdleTimer()
+    }
+
+    // MARK: Drain and close
+
+    /// Server shutdown: the service already ended the open calls. Health watchers hear
+    /// NOT_SERVING and end UNAVAILABLE; a GOAWAY tells the client to open no more streams;
+    /// once the streams in flight are done the final GOAWAY goes out and the connection closes.
+    func drain(status: Status) {
+        guard phase == .open, let session else { return }
+        draining = true
+        for stream in streams.values.sorted(by: { $0.id < $1.id }) where stream.route == .healthWatch && !stream.finished {
+            send(stream, message: HealthService.response(.notServing))
+            finish(stream, status: status)
+        }
+        _ = nghttp2_submit_shutdown_notice(session)
+        goAwayIfDrained()
+        flush()
+    }
+
+    /// While draining, the last stream done: the final GOAWAY.
+    func goAwayIfDrained() {
+        guard draining, phase == .open, streams.isEmpty, let session else { return }
+        _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+        beginClosing()
+    }
+
+    /// Closes now; open calls end without an answer.
+    func close(reason: String?, level: LogLevel) {
+        guard phase != .closed else { return }
+        phase = .closed
+        endOpenCalls()
+        idleTask?.cancel()
+        idleTask = nil
+        lingerTask?.cancel()
+        lingerTask = nil
+        if let session { nghttp2_session_del(session) }
+        session = nil
+        streams = [:]
+        output = []
+        if let reason { logger.log(level, "connection closed", ["reason": .string(reason)]) }
+        stream.close()
+        transport.connectionClosed(self)
+    }
+
+    /// Withdraws every open call of the service (parked borrows, watches) without answering.
+    private func endOpenCalls() {
+        for stream in streams.values.sorted(by: { $0.id < $1.id }) {
+            if let call = stream.call {
+                stream.call = nil
+                service.end(call, answering: nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+"""HTTP/2 hygiene of the gRPC transport, scripted with raw HTTP/2 (python h2): the settings it
+advertises, the flood family (rapid reset, SETTINGS, PING, empty frames, CONTINUATION) ending
+the abusive connection with GOAWAY ENHANCE_YOUR_CALM, header list size, idle timeout, graceful
+GOAWAY on shutdown; each time a well-behaved neighbour connection keeps working."""
+
+import signal
+import socket
+import struct
+import time
+
+import grpc
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+import pytest
+
+import grpc_stubs
+
+CONFIG = {
+    "sources": {"synthetic": {"latency": "5ms"}, "empty": {"type": "synthetic", "fillRate": 0, "latency": "5ms"}},
+    "loaders": {"default": {}, "parking": {"source": "empty"}},
+}
+ENHANCE_YOUR_CALM = 11
+BORROW = "/adloader.v1.NativeAdLoader/Borrow"
+
+
+class RawH2:
+    """One raw HTTP/2 client connection."""
+
+    def __init__(self, d):
+        self.sock = socket.create_connection((d.host, d.port), timeout=5)
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.conn.initiate_connection()
+        self.flush()
+        self.events = []
+        self.closed = False
+
+    def flush(self):
+        data = self.conn.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def read_until(self, predicate, timeout=5.0):
+        """Reads events until predicate(events) holds or the connection ends."""
+        deadline = time.monotonic() + timeout
+        while not predicate(self.events) and not self.closed and time.monotonic() < deadline:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except ConnectionResetError:
+                self.closed = True
+                break
+            if not data:
+                self.closed = True
+                break
+            self.events += self.conn.receive_data(data)
+            try:
+                self.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                self.closed = True
+        return self.events
+
+    def goaway(self):
+        return next((e for e in self.events if isinstance(e, h2.events.ConnectionTerminated)), None)
+
+    def grpc_headers(self, path=BORROW, extra=()):
+        return [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "localhost"),
+                ("content-type", "application/grpc"), ("te", "trailers"), *extra]
+
+    def close(self):
+        self.sock.close()
+
+
+def grpc_message(payload):
+    return b"\x00" + struct.pack(">I", len(payload)) + payload
+
+
+@pytest.fixture
+def setup(daemon):
+    s = grpc_stubs.load()
+    d = daemon(config=CONFIG, args=["--http2-max-resets", "50", "--http2-max-control-frames", "100"])
+    channel = grpc.insecure_channel(d.endpoint)
+    neighbour = s.grpc.NativeAdLoaderStub(channel)
+    assert neighbour.Borrow(s.pb.BorrowRequest(ad_unit_id="n", wait_ms=2000), timeout=10).lease.lease_id > 0
+    yield d, s, neighbour
+    channel.close()
+
+
+def neighbour_ok(s, neighbour):
+    answer = neighbour.Borrow(s.pb.BorrowRequest(ad_unit_id="n", wait_ms=2000), timeout=10)
+    assert answer.outcome in (s.pb.BORROW_OUTCOME_LEASED, s.pb.BORROW_OUTCOME_REUSED)
+
+
+def expect_calm(d, raw, words):
+    raw.read_until(lambda events: any(isinstance(e, h2.events.ConnectionTerminated) for e in events))
+    goaway = raw.goaway()
+    # The GOAWAY is sent; a client still sending when the server closes may see a reset instead.
+    assert (goaway is not None and goaway.error_code == ENHANCE_YOUR_CALM) or raw.closed
+    deadline = time.monotonic() + 5
+    while words not in d.log() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert words in d.log()
+
+
+def test_settings_advertised(setup):
+    d, s, neighbour = setup
+    raw = RawH2(d)
+    raw.read_until(lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
+    settings = raw.conn.remote_settings
+    assert settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] == 100
+    assert settings[h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE] == 8192
+    raw.close()
+
+
+def test_rapid_reset_gets_goaway(setup):
+    d, s, neighbour = setup
+    raw = RawH2(d)
+    for i in range(60):
+        stream = raw.conn.get_next_available_stream_id()
+        raw.conn.send_headers(stream, raw.grpc_headers())
+        raw.conn.reset_stream(stream)
+    raw.flush()
+    expect_calm(d, raw, "stream resets")
+    neighbour_ok(s, neighbour)
+
+
+@pytest.mark.parametrize("kind", ["ping", "settings", "empty-data"])
+def test_control_frame_floods_get_goaway(setup, kind):
+    d, s, neighbour = setup
+    raw = RawH2(d)
+    stream = raw.conn.get_next_available_stream_id()
+    raw.conn.send_headers(stream, raw.grpc_headers())
+    for i in range(150):
+        if kind == "ping":
+            raw.conn.ping(struct.pack(">Q", i))
+        elif kind == "settings":
+            raw.sock.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")  # an empty SETTINGS frame
+        else:
+            raw.conn.send_data(stream, b"")
+    raw.flush()
+    expect_calm(d, raw, "empty frames")
+    neighbour_ok(s, neighbour)
+
+
+def test_continuation_flood_ends_the_connection(setup):
+    d, s, neighbour = setup
+    raw = RawH2(d)
+    raw.read_until(lambda events: any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events))
+    # HEADERS without END_HEADERS, then a stream of empty CONTINUATION frames.
+    block = raw.conn.encoder.encode(raw.grpc_headers())
+    frames = struct.pack(">I", len(block))[1:] + b"\x01\x00" + struct.pack(">I", 1) + block
+    frames += (b"\x00\x00\x00\x09\x00" + struct.pack(">I", 1)) * 100
+    raw.sock.sendall(frames)
+    raw.read_until(lambda events: raw.closed, timeout=5)
+    assert raw.closed
+    assert "HTTP/2 session ended" in d.log() and "CONTINUATION" in d.log()
+    neighbour_ok(s, neighbour)
+
+
+def test_header_list_over_the_limit_is_resource_exhausted(setup):
+    d, s, neighbour = setup
+    raw = RawH2(d)
+    stream = raw.conn.get_next_available_stream_id()
+    raw.conn.send_headers(stream, raw.grpc_headers(extra=[("x-big", "a" * 9000)]), end_stream=False)
+    raw.conn.send_data(stream, grpc_message(s.pb.BorrowRequest(ad_unit_id="x").SerializeToString()), end_stream=True)
+    raw.flush()
+    events = raw.read_until(lambda events: any(isinstance(e, h2.events.StreamEnded) for e in events))
+    headers = dict(h for e in events if isinstance(e, (h2.events.ResponseReceived, h2.events.TrailersReceived))
+                   for h in e.headers)
+    assert headers.get("grpc-status") == str(grpc.StatusCode.RESOURCE_EXHAUSTED.value[0])
+    # The connection stays usable.
+    stream = raw.conn.get_next_available_stream_id()
+    raw.conn.send_headers(stream, raw.grpc_headers())
+    raw.conn.send_data(stream, grpc_message(s.pb.BorrowRequest(ad_unit_id="x", wait_ms=2000).SerializeToString()),
+                       end_stream=True)
+    raw.flush()
+    events = raw.read_until(lambda events: sum(isinstance(e, h2.events.StreamEnded) for e in events) >= 2)
+    assert sum(isinstance(e, h2.events.StreamEnded) for e in events) >= 2
+    neighbour_ok(s, neighbour)
+
+
+def test_bad_requests_get_trailers_only_answers(setup):
+    d, s, neighbour = setup
+    raw = RawH2(d)
+    cases = [
+        ([("content-type", "text/plain")], "415", None),
+        ([("grpc-encoding", "gzip")], "200", grpc.StatusCode.UNIMPLEMENTED),
+        ([("grpc-timeout", "soon")], "200", grpc.StatusCode.INVALID_ARGUMENT),
+    ]
+    for extra, http_status, code in cases:
+        stream = raw.conn.get_next_available_stream_id()
+        headers = [h for h in raw.grpc_headers() if not (extra[0][0] == "content-type" and h[0] == "content-type")]
+        raw.conn.send_headers(stream, headers + extra, end_stream=True)
+        raw.flush()
+        raw.events = []
+        events = raw.read_until(lambda events: any(isinstance(e, h2.events.StreamEnded) for e in events))
+        response = next(e for e in events if isinstance(e, h2.events.ResponseReceived))
+        fields = dict(response.headers)
+        assert fields[":status"] == http_status and "grpc-status" in fields, fields
+        if code is not None:
+            assert fields["grpc-status"] == str(code.value[0])
+        assert not any(isinstance(e, h2.events.DataReceived) for e in events)
+    neighbour_ok(s, neighbour)
+
+
+def test_idle_connection_gets_goaway(daemon):
+    d = daemon(config=CONFIG, args=["--idle-timeout", "300ms"])
+    raw = RawH2(d)
+    raw.read_until(lambda events: any(isinstance(e, h2.events.ConnectionTerminated) for e in events), timeout=5)
+    assert raw.goaway() is not None and raw.goaway().error_code == 0
+    assert "closing idle connection" in d.log()
+
+
+def test_shutdown_finishes_in_flight_streams_then_goaway(daemon):
+    s = grpc_stubs.load()
+    d = daemon(config=CONFIG, args=["--shutdown-grace-period", "5s"])
+    with grpc.insecure_channel(d.endpoint) as channel:
+        stub = s.grpc.NativeAdLoaderStub(channel)
+        parked = stub.Borrow.future(s.pb.BorrowRequest(ad_unit_id="p", loader="parking", wait_ms=20000), timeout=30)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            pools = stub.Stats(s.pb.StatsRequest(loader="parking"), timeout=10).pools
+            if pools and pools[0].parked_borrows == 1:
+                break
+            time.sleep(0.02)
+        d.signal(signal.SIGTERM)
+        with pytest.raises(grpc.RpcError) as error:
+            parked.result(timeout=10)
+        # Answered with a status in trailers, not cut off.
+        assert error.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "shutting down" in error.value.details()
+    assert d.wait() == 0
