@@ -37,13 +37,15 @@ enum FeedScroll {
         var scenario: String?
         /// Outage window of the upstream, virtual seconds.
         var outage: ClosedRange<Double>?
+        /// `maximumConcurrentRequests` of the defaults run (nil: the default, 3).
+        var cap: Int?
     }
 
     static let usage = """
         usage: FeedScrollBench [--smoke] [--users N] [--duration S] [--seed N] [--warmup S]
                [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
                [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
-               [--scenario steady|low|ramp|zipf|outage]
+               [--scenario steady|low|ramp|zipf|outage] [--cap N]
         """
 
     /// Exits 2 with a message naming the bad option, or 0 after printing the usage for `--help`.
@@ -85,6 +87,7 @@ enum FeedScroll {
                 case .option("--wait"): options.wait = .milliseconds(Int64(try number()))
                 case .option("--out"): options.outputDirectory = try scanner.value()
                 case .option("--label"): options.label = try scanner.value()
+                case .option("--cap"): options.cap = Int(try number())
                 case .option("--scenario"):
                     let name = try scanner.value()
                     options.scenario = name
@@ -136,6 +139,7 @@ enum FeedScroll {
         var configuration = LoaderConfiguration(name: loaderName)
         configuration.numberOfAdvertisements = 5
         configuration.lifetime = options.lifetime
+        if let cap = options.cap { configuration.maximumConcurrentRequests = cap }
         if let retained {
             configuration.sizing = .fixed
             configuration.maximumRetainedAdvertisements = retained
