@@ -1,7 +1,7 @@
 # adloaderd — two commands on a fresh Debian machine: `make run` and `make test`.
 
 SWIFT        ?= swift
-APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev pkg-config python3-venv
+APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libcurl4-openssl-dev pkg-config python3-venv
 # Used by the tests: the conformance suite needs nothing beyond the package itself.
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
@@ -84,7 +84,7 @@ fuzz-smoke: deps
 # Rewrites the seed corpora (Fuzz/corpus/<target>/seed-*) from the targets' encoders.
 fuzz-seeds: deps
 	$(SWIFT) build
-	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz http2-session:HTTP2SessionFuzz; do \
+	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz http2-session:HTTP2SessionFuzz bid-response:BidResponseFuzz; do \
 	  mkdir -p Fuzz/corpus/$${t%%:*} && .build/debug/$${t##*:} --write-seeds Fuzz/corpus/$${t%%:*} || exit 1; \
 	done
 

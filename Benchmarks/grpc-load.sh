@@ -3,7 +3,9 @@
 # h2c to adloaderd's gRPC transport (Borrow of a slot that holds its lease: every call answers
 # REUSED with the ~400-byte ad), to the C++ gRPC callback server of ../shared/peers (Borrow
 # returning a ~400-byte ad), and nghttpd serving a 400-byte static file, with the same
-# connections x streams. Prints, for each, calls/s and server CPU per call (utime+stime from
+# connections x streams; and the same adloaderd over the framed protocol (ProtocolLoadBench,
+# Borrow + Return pairs, same connections x calls in flight) for the CPU-per-call ratio of the
+# two transports. Prints, for each, calls/s and server CPU per call (utime+stime from
 # /proc/PID/stat over the measured window, divided by the calls answered in it).
 #
 #   Benchmarks/grpc-load.sh [--conns C] [--streams M] [--duration S] [--runs N]
@@ -23,6 +25,7 @@ STREAMS=10
 DURATION=5
 RUNS=1
 BIN=$ROOT/.build/release/adloaderd
+LOADBENCH=$ROOT/.build/release/ProtocolLoadBench
 OUT=$ROOT/bench-results
 PEERS_SRC=$ROOT/../shared/peers
 [ -d "$PEERS_SRC" ] || PEERS_SRC=/work/shared/peers
@@ -90,6 +93,18 @@ for run in $(seq "$RUNS"); do
     sleep 0.2  # the first Borrow lent nothing yet (the pool was empty): let it fill
     measure "adloaderd gRPC Borrow" "$pid" "http://127.0.0.1:$port/adloader.v1.NativeAdLoader/Borrow" \
         "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc"
+    # The same daemon over the framed protocol, same connections x calls in flight
+    # (ProtocolLoadBench: Borrow + unshown Return pairs, each a call), for the CPU-per-call ratio.
+    if [ -x "$LOADBENCH" ]; then
+        json=$("$LOADBENCH" --port "$port" --connections "$CONNS" --depth "$STREAMS" --duration "$DURATION" \
+            --warmup 1 --server-pid "$pid" --quiet --label framed || true)
+        rate=$(printf '%s' "$json" | sed -n 's/.*"calls_per_s":\([0-9.]*\).*/\1/p')
+        calls=$(printf '%s' "$json" | sed -n 's/.*"calls":\([0-9]*\).*/\1/p')
+        cpu_us=$(printf '%s' "$json" | sed -n 's/.*"server_cpu_us_per_call":\([0-9.]*\).*/\1/p')
+        printf '%-22s %4sx%-3s %12s calls/s  %8s us CPU/call  (%s calls)\n' "adloaderd framed B+R" "$CONNS" "$STREAMS" \
+            "${rate:-?}" "${cpu_us:-?}" "${calls:-?}"
+        echo "adloaderd framed Borrow+Return,$CONNS,$STREAMS,$DURATION,${rate:-},${calls:-},${cpu_us:-}" >> "$OUT/grpc-load.csv"
+    fi
     kill "$pid"; wait "$pid" 2>/dev/null || true
 
     # The C++ gRPC callback server.

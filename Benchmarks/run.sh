@@ -5,7 +5,7 @@
 #   Benchmarks/run.sh --smoke    debug build, tiny runs of every benchmark, no plots (make bench-smoke)
 #   Benchmarks/run.sh feedscroll corescaling plots    only the steps named
 #
-# Steps, in order: protocol (part 1, not written yet), feedscroll, corescaling, plots.
+# Steps, in order: protocol (part 1, not written yet), feedscroll, corescaling, openrtb, plots.
 # A new benchmark is one more step_<name> function and one more name in ALL_STEPS.
 # OUT=dir changes the output directory. Numbers on a shared machine are noisy: compare runs
 # made on the same machine, and read BENCHMARKS.md for how they were made.
@@ -21,7 +21,7 @@ for argument in "$@"; do
         *) STEPS+=("$argument") ;;
     esac
 done
-ALL_STEPS=(protocol feedscroll corescaling plots)
+ALL_STEPS=(protocol feedscroll corescaling openrtb plots)
 [ ${#STEPS[@]} -gt 0 ] || STEPS=("${ALL_STEPS[@]}")
 
 if [ "$SMOKE" = 1 ]; then
@@ -72,6 +72,17 @@ step_protocol() {
         Benchmarks/protocol-load.sh --smoke --out "$OUT" 2>&1 | tee "$OUT/protocol-load.txt"
     else
         Benchmarks/protocol-load.sh --out "$OUT" 2>&1 | tee "$OUT/protocol-load.txt"
+    fi
+}
+
+# Issue 9: a minute of Borrow + Return(shown) against the openrtb source on the loopback
+# exchange stub, beside the synthetic source (Benchmarks/openrtb-load.py).
+step_openrtb() {
+    echo "== openrtb load: upstream requests per lent ad, notices, memory and fds"
+    if [ "$SMOKE" = 1 ]; then
+        python3 Benchmarks/openrtb-load.py --smoke --out "$OUT" 2>&1 | tee "$OUT/openrtb-load.txt"
+    else
+        python3 Benchmarks/openrtb-load.py --out "$OUT" 2>&1 | tee "$OUT/openrtb-load.txt"
     fi
 }
 

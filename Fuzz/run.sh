@@ -22,7 +22,7 @@ for argument in "$@"; do
         *) TARGETS+=("$argument") ;;
     esac
 done
-ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session)
+ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response)
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
 product() {
@@ -32,6 +32,7 @@ product() {
         proto-scanner) echo ProtoScannerFuzz ;;
         configuration) echo ConfigurationFuzz ;;
         http2-session) echo HTTP2SessionFuzz ;;
+        bid-response) echo BidResponseFuzz ;;
         *) echo "unknown fuzz target: $1 (targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }

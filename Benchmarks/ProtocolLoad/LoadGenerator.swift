@@ -156,7 +156,7 @@ final class LoadGenerator {
 
     init(options: Options) {
         self.options = options
-        templates = RequestTemplates(adUnitID: options.adUnitID)
+        templates = RequestTemplates(adUnitID: options.adUnitID, shown: options.shown)
         readBuffer = .allocate(byteCount: 256 * 1024, alignment: 16)
     }
 
@@ -406,7 +406,7 @@ final class LoadGenerator {
                 }
             } else if !isBorrow, r.status == 0 {
                 let answer = try ReturnResponseMessage(decoding: frame.message ?? [])
-                guard answer.outcome == .backInPool else {
+                guard answer.outcome == .backInPool || (templates.shown && answer.outcome == .consumed) else {
                     return "Return answered \(String(describing: answer.outcome)), expected backInPool"
                 }
             }

@@ -15,6 +15,9 @@ struct Options {
     /// (redis-benchmark's -P); false refills each slot as soon as its answer arrives.
     var batch = false
     var adUnitID = "bench-feed"
+    /// Return every lease shown (consumed at the loader's show count, so the pool refills
+    /// from upstream); default: unshown, back in the pool.
+    var shown = false
     var label = ""
     var quiet = false
     /// The daemon's process id: its CPU time over the measured window is reported (0 = not).
@@ -35,6 +38,8 @@ struct Options {
                             send the next D (what redis-benchmark -P does); default: each
                             answer sends that slot's next call at once
           --ad-unit ID      ad unit to borrow from (default bench-feed)
+          --shown           return every lease shown (consumed: the pool refills from
+                            upstream); default: unshown, back in the pool
           --label TEXT      copied into the JSON line
           --server-pid PID  the daemon's process: report its CPU time (utime+stime from
                             /proc/PID/stat) over the measured window, per call
@@ -66,6 +71,7 @@ struct Options {
                 case .option("--server-pid"): o.serverPID = Int32(try scanner.value(in: 1...4_194_304.0))
                 case .option("--quiet"): o.quiet = true
                 case .option("--batch"): o.batch = true
+                case .option("--shown"): o.shown = true
                 case .option("--help"), .option("-h"):
                     help = true
                     break scan

@@ -12,9 +12,12 @@ struct RequestTemplates {
     /// The `method` field of a Return envelope (field 2, tag included).
     let returnMethodField: [UInt8]
     let adUnitID: String
+    /// Returns say `shown: true` (the ad is consumed at the loader's show count).
+    let shown: Bool
 
-    init(adUnitID: String) {
+    init(adUnitID: String, shown: Bool = false) {
         self.adUnitID = adUnitID
+        self.shown = shown
         let borrow = BorrowRequestMessage(adUnitID: adUnitID, waitMilliseconds: 0)
         borrowTail = RequestFrame(callID: 0, method: MethodName.borrow, request: borrow).encoded()
         returnMethodField = RequestFrame(callID: 0, method: MethodName.returnLease).encoded()
@@ -30,10 +33,10 @@ struct RequestTemplates {
         out.append(borrowTail)
     }
 
-    /// Appends one whole Return frame (`shown` false) of `leaseID` for `callID`.
+    /// Appends one whole Return frame (`shown` as configured) of `leaseID` for `callID`.
     @inline(__always)
     func appendReturn(callID: UInt64, leaseID: UInt64, to out: inout ByteBuffer) {
-        let message = 1 + varintSize(leaseID)  // ReturnRequest { 08 lease_id }
+        let message = 1 + varintSize(leaseID) + (shown ? 2 : 0)  // ReturnRequest { 08 lease_id [10 01] }
         let length = 1 + varintSize(callID) + returnMethodField.count + 1 + varintSize(UInt64(message)) + message
         out.appendPrefix(length)
         out.append(0x08)
@@ -43,6 +46,10 @@ struct RequestTemplates {
         out.appendVarint(UInt64(message))
         out.append(0x08)
         out.appendVarint(leaseID)
+        if shown {
+            out.append(0x10)
+            out.append(0x01)
+        }
     }
 
     /// Compares the stamped frames with AdLoaderWire's own encoding for a spread of ids.
@@ -62,7 +69,7 @@ struct RequestTemplates {
 
                 expected = []
                 RequestFrame(
-                    callID: id, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: lease, shown: false)
+                    callID: id, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: lease, shown: shown)
                 ).appendFrame(to: &expected)
                 stamped = ByteBuffer(capacity: 256)
                 appendReturn(callID: id, leaseID: lease, to: &stamped)

@@ -5,12 +5,12 @@ import Foundation
 enum GarbageConnection {
     /// Connects, sends `bytes` (half the time also shutting down the write side), and reads
     /// until the daemon closes the connection.
-    /// - Returns: whether it closed within 10 seconds (a refusal to connect counts as no).
+    /// - Returns: whether it closed within 30 seconds (the partial-frame timeout is 10 s) (a refusal to connect counts as no).
     static func send(_ bytes: [UInt8], host: String, port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -80,7 +80,7 @@ struct Options {
     /// answered when ads arrive, and a loader whose source never fills (parked borrows time out).
     var configurationJSON: String {
         """
-        { "limits": { "idleTimeout": "20s", "partialFrameTimeout": "2s" },
+        { "limits": { "idleTimeout": "20s" },
           "sources": { "synthetic": { "latency": "5ms", "fillRate": 0.9, "errorRate": 0.05, "seed": 15 },
                        "never": { "type": "synthetic", "fillRate": 0 } },
           "loaders": {

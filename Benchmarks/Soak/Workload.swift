@@ -169,7 +169,7 @@ struct Workload: Sendable {
             if GarbageConnection.send(bytes, host: host, port: port) {
                 tally.add("connections.garbage")
             } else {
-                tally.unexpected("garbage: the daemon did not close a garbage connection within 10 s")
+                tally.unexpected("garbage: the daemon did not close a garbage connection within 30 s")
             }
             try? await Task.sleep(for: .milliseconds(20))
         }

@@ -102,6 +102,16 @@ public final class AdLoaderClient: Sendable {
         return try Self.decode(StatsResponseMessage.self, answer).pools
     }
 
+    /// The whole Stats answer: the pools matching the filters and the counters of the
+    /// matching loaders' demand sources (notices, dropped bids); see PROTOCOL.md 7.4.
+    public func statsResponse(loader: String = "", adUnitID: String = "", timeout: Duration? = nil) async throws
+        -> StatsResponseMessage
+    {
+        let answer = try await unary(
+            method: MethodName.stats, request: StatsRequestMessage(loader: loader, adUnitID: adUnitID), timeout: timeout)
+        return try Self.decode(StatsResponseMessage.self, answer)
+    }
+
     /// Streams pool events (PROTOCOL.md 7.5) until the stream is dropped or its task cancelled
     /// (which cancels the call), the deadline passes, or the server ends it.
     ///

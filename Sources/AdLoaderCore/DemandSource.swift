@@ -32,6 +32,10 @@ public protocol DemandSource: AnyObject {
     /// the loader's format). Never `.consumed`, and never for an ad shown before: that source
     /// was told by ``adShown(_:)``. Called at most once per ad.
     func adDropped(_ ad: Ad, reason: AdDropReason)
+
+    /// The source's own counters for Stats, or nil when it keeps none. Read on the loader's
+    /// thread; the loader fills in ``DemandSourceStats/name``.
+    var statistics: DemandSourceStats? { get }
 }
 
 extension DemandSource {
@@ -40,4 +44,7 @@ extension DemandSource {
 
     /// Does nothing: a source that does not care about losses needs nothing.
     public func adDropped(_ ad: Ad, reason: AdDropReason) {}
+
+    /// None: a source without counters of its own is not listed in Stats.
+    public var statistics: DemandSourceStats? { nil }
 }

@@ -76,7 +76,7 @@ extension NativeAdvertisementLoader {
             pool.lastError = error
             emit(.loadFinished, pool) { $0.error = error }
             guard pool.enabled, !isShutDown else { return }
-            perform(pool.fill.loadFailed(error.code, probe: probe), for: pool)
+            perform(pool.fill.loadFailed(error.code, probe: probe), for: pool, leastRetryDelay: error.retryAfter ?? .zero)
             failParkedIfNothingComing(pool)
         }
     }
@@ -125,8 +125,9 @@ extension NativeAdvertisementLoader {
         }
     }
 
-    /// Carries out what the fill state machine decided.
-    func perform(_ action: AdPool.FillStateMachine.Action, for pool: AdPool) {
+    /// Carries out what the fill state machine decided; a retry waits at least `leastRetryDelay`
+    /// (the source's `Retry-After`).
+    func perform(_ action: AdPool.FillStateMachine.Action, for pool: AdPool, leastRetryDelay: Duration = .zero) {
         // A completion or observer may have disabled the loader or shut it down meanwhile.
         guard pool.enabled, !isShutDown else { return }
         switch action {
@@ -134,7 +135,8 @@ extension NativeAdvertisementLoader {
             break
         case .scheduleRetry(let attempt):
             pool.retryTimer?.cancel()
-            pool.retryTimer = scheduler.schedule(at: now + retryDelay(attempt: attempt, policy: pool.configuration.retry)) {
+            let delay = max(retryDelay(attempt: attempt, policy: pool.configuration.retry), leastRetryDelay)
+            pool.retryTimer = scheduler.schedule(at: now + delay) {
                 [weak self, weak reference = pool.reference] in
                 guard let self, let pool = reference?.pool else { return }
                 pool.retryTimer = nil

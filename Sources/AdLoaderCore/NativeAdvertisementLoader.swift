@@ -227,6 +227,19 @@ public final class NativeAdvertisementLoader {
         return result.sorted { ($0.loader, $0.adUnitID) < ($1.loader, $1.adUnitID) }
     }
 
+    /// The counters of the demand sources of every loader matching the filter (nil = all) that
+    /// keep any (``DemandSource/statistics``), one entry per source, sorted by name.
+    public func sourceStats(loader: String? = nil) -> [DemandSourceStats] {
+        var result: [String: DemandSourceStats] = [:]
+        for (name, entry) in entries where loader == nil || loader == name {
+            let sourceName = entry.configuration.source
+            guard result[sourceName] == nil, var stats = entry.source.statistics else { continue }
+            stats.name = sourceName
+            result[sourceName] = stats
+        }
+        return result.values.sorted { $0.name < $1.name }
+    }
+
     /// Registers an observer called synchronously, on the loader's thread, for every event.
     ///
     /// Observers run in registration order, after the loader's state is settled for the event.

@@ -23,10 +23,14 @@ public struct UpstreamError: Error, Hashable, Sendable, CustomStringConvertible 
 
     public var code: Code
     public var message: String
+    /// The least delay before the automatic retry of a `.retryable` failure (an exchange's
+    /// `Retry-After`); the retry waits the longer of this and the retry policy's delay.
+    public var retryAfter: Duration?
 
-    public init(code: Code, message: String) {
+    public init(code: Code, message: String, retryAfter: Duration? = nil) {
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "\(code): \(message)" }

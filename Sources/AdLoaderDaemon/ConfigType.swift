@@ -12,6 +12,11 @@ struct ConfigType<Value>: Sendable {
 
 extension ConfigType where Value == String {
     static var string: Self { Self(parse: { (v, f) throws(ConfigError) in try v.string(f) }, format: { $0 }) }
+
+    /// A string where empty means "not set": shown as `none` when empty.
+    static var optionalString: Self {
+        Self(parse: { (v, f) throws(ConfigError) in try v.string(f) }, format: { $0.isEmpty ? "none" : $0 })
+    }
 }
 
 extension ConfigType where Value == Int {

@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderJSON
 
 /// One raw setting value: text from a flag or environment variable, or a JSON value.
 enum ConfigValue {

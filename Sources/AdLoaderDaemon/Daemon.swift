@@ -36,6 +36,8 @@ public final class Daemon {
     let grpcTransport: GRPCTransport
     /// Both transports share each listener: this tells their connections apart.
     let sniffer: ProtocolSniffer
+    /// Built sources' stops (their HTTP clients' handles), run after the loader's shutdown.
+    let sourceContext: DemandSourceContext
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -52,14 +54,17 @@ public final class Daemon {
         var createdClock: LoopClock?
         var createdDeferred: UVDeferredWork?
         var createdGRPCDeferred: UVDeferredWork?
+        var createdContext: DemandSourceContext?
         do {
             let clock = try LoopClock(loop: loop)
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
+            let context = DemandSourceContext(clock: clock, scheduler: clock, loop: loop, logger: logger)
+            createdContext = context
             var sources: [String: any DemandSource] = [:]
             for (name, settings) in configuration.sources {
-                sources[name] = try settings.makeSource(clock: clock, scheduler: clock)
+                sources[name] = try settings.makeSource(context: context)
             }
             let loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
@@ -81,10 +86,14 @@ public final class Daemon {
                 timeout: configuration.limits.partialFrameTimeout, maxPending: configuration.limits.maxConnections,
                 logger: logger)
             self.clock = clock
+            self.sourceContext = context
             self.loader = loader
             self.service = service
         } catch {
-            _ = Self.abandon(loop, closing: [createdClock?.close, createdDeferred?.close, createdGRPCDeferred?.close].compactMap { $0 })
+            _ = Self.abandon(
+                loop,
+                closing: [createdContext?.stopSources, createdClock?.close, createdDeferred?.close, createdGRPCDeferred?.close]
+                    .compactMap { $0 })
             throw error
         }
     }
@@ -92,7 +101,7 @@ public final class Daemon {
     /// The addresses bound by ``start()``.
     public var addresses: [ListenAddress] { listeners.map(\.address) }
 
-    /// Starts every part in order — sources, loader, service and transport, listeners, signal
+    /// Starts every part in order — clock, sources, loader, service and transport, listeners, signal
     /// handlers — recording how to stop each.
     /// - Returns: the bound addresses (with the real port when port 0 was asked for).
     /// - Throws: ``ListenerError`` naming the setting of the listener that failed.
@@ -104,6 +113,7 @@ public final class Daemon {
         UVSignal.unblockTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
+        stops.append(("sources", sourceContext.stopSources))
         stops.append(("loader", loader.shutdown))
         stops.append(("transport", transport.stop))
         stops.append(("grpc transport", grpcTransport.stop))

@@ -1,11 +1,12 @@
 import AdLoaderCore
+import AdLoaderJSON
 import AdSources
 
 /// One configured demand source: its type and that type's settings, ready to be built.
 ///
 /// Decoded from `"sources": { "NAME": { "type": ..., ... } }` by the type named there (see
 /// ``DemandSourceType``); the server builds the source with
-/// ``makeSource(clock:scheduler:)`` without knowing the type.
+/// ``makeSource(context:)`` without knowing the type.
 public struct DemandSourceConfiguration: Hashable, Sendable {
     private var box: any DemandSourceBox
 
@@ -29,13 +30,20 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
     /// - Throws: ``ConfigError`` naming the setting at fault.
     public func validate(field: String) throws(ConfigError) { try box.validate(field: field) }
 
-    /// Builds the source.
+    /// Builds the source without a loop (sources that need none: synthetic, test doubles).
     /// - Parameters:
     ///   - clock: reads "now".
     ///   - scheduler: runs the source's answers; the loader's own scheduler.
     /// - Throws: ``ConfigError`` when the settings do not validate; errors met building it.
     public func makeSource(clock: any AdClock, scheduler: any AdScheduler) throws -> any DemandSource {
-        try box.makeSource(clock: clock, scheduler: scheduler)
+        try box.makeSource(context: DemandSourceContext(clock: clock, scheduler: scheduler))
+    }
+
+    /// Builds the source with everything the daemon offers (the loop for I/O, the logger).
+    /// - Throws: ``ConfigError`` when the settings do not validate or need what `context`
+    ///   lacks; errors met building it.
+    public func makeSource(context: DemandSourceContext) throws -> any DemandSource {
+        try box.makeSource(context: context)
     }
 
     /// Applies the members of the source's JSON object (without `type`) over the settings.
@@ -61,7 +69,7 @@ private protocol DemandSourceBox: Sendable {
     var typeName: String { get }
     var settings: any Sendable { get }
     func validate(field: String) throws(ConfigError)
-    func makeSource(clock: any AdClock, scheduler: any AdScheduler) throws -> any DemandSource
+    func makeSource(context: DemandSourceContext) throws -> any DemandSource
     mutating func apply(_ members: [(key: String, value: JSONValue)], prefix: String) throws(ConfigError)
     mutating func apply(key: String, _ value: ConfigValue, field: String) throws(ConfigError)
     func isEqual(to other: any DemandSourceBox) -> Bool
@@ -82,8 +90,8 @@ private struct TypedDemandSource<Type: DemandSourceType>: DemandSourceBox {
 
     func validate(field: String) throws(ConfigError) { try type.validate(typed, field: field) }
 
-    func makeSource(clock: any AdClock, scheduler: any AdScheduler) throws -> any DemandSource {
-        try type.makeSource(typed, clock: clock, scheduler: scheduler)
+    func makeSource(context: DemandSourceContext) throws -> any DemandSource {
+        try type.makeSource(typed, context: context)
     }
 
     mutating func apply(_ members: [(key: String, value: JSONValue)], prefix: String) throws(ConfigError) {

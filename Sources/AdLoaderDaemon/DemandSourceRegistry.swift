@@ -1,11 +1,12 @@
 import AdLoaderCore
+import AdLoaderJSON
 
 /// The demand source types the daemon can build, by the name a source's `"type"` gives.
 struct DemandSourceRegistry: Sendable {
     /// The type of a source whose configuration gives no `"type"`.
     static let defaultTypeName = "synthetic"
     /// The types this daemon is built with.
-    static let standard = DemandSourceRegistry(types: [SyntheticSourceType()])
+    static let standard = DemandSourceRegistry(types: [SyntheticSourceType(), OpenRTBSourceType()])
 
     /// In `--help` order; names are unique.
     let types: [any DemandSourceType]

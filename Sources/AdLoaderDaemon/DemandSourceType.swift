@@ -5,7 +5,7 @@ import AdLoaderCore
 ///
 /// A type decodes and validates its own settings (through its ``keys`` table, which also gives
 /// its `--help` rows and flags) and builds its sources; the server knows only
-/// ``DemandSourceConfiguration/makeSource(clock:scheduler:)``. Types are listed in a
+/// ``DemandSourceConfiguration/makeSource(context:)``. Types are listed in a
 /// ``DemandSourceRegistry``; adding one is adding a type there.
 protocol DemandSourceType: Sendable {
     /// What one source of this type is configured with.
@@ -28,10 +28,10 @@ protocol DemandSourceType: Sendable {
     /// Builds one source.
     /// - Parameters:
     ///   - settings: settings that passed ``validate(_:field:)``.
-    ///   - clock: reads "now".
-    ///   - scheduler: runs the source's answers; the loader's own scheduler.
+    ///   - context: the clock, scheduler, loop and logger; a source holding handles registers
+    ///     its stop there.
     /// - Throws: ``ConfigError`` for settings it cannot use; any error it meets building.
-    func makeSource(_ settings: Settings, clock: any AdClock, scheduler: any AdScheduler) throws -> any DemandSource
+    func makeSource(_ settings: Settings, context: DemandSourceContext) throws -> any DemandSource
 }
 
 extension DemandSourceType {

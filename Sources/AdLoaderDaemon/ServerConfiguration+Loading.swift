@@ -1,5 +1,6 @@
 import AdLoaderArguments
 import AdLoaderCore
+import AdLoaderJSON
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -40,9 +40,7 @@ struct SyntheticSourceType: DemandSourceType {
         }
     }
 
-    func makeSource(
-        _ settings: SyntheticSource.Configuration, clock: any AdClock, scheduler: any AdScheduler
-    ) throws -> any DemandSource {
-        try SyntheticSource(configuration: settings, clock: clock, scheduler: scheduler)
+    func makeSource(_ settings: SyntheticSource.Configuration, context: DemandSourceContext) throws -> any DemandSource {
+        try SyntheticSource(configuration: settings, clock: context.clock, scheduler: context.scheduler)
     }
 }

@@ -73,6 +73,23 @@ public struct JSONWriter: Sendable {
 
     public mutating func value(_ number: Int) { value(Int64(number)) }
 
+    /// A finite number in its shortest exact form (`1.5`, `0.001`); NaN and infinities as null.
+    public mutating func value(_ number: Double) {
+        guard number.isFinite else { return nullValue() }
+        if number == number.rounded(), abs(number) < 1e15 { return value(Int64(number)) }
+        separate()
+        text += String(number)
+        needsComma = true
+    }
+
+    /// An already encoded JSON value (a number's text, a nested document), written as it is.
+    /// - Important: `json` must be one valid JSON value; nothing checks it.
+    public mutating func rawValue(_ json: String) {
+        separate()
+        text += json
+        needsComma = true
+    }
+
     public mutating func value(_ flag: Bool) {
         separate()
         text += flag ? "true" : "false"

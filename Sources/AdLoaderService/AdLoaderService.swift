@@ -207,7 +207,7 @@ public final class AdLoaderService {
     private func stats(_ message: StatsRequestMessage, callID: UInt64, responder: any CallResponder) throws(Status) {
         // Filters that match nothing give an empty list (PROTOCOL.md 7.4).
         let pools = loader.stats(loader: nonEmpty(message.loader), adUnitID: nonEmpty(message.adUnitID))
-        let answer = StatsResponseMessage(pools: pools)
+        let answer = StatsResponseMessage(pools: pools, sources: loader.sourceStats(loader: nonEmpty(message.loader)))
         // An answer above the message size would make clients with the same limit drop the
         // connection (PROTOCOL.md 8): size it before encoding, refuse it, let the client filter.
         let size = ResponseFrame.envelopeSize(callID: callID, messageSize: answer.encodedSize ?? answer.encoded().count)

@@ -36,11 +36,16 @@ public struct StatsRequestMessage: WireMessage {
     }
 }
 
-/// `StatsResponse`: one entry per matching pool.
+/// `StatsResponse`: one entry per matching pool, and the counters of the matching loaders'
+/// sources that keep any.
 public struct StatsResponseMessage: WireMessage {
     public var pools: [PoolStats]
+    public var sources: [DemandSourceStats]
 
-    public init(pools: [PoolStats]) { self.pools = pools }
+    public init(pools: [PoolStats], sources: [DemandSourceStats] = []) {
+        self.pools = pools
+        self.sources = sources
+    }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
@@ -54,7 +59,13 @@ public struct StatsResponseMessage: WireMessage {
                     if let entry = list[i] { pools.append(PoolStats(entry)) }
                 }
             }
-            return StatsResponseMessage(pools: pools)
+            var sources: [DemandSourceStats] = []
+            if m.pointee.n_sources > 0, let list = m.pointee.sources {
+                for i in 0..<m.pointee.n_sources {
+                    if let entry = list[i] { sources.append(DemandSourceStats(entry)) }
+                }
+            }
+            return StatsResponseMessage(pools: pools, sources: sources)
         }
     }
 
@@ -85,6 +96,12 @@ public struct StatsResponseMessage: WireMessage {
                 for (i, pool) in pools.enumerated() { (list + i).initialize(to: pool.cMessage(in: arena)) }
                 m.n_pools = pools.count
                 m.pools = list
+            }
+            if !sources.isEmpty {
+                let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__SourceStats>?.self, count: sources.count)
+                for (i, source) in sources.enumerated() { (list + i).initialize(to: source.cMessage(in: arena)) }
+                m.n_sources = sources.count
+                m.sources = list
             }
             return m
     }
@@ -134,5 +151,35 @@ extension PoolStats {
         borrowHits = p.borrow_hits
         borrowMisses = p.borrow_misses
         leasesReclaimed = p.leases_reclaimed
+    }
+}
+
+extension DemandSourceStats {
+    func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__SourceStats> {
+        let m = arena.allocate(Adloader__V1__SourceStats.self)
+        adloader__v1__source_stats__init(m)
+        m.pointee.name = arena.cString(name)
+        m.pointee.requests = requests
+        m.pointee.no_fills = noFills
+        m.pointee.bids = bids
+        m.pointee.bids_dropped = bidsDropped
+        m.pointee.failures = failures
+        m.pointee.notices_sent = noticesSent
+        m.pointee.notices_failed = noticesFailed
+        m.pointee.notices_dropped = noticesDropped
+        return m
+    }
+
+    init(_ m: UnsafePointer<Adloader__V1__SourceStats>) {
+        let p = m.pointee
+        self.init(name: swiftString(p.name))
+        requests = p.requests
+        noFills = p.no_fills
+        bids = p.bids
+        bidsDropped = p.bids_dropped
+        failures = p.failures
+        noticesSent = p.notices_sent
+        noticesFailed = p.notices_failed
+        noticesDropped = p.notices_dropped
     }
 }

@@ -502,6 +502,51 @@ void   adloader__v1__pool_stats__free_unpacked
   assert(message->base.descriptor == &adloader__v1__pool_stats__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   adloader__v1__source_stats__init
+                     (Adloader__V1__SourceStats         *message)
+{
+  static const Adloader__V1__SourceStats init_value = ADLOADER__V1__SOURCE_STATS__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__source_stats__get_packed_size
+                     (const Adloader__V1__SourceStats *message)
+{
+  assert(message->base.descriptor == &adloader__v1__source_stats__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__source_stats__pack
+                     (const Adloader__V1__SourceStats *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__source_stats__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__source_stats__pack_to_buffer
+                     (const Adloader__V1__SourceStats *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__source_stats__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__SourceStats *
+       adloader__v1__source_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__SourceStats *)
+     protobuf_c_message_unpack (&adloader__v1__source_stats__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__source_stats__free_unpacked
+                     (Adloader__V1__SourceStats *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__source_stats__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   adloader__v1__stats_response__init
                      (Adloader__V1__StatsResponse         *message)
 {
@@ -1695,7 +1740,149 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   (ProtobufCMessageInit) adloader__v1__pool_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descriptors[9] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "requests",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, requests),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "no_fills",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, no_fills),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bids",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, bids),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "bids_dropped",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, bids_dropped),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "failures",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, failures),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notices_sent",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_sent),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notices_failed",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_failed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notices_dropped",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_dropped),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__source_stats__field_indices_by_name[] = {
+  3,   /* field[3] = bids */
+  4,   /* field[4] = bids_dropped */
+  5,   /* field[5] = failures */
+  0,   /* field[0] = name */
+  2,   /* field[2] = no_fills */
+  8,   /* field[8] = notices_dropped */
+  7,   /* field[7] = notices_failed */
+  6,   /* field[6] = notices_sent */
+  1,   /* field[1] = requests */
+};
+static const ProtobufCIntRange adloader__v1__source_stats__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.SourceStats",
+  "SourceStats",
+  "Adloader__V1__SourceStats",
+  "adloader.v1",
+  sizeof(Adloader__V1__SourceStats),
+  9,
+  adloader__v1__source_stats__field_descriptors,
+  adloader__v1__source_stats__field_indices_by_name,
+  1,  adloader__v1__source_stats__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__source_stats__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[2] =
 {
   {
     "pools",
@@ -1709,14 +1896,27 @@ static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sources",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Adloader__V1__StatsResponse, n_sources),
+    offsetof(Adloader__V1__StatsResponse, sources),
+    &adloader__v1__source_stats__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__stats_response__field_indices_by_name[] = {
   0,   /* field[0] = pools */
+  1,   /* field[1] = sources */
 };
 static const ProtobufCIntRange adloader__v1__stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
 {
@@ -1726,7 +1926,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
   "Adloader__V1__StatsResponse",
   "adloader.v1",
   sizeof(Adloader__V1__StatsResponse),
-  1,
+  2,
   adloader__v1__stats_response__field_descriptors,
   adloader__v1__stats_response__field_indices_by_name,
   1,  adloader__v1__stats_response__number_ranges,

@@ -54,7 +54,8 @@ enum CommandRunner {
             case .returnLease(let leaseID, let shown):
                 output.returned(leaseID: leaseID, outcome: try await client.returnLease(leaseID, shown: shown, timeout: timeout))
             case .stats(let loader, let adUnitID):
-                output.stats(try await client.stats(loader: loader, adUnitID: adUnitID, timeout: timeout))
+                let answer = try await client.statsResponse(loader: loader, adUnitID: adUnitID, timeout: timeout)
+                output.stats(answer.pools, sources: answer.sources)
             case .watch(let loader, let adUnitID, let kinds, let count):
                 var seen = 0
                 if count == 0 { return exitOK }

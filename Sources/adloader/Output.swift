@@ -53,11 +53,12 @@ struct Output {
         }
     }
 
-    func stats(_ pools: [PoolStats]) {
+    func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = []) {
         if json {
-            emit(["pools": pools.map(Self.object)])
+            emit(["pools": pools.map(Self.object), "sources": sources.map(Self.object)])
             return
         }
+        defer { sourceTable(sources) }
         guard !pools.isEmpty else {
             line("no pools yet (a pool appears with the first prefetch or borrow of an ad unit)")
             return
@@ -175,6 +176,39 @@ struct Output {
             "removed": p.removed, "upstreamRequests": p.upstreamRequests, "upstreamFailures": p.upstreamFailures,
             "borrowHits": p.borrowHits, "borrowMisses": p.borrowMisses, "leasesReclaimed": p.leasesReclaimed,
         ]
+    }
+
+    static func object(_ s: DemandSourceStats) -> [String: Any] {
+        [
+            "name": s.name, "requests": s.requests, "noFills": s.noFills, "bids": s.bids, "bidsDropped": s.bidsDropped,
+            "failures": s.failures, "noticesSent": s.noticesSent, "noticesFailed": s.noticesFailed,
+            "noticesDropped": s.noticesDropped,
+        ]
+    }
+
+    /// The sources' counters under the pools, when any source keeps some.
+    private func sourceTable(_ sources: [DemandSourceStats]) {
+        guard !sources.isEmpty else { return }
+        let header = [
+            "SOURCE", "REQUESTS", "NO FILL", "BIDS", "DROPPED", "FAILED", "NOTICES", "NOTICES FAILED", "NOTICES DROPPED",
+        ]
+        var rows = [header]
+        for s in sources {
+            rows.append(
+                [
+                    s.name, "\(s.requests)", "\(s.noFills)", "\(s.bids)", "\(s.bidsDropped)", "\(s.failures)",
+                    "\(s.noticesSent)", "\(s.noticesFailed)", "\(s.noticesDropped)",
+                ])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        line("")
+        for row in rows {
+            line(
+                row.enumerated().map { column, cell in
+                    let pad = String(repeating: " ", count: widths[column] - cell.count)
+                    return column == 0 ? cell + pad : pad + cell
+                }.joined(separator: "  "))
+        }
     }
 
     static func object(_ e: AdEvent) -> [String: Any] {

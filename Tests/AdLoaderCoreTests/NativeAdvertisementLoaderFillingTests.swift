@@ -281,3 +281,70 @@ struct NativeAdvertisementLoaderFillingTests {
         #expect(h.stats().available == 12)
     }
 }
+
+extension NativeAdvertisementLoaderFillingTests {
+    /// An exchange's `Retry-After` (``UpstreamError/retryAfter``) delays the automatic retry
+    /// beyond the policy's delay, never below it.
+    @Test func retryWaitsForTheLongerOfRetryAfterAndThePolicyDelay() throws {
+        final class Failing: DemandSource {
+            var completions: [(Result<[DeliveredAd], UpstreamError>) -> Void] = []
+            func loadAds(
+                _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+            ) { completions.append(completion) }
+        }
+        let clock = ManualClock()
+        let source = Failing()
+        var configuration = LoaderConfiguration()
+        configuration.source = "failing"
+        configuration.numberOfAdvertisements = 1
+        configuration.maximumRetainedAdvertisements = 1
+        configuration.retry.delay = .seconds(2)
+        let loader = try NativeAdvertisementLoader(
+            loaders: [configuration], sources: ["failing": source], clock: clock, scheduler: clock)
+        try loader.prefetch(adUnitID: "u")
+        source.completions[0](.failure(UpstreamError(code: .retryable, message: "429", retryAfter: .seconds(7))))
+        clock.advance(by: .milliseconds(6_999))
+        #expect(source.completions.count == 1)
+        clock.advance(by: .milliseconds(1))
+        #expect(source.completions.count == 2)
+        // A shorter Retry-After does not shorten the policy's delay.
+        source.completions[1](.failure(UpstreamError(code: .retryable, message: "429", retryAfter: .seconds(1))))
+        clock.advance(by: .milliseconds(1_999))
+        #expect(source.completions.count == 2)
+        clock.advance(by: .milliseconds(1))
+        #expect(source.completions.count == 3)
+    }
+}
+
+extension NativeAdvertisementLoaderFillingTests {
+    @Test func sourceStatsListTheCountingSourcesOfTheMatchingLoaders() throws {
+        final class Counting: DemandSource {
+            func loadAds(
+                _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+            ) {}
+            var statistics: DemandSourceStats? {
+                var stats = DemandSourceStats(name: "ignored")
+                stats.noticesSent = 3
+                return stats
+            }
+        }
+        final class Silent: DemandSource {
+            func loadAds(
+                _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+            ) {}
+        }
+        let clock = ManualClock()
+        var a = LoaderConfiguration(name: "a")
+        a.source = "counting"
+        var b = LoaderConfiguration(name: "b")
+        b.source = "counting"
+        var c = LoaderConfiguration(name: "c")
+        c.source = "silent"
+        let loader = try NativeAdvertisementLoader(
+            loaders: [a, b, c], sources: ["counting": Counting(), "silent": Silent()], clock: clock, scheduler: clock)
+        #expect(loader.sourceStats().map(\.name) == ["counting"], "one entry per source, named by the loader")
+        #expect(loader.sourceStats().first?.noticesSent == 3)
+        #expect(loader.sourceStats(loader: "c").isEmpty)
+        #expect(loader.sourceStats(loader: "nope").isEmpty)
+    }
+}

@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderOpenRTB
 import AdLoaderTestSupport
 import AdSources
 import Testing
@@ -29,8 +30,8 @@ private struct FixedSourceType: DemandSourceType {
         }
     }
 
-    func makeSource(_ settings: Settings, clock: any AdClock, scheduler: any AdScheduler) throws -> any DemandSource {
-        FixedSource(settings: settings, clock: clock, scheduler: scheduler)
+    func makeSource(_ settings: Settings, context: DemandSourceContext) throws -> any DemandSource {
+        FixedSource(settings: settings, clock: context.clock, scheduler: context.scheduler)
     }
 }
 
@@ -151,8 +152,44 @@ private final class FixedSource: DemandSource {
         #expect(text.contains("a source without \"type\" is\nof type \"synthetic\""))
     }
 
-    @Test func theStandardRegistryHasTheSyntheticType() {
-        #expect(DemandSourceRegistry.standard.types.map(\.name) == ["synthetic"])
+    @Test func theStandardRegistryHasTheSyntheticAndOpenRTBTypes() {
+        #expect(DemandSourceRegistry.standard.types.map(\.name) == ["synthetic", "openrtb"])
         #expect(DemandSourceRegistry.defaultTypeName == "synthetic")
+    }
+
+    @Test func openrtbSourcesDecodeValidateAndNeedTheLoop() throws {
+        func load(file: String) throws(ConfigError) -> ServerConfiguration {
+            let command = try ServerConfiguration.load(
+                arguments: ["--config", "x.json"], environment: [:],
+                readFile: { (_) throws(ConfigError) -> String in file }, sourceTypes: .standard)
+            guard case .run(let configuration) = command else { throw ConfigError(field: "test", message: "no run") }
+            return configuration
+        }
+        let configuration = try load(
+            file: #"{ "sources": { "pbs": { "type": "openrtb", "endpoint": "https://pbs.example/openrtb2/auction", "tmax": "300ms", "gppSectionIDs": ["7"] } } }"#)
+        let source = try #require(configuration.sources["pbs"])
+        let settings = try #require(source.settings(as: OpenRTBSource.Configuration.self))
+        #expect(settings.endpoint == "https://pbs.example/openrtb2/auction")
+        #expect(settings.tmax == .milliseconds(300))
+        #expect(settings.gppSectionIDs == ["7"])
+        let clock = ManualClock()
+        #expect(throws: ConfigError.self) { try source.makeSource(clock: clock, scheduler: clock) }
+        #expect(throws: ConfigError(field: "sources.pbs.endpoint", message: "must be an http:// or https:// URL, got \"nope\"")) {
+            try load(file: #"{ "sources": { "pbs": { "type": "openrtb", "endpoint": "nope" } } }"#)
+        }
+    }
+
+    @Test func helpListsEveryOpenRTBSettingWithItsDefault() {
+        let text = ServerConfiguration.helpText
+        let keys = OpenRTBSourceType().keys.keys
+        #expect(keys.count >= 30)
+        for row in keys {
+            let shown = row.show(OpenRTBSource.Configuration())
+            #expect(!shown.isEmpty, "\(row.key) has a visible default")
+            let listed = text.contains("JSON: sources.openrtb.\(row.key) ") || text.contains("  \(row.key) ")
+            #expect(listed, "\(row.key) in --help")
+            #expect(text.contains("default: \(shown)"), "\(row.key) default \(shown)")
+        }
+        #expect(text.contains("--openrtb-endpoint"))
     }
 }

@@ -2,6 +2,7 @@ import AdLoaderLogging
 import Testing
 
 @testable import AdLoaderDaemon
+import AdLoaderJSON
 
 @Suite struct JSONWriterTests {
     @Test(arguments: [

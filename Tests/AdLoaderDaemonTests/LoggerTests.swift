@@ -1,6 +1,7 @@
 import Testing
 
 @testable import AdLoaderDaemon
+import AdLoaderJSON
 @testable import AdLoaderLogging
 @testable import AdLoaderUV
 

@@ -159,7 +159,7 @@ import Testing
         (#"{ "loaders": { "feed": { "format": "Native" } } }"#, "loaders.feed.format"),
         (#"{ "loaders": { "feed": { "format": 1 } } }"#, "loaders.feed.format"),
         (#"{ "loaders": {} }"#, "loaders"),
-        (#"{ "sources": { "slow": { "type": "openrtb" } } }"#, "sources.slow.type"),
+        (#"{ "sources": { "slow": { "type": "bidder" } } }"#, "sources.slow.type"),
         (#"{ "sources": { "slow": { "fillRate": -1 } } }"#, "sources.slow.fillRate"),
         (#"{ "listeners": { "port": 1 "#, "config"),
         (#"[1]"#, "config"),

@@ -39,4 +39,5 @@ import Testing
     @Test func protoScanner() throws { try Self.replay(ProtoScannerFuzz.self) }
     @Test func configuration() throws { try Self.replay(ConfigurationFuzz.self) }
     @Test func http2Session() throws { try Self.replay(HTTP2SessionFuzz.self) }
+    @Test func bidResponse() throws { try Self.replay(BidResponseFuzz.self) }
 }

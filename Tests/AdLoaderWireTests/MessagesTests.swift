@@ -33,6 +33,22 @@ import Testing
         #expect(try roundTrips(StatsResponseMessage(pools: many)))
     }
 
+    @Test func statsWithSourceCountersRoundTrip() throws {
+        var source = DemandSourceStats(name: "openrtb")
+        source.requests = 7
+        source.noFills = 1
+        source.bids = 30
+        source.bidsDropped = 2
+        source.failures = 3
+        source.noticesSent = .max
+        source.noticesFailed = 4
+        source.noticesDropped = 5
+        let message = StatsResponseMessage(pools: [PoolStats(loader: "l", adUnitID: "u")], sources: [source, DemandSourceStats()])
+        #expect(try roundTrips(message))
+        // Additive: an answer without sources decodes as before, and one with them as pools only for old readers.
+        #expect(try roundTrips(StatsResponseMessage(pools: [])))
+    }
+
     @Test func extremeNumbersClampOrSurvive() throws {
         var ad = Fixtures.ad()
         ad.loadedAt = AdInstant(unixMilliseconds: .min)
@@ -216,4 +232,14 @@ import Testing
     }
 
     private func nonEmpty(_ s: String) -> String? { s.isEmpty ? nil : s }
+}
+
+extension MessagesTests {
+    /// The byte-level example of PROTOCOL.md 7.4 (SourceStats).
+    @Test func sourceStatsExampleOfTheSpec() throws {
+        var source = DemandSourceStats(name: "rtb")
+        source.requests = 2
+        source.noticesSent = 1
+        #expect(StatsResponseMessage(pools: [], sources: [source]).encoded() == [0x12, 0x09, 0x0a, 0x03, 0x72, 0x74, 0x62, 0x10, 0x02, 0x38, 0x01])
+    }
 }

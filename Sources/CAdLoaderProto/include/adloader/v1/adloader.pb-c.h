@@ -26,6 +26,7 @@ typedef struct Adloader__V1__ReturnRequest Adloader__V1__ReturnRequest;
 typedef struct Adloader__V1__ReturnResponse Adloader__V1__ReturnResponse;
 typedef struct Adloader__V1__StatsRequest Adloader__V1__StatsRequest;
 typedef struct Adloader__V1__PoolStats Adloader__V1__PoolStats;
+typedef struct Adloader__V1__SourceStats Adloader__V1__SourceStats;
 typedef struct Adloader__V1__StatsResponse Adloader__V1__StatsResponse;
 typedef struct Adloader__V1__WatchRequest Adloader__V1__WatchRequest;
 typedef struct Adloader__V1__Event Adloader__V1__Event;
@@ -377,15 +378,69 @@ struct  Adloader__V1__PoolStats
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
+/*
+ * Counters a demand source keeps of its own (PROTOCOL.md 7.4); only sources that keep any
+ * (today: openrtb) are listed.
+ */
+struct  Adloader__V1__SourceStats
+{
+  ProtobufCMessage base;
+  /*
+   * the source's name in the configuration
+   */
+  char *name;
+  /*
+   * upstream requests sent
+   */
+  uint64_t requests;
+  /*
+   * answered without a usable ad (204, no bids, all dropped)
+   */
+  uint64_t no_fills;
+  /*
+   * ads delivered
+   */
+  uint64_t bids;
+  /*
+   * bids dropped: a required asset missing, bad markup, ...
+   */
+  uint64_t bids_dropped;
+  /*
+   * requests that failed
+   */
+  uint64_t failures;
+  /*
+   * win, billing and loss notices delivered (any HTTP status)
+   */
+  uint64_t notices_sent;
+  /*
+   * notices that failed twice at the transport
+   */
+  uint64_t notices_failed;
+  /*
+   * notices not sent: queue full or source closing
+   */
+  uint64_t notices_dropped;
+};
+#define ADLOADER__V1__SOURCE_STATS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__source_stats__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+
 struct  Adloader__V1__StatsResponse
 {
   ProtobufCMessage base;
   size_t n_pools;
   Adloader__V1__PoolStats **pools;
+  /*
+   * sources of the matching loaders (ad_unit_id does not filter them)
+   */
+  size_t n_sources;
+  Adloader__V1__SourceStats **sources;
 };
 #define ADLOADER__V1__STATS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__stats_response__descriptor) \
-    , 0,NULL }
+    , 0,NULL, 0,NULL }
 
 
 struct  Adloader__V1__WatchRequest
@@ -664,6 +719,25 @@ Adloader__V1__PoolStats *
 void   adloader__v1__pool_stats__free_unpacked
                      (Adloader__V1__PoolStats *message,
                       ProtobufCAllocator *allocator);
+/* Adloader__V1__SourceStats methods */
+void   adloader__v1__source_stats__init
+                     (Adloader__V1__SourceStats         *message);
+size_t adloader__v1__source_stats__get_packed_size
+                     (const Adloader__V1__SourceStats   *message);
+size_t adloader__v1__source_stats__pack
+                     (const Adloader__V1__SourceStats   *message,
+                      uint8_t             *out);
+size_t adloader__v1__source_stats__pack_to_buffer
+                     (const Adloader__V1__SourceStats   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__SourceStats *
+       adloader__v1__source_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__source_stats__free_unpacked
+                     (Adloader__V1__SourceStats *message,
+                      ProtobufCAllocator *allocator);
 /* Adloader__V1__StatsResponse methods */
 void   adloader__v1__stats_response__init
                      (Adloader__V1__StatsResponse         *message);
@@ -756,6 +830,9 @@ typedef void (*Adloader__V1__StatsRequest_Closure)
 typedef void (*Adloader__V1__PoolStats_Closure)
                  (const Adloader__V1__PoolStats *message,
                   void *closure_data);
+typedef void (*Adloader__V1__SourceStats_Closure)
+                 (const Adloader__V1__SourceStats *message,
+                  void *closure_data);
 typedef void (*Adloader__V1__StatsResponse_Closure)
                  (const Adloader__V1__StatsResponse *message,
                   void *closure_data);
@@ -785,6 +862,7 @@ extern const ProtobufCMessageDescriptor adloader__v1__return_request__descriptor
 extern const ProtobufCMessageDescriptor adloader__v1__return_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__stats_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__watch_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__event__descriptor;

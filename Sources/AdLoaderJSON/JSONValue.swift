@@ -1,6 +1,6 @@
-/// A parsed JSON document, for the configuration file (kept off Foundation so that numbers,
-/// booleans and key order stay exactly as written).
-enum JSONValue: Hashable, Sendable {
+/// A parsed JSON document: the configuration file and OpenRTB bodies (kept off Foundation so
+/// that numbers, booleans and key order stay exactly as written).
+public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case number(Double, text: String)
@@ -9,7 +9,7 @@ enum JSONValue: Hashable, Sendable {
     /// Keys in file order; duplicates are rejected by the parser.
     case object([(key: String, value: JSONValue)])
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -21,7 +21,7 @@ enum JSONValue: Hashable, Sendable {
         }
     }
 
-    func hash(into hasher: inout Hasher) {
+    public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
         case .bool(let value): hasher.combine(value)
@@ -37,7 +37,7 @@ enum JSONValue: Hashable, Sendable {
     }
 
     /// A short name of the value's kind, for error messages.
-    var kind: String {
+    public var kind: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -48,15 +48,28 @@ enum JSONValue: Hashable, Sendable {
         }
     }
 
-    struct ParseError: Error, Hashable, Sendable {
-        var offset: Int
-        var message: String
+    /// Where and why a document did not parse.
+    public struct ParseError: Error, Hashable, Sendable {
+        /// Byte offset of the problem.
+        public var offset: Int
+        public var message: String
+
+        public init(offset: Int, message: String) {
+            self.offset = offset
+            self.message = message
+        }
     }
 
     /// Parses a whole document.
     /// - Throws: ``ParseError`` with the byte offset of the problem.
-    static func parse(_ text: String) throws(ParseError) -> JSONValue {
-        var parser = Parser(bytes: Array(text.utf8))
+    public static func parse(_ text: String) throws(ParseError) -> JSONValue {
+        try parse(bytes: Array(text.utf8))
+    }
+
+    /// Parses a whole document from UTF-8 bytes (invalid UTF-8 in strings is repaired, not refused).
+    /// - Throws: ``ParseError`` with the byte offset of the problem.
+    public static func parse(bytes: [UInt8]) throws(ParseError) -> JSONValue {
+        var parser = Parser(bytes: bytes)
         parser.skipSpace()
         let value = try parser.value(depth: 0)
         parser.skipSpace()

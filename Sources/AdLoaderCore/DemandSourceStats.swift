@@ -1,0 +1,25 @@
+/// Counters a demand source keeps of its own work (requests, no-fills, dropped bids, notices),
+/// reported in Stats next to the pools. Sources that keep none report nothing
+/// (``DemandSource/statistics`` is nil).
+public struct DemandSourceStats: Hashable, Sendable {
+    /// The source's name in the configuration (filled in by the loader).
+    public var name: String
+    /// Upstream requests sent.
+    public var requests: UInt64 = 0
+    /// Requests answered without any usable ad (204, no bids, every bid dropped).
+    public var noFills: UInt64 = 0
+    /// Ads delivered.
+    public var bids: UInt64 = 0
+    /// Bids dropped as unusable (a required asset missing, bad markup, ...).
+    public var bidsDropped: UInt64 = 0
+    /// Requests that failed.
+    public var failures: UInt64 = 0
+    /// Win, billing and loss notices delivered (any HTTP status).
+    public var noticesSent: UInt64 = 0
+    /// Notices that failed at the transport after their retry.
+    public var noticesFailed: UInt64 = 0
+    /// Notices not sent: the notice queue was full, or the source was closing.
+    public var noticesDropped: UInt64 = 0
+
+    public init(name: String = "") { self.name = name }
+}

@@ -1,0 +1,33 @@
+import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderUV
+
+/// What a ``DemandSourceType`` may use to build a source: the loader's clock and scheduler,
+/// the event loop for sources that do I/O, the logger; and where a built source registers how
+/// to stop it (the daemon runs those stops, in reverse, before the loop closes).
+///
+/// - Important: loop-confined.
+public final class DemandSourceContext {
+    public let clock: any AdClock
+    public let scheduler: any AdScheduler
+    /// The daemon's loop; nil when sources are built without one (tests of pure sources): a
+    /// type that needs it throws ``ConfigError``.
+    public let loop: UVLoop?
+    public let logger: Logger
+    private(set) var stops: [() -> Void] = []
+
+    public init(clock: any AdClock, scheduler: any AdScheduler, loop: UVLoop? = nil, logger: Logger = Logger()) {
+        self.clock = clock
+        self.scheduler = scheduler
+        self.loop = loop
+        self.logger = logger
+    }
+
+    /// Registers how to stop (close the handles of) a built source.
+    public func onStop(_ stop: @escaping () -> Void) { stops.append(stop) }
+
+    /// Runs the registered stops in reverse order, once.
+    public func stopSources() {
+        while let stop = stops.popLast() { stop() }
+    }
+}

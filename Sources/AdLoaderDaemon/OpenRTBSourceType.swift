@@ -1,0 +1,102 @@
+import AdLoaderCore
+import AdLoaderHTTP
+import AdLoaderOpenRTB
+
+/// `"type": "openrtb"`: ``OpenRTBSource``, native ads from an OpenRTB 2.6 exchange such as
+/// Prebid Server, over libcurl on the daemon's loop, with win/billing and loss notices.
+struct OpenRTBSourceType: DemandSourceType {
+    var name: String { "openrtb" }
+
+    var summary: String {
+        "loads native ads from an OpenRTB 2.6 / Native 1.2 exchange (e.g. Prebid Server's /openrtb2/auction) and fires its win, billing and loss notices"
+    }
+
+    var keys: ConfigTable<OpenRTBSource.Configuration> { Self.keys }
+
+    private static let keys = ConfigTable<OpenRTBSource.Configuration>(
+        section: "sources.openrtb", defaults: OpenRTBSource.Configuration(),
+        keys: [
+            .value("endpoint", \.endpoint, .string, flag: "--openrtb-endpoint", "URL BidRequests are POSTed to"),
+            .value("timeout", \.timeout, .duration, flag: "--openrtb-timeout", "whole HTTP exchange, then retryable"),
+            .value("connectTimeout", \.connectTimeout, .duration, "TCP and TLS connect"),
+            .value("tmax", \.tmax, .duration, "tmax sent: time the exchange's auction may take"),
+            .value("maximumConcurrentRequests", \.maximumConcurrentRequests, .int(in: 1...1024), "BidRequests in flight at once; more wait"),
+            .value("maximumResponseBytes", \.maximumResponseBytes, .size, "largest response body accepted"),
+            .value("currency", \.currency, .string, "cur: currency bids are wanted in"),
+            .value("test", \.test, .bool, "send test: 1 (the exchange must not bill)"),
+            .value("bidFloor", \.bidFloor, .double, "imp.bidfloor in currency; 0 = none"),
+            .value("appBundle", \.appBundle, .optionalString, "app.bundle; set = the request has app, else site"),
+            .value("appName", \.appName, .optionalString, "app.name"),
+            .value("appStoreURL", \.appStoreURL, .optionalString, "app.storeurl"),
+            .value("sitePage", \.sitePage, .optionalString, "site.page when there is no app bundle (a loader's contentURL wins)"),
+            .value("siteDomain", \.siteDomain, .optionalString, "site.domain"),
+            .value("publisherID", \.publisherID, .optionalString, "app.publisher.id or site.publisher.id"),
+            .value("deviceUserAgent", \.deviceUserAgent, .optionalString, "device.ua"),
+            .value("deviceIP", \.deviceIP, .optionalString, "device.ip"),
+            .value("deviceOS", \.deviceOS, .optionalString, "device.os"),
+            .value("deviceLanguage", \.deviceLanguage, .optionalString, "device.language"),
+            .value("userID", \.userID, .optionalString, "user.id; never sent for a nonPersonalized loader"),
+            .value("coppa", \.coppa, .bool, "regs.coppa: 1"),
+            .value("gdpr", \.gdpr, .bool, "regs.gdpr: 1, with gdprConsent as user.consent"),
+            .value("gdprConsent", \.gdprConsent, .optionalString, "TCF consent string"),
+            .value("usPrivacy", \.usPrivacy, .optionalString, "regs.us_privacy (CCPA string)"),
+            .value("gpp", \.gpp, .optionalString, "regs.gpp"),
+            .value("gppSectionIDs", \.gppSectionIDs, .strings, "regs.gpp_sid (numbers)"),
+            .value("storedRequestID", \.storedRequestID, .optionalString, "Prebid Server stored request id (ext.prebid.storedrequest.id)"),
+            .value(
+                "storedImpressionID", \.storedImpressionID, .optionalString,
+                "Prebid Server stored impression id (imp.ext.prebid.storedrequest.id)"),
+            .value("noticeQueueLimit", \.noticeQueueLimit, .int(in: 1...1_000_000), "notices waiting or in flight; more are dropped and counted"),
+            .value("noticeTimeout", \.noticeTimeout, .duration, "each notice's HTTP timeout (one retry after a transport failure)"),
+            .value("noticeConcurrency", \.noticeConcurrency, .int(in: 1...1024), "notices in flight at once"),
+        ])
+
+    func validate(_ settings: OpenRTBSource.Configuration, field: String) throws(ConfigError) {
+        do {
+            try settings.validate()
+        } catch {
+            let prefix = OpenRTBSource.Configuration.fieldPrefix
+            guard error.field.hasPrefix(prefix) else { throw error }
+            throw ConfigError(field: field + error.field.dropFirst(prefix.count), message: error.message)
+        }
+    }
+
+    func makeSource(_ settings: OpenRTBSource.Configuration, context: DemandSourceContext) throws -> any DemandSource {
+        guard let loop = context.loop else {
+            throw ConfigError(field: "sources.openrtb", message: "an openrtb source needs the daemon's event loop")
+        }
+        try validate(settings, field: "sources.openrtb")
+        var http = CurlHTTPClient.Configuration()
+        http.maximumConcurrentRequests = settings.maximumConcurrentRequests
+        http.maximumResponseBytes = settings.maximumResponseBytes
+        http.maximumIdleConnections = max(4, settings.maximumConcurrentRequests)
+        let client = try CurlHTTPClient(loop: loop, configuration: http)
+        var noticeHTTP = CurlHTTPClient.Configuration()
+        noticeHTTP.maximumConcurrentRequests = settings.noticeConcurrency
+        noticeHTTP.maximumQueuedRequests = settings.noticeQueueLimit
+        noticeHTTP.maximumResponseBytes = 64 << 10
+        let noticeClient: CurlHTTPClient
+        do {
+            noticeClient = try CurlHTTPClient(loop: loop, configuration: noticeHTTP)
+        } catch {
+            client.close()
+            throw error
+        }
+        let source: OpenRTBSource
+        do {
+            source = try OpenRTBSource(
+                configuration: settings, client: client, noticeClient: noticeClient, clock: context.clock,
+                logger: context.logger)
+        } catch {
+            client.close()
+            noticeClient.close()
+            throw error
+        }
+        context.onStop {
+            source.close()
+            client.close()
+            noticeClient.close()
+        }
+        return source
+    }
+}

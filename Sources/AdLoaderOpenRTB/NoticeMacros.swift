@@ -1,0 +1,97 @@
+import AdLoaderCore
+
+/// The OpenRTB 2.6 substitution macros (`${AUCTION_PRICE}` and the others) in notice and
+/// tracker URLs.
+public struct NoticeMacros: Hashable, Sendable {
+    public var auctionID: String
+    public var bidID: String
+    public var impressionID: String
+    public var seatID: String
+    public var adID: String
+    /// The clearing price: in a first-price auction the bid's own price.
+    public var price: Double
+    public var currency: String
+    /// `${AUCTION_LOSS}`: a loss reason code; nil leaves it empty.
+    public var lossReason: Int?
+
+    public init(
+        auctionID: String, bidID: String, impressionID: String, seatID: String, adID: String, price: Double,
+        currency: String, lossReason: Int? = nil
+    ) {
+        self.auctionID = auctionID
+        self.bidID = bidID
+        self.impressionID = impressionID
+        self.seatID = seatID
+        self.adID = adID
+        self.price = price
+        self.currency = currency
+        self.lossReason = lossReason
+    }
+
+    /// The price as a URL-safe decimal, e.g. `0.86403` (no exponent).
+    static func format(_ price: Double) -> String {
+        guard price.isFinite, price >= 0 else { return "0" }
+        // Micros, then trailing zeros removed: exact for every price an exchange sends.
+        let micros = Int64((price * 1_000_000).rounded())
+        let whole = micros / 1_000_000
+        var fraction = String(micros % 1_000_000)
+        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return fraction.isEmpty ? String(whole) : "\(whole).\(fraction)"
+    }
+
+    /// `url` with every known macro replaced (a URL without `${` is returned as it is). Values
+    /// are percent-encoded; `${AUCTION_MBR}` and `${AUCTION_MIN_TO_WIN}`, unknown here, become empty.
+    public func substitute(in url: String) -> String {
+        guard url.contains("${") else { return url }
+        let values: [(String, String)] = [
+            ("${AUCTION_ID}", auctionID), ("${AUCTION_BID_ID}", bidID), ("${AUCTION_IMP_ID}", impressionID),
+            ("${AUCTION_SEAT_ID}", seatID), ("${AUCTION_AD_ID}", adID), ("${AUCTION_PRICE}", Self.format(price)),
+            ("${AUCTION_CURRENCY}", currency), ("${AUCTION_MBR}", ""), ("${AUCTION_MIN_TO_WIN}", ""),
+            ("${AUCTION_LOSS}", lossReason.map(String.init) ?? ""),
+        ]
+        var result = url
+        for (macro, value) in values where result.contains(macro) {
+            result = result.replacing(macro, with: Self.percentEncoded(value))
+        }
+        return result
+    }
+
+    /// Unreserved characters as they are, the rest %XX.
+    static func percentEncoded(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                result.unicodeScalars.append("%")
+                result.unicodeScalars.append(hex[Int(byte >> 4)])
+                result.unicodeScalars.append(hex[Int(byte & 0xF)])
+            }
+        }
+        return result
+    }
+}
+
+/// OpenRTB 2.6 loss reason codes (`${AUCTION_LOSS}`) for an ad dropped unshown.
+public enum LossReason {
+    /// 1: internal error (the loader was disabled or shut down).
+    public static let internalError = 1
+    /// 2: impression opportunity expired.
+    public static let expired = 2
+    /// 200: creative filtered, general (it does not fit the loader's format).
+    public static let creativeFiltered = 200
+
+    /// The code for a drop.
+    public static func code(for reason: AdDropReason) -> Int {
+        switch reason {
+        case .expired: expired
+        case .invalidated: creativeFiltered
+        case .disabled, .shutdown, .consumed: internalError
+        }
+    }
+}

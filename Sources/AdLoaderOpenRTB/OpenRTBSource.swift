@@ -1,0 +1,156 @@
+import AdLoaderCore
+import AdLoaderHTTP
+import AdLoaderLogging
+
+/// A ``DemandSource`` that loads native ads from an OpenRTB 2.6 exchange (Prebid Server's
+/// `POST /openrtb2/auction`, say): one BidRequest per batch with one `imp` per wanted ad,
+/// bids mapped to ads, win/billing and loss notices fired as the loader reports shows and drops.
+///
+/// Failures map to the core's classes (``UpstreamError``): refused, unreachable and DNS
+/// failures to `.unreachable` (the loader waits and probes); timeouts, 5xx and 429 to
+/// `.retryable` (429 and 503 with their `Retry-After`); other 4xx, a wrong content type and a
+/// malformed body to `.final`, logged with the exchange's message. A 204, `{}`, an empty
+/// `seatbid` or an `nbr` is a no-fill: success with no ads.
+///
+/// - Important: loop-confined, like its loader.
+public final class OpenRTBSource: DemandSource {
+    public let configuration: Configuration
+    private let client: any HTTPClient
+    private let notices: NoticeSender
+    private let clock: any AdClock
+    private let logger: Logger
+    private let builder: BidRequestBuilder
+    private let idPrefix: String
+    private var nextID: UInt64 = 0
+    private var counters = OpenRTBStats()
+
+    /// - Parameters:
+    ///   - configuration: checked with ``Configuration/validate()``.
+    ///   - client: sends the BidRequests (``CurlHTTPClient`` with the configuration's caps).
+    ///   - noticeClient: fires notices; may be `client`.
+    ///   - clock: reads "now" for `bid.exp`.
+    ///   - logger: final failures and dropped bids are logged here.
+    /// - Throws: ``ConfigError`` when the configuration does not validate.
+    public init(
+        configuration: Configuration, client: any HTTPClient, noticeClient: any HTTPClient, clock: any AdClock,
+        logger: Logger
+    ) throws(ConfigError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.client = client
+        self.clock = clock
+        self.logger = logger
+        builder = BidRequestBuilder(configuration: configuration)
+        notices = NoticeSender(
+            client: noticeClient, queueLimit: configuration.noticeQueueLimit, timeout: configuration.noticeTimeout)
+        var generator = SystemRandomNumberGenerator()
+        idPrefix = String(generator.next() & 0xFFFF_FFFF_FFFF, radix: 16)
+    }
+
+    /// The counters so far, notices included.
+    public var stats: OpenRTBStats {
+        var stats = counters
+        stats.noticesSent = notices.sent
+        stats.noticesFailed = notices.failed
+        stats.noticesDropped = notices.dropped
+        return stats
+    }
+
+    /// ``stats`` for the loader's Stats.
+    public var statistics: DemandSourceStats? {
+        let s = stats
+        var result = DemandSourceStats()
+        result.requests = s.requests
+        result.noFills = s.noFills
+        result.bids = s.bids
+        result.bidsDropped = s.bidsDropped
+        result.failures = s.failures
+        result.noticesSent = s.noticesSent
+        result.noticesFailed = s.noticesFailed
+        result.noticesDropped = s.noticesDropped
+        return result
+    }
+
+    /// Stops firing notices (later ones are dropped and counted).
+    public func close() { notices.close() }
+
+    public func loadAds(
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+    ) {
+        nextID += 1
+        let auctionID = "\(idPrefix)-\(nextID)"
+        let count = min(max(count, 1), 5)
+        let body = builder.build(request, count: count, id: auctionID)
+        let http = HTTPRequest(
+            method: .post, url: configuration.endpoint,
+            headers: [
+                HTTPHeader("Content-Type", "application/json"), HTTPHeader("Accept", "application/json"),
+                HTTPHeader("x-openrtb-version", "2.6"),
+            ],
+            body: Array(body.utf8), timeout: configuration.timeout, connectTimeout: configuration.connectTimeout)
+        counters.requests += 1
+        let impressionIDs = Set(BidRequestBuilder.impressionIDs(count: count))
+        client.send(http) { [self] result in
+            completion(answer(result, auctionID: auctionID, impressionIDs: impressionIDs, adUnitID: request.adUnitID))
+        }
+    }
+
+    public func adShown(_ ad: Ad) {
+        // Billed once: at the first impression, whatever the loader's show count threshold.
+        guard ad.showCount == 1, let context = ad.sourceContext as? BidContext, !context.winURL.isEmpty else { return }
+        notices.fire(context.macros.substitute(in: context.winURL))
+    }
+
+    public func adDropped(_ ad: Ad, reason: AdDropReason) {
+        guard ad.showCount == 0, let context = ad.sourceContext as? BidContext, !context.lossURL.isEmpty else { return }
+        var macros = context.macros
+        macros.lossReason = LossReason.code(for: reason)
+        notices.fire(macros.substitute(in: context.lossURL))
+    }
+
+    private func answer(
+        _ result: Result<HTTPResponse, HTTPError>, auctionID: String, impressionIDs: Set<String>, adUnitID: String
+    ) -> Result<[DeliveredAd], UpstreamError> {
+        switch Self.classify(result, impressionIDs: impressionIDs) {
+        case .failure(let error):
+            counters.failures += 1
+            if error.code == .final {
+                logger.warning(
+                    "openrtb request failed", ["endpoint": .string(configuration.endpoint), "adUnitID": .string(adUnitID),
+                                               "error": .string(error.message)])
+            } else {
+                logger.debug("openrtb request failed", ["error": .string(error.description)])
+            }
+            return .failure(error)
+        case .success(let outcome):
+            counters.bids += UInt64(outcome.bids.count)
+            counters.bidsDropped += UInt64(outcome.dropped.count)
+            if outcome.bids.isEmpty { counters.noFills += 1 }
+            for dropped in outcome.dropped {
+                logger.info(
+                    "openrtb bid dropped", ["adUnitID": .string(adUnitID), "bid": .string(dropped.bidID),
+                                            "reason": .string(dropped.reason)])
+            }
+            let now = clock.now
+            return .success(outcome.bids.map { delivered($0, outcome: outcome, auctionID: auctionID, now: now) })
+        }
+    }
+
+    private func delivered(
+        _ bid: BidResponseParser.Bid, outcome: BidResponseParser.Outcome, auctionID: String, now: AdInstant
+    ) -> DeliveredAd {
+        let macros = NoticeMacros(
+            auctionID: outcome.responseID.isEmpty ? auctionID : outcome.responseID, bidID: bid.bidID,
+            impressionID: bid.impressionID, seatID: bid.seat, adID: bid.adID, price: bid.price,
+            currency: outcome.currency)
+        var content = bid.content
+        content.impressionTrackers = content.impressionTrackers.map(macros.substitute(in:))
+        content.clickTrackers = content.clickTrackers.map(macros.substitute(in:))
+        if content.advertiser.isEmpty, let domain = bid.advertiserDomains.first { content.advertiser = domain }
+        let context = BidContext(
+            macros: macros, winURL: bid.billingURL.isEmpty ? bid.winURL : bid.billingURL, lossURL: bid.lossURL,
+            creativeID: bid.creativeID, advertiserDomains: bid.advertiserDomains)
+        return DeliveredAd(
+            creative: .native(content), sourceExpiry: bid.expirySeconds.map { now + .seconds($0) }, context: context)
+    }
+}

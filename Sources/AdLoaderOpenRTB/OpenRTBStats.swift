@@ -1,0 +1,21 @@
+/// Counters of one OpenRTB source since it started.
+public struct OpenRTBStats: Hashable, Sendable {
+    /// BidRequests sent (answered or not).
+    public var requests: UInt64 = 0
+    /// Answered 204, `{}`, an empty `seatbid`, an `nbr`, or with every bid dropped.
+    public var noFills: UInt64 = 0
+    /// Bids turned into ads.
+    public var bids: UInt64 = 0
+    /// Bids dropped: a required asset missing, bad markup, an unknown impression, outbid.
+    public var bidsDropped: UInt64 = 0
+    /// Requests that failed (transport, HTTP status, malformed body).
+    public var failures: UInt64 = 0
+    /// Win/billing and loss notices answered with any HTTP status.
+    public var noticesSent: UInt64 = 0
+    /// Notices that failed twice at the transport (first try and the one retry).
+    public var noticesFailed: UInt64 = 0
+    /// Notices not sent because the queue was full (or the source closed).
+    public var noticesDropped: UInt64 = 0
+
+    public init() {}
+}

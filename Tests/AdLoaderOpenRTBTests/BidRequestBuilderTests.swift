@@ -1,0 +1,105 @@
+import AdLoaderCore
+import AdLoaderJSON
+import Testing
+
+@testable import AdLoaderOpenRTB
+
+struct BidRequestBuilderTests {
+    func build(_ configure: (inout OpenRTBSource.Configuration) -> Void = { _ in }, request: AdRequest = AdRequest(adUnitID: "feed"), count: Int = 3)
+        throws -> JSONValue
+    {
+        var configuration = OpenRTBSource.Configuration()
+        configure(&configuration)
+        return try JSONValue.parse(BidRequestBuilder(configuration: configuration).build(request, count: count, id: "auction-1"))
+    }
+
+    @Test(arguments: 1...5) func oneImpressionPerWantedAdWithTheNativeRequest(count: Int) throws {
+        let json = try build(count: count)
+        #expect(json["id"]?.string == "auction-1")
+        let imps = try #require(json["imp"]?.array)
+        #expect(imps.map { $0["id"]?.string } == (1...count).map { String($0) })
+        for imp in imps {
+            #expect(imp["tagid"]?.string == "feed")
+            #expect(imp["native"]?["ver"]?.string == "1.2")
+            let native = try JSONValue.parse(try #require(imp["native"]?["request"]?.string))
+            #expect(native["ver"]?.string == "1.2")
+            #expect(NativeAssetLayout(nativeRequest: native) == .standard)
+        }
+        #expect(json["tmax"]?.integer == 1000)
+        #expect(json["cur"]?.array?.compactMap(\.string) == ["USD"])
+        #expect(json["test"] == nil)
+        #expect(json["site"] != nil && json["app"] == nil)
+    }
+
+    @Test func standardNativeRequestAsksForEveryFeedAsset() throws {
+        let native = try JSONValue.parse(NativeAssetLayout.standardRequestJSON)
+        let assets = try #require(native["assets"]?.array)
+        #expect(assets.count == 8)
+        #expect(assets.compactMap { $0["data"]?["type"]?.integer } == [2, 12, 1, 3, 6])
+        #expect(assets.compactMap { $0["img"]?["type"]?.integer } == [1, 3])
+        #expect(assets.filter { $0["required"]?.integer == 1 }.count == 2)
+    }
+
+    @Test func appDevicePrivacyStoredRequestsAndTargeting() throws {
+        let request = AdRequest(
+            adUnitID: "u", keywords: ["news", "sport"], contentURL: "https://example.com/a", targeting: ["section": "top"])
+        let json = try build({
+            $0.appBundle = "com.example"
+            $0.appName = "Example"
+            $0.publisherID = "pub"
+            $0.deviceOS = "android"
+            $0.deviceIP = "10.0.0.1"
+            $0.userID = "user-1"
+            $0.gdpr = true
+            $0.gdprConsent = "CONSENT"
+            $0.usPrivacy = "1YNN"
+            $0.coppa = true
+            $0.test = true
+            $0.currency = "EUR"
+            $0.bidFloor = 0.25
+            $0.storedRequestID = "stored-req"
+            $0.storedImpressionID = "stored-imp"
+            $0.endpoint = "https://pbs.example/openrtb2/auction"
+        }, request: request, count: 1)
+        let app = try #require(json["app"])
+        #expect(app["bundle"]?.string == "com.example" && app["name"]?.string == "Example")
+        #expect(app["keywords"]?.string == "news,sport")
+        #expect(app["publisher"]?["id"]?.string == "pub")
+        #expect(app["content"]?["url"]?.string == "https://example.com/a")
+        #expect(json["device"]?["os"]?.string == "android" && json["device"]?["lmt"]?.integer == 0)
+        #expect(json["user"]?["id"]?.string == "user-1" && json["user"]?["consent"]?.string == "CONSENT")
+        #expect(json["regs"]?["gdpr"]?.integer == 1 && json["regs"]?["coppa"]?.integer == 1)
+        #expect(json["regs"]?["us_privacy"]?.string == "1YNN" && json["regs"]?["ext"]?["us_privacy"]?.string == "1YNN")
+        #expect(json["test"]?.integer == 1)
+        #expect(json["cur"]?.array?.first?.string == "EUR")
+        #expect(json["ext"]?["prebid"]?["storedrequest"]?["id"]?.string == "stored-req")
+        let imp = try #require(json["imp"]?.array?.first)
+        #expect(imp["bidfloor"]?.number == 0.25 && imp["bidfloorcur"]?.string == "EUR")
+        #expect(imp["secure"]?.integer == 1)
+        #expect(imp["ext"]?["prebid"]?["storedrequest"]?["id"]?.string == "stored-imp")
+        #expect(imp["ext"]?["data"]?["section"]?.string == "top")
+    }
+
+    @Test func nonPersonalizedLoaderSendsLimitedTrackingAndNoUserID() throws {
+        let json = try build({ $0.userID = "user-1" }, request: AdRequest(adUnitID: "u", nonPersonalized: true))
+        #expect(json["device"]?["lmt"]?.integer == 1)
+        #expect(json["user"] == nil)
+    }
+
+    @Test func stringsAreEscaped() throws {
+        let json = try build({ $0.appBundle = "a\"b\\c\n" }, request: AdRequest(adUnitID: "u\u{1}\"x"))
+        #expect(json["app"]?["bundle"]?.string == "a\"b\\c\n")
+        #expect(json["imp"]?.array?.first?["tagid"]?.string == "u\u{1}\"x")
+    }
+
+    @Test func validationNamesTheField() {
+        var configuration = OpenRTBSource.Configuration()
+        configuration.endpoint = "ftp://x"
+        #expect(throws: ConfigError(field: "sources.openrtb.endpoint", message: "must be an http:// or https:// URL, got \"ftp://x\"")) {
+            try configuration.validate()
+        }
+        configuration = OpenRTBSource.Configuration()
+        configuration.currency = "usd"
+        #expect(throws: ConfigError.self) { try configuration.validate() }
+    }
+}

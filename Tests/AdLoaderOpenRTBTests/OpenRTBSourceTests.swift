@@ -1,0 +1,168 @@
+import AdLoaderCore
+import AdLoaderHTTP
+import AdLoaderJSON
+import AdLoaderLogging
+import AdLoaderTestSupport
+import Testing
+
+@testable import AdLoaderOpenRTB
+
+struct OpenRTBSourceTests {
+    let clock = ManualClock()
+    let client = FakeHTTPClient()
+    let notices = FakeHTTPClient()
+    let log = CapturingLogHandler()
+
+    func makeSource(_ configure: (inout OpenRTBSource.Configuration) -> Void = { _ in }) throws -> OpenRTBSource {
+        var configuration = OpenRTBSource.Configuration()
+        configuration.endpoint = "http://exchange.test/openrtb2/auction"
+        configure(&configuration)
+        return try OpenRTBSource(
+            configuration: configuration, client: client, noticeClient: notices, clock: clock,
+            logger: Logger(level: .debug, handler: log))
+    }
+
+    static func response(_ impressions: [String], extra: String = "") -> HTTPResponse {
+        let bids = impressions.map {
+            BidResponseParserTests.bid(
+                impression: $0, price: 1.25,
+                extra: #","nurl":"http://n/win?p=${AUCTION_PRICE}","burl":"http://n/bill?p=${AUCTION_PRICE}&b=${AUCTION_BID_ID}","#
+                    + #""lurl":"http://n/loss?r=${AUCTION_LOSS}&b=${AUCTION_BID_ID}","crid":"c\#($0)","adomain":["adv.example"]\#(extra)"#)
+        }
+        let body = #"{"id":"r1","cur":"USD","seatbid":[{"seat":"s","bid":["# + bids.joined(separator: ",") + "]}]}"
+        return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json")], body: Array(body.utf8))
+    }
+
+    /// Loads `count` ads answered by `response`; returns the result.
+    func load(_ source: OpenRTBSource, count: Int, answer: HTTPResponse) -> Result<[DeliveredAd], UpstreamError>? {
+        var result: Result<[DeliveredAd], UpstreamError>?
+        source.loadAds(AdRequest(adUnitID: "feed"), count: count) { result = $0 }
+        #expect(result == nil, "never answered from inside loadAds")
+        client.answer(.success(answer))
+        return result
+    }
+
+    @Test func sendsOneBidRequestPerBatchWithTheOpenRTBHeaders() throws {
+        let source = try makeSource()
+        source.loadAds(AdRequest(adUnitID: "feed"), count: 4) { _ in }
+        source.loadAds(AdRequest(adUnitID: "feed"), count: 2) { _ in }
+        #expect(client.requests.count == 2)
+        let request = client.requests[0]
+        #expect(request.method == .post && request.url == "http://exchange.test/openrtb2/auction")
+        #expect(request.headers.contains(HTTPHeader("x-openrtb-version", "2.6")))
+        #expect(request.headers.contains(HTTPHeader("Content-Type", "application/json")))
+        let first = try JSONValue.parse(bytes: request.body)
+        let second = try JSONValue.parse(bytes: client.requests[1].body)
+        #expect(first["imp"]?.array?.count == 4 && second["imp"]?.array?.count == 2)
+        #expect(first["id"] != second["id"], "a fresh id per request")
+        #expect(source.stats.requests == 2)
+    }
+
+    @Test func bidsBecomeAdsWithContextExpiryAndSubstitutedTrackers() throws {
+        let source = try makeSource()
+        let ads = try #require(try load(source, count: 3, answer: Self.response(["1", "3"], extra: #","exp":60"#))?.get())
+        #expect(ads.count == 2, "a partial fill is normal")
+        let ad = ads[0]
+        let content = try #require(ad.creative.nativeContent)
+        #expect(content.headline == "Headline" && content.advertiser == "Brand")
+        #expect(content.impressionTrackers == ["https://it?p=1.25"])
+        #expect(content.clickTrackers == ["https://ct?p=1.25"])
+        #expect(ad.sourceExpiry == clock.now + .seconds(60))
+        let context = try #require(ad.context as? BidContext)
+        #expect(context.winURL.hasPrefix("http://n/bill"), "burl wins over nurl")
+        #expect(context.creativeID == "c1" && context.advertiserDomains == ["adv.example"])
+        #expect(source.stats.bids == 2)
+    }
+
+    @Test func billingNoticeFiresOnceAtTheFirstShowWithThePrice() throws {
+        let source = try makeSource()
+        let delivered = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get().first)
+        var ad = Ad(
+            id: "a", adUnitID: "feed", loader: "l", creative: delivered.creative, loadedAt: clock.now,
+            expiresAt: clock.now + .seconds(60), sourceContext: delivered.context)
+        ad.showCount = 1
+        source.adShown(ad)
+        ad.showCount = 2
+        source.adShown(ad)
+        #expect(notices.requests.map(\.url) == ["http://n/bill?p=1.25&b=b1"])
+        #expect(notices.requests.first?.method == .get)
+        notices.answer(.success(HTTPResponse(status: 200)))
+        #expect(source.stats.noticesSent == 1)
+    }
+
+    @Test func lossNoticeCarriesTheReasonCodeAndIsNotFiredForShownAds() throws {
+        let source = try makeSource()
+        let delivered = try #require(try load(source, count: 2, answer: Self.response(["1", "2"]))?.get())
+        func ad(_ index: Int, shown: Int) -> Ad {
+            Ad(
+                id: "a\(index)", adUnitID: "feed", loader: "l", creative: delivered[index].creative, loadedAt: clock.now,
+                expiresAt: clock.now, showCount: shown, sourceContext: delivered[index].context)
+        }
+        source.adDropped(ad(0, shown: 0), reason: .expired)
+        source.adDropped(ad(1, shown: 1), reason: .expired)
+        #expect(notices.requests.map(\.url) == ["http://n/loss?r=2&b=b1"])
+    }
+
+    @Test func noticesAreRetriedOnceOnTransportFailureThenCounted() throws {
+        let source = try makeSource()
+        let delivered = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get().first)
+        let ad = Ad(
+            id: "a", adUnitID: "feed", loader: "l", creative: delivered.creative, loadedAt: clock.now,
+            expiresAt: clock.now + .seconds(1), showCount: 1, sourceContext: delivered.context)
+        source.adShown(ad)
+        notices.answer(.failure(HTTPError(code: .connectionFailed, message: "refused")))
+        #expect(notices.requests.count == 2, "one retry")
+        notices.answer(.failure(HTTPError(code: .timedOut, message: "slow")))
+        #expect(notices.requests.count == 2, "no second retry")
+        #expect(source.stats.noticesFailed == 1 && source.stats.noticesSent == 0)
+    }
+
+    @Test func theNoticeQueueIsBounded() throws {
+        let source = try makeSource { $0.noticeQueueLimit = 2 }
+        let delivered = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get().first)
+        for index in 0..<5 {
+            source.adShown(
+                Ad(
+                    id: "a\(index)", adUnitID: "feed", loader: "l", creative: delivered.creative, loadedAt: clock.now,
+                    expiresAt: clock.now, showCount: 1, sourceContext: delivered.context))
+        }
+        #expect(notices.requests.count == 2)
+        #expect(source.stats.noticesDropped == 3)
+        notices.answer(.success(HTTPResponse(status: 204)))
+        notices.answer(.success(HTTPResponse(status: 500)))
+        #expect(source.stats.noticesSent == 2)
+    }
+
+    @Test func missingRequiredAssetIsDroppedCountedAndLogged() throws {
+        let source = try makeSource()
+        let noImage = #"{"assets":[{"id":1,"title":{"text":"H"}}],"link":{"url":"u"}}"#
+        let body = #"{"seatbid":[{"bid":["# + BidResponseParserTests.bid(impression: "1", adm: noImage) + "]}]}"
+        let ads = try #require(try load(source, count: 1, answer: HTTPResponse(status: 200, body: Array(body.utf8)))?.get())
+        #expect(ads.isEmpty)
+        #expect(source.stats.bidsDropped == 1 && source.stats.noFills == 1)
+        #expect(log.lines.contains { $0.contains("openrtb bid dropped") && $0.contains("required asset 3") })
+    }
+
+    @Test func finalFailuresAreLoggedWithTheExchangesMessage() throws {
+        let source = try makeSource()
+        let result = load(source, count: 1, answer: HTTPResponse(status: 400, body: Array("Invalid request: bad imp".utf8)))
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.code == .final)
+        #expect(log.lines.filter { $0.contains("Invalid request: bad imp") }.count == 1)
+        #expect(source.stats.failures == 1)
+    }
+
+    @Test func closedSourceDropsNotices() throws {
+        let source = try makeSource()
+        let delivered = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get().first)
+        source.close()
+        source.adShown(
+            Ad(
+                id: "a", adUnitID: "feed", loader: "l", creative: delivered.creative, loadedAt: clock.now, expiresAt: clock.now,
+                showCount: 1, sourceContext: delivered.context))
+        #expect(notices.requests.isEmpty && source.stats.noticesDropped == 1)
+    }
+}

@@ -1,0 +1,238 @@
+"""A local OpenRTB exchange for the tests: answers POST /openrtb2/auction on loopback with bids
+built from the real payloads in Tests/AdLoaderOpenRTBTests/fixtures, records every request,
+counts notices (GET /notice/...), and injects faults on demand.
+
+``Exchange(fixture="improvedigital/native.json")`` starts it on a free port; ``url`` is the
+auction endpoint; ``faults`` is a list consumed one per auction request (then ``mode`` applies):
+"ok", "204", "400", "429", "500", "slow-headers", "slow-body", "hang", "malformed",
+"html", "empty-object", "nbr", "missing-asset". ``stop()`` closes it (connection refused after);
+``start()`` again on the same port brings it back.
+"""
+
+import gzip
+import json
+import os
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(ROOT, "Tests", "AdLoaderOpenRTBTests", "fixtures")
+
+# adloaderd's standard Native 1.2 layout (NativeAssetLayout.standard): kind -> asset id.
+OUR_IDS = {"title": 1, "img1": 2, "img3": 3, "data2": 4, "data12": 5, "data1": 6, "data3": 7, "data6": 8}
+
+
+def _kind(asset):
+    if "title" in asset:
+        return "title"
+    if "img" in asset:
+        return "img%s" % asset["img"].get("type", "")
+    if "data" in asset:
+        return "data%s" % asset["data"].get("type", "")
+    return None
+
+
+def load_fixture(name):
+    """The first bid of a fixture's mocked exchange response, its markup re-numbered to our layout."""
+    with open(os.path.join(FIXTURES, name)) as f:
+        doc = json.load(f)
+    calls = doc.get("httpCalls") or doc.get("httpcalls")
+    request = doc["mockBidRequest"]["imp"][0]["native"]["request"]
+    layout = json.loads(request) if isinstance(request, str) else request
+    assets = layout.get("assets", [])
+    numbered = all("id" not in a for a in assets)
+    kinds = {(i if numbered else a["id"]): _kind(a) for i, a in enumerate(assets)}
+    response = calls[0]["mockResponse"]["body"]
+    bid = response["seatbid"][0]["bid"][0]
+    adm = json.loads(bid["adm"]) if isinstance(bid["adm"], str) else bid["adm"]
+    root = adm.get("native", adm)
+    for asset in root.get("assets", []):
+        kind = _kind(asset)
+        if kind in ("img", "data", None):
+            kind = kinds.get(asset.get("id"), kind)
+        if kind in OUR_IDS:
+            asset["id"] = OUR_IDS[kind]
+    return bid, adm, response.get("cur", "USD")
+
+
+class Exchange:
+    def __init__(self, fixture="improvedigital/native.json", port=0):
+        self.bid, self.adm, self.currency = load_fixture(fixture)
+        self.requests = []          # (headers dict, parsed JSON body)
+        self.times = []             # time.monotonic() of each auction request
+        self.notices = []           # paths of notice GETs
+        self.faults = []
+        self.mode = "ok"
+        self.delay = 2.0            # slow-headers / slow-body / hang seconds
+        self.lock = threading.Lock()
+        self.connections = set()    # open keep-alive connections, cut by stop()
+        self.counter = 0
+        self.templates = {}
+        self.port = port
+        self.server = None
+        self.start()
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d/openrtb2/auction" % self.port
+
+    def start(self):
+        exchange = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def setup(self):
+                BaseHTTPRequestHandler.setup(self)
+                with exchange.lock:
+                    exchange.connections.add(self.connection)
+
+            def finish(self):
+                try:
+                    BaseHTTPRequestHandler.finish(self)
+                finally:
+                    with exchange.lock:
+                        exchange.connections.discard(self.connection)
+
+            def do_GET(self):
+                with exchange.lock:
+                    exchange.notices.append(self.path)
+                self._send(200, b"", "text/plain")
+
+            def do_POST(self):
+                length = int(self.headers.get("content-length", "0"))
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                with exchange.lock:
+                    exchange.requests.append((dict((k.lower(), v) for k, v in self.headers.items()), body))
+                    exchange.times.append(time.monotonic())
+                    fault = exchange.faults.pop(0) if exchange.faults else exchange.mode
+                exchange.answer(self, fault, body)
+
+            def _send(self, status, payload, content_type, extra=()):
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in extra:
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.handler_send = Handler._send
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                # A client that timed out and hung up (the daemon's curl under load, or an
+                # outage test) is expected: not worth a traceback.
+                pass
+
+        self.server = Server(("127.0.0.1", self.port), Handler)
+        self.server.daemon_threads = True
+        self.server.allow_reuse_address = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        """Closes the listener and every open connection: the exchange is down."""
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+        with self.lock:
+            connections = list(self.connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _bid_template(self, missing_asset):
+        """One bid as JSON text with %(id)s / %(impid)s holes (built once: the stub must keep up
+        with a benchmark's few hundred requests a second)."""
+        adm = json.loads(json.dumps(self.adm))
+        if missing_asset:
+            root = adm.get("native", adm)
+            root["assets"] = [a for a in root["assets"] if "title" not in a]
+        bid = json.loads(json.dumps(self.bid))
+        bid.pop("exp", None)
+        bid.update({
+            "id": "@ID@", "impid": "@IMPID@", "adm": json.dumps(adm),
+            "nurl": "http://127.0.0.1:%d/notice/win?bid=${AUCTION_BID_ID}&price=${AUCTION_PRICE}" % self.port,
+            "burl": "http://127.0.0.1:%d/notice/bill?bid=${AUCTION_BID_ID}&price=${AUCTION_PRICE}&imp=${AUCTION_IMP_ID}" % self.port,
+            "lurl": "http://127.0.0.1:%d/notice/loss?bid=${AUCTION_BID_ID}&reason=${AUCTION_LOSS}" % self.port,
+        })
+        text = json.dumps(bid).replace("%", "%%")
+        return text.replace('"@ID@"', '"%(id)s"').replace('"@IMPID@"', '%(impid)s')
+
+    def response_for(self, request, missing_asset=False):
+        """The body (bytes) answering `request`: one bid per imp, made from the fixture."""
+        with self.lock:
+            self.counter += 1
+            n = self.counter
+        key = "missing" if missing_asset else "ok"
+        template = self.templates.get(key)
+        if template is None:
+            template = self.templates[key] = self._bid_template(missing_asset)
+        bids = ",".join(template % {"id": "bid-%d-%s" % (n, imp["id"]), "impid": json.dumps(imp["id"])}
+                        for imp in request["imp"])
+        return ('{"id":%s,"cur":%s,"seatbid":[{"seat":"stub","bid":[%s]}]}'
+                % (json.dumps(request["id"]), json.dumps(self.currency), bids)).encode()
+
+    def answer(self, handler, fault, request):
+        send = lambda status, payload, ctype="application/json", extra=(): handler._send(status, payload, ctype, extra)
+        if fault == "204":
+            handler.send_response(204)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+        elif fault == "400":
+            send(400, b"Invalid request: imp[0].native.request.assets must have unique ids", "text/plain")
+        elif fault == "429":
+            send(429, b"slow down", "text/plain", [("Retry-After", "2")])
+        elif fault == "500":
+            send(500, b"internal error", "text/plain")
+        elif fault == "malformed":
+            send(200, b'{"id": "x", "seatbid": [ {"bid": [')
+        elif fault == "html":
+            send(200, b"<html><body>maintenance</body></html>", "text/html")
+        elif fault == "empty-object":
+            send(200, b"{}")
+        elif fault == "nbr":
+            send(200, json.dumps({"id": request["id"], "nbr": 2}).encode())
+        elif fault == "slow-headers":
+            time.sleep(self.delay)
+            send(200, self.response_for(request))
+        elif fault == "slow-body":
+            payload = self.response_for(request)
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(payload)))
+            handler.end_headers()
+            handler.wfile.write(payload[:10])
+            handler.wfile.flush()
+            time.sleep(self.delay)
+            handler.wfile.write(payload[10:])
+        elif fault == "missing-asset":
+            send(200, self.response_for(request, missing_asset=True))
+        elif fault == "gzip":
+            payload = gzip.compress(self.response_for(request))
+            send(200, payload, "application/json", [("Content-Encoding", "gzip")])
+        else:
+            send(200, self.response_for(request))
+
+    def notices_of(self, kind):
+        with self.lock:
+            return [p for p in self.notices if p.startswith("/notice/" + kind)]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

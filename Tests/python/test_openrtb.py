@@ -1,0 +1,230 @@
+"""The openrtb demand source end to end: the real daemon against a loopback exchange stub
+(openrtb_stub.Exchange) replaying prebid-server's payloads and injecting faults."""
+
+import json
+import os
+import time
+import urllib.parse
+
+import pytest
+
+from openrtb_stub import ROOT, Exchange, free_port
+
+EXAMPLE = os.path.join(ROOT, "Examples", "openrtb.json")
+
+
+def wait_for(predicate, timeout=20.0, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()
+
+
+def config(endpoint, loader=None, source=None):
+    source_settings = {"type": "openrtb", "endpoint": endpoint, "timeout": "800ms", "tmax": "500ms",
+                       "appBundle": "com.example.news", "test": True}
+    source_settings.update(source or {})
+    loader_settings = {"source": "openrtb", "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 5,
+                       "retry": {"delay": "200ms", "probeInterval": "300ms"}}
+    loader_settings.update(loader or {})
+    return {"sources": {"openrtb": source_settings}, "loaders": {"feed": loader_settings}}
+
+
+def borrow(d, unit="feed-native", wait=10000):
+    out = d.cli("--json", "borrow", unit, "--loader", "feed", "--wait", str(wait)).stdout
+    return json.loads(out)
+
+
+def stats(d):
+    return json.loads(d.cli("--json", "stats").stdout)["pools"]
+
+
+def pool(d, unit="feed-native"):
+    return next((p for p in stats(d) if p["adUnitId"] == unit), None)
+
+
+@pytest.fixture
+def exchange():
+    ex = Exchange()
+    yield ex
+    ex.stop()
+
+
+def test_example_configuration_serves_fixture_ads_through_adloader_borrow(daemon, exchange):
+    # Exactly as a user runs it, with the endpoint as a setting (the environment variable).
+    d = daemon(args=["--config", EXAMPLE], env={"ADLOADERD_OPENRTB_ENDPOINT": exchange.url})
+    answer = borrow(d)
+    assert answer["outcome"] == "LEASED"
+    ad = answer["lease"]["ad"]
+    assert ad["headline"] == "Luxury Mars Cruises"
+    assert ad["body"] == "Visit the planet in a luxury spaceship."
+    assert ad["callToAction"] == "Book today"
+    assert ad["starRating"] == 3.8 and ad["price"] == "FREE"
+    assert ad["clickUrl"] == "http://www.iponweb.com/careers/"
+    assert ad["image"]["url"].startswith("http://hb.improvedigital.com/")
+    # The BidRequest the exchange received.
+    headers, body = exchange.requests[0]
+    assert headers["x-openrtb-version"] == "2.6"
+    assert headers["content-type"] == "application/json"
+    assert len(body["imp"]) == 5
+    native = json.loads(body["imp"][0]["native"]["request"])
+    assert native["ver"] == "1.2" and len(native["assets"]) == 8
+    assert [a["id"] for a in native["assets"]] == list(range(1, 9))
+    assert body["app"]["bundle"] == "com.example.news" and body["app"]["keywords"] == "news,sports"
+    assert body["regs"]["us_privacy"] == "1YNN" and body["test"] == 1 and body["cur"] == ["USD"]
+    assert body["tmax"] == 1000
+    assert len({b["id"] for _, b in exchange.requests}) == len(exchange.requests)
+
+
+def test_billing_notice_once_with_macros_and_loss_notices_with_reason(daemon, exchange):
+    d = daemon(config=config(exchange.url, loader={"lifetime": "4s", "sweepInterval": "100ms",
+                                                   "maximumRetainedAdvertisements": 5}))
+    lease = borrow(d)["lease"]
+    d.cli("return", lease["leaseId"], "--shown")
+    bills = wait_for(lambda: exchange.notices_of("bill"))
+    assert len(bills) == 1
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(bills[0]).query)
+    assert query["price"] == ["0.01"] and query["imp"][0] in {"1", "2", "3", "4", "5"}
+    assert query["bid"][0].startswith("bid-")
+    # The other ads expire unshown: one loss notice each, reason 2, never for the shown one.
+    losses = wait_for(lambda: len(exchange.notices_of("loss")) >= 4 and exchange.notices_of("loss"), timeout=20)
+    time.sleep(0.3)
+    losses = exchange.notices_of("loss")
+    reasons = [urllib.parse.parse_qs(urllib.parse.urlparse(p).query) for p in losses]
+    assert all(r["reason"] == ["2"] for r in reasons)
+    bids = [r["bid"][0] for r in reasons]
+    assert len(bids) == len(set(bids)), "a loss notice fired twice"
+    assert query["bid"][0] not in bids
+    assert exchange.notices_of("win") == [], "burl is fired instead of nurl"
+    assert len(exchange.notices_of("bill")) == 1
+    # Notices are counted in Stats, per source.
+    source = lambda: json.loads(d.cli("--json", "stats").stdout)["sources"][0]
+    assert wait_for(lambda: source()["noticesSent"] >= 1 + len(losses))
+    src = source()
+    assert src["name"] == "openrtb"
+    assert src["noticesFailed"] == 0 and src["noticesDropped"] == 0
+    assert src["requests"] >= 1 and src["bids"] >= 5
+
+
+def test_no_fill_forms_are_not_failures(daemon, exchange):
+    exchange.faults = ["204", "empty-object", "nbr"]
+    exchange.mode = "204"
+    d = daemon(config=config(exchange.url))
+    assert borrow(d, wait=300)["outcome"] == "NO_AD_YET"
+    d.cli("prefetch", "feed-native", "--loader", "feed")
+    d.cli("prefetch", "feed-native", "--loader", "feed")
+    wait_for(lambda: len(exchange.requests) >= 3)
+    p = pool(d)
+    assert p["upstreamFailures"] == 0 and p["loaded"] == 0
+
+
+def test_missing_required_asset_is_dropped_not_lent(daemon, exchange):
+    exchange.mode = "missing-asset"
+    d = daemon(config=config(exchange.url))
+    assert borrow(d, wait=500)["outcome"] == "NO_AD_YET"
+    assert pool(d)["loaded"] == 0
+    assert wait_for(lambda: "required asset 1" in d.log())
+    (src,) = json.loads(d.cli("--json", "stats").stdout)["sources"]
+    assert src["bidsDropped"] == 5 * src["requests"] and src["noFills"] == src["requests"] and src["bids"] == 0
+
+
+@pytest.mark.parametrize("fault,message", [
+    ("400", "Invalid request: imp[0].native.request.assets must have unique ids"),
+    ("malformed", "malformed bid response"),
+    ("html", "content-type"),
+])
+def test_final_failures_are_logged_once_and_not_retried(daemon, exchange, fault, message):
+    exchange.mode = fault
+    d = daemon(config=config(exchange.url))
+    assert borrow(d, wait=300)["outcome"] == "NO_AD_YET"
+    wait_for(lambda: message in d.log())
+    time.sleep(0.8)  # several retry delays: a final failure is not retried automatically
+    assert len(exchange.requests) == 1
+    lines = [l for l in d.log().splitlines() if message in l and "openrtb request failed" in l]
+    assert len(lines) == 1
+    assert pool(d)["upstreamFailures"] == 1
+
+
+@pytest.mark.parametrize("fault", ["500", "slow-headers", "slow-body"])
+def test_retryable_failures_are_retried_by_the_policy(daemon, exchange, fault):
+    exchange.faults = [fault]
+    exchange.delay = 1.5
+    d = daemon(config=config(exchange.url, source={"timeout": "500ms"}))
+    answer = borrow(d, wait=5000)
+    assert answer["outcome"] == "LEASED"
+    assert len(exchange.requests) >= 2  # 2 on an idle machine; a loaded one may time out again
+    gap = exchange.times[1] - exchange.times[0]
+    assert gap >= 0.2, gap  # retry.delay
+    assert pool(d)["upstreamFailures"] == len(exchange.requests) - 1
+
+
+def test_429_retry_after_is_honoured(daemon, exchange):
+    exchange.faults = ["429"]
+    d = daemon(config=config(exchange.url))
+    assert borrow(d, wait=6000)["outcome"] == "LEASED"
+    gap = exchange.times[1] - exchange.times[0]
+    assert gap >= 1.9, "Retry-After: 2 beats retry.delay 200ms (%.2fs)" % gap
+
+
+def test_outage_connection_refused_then_recovery_borrows_served_throughout(daemon, exchange):
+    port = exchange.port
+    d = daemon(config=config(exchange.url, loader={"maximumRetainedAdvertisements": 10, "numberOfAdvertisements": 5}))
+    d.cli("prefetch", "feed-native", "--loader", "feed")
+    wait_for(lambda: (pool(d) or {}).get("available", 0) >= 10)
+    exchange.stop()  # connection refused from now on
+    leases = []
+    for _ in range(6):  # more than a batch missing: a top-up goes out, and fails
+        answer = borrow(d, wait=200)
+        assert answer["outcome"] == "LEASED", "borrows are served from the pool during the outage"
+        leases.append(answer["lease"]["leaseId"])
+    for lease in leases:
+        d.cli("return", lease, "--shown")
+    wait_for(lambda: pool(d)["upstreamFailures"] >= 2, timeout=20)
+    failures = pool(d)["upstreamFailures"]
+    assert "unreachable" in d.log()
+    back = Exchange(port=port)
+    try:
+        wait_for(lambda: len(back.requests) >= 1, timeout=20)
+        assert wait_for(lambda: pool(d)["available"] >= 9, timeout=20)
+        assert borrow(d)["outcome"] == "LEASED"
+        assert pool(d)["upstreamFailures"] >= failures
+    finally:
+        back.stop()
+
+
+def _fds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def _rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_fds_and_memory_flat_across_thousands_of_requests(daemon, exchange):
+    # 16 pools of one ad living 40 ms: each expiry fires a loss notice and a new request
+    # (about 10 s on an idle machine; the bounds allow for a loaded one).
+    d = daemon(config=config(exchange.url, loader={"numberOfAdvertisements": 1, "maximumRetainedAdvertisements": 1,
+                                                   "lifetime": "40ms", "sweepInterval": "20ms"}),
+               env={"ADLOADERD_LOG_LEVEL": "warning"})
+    for unit in range(16):
+        d.cli("prefetch", "u%d" % unit, "--loader", "feed")
+    assert wait_for(lambda: len(exchange.requests) >= 300, timeout=60)
+    fds, rss = _fds(d.pid), _rss_kib(d.pid)
+    assert wait_for(lambda: len(exchange.requests) >= 2300, timeout=120)
+    assert len(exchange.notices_of("loss")) >= 1500
+    assert _fds(d.pid) <= fds + 4, (fds, _fds(d.pid))  # curl may be replacing a connection
+    assert _rss_kib(d.pid) <= rss + 8192, (rss, _rss_kib(d.pid))
+
+
+def test_gzip_answers_are_decoded(daemon, exchange):
+    exchange.mode = "gzip"
+    d = daemon(config=config(exchange.url))
+    assert borrow(d)["lease"]["ad"]["headline"] == "Luxury Mars Cruises"
+    assert "gzip" in exchange.requests[0][0]["accept-encoding"]
