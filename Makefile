@@ -1,8 +1,12 @@
 # adloaderd — two commands on a fresh Debian machine: `make run` and `make test`.
 
 SWIFT        ?= swift
-APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libcurl4-openssl-dev pkg-config python3-venv
-# Used by the tests: the conformance suite needs nothing beyond the package itself.
+APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libcurl4-openssl-dev pkg-config \
+                libhttp-parser-dev python3-venv chromium libsqlite3-dev libhiredis-dev redis-server nghttp2-client
+# libhttp-parser-dev: the admin HTTP listener's parser. chromium: only for the dashboard test
+# (Tests/python/test_dashboard.py, headless); about 2.5 minutes to install on a fresh machine.
+# libsqlite3-dev, libhiredis-dev: the app-open cap stores; redis-server: started by the tests;
+# nghttp2-client: h2load, the soak's gRPC calls.
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 
@@ -31,9 +35,10 @@ release: deps
 	$(SWIFT) build -c release --product adloaderd
 	$(SWIFT) build -c release --product adloader
 
-# Starts the daemon on its embedded default (synthetic demand, loader "default").
+# Starts the daemon on its embedded default (synthetic demand, loader "default"), with the
+# admin listener (dashboard, /metrics) on 127.0.0.1:7412.
 run: release
-	.build/release/adloaderd $(ARGS)
+	.build/release/adloaderd --admin-port 7412 $(ARGS)
 
 # Builds and runs every test (unit, model-based, conformance against the real daemon).
 # The benchmarks' and fuzz targets' smoke runs go first so that the test runner's summary is

@@ -78,9 +78,10 @@ struct Options {
 
     /// The daemon's configuration: the issue's loader, a small pool that parks borrows and is
     /// answered when ads arrive, and a loader whose source never fills (parked borrows time out).
-    var configurationJSON: String {
+    func configurationJSON(adminPort: Int) -> String {
         """
         { "limits": { "idleTimeout": "20s" },
+          "admin": { "port": \(adminPort) },
           "sources": { "synthetic": { "latency": "5ms", "fillRate": 0.9, "errorRate": 0.05, "seed": 15 },
                        "never": { "type": "synthetic", "fillRate": 0 } },
           "loaders": {

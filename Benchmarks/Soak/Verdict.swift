@@ -32,9 +32,8 @@ enum Verdict {
         return samples[min(start, samples.count)...]
     }
 
-    /// RSS growth over the judged window, by its trend line (KiB).
-    static func growthKiB(_ samples: [Sample], warmupFraction: Double) -> Double {
-        let window = judged(samples, warmupFraction: warmupFraction)
+    /// RSS growth over `window` (the ``judged(_:warmupFraction:)`` samples), by its trend line (KiB).
+    static func growthKiB(over window: ArraySlice<Sample>) -> Double {
         guard let first = window.first, let last = window.last else { return 0 }
         return slope(window) * (last.seconds - first.seconds)
     }

@@ -8,6 +8,7 @@ import Foundation
 /// counted; anything a correct daemon never answers is reported as unexpected.
 struct Workload: Sendable {
     let endpoint: Endpoint
+    let adminPort: Int
     let tally: Tally
 
     /// Starts every loop; cancel the returned tasks to stop.
@@ -21,6 +22,7 @@ struct Workload: Sendable {
         tasks.append(loop("stats") { try await statsCalls($0) })
         tasks.append(Task.detached { await connectionChurn() })
         tasks.append(Task.detached { await garbageConnections() })
+        tasks.append(Task.detached { await adminScrapes() })
         return tasks
     }
 
@@ -156,6 +158,23 @@ struct Workload: Sendable {
             } catch {
                 if !Task.isCancelled { tally.unexpected("churn: \(error)") }
             }
+        }
+    }
+
+    /// The admin endpoints, one connection per request, as a Prometheus scraper and an open
+    /// dashboard would.
+    private func adminScrapes() async {
+        let paths = ["/metrics", "/healthz", "/readyz", "/dashboard.json", "/"]
+        var index = 0
+        while !Task.isCancelled {
+            let path = paths[index % paths.count]
+            index += 1
+            if let status = AdminRequest.get(path, port: adminPort), status == 200 {
+                tally.add("admin.ok")
+            } else {
+                tally.unexpected("admin: GET \(path) did not answer 200")
+            }
+            try? await Task.sleep(for: .milliseconds(100))
         }
     }
 

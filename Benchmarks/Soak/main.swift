@@ -23,8 +23,10 @@ let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().dele
 let outDirectory = URL(fileURLWithPath: options.out)
 try FileManager.default.createDirectory(at: outDirectory, withIntermediateDirectories: true)
 let daemonPath = options.daemonPath.isEmpty ? here.appendingPathComponent("adloaderd").path : options.daemonPath
+let adminPort = AdminRequest.freePort()
 let daemon = try DaemonUnderTest(
-    binary: daemonPath, configuration: options.configurationJSON, directory: outDirectory, label: options.label)
+    binary: daemonPath, configuration: options.configurationJSON(adminPort: adminPort), directory: outDirectory,
+    label: options.label)
 let endpoint = Endpoint.tcp(host: "127.0.0.1", port: daemon.port)
 let startDescriptors = daemon.openDescriptors() ?? 0
 say("soak \(options.label): adloaderd pid \(daemon.pid) on port \(daemon.port), \(options.minutes) min, "
@@ -46,9 +48,36 @@ func startPressure() throws -> Process? {
 }
 var pressure = try startPressure()
 
+/// gRPC Borrow calls over HTTP/2 from h2load (when installed), with a slot, so each answer is the
+/// same lease (REUSED): 2 connections x 4 streams at 200 calls/s each; restarted like the pressure.
+let h2load = ["/usr/bin/h2load", "/usr/local/bin/h2load"].first { FileManager.default.isExecutableFile(atPath: $0) }
+let grpcBody = outDirectory.appendingPathComponent("soak-\(options.label)-borrow.grpc")
+// BorrowRequest { ad_unit_id: "grpc-feed" (1), slot_key: "cell-1" (3) } behind the 5-byte gRPC prefix.
+try Data([0, 0, 0, 0, 19, 0x0a, 9] + Array("grpc-feed".utf8) + [0x1a, 6] + Array("cell-1".utf8)).write(to: grpcBody)
+func startGRPC() throws -> Process? {
+    guard let h2load else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: h2load)
+    process.arguments = [
+        "-c", "2", "-m", "4", "--rps", "100", "-D", "\(Int(min(300, options.minutes * 60)))",
+        "-H", "content-type: application/grpc", "-H", "te: trailers", "-d", grpcBody.path,
+        "http://127.0.0.1:\(daemon.port)/adloader.v1.NativeAdLoader/Borrow",
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+var grpc = try startGRPC()
+if grpc == nil { say("h2load not installed: no gRPC calls in this soak (apt-get install nghttp2-client)") }
+
 let tally = Tally()
-let workers = Workload(endpoint: endpoint, tally: tally).start()
+let workers = Workload(endpoint: endpoint, adminPort: adminPort, tally: tally).start()
 let probe = try AdLoaderClient.connect(to: endpoint)
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
 
 /// Checks loaded = available + leased + consumed + expired + removed for every pool.
 func unaccounted(_ pools: [PoolStats]) -> [String] {
@@ -76,6 +105,10 @@ while clock.now - start < total {
         if process.terminationStatus != 0 { tally.add("pressure.stoppedEarly") }
         pressure = try startPressure()
     }
+    if let process = grpc, !process.isRunning, clock.now - start < total - .seconds(10) {
+        tally.add(process.terminationStatus == 0 ? "grpc.runs" : "grpc.failedRuns")
+        grpc = try startGRPC()
+    }
     try await Task.sleep(until: next, clock: clock)
     guard daemon.isRunning else {
         failures.append("the daemon exited during the run (log: \(daemon.logURL.path))")
@@ -92,9 +125,9 @@ while clock.now - start < total {
     let statsTime = clock.now - asked
     for problem in unaccounted(pools) where failures.count < 20 { failures.append("accounting: \(problem)") }
     let sample = Sample(
-        seconds: Double((clock.now - start).components.seconds) + Double((clock.now - start).components.attoseconds) / 1e18,
+        seconds: seconds(clock.now - start),
         residentKiB: daemon.residentKiB() ?? 0, descriptors: daemon.openDescriptors() ?? 0,
-        statsMilliseconds: Double(statsTime.components.attoseconds) / 1e15 + Double(statsTime.components.seconds) * 1e3,
+        statsMilliseconds: seconds(statsTime) * 1e3,
         calls: tally.calls)
     samples.append(sample)
     rows += "\(Int(sample.seconds)),\(sample.residentKiB),\(sample.descriptors),\(String(format: "%.2f", sample.statsMilliseconds)),\(sample.calls)\n"
@@ -105,9 +138,19 @@ while clock.now - start < total {
 
 for worker in workers { worker.cancel() }
 for worker in workers { await worker.value }
-if let process = pressure, process.isRunning { process.terminate(); process.waitUntilExit() }
+for case let process? in [pressure, grpc] where process.isRunning {
+    process.terminate()
+    process.waitUntilExit()
+}
 if daemon.isRunning, let pools = try? await probe.stats(timeout: .seconds(10)) {
     for problem in unaccounted(pools) { failures.append("accounting at the end: \(problem)") }
+    if h2load != nil {
+        if let pool = pools.first(where: { $0.adUnitID == "grpc-feed" }), pool.borrowHits + pool.borrowMisses > 0 {
+            tally.add("grpc.borrows", Int(pool.borrowHits + pool.borrowMisses))
+        } else {
+            failures.append("gRPC: h2load's Borrow calls never reached the pool grpc-feed")
+        }
+    }
 }
 probe.close()
 
@@ -122,8 +165,8 @@ if endDescriptors > startDescriptors {
     failures.append("descriptors: \(endDescriptors) open after every client closed, \(startDescriptors) at start")
 }
 
-let growth = Verdict.growthKiB(samples, warmupFraction: options.warmupFraction)
 let judged = Verdict.judged(samples, warmupFraction: options.warmupFraction)
+let growth = Verdict.growthKiB(over: judged)
 if judged.count < 3 {
     failures.append("too few samples to judge memory (\(samples.count)); lengthen --minutes or shorten --sample")
 } else if growth > options.maxGrowthKiB {

@@ -95,6 +95,23 @@ public final class AdLoaderClient: Sendable {
         return try Self.decode(ReturnResponseMessage.self, answer).outcome
     }
 
+    /// Asks whether an app start or return to the foreground shows an app-open ad; see
+    /// PROTOCOL.md 7.6. When the answer is SHOW, return its lease with `shown` once displayed:
+    /// that moves the device's counts.
+    /// - Parameters:
+    ///   - adUnitID: the app-open pool to lend from.
+    ///   - loader: empty for "default"; must be a loader of format appOpen.
+    /// - Throws: `Status` (INVALID_ARGUMENT naming the field, FAILED_PRECONDITION for a loader
+    ///   of another format, ...).
+    public func appOpen(
+        _ request: AppOpenRequest, adUnitID: String, loader: String = "", timeout: Duration? = nil
+    ) async throws -> AppOpenResponseMessage {
+        let answer = try await unary(
+            method: MethodName.appOpen, request: AppOpenRequestMessage(request: request, adUnitID: adUnitID, loader: loader),
+            timeout: timeout)
+        return try Self.decode(AppOpenResponseMessage.self, answer)
+    }
+
     /// Counters and gauges of the pools matching the filters (empty = all); see PROTOCOL.md 7.4.
     public func stats(loader: String = "", adUnitID: String = "", timeout: Duration? = nil) async throws -> [PoolStats] {
         let answer = try await unary(

@@ -178,7 +178,8 @@ final class ClientConnection: Sendable {
                 break reading
             }
         }
-        closeSocket()
+        // Record why before closing the socket: a call sent meanwhile then gets this status
+        // (its write no longer races the close and fails with a bare "connection closed").
         let (waiters, status): ([Waiter], Status) = state.withLock { s in
             var message = reason
             if let server = s.serverStatus { message += " (\(server))" }
@@ -188,6 +189,7 @@ final class ClientConnection: Sendable {
             s.pending.removeAll()
             return (waiters, status)
         }
+        closeSocket()
         for waiter in waiters { Self.fail(waiter, status) }
     }
 

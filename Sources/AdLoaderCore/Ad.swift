@@ -17,19 +17,21 @@ public struct Ad: Hashable, Sendable {
         var adUnitID: String
         var loader: String
         var creative: AdCreative
+        var format: AdFormat
         var loadedAt: AdInstant
         var expiresAt: AdInstant
         var showCount: Int
         var sourceContext: (any AdSourceContext)?
 
         init(
-            id: String, adUnitID: String, loader: String, creative: AdCreative, loadedAt: AdInstant,
+            id: String, adUnitID: String, loader: String, creative: AdCreative, format: AdFormat, loadedAt: AdInstant,
             expiresAt: AdInstant, showCount: Int, sourceContext: (any AdSourceContext)?
         ) {
             self.id = id
             self.adUnitID = adUnitID
             self.loader = loader
             self.creative = creative
+            self.format = format
             self.loadedAt = loadedAt
             self.expiresAt = expiresAt
             self.showCount = showCount
@@ -38,7 +40,7 @@ public struct Ad: Hashable, Sendable {
 
         func copy() -> Storage {
             Storage(
-                id: id, adUnitID: adUnitID, loader: loader, creative: creative, loadedAt: loadedAt,
+                id: id, adUnitID: adUnitID, loader: loader, creative: creative, format: format, loadedAt: loadedAt,
                 expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext)
         }
     }
@@ -71,6 +73,12 @@ public struct Ad: Hashable, Sendable {
         get { storage.creative }
         set { mutableStorage.creative = newValue }
     }
+    /// The format of the loader that loaded it (a full-screen creative serves interstitial,
+    /// rewarded and app-open loaders alike).
+    public var format: AdFormat {
+        get { storage.format }
+        set { mutableStorage.format = newValue }
+    }
     public var loadedAt: AdInstant {
         get { storage.loadedAt }
         set { mutableStorage.loadedAt = newValue }
@@ -92,13 +100,16 @@ public struct Ad: Hashable, Sendable {
         set { mutableStorage.sourceContext = newValue }
     }
 
+    /// - Parameter format: the loader's format; nil means native for native assets and
+    ///   interstitial for a full-screen creative.
     public init(
-        id: String, adUnitID: String, loader: String, creative: AdCreative, loadedAt: AdInstant,
-        expiresAt: AdInstant, showCount: Int = 0, sourceContext: (any AdSourceContext)? = nil
+        id: String, adUnitID: String, loader: String, creative: AdCreative, format: AdFormat? = nil,
+        loadedAt: AdInstant, expiresAt: AdInstant, showCount: Int = 0, sourceContext: (any AdSourceContext)? = nil
     ) {
+        let format = format ?? (creative.nativeContent != nil ? .native : .interstitial)
         storage = Storage(
-            id: id, adUnitID: adUnitID, loader: loader, creative: creative, loadedAt: loadedAt, expiresAt: expiresAt,
-            showCount: showCount, sourceContext: sourceContext)
+            id: id, adUnitID: adUnitID, loader: loader, creative: creative, format: format, loadedAt: loadedAt,
+            expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext)
     }
 
     public static func == (lhs: Ad, rhs: Ad) -> Bool {
@@ -106,7 +117,7 @@ public struct Ad: Hashable, Sendable {
         let l = lhs.storage
         let r = rhs.storage
         return l.id == r.id && l.adUnitID == r.adUnitID && l.loader == r.loader && l.creative == r.creative
-            && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt && l.showCount == r.showCount
+            && l.format == r.format && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt && l.showCount == r.showCount
             && l.sourceContext === r.sourceContext
     }
 
@@ -116,6 +127,7 @@ public struct Ad: Hashable, Sendable {
         hasher.combine(s.adUnitID)
         hasher.combine(s.loader)
         hasher.combine(s.creative)
+        hasher.combine(s.format)
         hasher.combine(s.loadedAt)
         hasher.combine(s.expiresAt)
         hasher.combine(s.showCount)
@@ -130,7 +142,7 @@ extension Ad: CustomReflectable {
         Mirror(
             self,
             children: [
-                "id": id, "adUnitID": adUnitID, "loader": loader, "creative": creative, "loadedAt": loadedAt,
+                "id": id, "adUnitID": adUnitID, "loader": loader, "creative": creative, "format": format, "loadedAt": loadedAt,
                 "expiresAt": expiresAt, "showCount": showCount,
             ], displayStyle: .struct)
     }

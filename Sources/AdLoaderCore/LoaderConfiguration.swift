@@ -82,6 +82,9 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public var retry: RetryPolicy = RetryPolicy()
     /// A disabled loader holds no ads and loads none.
     public var enabled: Bool = true
+    /// When an AppOpen call through this loader shows an ad (used by loaders of format
+    /// ``AdFormat/appOpen``; AppOpen calls to a loader of another format are refused).
+    public var appOpen: AppOpenPolicy = AppOpenPolicy()
 
     /// ``minimumRemainingLife``, or ``leaseTimeout`` when it is nil.
     public var effectiveMinimumRemainingLife: Duration { minimumRemainingLife ?? leaseTimeout }
@@ -144,5 +147,6 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if !(0...1).contains(retry.jitter) { throw fail("retry.jitter", "must be 0...1") }
         if retry.maximumCount < 0 { throw fail("retry.maximumCount", "must not be negative") }
         if retry.probeInterval <= .zero { throw fail("retry.probeInterval", "must be positive") }
+        try appOpen.validate(prefix: "loaders.\(name).appOpen")
     }
 }

@@ -100,6 +100,7 @@ extension NativeAdvertisementLoader {
         if let sourceExpiry = delivered.sourceExpiry, sourceExpiry < expiresAt { expiresAt = sourceExpiry }
         let ad = Ad(
             id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, creative: delivered.creative,
+            format: pool.configuration.format,
             loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context)
         pool.stats.loaded += 1
         // Place the ad before telling observers, so the stats they read add up.

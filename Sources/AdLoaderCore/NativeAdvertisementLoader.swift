@@ -212,6 +212,14 @@ public final class NativeAdvertisementLoader {
         }
     }
 
+    /// Whether `leaseID` names an open lease (one ``returnLease(_:shown:)`` would end).
+    public func hasLease(_ leaseID: UInt64) -> Bool {
+        !isShutDown && leases.handle(forID: leaseID, ids: ids) != nil
+    }
+
+    /// The configuration of the loader called `name`, or nil.
+    public func configuration(named name: String) -> LoaderConfiguration? { entries[name]?.configuration }
+
     /// Stats of every pool matching the filters (nil = all), sorted by loader then ad unit.
     ///
     /// Never creates a pool: an ad unit without one is simply not listed.

@@ -102,6 +102,27 @@ extension ConfigType where Value == LogLevel {
     }
 }
 
+extension ConfigType where Value == AdFormat {
+    /// A loader's format by name; "banner" is refused with the reason (banners are not pooled).
+    static var adFormat: Self {
+        let choice = Self.choice(AdFormat.allCases.map { ($0.name, $0) })
+        return Self(
+            parse: { (v, f) throws(ConfigError) in
+                if case .json(.string("banner")) = v { throw Self.bannerRefused(f) }
+                if case .text("banner") = v { throw Self.bannerRefused(f) }
+                return try choice.parse(v, f)
+            }, format: choice.format)
+    }
+
+    private static func bannerRefused(_ field: String) -> ConfigError {
+        ConfigError(
+            field: field,
+            message:
+                "banner is not a pooled format: banners are shown at once and refreshed in place, not kept and lent later; use native, interstitial, rewarded or appOpen"
+        )
+    }
+}
+
 extension ConfigType {
     /// One of a few names, each standing for a value; anything else is refused listing them all.
     static func choice(_ choices: [(name: String, value: Value)]) -> Self where Value: Equatable & Sendable {

@@ -1,9 +1,11 @@
+import AdLoaderAdmin
 import AdLoaderCore
 import AdLoaderFramed
 import AdLoaderGRPC
 import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV
+import AdStores
 import AdLoaderWire
 #if canImport(Glibc)
 import Glibc
@@ -33,6 +35,15 @@ public final class Daemon {
     let loader: NativeAdvertisementLoader
     let service: AdLoaderService
     let transport: FramedTransport
+    /// Every metric, the readiness rule and the dashboard's history (read by the admin routes).
+    let metrics: DaemonMetrics
+    let history: DashboardHistory
+    private var admin: AdminServer?
+    private var sampleTimer: UVTimer?
+    /// App-open counts; in memory (and unused) unless a loader has format appOpen.
+    let capStore: any CapStore
+    /// Wakes the loop for a cap store on a worker thread; closed after the store.
+    let capStoreWakeup: UVAsync
     let grpcTransport: GRPCTransport
     /// Both transports share each listener: this tells their connections apart.
     let sniffer: ProtocolSniffer
@@ -53,6 +64,7 @@ public final class Daemon {
         // Locals until everything is built, so a failure can close what exists.
         var createdClock: LoopClock?
         var createdDeferred: UVDeferredWork?
+        var createdWakeup: UVAsync?
         var createdGRPCDeferred: UVDeferredWork?
         var createdContext: DemandSourceContext?
         do {
@@ -62,17 +74,40 @@ public final class Daemon {
             createdDeferred = deferred
             let context = DemandSourceContext(clock: clock, scheduler: clock, loop: loop, logger: logger)
             createdContext = context
+            // Each source is measured from the outside (requests, latency, failures by class,
+            // notices, reachability): the core keeps no metrics of its own.
             var sources: [String: any DemandSource] = [:]
+            var measured: [MeasuredDemandSource] = []
             for (name, settings) in configuration.sources {
-                sources[name] = try settings.makeSource(context: context)
+                let source = MeasuredDemandSource(name: name, wrapping: try settings.makeSource(context: context))
+                measured.append(source)
+                sources[name] = source
             }
             let loader = try NativeAdvertisementLoader(
                 loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
                 idSeed: UInt64(clock.now.unixMilliseconds))
+            // The store is opened only when AppOpen can be called: no file for a feed-only daemon.
+            let needsStore = configuration.loaders.contains { $0.format == .appOpen }
+            // A store on a worker thread wakes the loop through this handle to run its completions.
+            let wakeup = try UVAsync(loop: loop)
+            createdWakeup = wakeup
+            let capStore: any CapStore
+            do throws(CapStoreError) {
+                let sender = wakeup.sender
+                capStore = needsStore ? try configuration.capStore.makeStore(wake: { sender.send() }) : InMemoryCapStore()
+            } catch {
+                throw ConfigError(field: "capStore", message: error.message)
+            }
+            if let background = capStore as? BackgroundCapStore {
+                wakeup.setAction { [weak background] in background?.drainCompletions() }
+            }
+            self.capStoreWakeup = wakeup
             let service = AdLoaderService(
                 loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger,
+                capStore: capStore, capStoreOutageMode: configuration.capStore.outage,
                 authenticator: CallAuthenticator(
                     tokens: configuration.auth.tokens, requireOnLoopback: configuration.auth.requireOnLoopback))
+            self.capStore = capStore
             transport = FramedTransport(
                 service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
                 logger: logger)
@@ -89,10 +124,20 @@ public final class Daemon {
             self.sourceContext = context
             self.loader = loader
             self.service = service
+            metrics = DaemonMetrics(
+                loader: loader, service: service, transport: transport, sources: measured,
+                configuration: configuration, startedAtUnixSeconds: Double(clock.now.unixMilliseconds) / 1000)
+            // Timing every call costs two clock reads and a histogram update: only when
+            // something can read the metrics (the admin listener is on).
+            if configuration.admin.port != 0 { service.callObserver = metrics.calls }
+            history = DashboardHistory(metrics: metrics, configuration: configuration)
         } catch {
             _ = Self.abandon(
                 loop,
-                closing: [createdContext?.stopSources, createdClock?.close, createdDeferred?.close, createdGRPCDeferred?.close]
+                closing: [
+                    createdContext?.stopSources, createdClock?.close, createdDeferred?.close, createdGRPCDeferred?.close,
+                    createdWakeup?.close,
+                ]
                     .compactMap { $0 })
             throw error
         }
@@ -100,6 +145,9 @@ public final class Daemon {
 
     /// The addresses bound by ``start()``.
     public var addresses: [ListenAddress] { listeners.map(\.address) }
+
+    /// The admin listener's bound address; nil when it is off (`admin.port` 0).
+    public var adminAddress: ListenAddress? { admin.map { .tcp(host: $0.host, port: $0.port) } }
 
     /// Starts every part in order — clock, sources, loader, service and transport, listeners, signal
     /// handlers — recording how to stop each.
@@ -114,6 +162,9 @@ public final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
         stops.append(("sources", sourceContext.stopSources))
+        // The store first (it joins its worker, the last thread that may wake), then the handle.
+        stops.append(("cap store wake-up", capStoreWakeup.close))
+        stops.append(("cap store", capStore.close))
         stops.append(("loader", loader.shutdown))
         stops.append(("transport", transport.stop))
         stops.append(("grpc transport", grpcTransport.stop))
@@ -138,6 +189,9 @@ public final class Daemon {
                 }
             }
             stops.append(("listeners", { [unowned self] in self.closeListeners() }))
+            // The admin listener stops last of the listeners (after the drain), so that
+            // /readyz answers 503 "draining" while calls drain.
+            try startAdmin()
             for number in [SIGTERM, SIGINT] {
                 let handle: UVSignal
                 do {
@@ -151,6 +205,7 @@ public final class Daemon {
             }
             stops.append(("signals", { [unowned self] in self.closeSignals() }))
         } catch {
+            closeAdmin()
             closeListeners()
             closeSignals()
             stopParts()
@@ -161,7 +216,42 @@ public final class Daemon {
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }
+        if let adminAddress { logger.info("admin listening", ["address": .string("http://\(adminAddress)/")]) }
         return addresses
+    }
+
+    private func startAdmin() throws(ListenerError) {
+        let settings = configuration.admin
+        guard settings.port != 0 else { return }
+        let address = ListenAddress.tcp(host: settings.host, port: settings.port)
+        let routes = AdminRoutes(metrics: metrics, history: history)
+        do throws(UVError) {
+            admin = try AdminServer(
+                loop: loop, host: settings.host, port: settings.port, limits: settings.limits, clock: clock,
+                scheduler: clock, logger: logger, handler: routes.respond(to:))
+            try metrics.startLoopLagTimer(loop: loop)
+            let timer = try UVTimer(loop: loop)
+            timer.unref()
+            sampleTimer = timer
+        } catch {
+            throw ListenerError(setting: "admin.port", address: address, error: error)
+        }
+        metrics.isServing = { [unowned self] in self.state == .running }
+        metrics.adminConnectionCount = { [unowned self] in self.admin?.connectionCount ?? 0 }
+        history.listening = addresses.map(\.description) + adminAddress.map { ["admin http://\($0)/"] }!
+        history.sample(unixMilliseconds: clock.now.unixMilliseconds)
+        let interval = UInt64(max(settings.sampleInterval.milliseconds, 1))
+        sampleTimer?.start(timeout: interval, repeat: interval) { [unowned self] in
+            self.history.sample(unixMilliseconds: self.clock.now.unixMilliseconds)
+        }
+        stops.append(("admin", { [unowned self] in self.closeAdmin() }))
+    }
+
+    private func closeAdmin() {
+        admin?.close()
+        sampleTimer?.close()
+        sampleTimer = nil
+        metrics.stopLoopLagTimer()
     }
 
     /// Serves until shut down, then closes every handle and the loop, within a bound.

@@ -23,6 +23,39 @@ extension ServerConfiguration {
                 "permissions of the Unix-socket file, octal"),
         ])
 
+    /// `admin`: the admin HTTP listener.
+    static let adminKeys = ConfigTable<ServerConfiguration>(
+        section: "admin", defaults: ServerConfiguration(),
+        keys: [
+            .value(
+                "host", \.admin.host, .string, flag: "--admin-host",
+                "admin HTTP address (IPv4 or IPv6 literal): /metrics, /healthz, /readyz, dashboard at /"),
+            .value(
+                "port", \.admin.port, .int(in: 0...65_535), flag: "--admin-port",
+                "admin HTTP port; 0 turns the admin listener off (make run uses 7412)"),
+            .value(
+                "maxConnections", \.admin.limits.maxConnections, .int(in: 1...10_000), flag: "--admin-max-connections",
+                "open admin connections; more are closed at once"),
+            .value(
+                "maxRequestSize", \.admin.limits.maxRequestHeadBytes, .size, flag: "--admin-max-request-size",
+                "request line + headers in bytes; more: 431, then close"),
+            .value(
+                "maxHeaders", \.admin.limits.maxHeaderCount, .int(in: 1...1_000), flag: "--admin-max-headers",
+                "header lines per request; more: 431, then close"),
+            .value(
+                "requestTimeout", \.admin.limits.requestTimeout, .duration, flag: "--admin-request-timeout",
+                "from a request's first byte to its last header; slower: 408, then close"),
+            .value(
+                "idleTimeout", \.admin.limits.idleTimeout, .duration, flag: "--admin-idle-timeout",
+                "close an admin connection idle between requests this long"),
+            .value(
+                "sampleInterval", \.admin.sampleInterval, .duration, flag: "--admin-sample-interval",
+                "dashboard history period (the last hour is kept, at most 720 samples)"),
+            .value(
+                "maxPoolSeries", \.admin.maxPoolSeries, .int(in: 0...1_000_000), flag: "--admin-max-pool-series",
+                "pools with their own metric series, first come; later ones are summed as ad_unit=\"_other\""),
+        ])
+
     /// `auth`: token auth on both transports.
     static let authKeys = ConfigTable<ServerConfiguration>(
         section: "auth", defaults: ServerConfiguration(),
@@ -108,15 +141,41 @@ extension ServerConfiguration {
                 "on SIGTERM/SIGINT, the longest wait for clients to close (new calls get UNAVAILABLE meanwhile)"),
         ])
 
+    /// `capStore`: where app-open counts are kept (``CapStoreConfiguration``).
+    static let capStoreKeys = ConfigTable<ServerConfiguration>(
+        section: "capStore", defaults: ServerConfiguration(),
+        keys: [
+            .value(
+                "type", \.capStore.type, .choice(), flag: "--cap-store",
+                "app-open counts: sqlite (a file, survives restarts), redis (shared by a fleet) or memory; opened only when a loader has format appOpen"
+            ),
+            .value("sqlitePath", \.capStore.sqlitePath, .string, flag: "--cap-store-path", "the SQLite file (WAL mode)"),
+            .value(
+                "sqliteSynchronous", \.capStore.sqliteSynchronous, .choice(), flag: "--cap-store-synchronous",
+                "normal: no fsync, ~20 us on the loop (survives kill -9, not power loss); full: fsync (survives power loss), on a worker thread with group commit"),
+            .value("redisHost", \.capStore.redisHost, .string, flag: "--redis-host", "Redis host"),
+            .value("redisPort", \.capStore.redisPort, .int(in: 1...65_535), flag: "--redis-port", "Redis port"),
+            .value("redisKeyPrefix", \.capStore.redisKeyPrefix, .string, flag: "--redis-key-prefix", "first part of every key"),
+            .value(
+                "redisTimeout", \.capStore.redisTimeout, .duration, flag: "--redis-timeout",
+                "connect and reply timeout (calls block the loop at most this long)"),
+            .value(
+                "redisReconnectInterval", \.capStore.redisReconnectInterval, .duration, flag: "--redis-reconnect-interval",
+                "after a Redis failure, calls fail at once this long, then the next one reconnects"),
+            .value(
+                "outage", \.capStore.outage, .choice(CapStoreOutageMode.allCases.map { ($0.name, $0) }),
+                flag: "--cap-store-outage",
+                "when the store fails: refuse (AppOpen skips with STORE_UNAVAILABLE, never exceeding a cap) or allow (decides with counts 0)"
+            ),
+        ])
+
     /// `loaders.NAME`: one loader; only the JSON file configures loaders. Ranges are checked by
     /// ``LoaderConfiguration/validate()`` once every setting is in.
     static let loaderKeys = ConfigTable<LoaderConfiguration>(
         section: "loaders.NAME", defaults: LoaderConfiguration(),
         keys: [
             .value("source", \.source, .string, "demand source name"),
-            .value(
-                "format", \.format, .choice(AdFormat.allCases.map { ($0.name, $0) }),
-                "native, interstitial, rewarded or appOpen"),
+            .value("format", \.format, .adFormat, "native, interstitial, rewarded or appOpen (banner: refused, not pooled)"),
             .value("keywords", \.keywords, .strings, "array of strings"),
             .value("contentURL", \.contentURL, .optional(.string, none: "null"), "string or null"),
             .value("nonPersonalized", \.nonPersonalized, .bool, "boolean"),
@@ -155,13 +214,30 @@ extension ServerConfiguration {
             .value("retry.jitter", \.retry.jitter, .double, "random spread, 0...1"),
             .value("retry.maximumCount", \.retry.maximumCount, .int(), "automatic retries in a row"),
             .value("retry.probeInterval", \.retry.probeInterval, .duration, "probe period while unreachable"),
+            .value("appOpen.showOnFirstLaunch", \.appOpen.showOnFirstLaunch, .bool, "AppOpen: show on the app's first launch"),
+            .value(
+                "appOpen.backgroundThreshold", \.appOpen.backgroundThreshold, .duration,
+                "AppOpen: background time from which a return is a hot start"),
+            .value(
+                "appOpen.excludeUnlockReturns", \.appOpen.excludeUnlockReturns, .bool,
+                "AppOpen: never show on a return from screen unlock"),
+            .value(
+                "appOpen.maximumShowsPerSession", \.appOpen.maximumShowsPerSession, .optional(.int(), none: "null"),
+                "AppOpen: confirmed shows per app session; null = unlimited"),
+            .value(
+                "appOpen.maximumShowsPerDay", \.appOpen.maximumShowsPerDay, .optional(.int(), none: "null"),
+                "AppOpen: confirmed shows per day in the device's time zone; null = unlimited"),
+            .value(
+                "appOpen.sessionTimeout", \.appOpen.sessionTimeout, .duration,
+                "AppOpen: a session inactive this long ends with its count"),
         ])
 
     /// Every setting that has a flag (and so an environment variable), in `--help` order: the
     /// sections' and those of each source type in `sourceTypes`.
     static func settings(sourceTypes: DemandSourceRegistry) -> [ConfigSetting] {
-        (listenerKeys.settings(at: \.self) + authKeys.settings(at: \.self) + logKeys.settings(at: \.self)
-            + limitKeys.settings(at: \.self) + http2Keys.settings(at: \.self))
+        (listenerKeys.settings(at: \.self) + adminKeys.settings(at: \.self) + authKeys.settings(at: \.self)
+            + logKeys.settings(at: \.self) + limitKeys.settings(at: \.self) + http2Keys.settings(at: \.self)
+            + capStoreKeys.settings(at: \.self))
             .filter { $0.flag != nil } + sourceTypes.flagSettings
     }
 
@@ -169,5 +245,5 @@ extension ServerConfiguration {
     public static let settings = settings(sourceTypes: .standard)
 
     /// The top-level sections whose keys are plain settings.
-    static let scalarSections = [listenerKeys, authKeys, logKeys, limitKeys, http2Keys]
+    static let scalarSections = [listenerKeys, adminKeys, authKeys, logKeys, limitKeys, http2Keys, capStoreKeys]
 }

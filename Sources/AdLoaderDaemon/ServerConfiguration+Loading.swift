@@ -120,7 +120,7 @@ extension ServerConfiguration {
         }
         for (section, value) in sections {
             switch section {
-            case "listeners", "auth", "limits", "http2", "log":
+            case "listeners", "admin", "auth", "limits", "http2", "log", "capStore":
                 let table = Self.scalarSections.first { $0.section == section }!
                 guard case .object(let members) = value else {
                     throw ConfigError(field: section, message: "must be an object, got \(value.kind)")
@@ -131,7 +131,7 @@ extension ServerConfiguration {
             case "loaders":
                 try applyLoaders(value)
             default:
-                throw ConfigError(field: section, message: "unknown setting (expected listeners, auth, limits, http2, log, sources, loaders)")
+                throw ConfigError(field: section, message: "unknown setting (expected listeners, admin, auth, limits, http2, log, capStore, sources, loaders)")
             }
         }
     }

@@ -1,3 +1,4 @@
+import AdLoaderAdmin
 import AdLoaderCore
 import AdLoaderGRPC
 import AdLoaderLogging
@@ -29,7 +30,28 @@ public struct ServerConfiguration: Hashable, Sendable {
         public init() {}
     }
 
+    /// The admin HTTP listener (`/metrics`, `/healthz`, `/readyz`, the dashboard).
+    public struct Admin: Hashable, Sendable {
+        /// The documented port `make run` uses; the setting's default is 0 (off).
+        public static let suggestedPort = 7412
+        /// An IPv4 or IPv6 literal; loopback by default (metrics name ad units and loaders).
+        public var host = ServerConfiguration.defaultHost
+        /// 0: no admin listener. Off by default so that several daemons on one machine (tests,
+        /// instances) do not compete for one port; `make run` turns it on at 7412.
+        public var port = 0
+        public var limits = AdminLimits()
+        /// How often the dashboard's history takes a sample (it keeps the last hour, at most
+        /// 720 samples).
+        public var sampleInterval: Duration = .seconds(5)
+        /// Pools with their own metric series (and dashboard history), first come first
+        /// served; later pools are summed into `ad_unit="_other"` per loader.
+        public var maxPoolSeries = 500
+
+        public init() {}
+    }
+
     public var listeners = Listeners()
+    public var admin = Admin()
 
     /// Token auth on both transports (``CallAuthenticator``).
     public struct Auth: Hashable, Sendable {
@@ -59,6 +81,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var sources: [String: DemandSourceConfiguration] = ["synthetic": .synthetic()]
     /// The named loaders; by default one, `default`, on the synthetic source.
     public var loaders: [LoaderConfiguration] = [LoaderConfiguration()]
+    /// Where app-open counts are kept.
+    public var capStore = CapStoreConfiguration()
 
     public init() {}
 
@@ -84,6 +108,20 @@ public struct ServerConfiguration: Hashable, Sendable {
             throw ConfigError(field: "listeners.unixSocketMode", message: "must be an octal mode 0...0777")
         }
         try limits.validate()
+        if !UVTCPHandle.isIPAddress(admin.host) {
+            throw ConfigError(field: "admin.host", message: "must be an IPv4 or IPv6 address, got \"\(admin.host)\"")
+        }
+        if admin.port != 0, admin.port == listeners.port {
+            throw ConfigError(field: "admin.port", message: "must differ from listeners.port (\(listeners.port))")
+        }
+        if admin.sampleInterval < .milliseconds(100) {
+            throw ConfigError(field: "admin.sampleInterval", message: "must be at least 100ms")
+        }
+        for (field, value) in [("requestTimeout", admin.limits.requestTimeout), ("idleTimeout", admin.limits.idleTimeout)]
+        where value <= .zero {
+            throw ConfigError(field: "admin.\(field)", message: "must be positive")
+        }
+        try capStore.validate()
         if http2Limits.maxConcurrentStreams < 1 || http2Limits.maxHeaderListSize < 1024 {
             throw ConfigError(field: "http2", message: "maxConcurrentStreams must be >= 1 and maxHeaderListSize >= 1024")
         }

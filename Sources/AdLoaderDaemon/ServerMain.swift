@@ -61,6 +61,9 @@ public enum ServerMain {
                 ? "" : " --endpoint \(ListenAddress.tcp(host: host, port: port))"
             banner += "try: adloader\(endpoint) borrow demo --wait 1000\n"
         }
+        if let admin = daemon.adminAddress {
+            banner += "admin: http://\(admin)/ (dashboard), /metrics, /healthz, /readyz\n"
+        }
         writeOut(banner)
         return daemon.run()
     }

@@ -64,6 +64,7 @@ extension Connection {
                 calls[callID] = open
             }
         } catch {
+            service.callRefused(method: frame.method, code: error.code)
             finish(callID, status: error)
         }
     }

@@ -207,6 +207,11 @@ final class Connection: CallResponder {
         markDirty()
     }
 
+    func answer(_ callID: UInt64, appOpen message: AppOpenResponseMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        markDirty()
+    }
+
     func stream(_ callID: UInt64, event message: EventMessage) {
         ResponseFrame.append(callID: callID, message: message, end: false, to: &output)
         markDirty()

@@ -373,6 +373,7 @@ extension GRPCConnection {
     func answer(_ callID: UInt64, returned message: ReturnResponseMessage) { answer(callID, message) }
     func answer(_ callID: UInt64, prefetch message: PrefetchResponseMessage) { answer(callID, message) }
     func answer(_ callID: UInt64, stats message: StatsResponseMessage) { answer(callID, message) }
+    func answer(_ callID: UInt64, appOpen message: AppOpenResponseMessage) { answer(callID, message) }
 
     private func answer(_ callID: UInt64, _ message: some WireMessage) {
         guard let stream = open(callID) else { return }

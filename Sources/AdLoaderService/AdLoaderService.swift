@@ -32,6 +32,15 @@ public final class AdLoaderService {
     /// Parked borrows and watches, by serial (for the drain).
     @exclusivity(unchecked) private var openCalls: [UInt64: OpenCall] = [:]
     @exclusivity(unchecked) private var nextSerial: UInt64 = 1
+    /// Told of every call's method, final status and start (metrics); nil for none. Set it
+    /// before the first call.
+    @exclusivity(unchecked) public var callObserver: (any CallObserver)?
+    /// App-open counts: read by AppOpen, moved by the Return of an app-open lease shown.
+    public let capStore: any CapStore
+    /// What AppOpen does when ``capStore`` fails.
+    public let capStoreOutageMode: CapStoreOutageMode
+    /// Leases lent by AppOpen, whose shown Return moves counts.
+    var appOpenLeases = AppOpenLeases()
 
     /// - Parameters:
     ///   - loader: the loader every call goes to.
@@ -39,11 +48,16 @@ public final class AdLoaderService {
     ///     ``ServerLimits/maxMessageSize`` (Stats answers) and
     ///     ``ServerLimits/maxUnsentOutputPerConnection`` (slow watchers) are used here.
     ///   - clock, scheduler: deadlines.
+    ///   - capStore: app-open counts (AppOpen and the Return of its leases).
+    ///   - capStoreOutageMode: what AppOpen does when the store fails.
     ///   - authenticator: which calls need a token (default: none).
     public init(
         loader: NativeAdvertisementLoader, limits: ServerLimits, clock: any AdClock, scheduler: any AdScheduler,
-        logger: Logger, authenticator: CallAuthenticator = CallAuthenticator()
+        logger: Logger, capStore: any CapStore = InMemoryCapStore(), capStoreOutageMode: CapStoreOutageMode = .refuse,
+        authenticator: CallAuthenticator = CallAuthenticator()
     ) {
+        self.capStore = capStore
+        self.capStoreOutageMode = capStoreOutageMode
         self.loader = loader
         self.limits = limits
         self.authenticator = authenticator
@@ -54,6 +68,9 @@ public final class AdLoaderService {
         loader.onAdRetired = { encodings.forget(id: $0.id) }
     }
 
+    /// The serial the next open call gets.
+    func takeSerial() -> UInt64 { nextSerial }
+
     /// The status refusing a call for its credentials, or nil to serve it (see
     /// ``CallAuthenticator``). Transports call it with the call's `authorization` metadata
     /// before ``handle(_:callID:timeout:responder:)``.
@@ -61,7 +78,7 @@ public final class AdLoaderService {
         authenticator.check(authorization, peerIsLocal: peerIsLocal)
     }
 
-    /// Calls open now (parked borrows and watches).
+    /// Calls open now (parked borrows, watches, calls waiting for the cap store).
     public var openCallCount: Int { openCalls.count }
 
     /// Handles one call.
@@ -77,17 +94,32 @@ public final class AdLoaderService {
     public func handle(
         _ request: ServiceRequest, callID: UInt64, timeout: Duration?, responder: any CallResponder
     ) -> OpenCall? {
+        let startedAt = callObserver?.callStarted() ?? 0
+        var code = Status.Code.ok
+        let open = dispatch(request, callID: callID, timeout: timeout, responder: responder, code: &code)
+        if let open {
+            // Reported when it ends (``report(_:_:)``); nothing ends it before this returns.
+            open.method = request.method
+            open.startedAt = startedAt
+        } else {
+            callObserver?.callFinished(request.method, code: code, startedAt: startedAt)
+        }
+        return open
+    }
+
+    /// ``handle(_:callID:timeout:responder:)`` without the reporting; `code` is set to the
+    /// final status of a call answered at once.
+    private func dispatch(
+        _ request: ServiceRequest, callID: UInt64, timeout: Duration?, responder: any CallResponder,
+        code: inout Status.Code
+    ) -> OpenCall? {
         do {
             if isDraining { throw Status(code: .unavailable, message: "server shutting down") }
             switch request {
             case .borrow(let message):
-                return try borrow(message, callID: callID, timeout: timeout, responder: responder)
+                return try borrow(message, callID: callID, timeout: timeout, responder: responder, code: &code)
             case .returnLease(let message):
-                if message.leaseID == 0 {
-                    throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
-                }
-                let outcome = try loader.returnLease(message.leaseID, shown: message.shown)
-                responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+                return try returnLease(message, callID: callID, timeout: timeout, responder: responder)
             case .prefetch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 let result = try loader.prefetch(adUnitID: message.adUnitID, loader: loaderName(message.loader))
@@ -98,13 +130,27 @@ public final class AdLoaderService {
             case .watch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 return watch(message, callID: callID, timeout: timeout, responder: responder)
+            case .appOpen(let message):
+                return try appOpen(message, callID: callID, timeout: timeout, responder: responder)
             }
         } catch let error as any StatusConvertible {
-            responder.finish(callID, status: error.status)
+            let status = error.status
+            code = status.code
+            responder.finish(callID, status: status)
         } catch {
+            code = .internalError
             responder.finish(callID, status: Status(code: .internalError, message: "\(error)"))
         }
         return nil
+    }
+
+    /// Tells the ``callObserver`` that the transport refused a call before handing it over
+    /// (its answer is the transport's): counted with the others in the metrics.
+    /// - Parameters:
+    ///   - method: the full gRPC method name the client sent.
+    ///   - code: the status the transport answered.
+    public func callRefused(method: String, code: Status.Code) {
+        callObserver?.callRefused(ServiceMethod(fullName: method), code: code)
     }
 
     /// Ends an open call from the transport's side: the client cancelled it, reused its id or
@@ -114,6 +160,7 @@ public final class AdLoaderService {
     @discardableResult
     public func end(_ call: OpenCall, answering status: Status?) -> Bool {
         guard close(call) else { return false }
+        report(call, status?.code ?? .cancelled)
         if let status, let responder = call.responder { responder.finish(call.callID, status: status) }
         return true
     }
@@ -133,7 +180,8 @@ public final class AdLoaderService {
     // MARK: Borrow
 
     private func borrow(
-        _ message: BorrowRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
+        _ message: BorrowRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder,
+        code: inout Status.Code
     ) throws -> OpenCall? {
         // One call per field rather than checkIdentifiers' KeyValuePairs: building and destroying
         // that array was ~300 instructions per Borrow (callgrind). Same order, same errors.
@@ -164,7 +212,7 @@ public final class AdLoaderService {
         }
         switch consume outcome {
         case .answered(let result):
-            answer(callID, result, responder: responder)
+            code = answer(callID, result, responder: responder)
             return nil
         case .parkingRefused:
             throw Status(code: .resourceExhausted, message: "parked borrows: limit of \(limits.maxParkedBorrows) reached")
@@ -177,17 +225,22 @@ public final class AdLoaderService {
         }
     }
 
-    private func answer(_ callID: UInt64, _ result: consuming BorrowResult, responder: any CallResponder) {
+    /// - Returns: the status code answered.
+    @discardableResult
+    private func answer(_ callID: UInt64, _ result: consuming BorrowResult, responder: any CallResponder) -> Status.Code {
         // The result is moved into the answer, not copied (its lease holds the slot and the ad).
         switch result {
         case .leased, .noAdYet:
             if let message = BorrowResponseMessage(result) { responder.answer(callID, borrow: message) }
+            return .ok
         case .unavailable:
             let reason = isDraining ? "server shutting down" : "loader disabled"
             responder.finish(callID, status: Status(code: .unavailable, message: reason))
+            return .unavailable
         case .upstreamFailed(let error):
             responder.finish(
                 callID, status: Status(code: .unavailable, message: "no ad can arrive: upstream \(error)"))
+            return .unavailable
         }
     }
 
@@ -196,10 +249,11 @@ public final class AdLoaderService {
         guard let responder = call.responder, responder.isOpen else {
             // Nobody to tell: put the ad back rather than leave it leased until it times out.
             if case .leased(let lease, reused: false) = result { _ = try? loader.returnLease(lease.id, shown: false) }
+            report(call, .cancelled)
             return
         }
         responder.openCallEnded(call)
-        answer(call.callID, result, responder: responder)
+        report(call, answer(call.callID, result, responder: responder))
     }
 
     // MARK: Stats
@@ -261,7 +315,7 @@ public final class AdLoaderService {
 
     // MARK: Open calls
 
-    private func register(_ call: OpenCall, timeout: Duration?) {
+    func register(_ call: OpenCall, timeout: Duration?) {
         openCalls[call.serial] = call
         nextSerial += 1
         guard let timeout, timeout > .zero else { return }
@@ -275,13 +329,14 @@ public final class AdLoaderService {
     /// Ends an open call from the service's side and answers it with `status`.
     private func finishOpenCall(_ call: OpenCall, status: Status) {
         guard close(call) else { return }
+        report(call, status.code)
         guard let responder = call.responder else { return }
         responder.openCallEnded(call)
         if responder.isOpen { responder.finish(call.callID, status: status) }
     }
 
     /// Withdraws an open call; false when it had already ended.
-    private func close(_ call: OpenCall) -> Bool {
+    func close(_ call: OpenCall) -> Bool {
         switch call.state {
         case .ended, .starting:
             return false
@@ -290,12 +345,20 @@ public final class AdLoaderService {
             parkedBorrowCount -= 1
         case .watch(let token):
             loader.removeObserver(token)
+        case .storePending:
+            // The store's call completes anyway; its completion finds the call ended.
+            break
         }
         call.state = .ended
         call.deadline?.cancel()
         call.deadline = nil
         openCalls[call.serial] = nil
         return true
+    }
+
+    /// Tells the observer how an open call ended.
+    private func report(_ call: OpenCall, _ code: Status.Code) {
+        callObserver?.callFinished(call.method, code: code, startedAt: call.startedAt)
     }
 
     // MARK: Helpers
@@ -306,7 +369,7 @@ public final class AdLoaderService {
     }
 
     @inline(__always)
-    private func checkIdentifier(_ field: String, _ value: String) throws(LoaderError) {
+    func checkIdentifier(_ field: String, _ value: String) throws(LoaderError) {
         let limit = limits.maxIdentifierLength
         if value.utf8.count > limit {
             throw LoaderError(
@@ -314,7 +377,7 @@ public final class AdLoaderService {
         }
     }
 
-    private func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
+    func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
 
     private func nonEmpty(_ value: String) -> String? { value.isEmpty ? nil : value }
 }

@@ -24,6 +24,8 @@ public protocol CallResponder: AnyObject {
     func answer(_ callID: UInt64, prefetch: PrefetchResponseMessage)
     /// The final OK answer of a Stats; its size was checked against the message size limit.
     func answer(_ callID: UInt64, stats: StatsResponseMessage)
+    /// The final OK answer of an AppOpen.
+    func answer(_ callID: UInt64, appOpen: AppOpenResponseMessage)
     /// One streamed message of an open Watch.
     func stream(_ callID: UInt64, event: EventMessage)
     /// The final answer with a status and no message.

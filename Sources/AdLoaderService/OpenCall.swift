@@ -1,7 +1,8 @@
 import AdLoaderCore
 
 /// A call still open after ``AdLoaderService/handle(_:callID:timeout:responder:)`` returned:
-/// a parked Borrow or a Watch.
+/// a parked Borrow, a Watch, or an AppOpen or Return waiting for a cap store that answers
+/// later (``CapStore``).
 ///
 /// The transport keeps it by its call id and ends it with ``AdLoaderService/end(_:answering:)``
 /// when the client cancels, reuses the id or goes away; the service ends it by itself when it
@@ -15,6 +16,8 @@ public final class OpenCall {
         case starting
         case parkedBorrow(any ParkedBorrow)
         case watch(ObserverToken)
+        /// An AppOpen or Return whose cap-store call has not completed yet.
+        case storePending
         case ended
     }
 
@@ -25,6 +28,9 @@ public final class OpenCall {
     weak var responder: (any CallResponder)?
     var state = State.starting
     var deadline: (any ScheduledTask)?
+    /// For the ``CallObserver``: the method and the observer's timestamp of the call's start.
+    var method = ServiceMethod.borrow
+    var startedAt: UInt64 = 0
 
     init(callID: UInt64, serial: UInt64, responder: any CallResponder) {
         self.callID = callID

@@ -9,6 +9,7 @@ public enum ServiceRequest: Hashable, Sendable {
     case returnLease(ReturnRequestMessage)
     case stats(StatsRequestMessage)
     case watch(WatchRequestMessage)
+    case appOpen(AppOpenRequestMessage)
 
     /// Decodes the request message of `method` where its bytes are (Borrow and Return, the hot
     /// calls, without copying).
@@ -36,6 +37,7 @@ public enum ServiceRequest: Hashable, Sendable {
         case MethodName.prefetch: self = .prefetch(try Self.decode(message))
         case MethodName.stats: self = .stats(try Self.decode(message))
         case MethodName.watch: self = .watch(try Self.decode(message))
+        case MethodName.appOpen: self = .appOpen(try Self.decode(message))
         default: throw Status(code: .unimplemented, message: "unknown method \"\(method)\"")
         }
     }

@@ -58,6 +58,10 @@ public final class UVLoop {
     /// The loop's cached monotonic time in milliseconds, updated once per iteration.
     public var now: UInt64 { uv_now(raw) }
 
+    /// The monotonic clock in nanoseconds, read now (`uv_hrtime`, not cached): for measuring
+    /// call latency and how late timers fire.
+    public static var highResolutionNanoseconds: UInt64 { uv_hrtime() }
+
     /// Refreshes the cached time (after a long synchronous stretch).
     public func updateTime() {
         uv_update_time(raw)

@@ -5,9 +5,9 @@ internal import CAdLoaderProto
 // Optional Swift fields map to the proto3 defaults: nil <-> "" / 0 / absent sub-message.
 // `DeliveredAd.sourceExpiry` does not travel: `expiresAt` already includes it.
 //
-// The wire carries native assets only (`NativeAd` in adloader.proto): an ad with a
-// full-screen creative is encoded with empty native fields, and every decoded ad is native.
-// Full-screen creatives go on the wire with the app-open issue.
+// The proto's `NativeAd` carries every format: native assets in fields 10..33, or a
+// full-screen creative in the `creative` oneof (field 60) with every native field empty, and
+// the format (field 4, unset for native).
 
 extension AdImage {
     func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__Image> {
@@ -38,6 +38,11 @@ extension Ad {
         m.pointee.id = arena.cString(id)
         m.pointee.ad_unit_id = arena.cString(adUnitID)
         m.pointee.loader = arena.cString(loader)
+        m.pointee.format = Adloader__V1__AdFormat(rawValue: UInt32(format.wireValue))
+        if let fullScreen = creative.fullScreenCreative {
+            m.pointee.creative_case = ADLOADER__V1__NATIVE_AD__CREATIVE_FULL_SCREEN
+            m.pointee.full_screen = fullScreen.cMessage(in: arena)
+        }
         m.pointee.headline = arena.cString(content.headline)
         m.pointee.body = arena.cString(content.body)
         m.pointee.call_to_action = arena.cString(content.callToAction)
@@ -59,8 +64,20 @@ extension Ad {
         return m
     }
 
-    init(_ m: UnsafePointer<Adloader__V1__NativeAd>) {
+    /// - Throws: `.badMessage` for an unknown format or a full-screen creative without media.
+    init(_ m: UnsafePointer<Adloader__V1__NativeAd>) throws(FrameError) {
         let p = m.pointee
+        guard let format = AdFormat(wireValue: UInt64(p.format.rawValue)) else {
+            throw FrameError(code: .badMessage, message: "ad.format: unknown value \(p.format.rawValue)")
+        }
+        if p.creative_case == ADLOADER__V1__NATIVE_AD__CREATIVE_FULL_SCREEN, let fullScreen = p.full_screen {
+            self.init(
+                id: swiftString(p.id), adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader),
+                creative: .fullScreen(try FullScreenCreative(fullScreen)), format: format.isFullScreen ? format : nil,
+                loadedAt: AdInstant(unixMilliseconds: p.loaded_at_unix_ms),
+                expiresAt: AdInstant(unixMilliseconds: p.expires_at_unix_ms), showCount: Int(p.show_count))
+            return
+        }
         let content = NativeAdContent(
             headline: swiftString(p.headline), body: swiftString(p.body), callToAction: swiftString(p.call_to_action),
             advertiser: swiftString(p.advertiser), icon: p.icon.map { AdImage($0) }, image: p.image.map { AdImage($0) },
@@ -71,7 +88,7 @@ extension Ad {
             adChoicesURL: nonEmpty(swiftString(p.ad_choices_url)))
         self.init(
             id: swiftString(p.id), adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader),
-            creative: .native(content),
+            creative: .native(content), format: .native,
             loadedAt: AdInstant(unixMilliseconds: p.loaded_at_unix_ms),
             expiresAt: AdInstant(unixMilliseconds: p.expires_at_unix_ms), showCount: Int(p.show_count))
     }
@@ -94,7 +111,7 @@ extension Lease {
         guard let ad = p.ad else { throw FrameError(code: .badMessage, message: "lease.ad: missing") }
         self.init(
             id: p.lease_id, slot: nonEmpty(swiftString(p.slot_key)),
-            expiresAt: AdInstant(unixMilliseconds: p.expires_at_unix_ms), ad: Ad(ad))
+            expiresAt: AdInstant(unixMilliseconds: p.expires_at_unix_ms), ad: try Ad(ad))
     }
 }
 

@@ -24,6 +24,7 @@ extension Ad {
     private static let keyID: UInt64 = 1 << 3 | 2
     private static let keyAdUnitID: UInt64 = 2 << 3 | 2
     private static let keyLoader: UInt64 = 3 << 3 | 2
+    private static let keyFormat: UInt64 = 4 << 3
     private static let keyHeadline: UInt64 = 10 << 3 | 2
     private static let keyBody: UInt64 = 11 << 3 | 2
     private static let keyCallToAction: UInt64 = 12 << 3 | 2
@@ -40,12 +41,15 @@ extension Ad {
     private static let keyLoadedAt: UInt64 = 50 << 3
     private static let keyExpiresAt: UInt64 = 51 << 3
     private static let keyShowCount: UInt64 = 52 << 3
+    private static let keyFullScreen: UInt64 = 60 << 3 | 2
 
-    /// A full-screen creative is encoded with empty native fields (see Ad+ProtobufC.swift).
+    /// A full-screen creative is encoded with empty native fields and its `full_screen`
+    /// (see Ad+ProtobufC.swift).
     var protoSize: Int {
         let content = wireContent
         var size = ProtoSize.string(key: Self.keyID, id) + ProtoSize.string(key: Self.keyAdUnitID, adUnitID)
-            + ProtoSize.string(key: Self.keyLoader, loader) + ProtoSize.string(key: Self.keyHeadline, content.headline)
+            + ProtoSize.string(key: Self.keyLoader, loader) + ProtoSize.varintField(key: Self.keyFormat, format.wireValue)
+            + ProtoSize.string(key: Self.keyHeadline, content.headline)
             + ProtoSize.string(key: Self.keyBody, content.body)
             + ProtoSize.string(key: Self.keyCallToAction, content.callToAction)
             + ProtoSize.string(key: Self.keyAdvertiser, content.advertiser)
@@ -65,6 +69,9 @@ extension Ad {
             + ProtoSize.varintField(key: Self.keyLoadedAt, UInt64(bitPattern: loadedAt.unixMilliseconds))
             + ProtoSize.varintField(key: Self.keyExpiresAt, UInt64(bitPattern: expiresAt.unixMilliseconds))
             + ProtoSize.varintField(key: Self.keyShowCount, UInt64(UInt32(wire: showCount)))
+        if let fullScreen = creative.fullScreenCreative {
+            size += ProtoSize.delimited(key: Self.keyFullScreen, fullScreen.protoSize)
+        }
         return size
     }
 
@@ -73,6 +80,7 @@ extension Ad {
         w.string(key: Self.keyID, id)
         w.string(key: Self.keyAdUnitID, adUnitID)
         w.string(key: Self.keyLoader, loader)
+        w.varintField(key: Self.keyFormat, format.wireValue)
         w.string(key: Self.keyHeadline, content.headline)
         w.string(key: Self.keyBody, content.body)
         w.string(key: Self.keyCallToAction, content.callToAction)
@@ -97,6 +105,11 @@ extension Ad {
         w.varintField(key: Self.keyLoadedAt, UInt64(bitPattern: loadedAt.unixMilliseconds))
         w.varintField(key: Self.keyExpiresAt, UInt64(bitPattern: expiresAt.unixMilliseconds))
         w.varintField(key: Self.keyShowCount, UInt64(UInt32(wire: showCount)))
+        if let fullScreen = creative.fullScreenCreative {
+            w.varint(Self.keyFullScreen)
+            w.varint(UInt64(fullScreen.protoSize))
+            fullScreen.write(to: &w)
+        }
     }
 }
 

@@ -11,6 +11,9 @@ public enum MethodName {
     /// Server streaming: WatchRequest -> stream of Event.
     public static let watch = "/adloader.v1.NativeAdLoader/Watch"
 
+    /// Unary: AppOpenRequest -> AppOpenResponse.
+    public static let appOpen = "/adloader.v1.NativeAdLoader/AppOpen"
+
     /// Every method, in declaration order.
-    public static let all = [prefetch, borrow, returnLease, stats, watch]
+    public static let all = [prefetch, borrow, returnLease, stats, watch, appOpen]
 }

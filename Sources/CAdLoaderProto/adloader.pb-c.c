@@ -682,6 +682,186 @@ void   adloader__v1__event__free_unpacked
   assert(message->base.descriptor == &adloader__v1__event__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   adloader__v1__reward__init
+                     (Adloader__V1__Reward         *message)
+{
+  static const Adloader__V1__Reward init_value = ADLOADER__V1__REWARD__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__reward__get_packed_size
+                     (const Adloader__V1__Reward *message)
+{
+  assert(message->base.descriptor == &adloader__v1__reward__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__reward__pack
+                     (const Adloader__V1__Reward *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__reward__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__reward__pack_to_buffer
+                     (const Adloader__V1__Reward *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__reward__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__Reward *
+       adloader__v1__reward__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__Reward *)
+     protobuf_c_message_unpack (&adloader__v1__reward__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__reward__free_unpacked
+                     (Adloader__V1__Reward *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__reward__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__full_screen_creative__init
+                     (Adloader__V1__FullScreenCreative         *message)
+{
+  static const Adloader__V1__FullScreenCreative init_value = ADLOADER__V1__FULL_SCREEN_CREATIVE__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__full_screen_creative__get_packed_size
+                     (const Adloader__V1__FullScreenCreative *message)
+{
+  assert(message->base.descriptor == &adloader__v1__full_screen_creative__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__full_screen_creative__pack
+                     (const Adloader__V1__FullScreenCreative *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__full_screen_creative__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__full_screen_creative__pack_to_buffer
+                     (const Adloader__V1__FullScreenCreative *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__full_screen_creative__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__FullScreenCreative *
+       adloader__v1__full_screen_creative__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__FullScreenCreative *)
+     protobuf_c_message_unpack (&adloader__v1__full_screen_creative__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__full_screen_creative__free_unpacked
+                     (Adloader__V1__FullScreenCreative *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__full_screen_creative__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__app_open_request__init
+                     (Adloader__V1__AppOpenRequest         *message)
+{
+  static const Adloader__V1__AppOpenRequest init_value = ADLOADER__V1__APP_OPEN_REQUEST__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__app_open_request__get_packed_size
+                     (const Adloader__V1__AppOpenRequest *message)
+{
+  assert(message->base.descriptor == &adloader__v1__app_open_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__app_open_request__pack
+                     (const Adloader__V1__AppOpenRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__app_open_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__app_open_request__pack_to_buffer
+                     (const Adloader__V1__AppOpenRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__app_open_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__AppOpenRequest *
+       adloader__v1__app_open_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__AppOpenRequest *)
+     protobuf_c_message_unpack (&adloader__v1__app_open_request__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__app_open_request__free_unpacked
+                     (Adloader__V1__AppOpenRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__app_open_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__app_open_response__init
+                     (Adloader__V1__AppOpenResponse         *message)
+{
+  static const Adloader__V1__AppOpenResponse init_value = ADLOADER__V1__APP_OPEN_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__app_open_response__get_packed_size
+                     (const Adloader__V1__AppOpenResponse *message)
+{
+  assert(message->base.descriptor == &adloader__v1__app_open_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__app_open_response__pack
+                     (const Adloader__V1__AppOpenResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__app_open_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__app_open_response__pack_to_buffer
+                     (const Adloader__V1__AppOpenResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__app_open_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__AppOpenResponse *
+       adloader__v1__app_open_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__AppOpenResponse *)
+     protobuf_c_message_unpack (&adloader__v1__app_open_response__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__app_open_response__free_unpacked
+                     (Adloader__V1__AppOpenResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__app_open_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor adloader__v1__image__field_descriptors[3] =
 {
   {
@@ -746,7 +926,7 @@ const ProtobufCMessageDescriptor adloader__v1__image__descriptor =
   (ProtobufCMessageInit) adloader__v1__image__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__native_ad__field_descriptors[19] =
+static const ProtobufCFieldDescriptor adloader__v1__native_ad__field_descriptors[21] =
 {
   {
     "id",
@@ -781,6 +961,18 @@ static const ProtobufCFieldDescriptor adloader__v1__native_ad__field_descriptors
     offsetof(Adloader__V1__NativeAd, loader),
     NULL,
     &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "format",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__NativeAd, format),
+    &adloader__v1__ad_format__descriptor,
+    NULL,
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
@@ -976,35 +1168,50 @@ static const ProtobufCFieldDescriptor adloader__v1__native_ad__field_descriptors
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "full_screen",
+    60,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Adloader__V1__NativeAd, creative_case),
+    offsetof(Adloader__V1__NativeAd, full_screen),
+    &adloader__v1__full_screen_creative__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__native_ad__field_indices_by_name[] = {
-  15,   /* field[15] = ad_choices_url */
+  16,   /* field[16] = ad_choices_url */
   1,   /* field[1] = ad_unit_id */
-  6,   /* field[6] = advertiser */
-  4,   /* field[4] = body */
-  5,   /* field[5] = call_to_action */
-  14,   /* field[14] = click_trackers */
-  12,   /* field[12] = click_url */
-  17,   /* field[17] = expires_at_unix_ms */
-  3,   /* field[3] = headline */
-  7,   /* field[7] = icon */
+  7,   /* field[7] = advertiser */
+  5,   /* field[5] = body */
+  6,   /* field[6] = call_to_action */
+  15,   /* field[15] = click_trackers */
+  13,   /* field[13] = click_url */
+  18,   /* field[18] = expires_at_unix_ms */
+  3,   /* field[3] = format */
+  20,   /* field[20] = full_screen */
+  4,   /* field[4] = headline */
+  8,   /* field[8] = icon */
   0,   /* field[0] = id */
-  8,   /* field[8] = image */
-  13,   /* field[13] = impression_trackers */
-  16,   /* field[16] = loaded_at_unix_ms */
+  9,   /* field[9] = image */
+  14,   /* field[14] = impression_trackers */
+  17,   /* field[17] = loaded_at_unix_ms */
   2,   /* field[2] = loader */
-  10,   /* field[10] = price */
-  18,   /* field[18] = show_count */
-  9,   /* field[9] = star_rating */
-  11,   /* field[11] = store */
+  11,   /* field[11] = price */
+  19,   /* field[19] = show_count */
+  10,   /* field[10] = star_rating */
+  12,   /* field[12] = store */
 };
-static const ProtobufCIntRange adloader__v1__native_ad__number_ranges[4 + 1] =
+static const ProtobufCIntRange adloader__v1__native_ad__number_ranges[5 + 1] =
 {
   { 1, 0 },
-  { 10, 3 },
-  { 30, 12 },
-  { 50, 16 },
-  { 0, 19 }
+  { 10, 4 },
+  { 30, 13 },
+  { 50, 17 },
+  { 60, 20 },
+  { 0, 21 }
 };
 const ProtobufCMessageDescriptor adloader__v1__native_ad__descriptor =
 {
@@ -1014,10 +1221,10 @@ const ProtobufCMessageDescriptor adloader__v1__native_ad__descriptor =
   "Adloader__V1__NativeAd",
   "adloader.v1",
   sizeof(Adloader__V1__NativeAd),
-  19,
+  21,
   adloader__v1__native_ad__field_descriptors,
   adloader__v1__native_ad__field_indices_by_name,
-  4,  adloader__v1__native_ad__number_ranges,
+  5,  adloader__v1__native_ad__number_ranges,
   (ProtobufCMessageInit) adloader__v1__native_ad__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2165,6 +2372,484 @@ const ProtobufCMessageDescriptor adloader__v1__event__descriptor =
   (ProtobufCMessageInit) adloader__v1__event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor adloader__v1__reward__field_descriptors[2] =
+{
+  {
+    "type",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__Reward, type),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "amount",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__Reward, amount),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__reward__field_indices_by_name[] = {
+  1,   /* field[1] = amount */
+  0,   /* field[0] = type */
+};
+static const ProtobufCIntRange adloader__v1__reward__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor adloader__v1__reward__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.Reward",
+  "Reward",
+  "Adloader__V1__Reward",
+  "adloader.v1",
+  sizeof(Adloader__V1__Reward),
+  2,
+  adloader__v1__reward__field_descriptors,
+  adloader__v1__reward__field_indices_by_name,
+  1,  adloader__v1__reward__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__reward__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__full_screen_creative__field_descriptors[6] =
+{
+  {
+    "markup",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__FullScreenCreative, media_case),
+    offsetof(Adloader__V1__FullScreenCreative, markup),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "video_url",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__FullScreenCreative, media_case),
+    offsetof(Adloader__V1__FullScreenCreative, video_url),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "orientation",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FullScreenCreative, orientation),
+    &adloader__v1__orientation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "width",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FullScreenCreative, width),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "height",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FullScreenCreative, height),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reward",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FullScreenCreative, reward),
+    &adloader__v1__reward__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__full_screen_creative__field_indices_by_name[] = {
+  4,   /* field[4] = height */
+  0,   /* field[0] = markup */
+  2,   /* field[2] = orientation */
+  5,   /* field[5] = reward */
+  1,   /* field[1] = video_url */
+  3,   /* field[3] = width */
+};
+static const ProtobufCIntRange adloader__v1__full_screen_creative__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor adloader__v1__full_screen_creative__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.FullScreenCreative",
+  "FullScreenCreative",
+  "Adloader__V1__FullScreenCreative",
+  "adloader.v1",
+  sizeof(Adloader__V1__FullScreenCreative),
+  6,
+  adloader__v1__full_screen_creative__field_descriptors,
+  adloader__v1__full_screen_creative__field_indices_by_name,
+  1,  adloader__v1__full_screen_creative__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__full_screen_creative__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__app_open_request__field_descriptors[9] =
+{
+  {
+    "device_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, device_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "session_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, session_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "event",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, event),
+    &adloader__v1__app_open_event__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "first_launch",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, first_launch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "background_seconds",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, background_seconds),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from_unlock",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, from_unlock),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "utc_offset_seconds",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_SINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, utc_offset_seconds),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ad_unit_id",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, ad_unit_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "loader",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, loader),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__app_open_request__field_indices_by_name[] = {
+  7,   /* field[7] = ad_unit_id */
+  4,   /* field[4] = background_seconds */
+  0,   /* field[0] = device_id */
+  2,   /* field[2] = event */
+  3,   /* field[3] = first_launch */
+  5,   /* field[5] = from_unlock */
+  8,   /* field[8] = loader */
+  1,   /* field[1] = session_id */
+  6,   /* field[6] = utc_offset_seconds */
+};
+static const ProtobufCIntRange adloader__v1__app_open_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor adloader__v1__app_open_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.AppOpenRequest",
+  "AppOpenRequest",
+  "Adloader__V1__AppOpenRequest",
+  "adloader.v1",
+  sizeof(Adloader__V1__AppOpenRequest),
+  9,
+  adloader__v1__app_open_request__field_descriptors,
+  adloader__v1__app_open_request__field_indices_by_name,
+  1,  adloader__v1__app_open_request__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__app_open_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__app_open_response__field_descriptors[12] =
+{
+  {
+    "outcome",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, outcome),
+    &adloader__v1__app_open_outcome__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reason",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, reason),
+    &adloader__v1__app_open_reason__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "first_launch",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, first_launch),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "threshold_reached",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, threshold_reached),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "session_cap_reached",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, session_cap_reached),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "daily_cap_reached",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, daily_cap_reached),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "from_unlock",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, from_unlock),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "store_unavailable",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, store_unavailable),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "session_count",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, session_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "daily_count",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, daily_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "day",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, day),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lease",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, lease),
+    &adloader__v1__lease__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__app_open_response__field_indices_by_name[] = {
+  5,   /* field[5] = daily_cap_reached */
+  9,   /* field[9] = daily_count */
+  10,   /* field[10] = day */
+  2,   /* field[2] = first_launch */
+  6,   /* field[6] = from_unlock */
+  11,   /* field[11] = lease */
+  0,   /* field[0] = outcome */
+  1,   /* field[1] = reason */
+  4,   /* field[4] = session_cap_reached */
+  8,   /* field[8] = session_count */
+  7,   /* field[7] = store_unavailable */
+  3,   /* field[3] = threshold_reached */
+};
+static const ProtobufCIntRange adloader__v1__app_open_response__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 10, 8 },
+  { 0, 12 }
+};
+const ProtobufCMessageDescriptor adloader__v1__app_open_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.AppOpenResponse",
+  "AppOpenResponse",
+  "Adloader__V1__AppOpenResponse",
+  "adloader.v1",
+  sizeof(Adloader__V1__AppOpenResponse),
+  12,
+  adloader__v1__app_open_response__field_descriptors,
+  adloader__v1__app_open_response__field_indices_by_name,
+  2,  adloader__v1__app_open_response__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__app_open_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue adloader__v1__borrow_outcome__enum_values_by_number[4] =
 {
   { "BORROW_OUTCOME_UNSPECIFIED", "ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_UNSPECIFIED", 0 },
@@ -2269,5 +2954,175 @@ const ProtobufCEnumDescriptor adloader__v1__event_kind__descriptor =
   adloader__v1__event_kind__enum_values_by_name,
   1,
   adloader__v1__event_kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue adloader__v1__ad_format__enum_values_by_number[5] =
+{
+  { "AD_FORMAT_UNSPECIFIED", "ADLOADER__V1__AD_FORMAT__AD_FORMAT_UNSPECIFIED", 0 },
+  { "AD_FORMAT_NATIVE", "ADLOADER__V1__AD_FORMAT__AD_FORMAT_NATIVE", 1 },
+  { "AD_FORMAT_INTERSTITIAL", "ADLOADER__V1__AD_FORMAT__AD_FORMAT_INTERSTITIAL", 2 },
+  { "AD_FORMAT_REWARDED", "ADLOADER__V1__AD_FORMAT__AD_FORMAT_REWARDED", 3 },
+  { "AD_FORMAT_APP_OPEN", "ADLOADER__V1__AD_FORMAT__AD_FORMAT_APP_OPEN", 4 },
+};
+static const ProtobufCIntRange adloader__v1__ad_format__value_ranges[] = {
+{0, 0},{0, 5}
+};
+static const ProtobufCEnumValueIndex adloader__v1__ad_format__enum_values_by_name[5] =
+{
+  { "AD_FORMAT_APP_OPEN", 4 },
+  { "AD_FORMAT_INTERSTITIAL", 2 },
+  { "AD_FORMAT_NATIVE", 1 },
+  { "AD_FORMAT_REWARDED", 3 },
+  { "AD_FORMAT_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor adloader__v1__ad_format__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "adloader.v1.AdFormat",
+  "AdFormat",
+  "Adloader__V1__AdFormat",
+  "adloader.v1",
+  5,
+  adloader__v1__ad_format__enum_values_by_number,
+  5,
+  adloader__v1__ad_format__enum_values_by_name,
+  1,
+  adloader__v1__ad_format__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue adloader__v1__orientation__enum_values_by_number[3] =
+{
+  { "ORIENTATION_UNSPECIFIED", "ADLOADER__V1__ORIENTATION__ORIENTATION_UNSPECIFIED", 0 },
+  { "ORIENTATION_PORTRAIT", "ADLOADER__V1__ORIENTATION__ORIENTATION_PORTRAIT", 1 },
+  { "ORIENTATION_LANDSCAPE", "ADLOADER__V1__ORIENTATION__ORIENTATION_LANDSCAPE", 2 },
+};
+static const ProtobufCIntRange adloader__v1__orientation__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex adloader__v1__orientation__enum_values_by_name[3] =
+{
+  { "ORIENTATION_LANDSCAPE", 2 },
+  { "ORIENTATION_PORTRAIT", 1 },
+  { "ORIENTATION_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor adloader__v1__orientation__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "adloader.v1.Orientation",
+  "Orientation",
+  "Adloader__V1__Orientation",
+  "adloader.v1",
+  3,
+  adloader__v1__orientation__enum_values_by_number,
+  3,
+  adloader__v1__orientation__enum_values_by_name,
+  1,
+  adloader__v1__orientation__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue adloader__v1__app_open_event__enum_values_by_number[3] =
+{
+  { "APP_OPEN_EVENT_UNSPECIFIED", "ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_UNSPECIFIED", 0 },
+  { "APP_OPEN_EVENT_LAUNCH", "ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_LAUNCH", 1 },
+  { "APP_OPEN_EVENT_FOREGROUND", "ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_FOREGROUND", 2 },
+};
+static const ProtobufCIntRange adloader__v1__app_open_event__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex adloader__v1__app_open_event__enum_values_by_name[3] =
+{
+  { "APP_OPEN_EVENT_FOREGROUND", 2 },
+  { "APP_OPEN_EVENT_LAUNCH", 1 },
+  { "APP_OPEN_EVENT_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor adloader__v1__app_open_event__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "adloader.v1.AppOpenEvent",
+  "AppOpenEvent",
+  "Adloader__V1__AppOpenEvent",
+  "adloader.v1",
+  3,
+  adloader__v1__app_open_event__enum_values_by_number,
+  3,
+  adloader__v1__app_open_event__enum_values_by_name,
+  1,
+  adloader__v1__app_open_event__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue adloader__v1__app_open_outcome__enum_values_by_number[4] =
+{
+  { "APP_OPEN_OUTCOME_UNSPECIFIED", "ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_UNSPECIFIED", 0 },
+  { "APP_OPEN_OUTCOME_SHOW", "ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_SHOW", 1 },
+  { "APP_OPEN_OUTCOME_SKIP", "ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_SKIP", 2 },
+  { "APP_OPEN_OUTCOME_NO_AD_READY", "ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_NO_AD_READY", 3 },
+};
+static const ProtobufCIntRange adloader__v1__app_open_outcome__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex adloader__v1__app_open_outcome__enum_values_by_name[4] =
+{
+  { "APP_OPEN_OUTCOME_NO_AD_READY", 3 },
+  { "APP_OPEN_OUTCOME_SHOW", 1 },
+  { "APP_OPEN_OUTCOME_SKIP", 2 },
+  { "APP_OPEN_OUTCOME_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor adloader__v1__app_open_outcome__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "adloader.v1.AppOpenOutcome",
+  "AppOpenOutcome",
+  "Adloader__V1__AppOpenOutcome",
+  "adloader.v1",
+  4,
+  adloader__v1__app_open_outcome__enum_values_by_number,
+  4,
+  adloader__v1__app_open_outcome__enum_values_by_name,
+  1,
+  adloader__v1__app_open_outcome__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue adloader__v1__app_open_reason__enum_values_by_number[10] =
+{
+  { "APP_OPEN_REASON_UNSPECIFIED", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED", 0 },
+  { "APP_OPEN_REASON_FIRST_LAUNCH", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FIRST_LAUNCH", 1 },
+  { "APP_OPEN_REASON_COLD_START", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_COLD_START", 2 },
+  { "APP_OPEN_REASON_HOT_START", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_HOT_START", 3 },
+  { "APP_OPEN_REASON_FIRST_LAUNCH_EXCLUDED", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FIRST_LAUNCH_EXCLUDED", 4 },
+  { "APP_OPEN_REASON_BELOW_THRESHOLD", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_BELOW_THRESHOLD", 5 },
+  { "APP_OPEN_REASON_FROM_UNLOCK", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FROM_UNLOCK", 6 },
+  { "APP_OPEN_REASON_SESSION_CAP_REACHED", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_SESSION_CAP_REACHED", 7 },
+  { "APP_OPEN_REASON_DAILY_CAP_REACHED", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_DAILY_CAP_REACHED", 8 },
+  { "APP_OPEN_REASON_STORE_UNAVAILABLE", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_STORE_UNAVAILABLE", 9 },
+};
+static const ProtobufCIntRange adloader__v1__app_open_reason__value_ranges[] = {
+{0, 0},{0, 10}
+};
+static const ProtobufCEnumValueIndex adloader__v1__app_open_reason__enum_values_by_name[10] =
+{
+  { "APP_OPEN_REASON_BELOW_THRESHOLD", 5 },
+  { "APP_OPEN_REASON_COLD_START", 2 },
+  { "APP_OPEN_REASON_DAILY_CAP_REACHED", 8 },
+  { "APP_OPEN_REASON_FIRST_LAUNCH", 1 },
+  { "APP_OPEN_REASON_FIRST_LAUNCH_EXCLUDED", 4 },
+  { "APP_OPEN_REASON_FROM_UNLOCK", 6 },
+  { "APP_OPEN_REASON_HOT_START", 3 },
+  { "APP_OPEN_REASON_SESSION_CAP_REACHED", 7 },
+  { "APP_OPEN_REASON_STORE_UNAVAILABLE", 9 },
+  { "APP_OPEN_REASON_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor adloader__v1__app_open_reason__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "adloader.v1.AppOpenReason",
+  "AppOpenReason",
+  "Adloader__V1__AppOpenReason",
+  "adloader.v1",
+  10,
+  adloader__v1__app_open_reason__enum_values_by_number,
+  10,
+  adloader__v1__app_open_reason__enum_values_by_name,
+  1,
+  adloader__v1__app_open_reason__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

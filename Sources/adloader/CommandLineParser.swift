@@ -12,7 +12,9 @@ struct Invocation: Sendable {
         case returnLease(leaseID: UInt64, shown: Bool)
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
+        case appOpen(AppOpenRequest, adUnitID: String, loader: String)
         case conformance(loader: String?, parkingLoader: String?, only: [String], transport: ConformanceSuite.Transport)
+        case top(loader: String, adUnitID: String, intervalMilliseconds: UInt32, once: Bool)
         case help
     }
 
@@ -60,6 +62,17 @@ enum CommandLineParser {
           watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
               Stream pool events until Ctrl-C (or N events). KIND: received,
               load-finished, expired, removed, leased, returned.
+          top [--loader NAME] [--ad-unit AD_UNIT] [--interval MS] [--once]
+              Pools at a glance, refreshing like top (every MS, default 2000): available,
+              leased, in flight, borrows/s, hit ratio, upstream requests/s, waste. --once
+              prints one view, rates over one interval, and exits. Ctrl-C stops.
+          app-open AD_UNIT --device ID --session ID [--event launch|foreground] [--first-launch]
+                   [--background SECONDS] [--from-unlock] [--utc-offset ±HH:MM|SECONDS] [--loader NAME]
+              Ask whether this app start (launch, the default) or return to the foreground
+              shows an app-open ad: the decision, its reason, every flag and the device's
+              session and daily counts; with SHOW, a lease to return with --shown once
+              displayed (only that moves the counts). --utc-offset is the device's current
+              offset (default +00:00), which decides its calendar day.
           conformance [--transport framed|grpc] [--loader NAME] [--parking-loader NAME]
                       [--only PREFIX]...
               Check a TCP endpoint against Proto/PROTOCOL.md: every method, status and
@@ -80,6 +93,7 @@ enum CommandLineParser {
           adloader borrow feed-native --slot feed-42/position-7 --wait 2000
           adloader return 17 --shown
           adloader stats --json
+          adloader app-open splash --loader appopen --device d-1 --session s-1 --utc-offset +05:30
         """
 
     /// Parses `arguments` (without the program name).
@@ -95,9 +109,10 @@ enum CommandLineParser {
         var flags: Set<String> = []
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
-            "--parking-loader", "--only", "--token", "--transport",
+            "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
+            "--background", "--utc-offset",
         ]
-        let boolean: Set<String> = ["--json", "--shown", "--help", "-h"]
+        let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--once", "--first-launch", "--from-unlock"]
         var scanner = ArgumentScanner(arguments)
         do throws(ArgumentScanner.Failure) {
             while let argument = scanner.next() {
@@ -148,7 +163,9 @@ enum CommandLineParser {
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
-            if flags.contains("--shown") && !allowed.contains("--shown") { throw UsageError("\(name) does not take --shown") }
+            for flag in ["--shown", "--once", "--first-launch", "--from-unlock"] where flags.contains(flag) && !allowed.contains(flag) {
+                throw UsageError("\(name) does not take \(flag)")
+            }
         }
         func expectArguments(_ count: Int, _ what: String) throws(UsageError) {
             guard rest.count == count else {
@@ -174,6 +191,15 @@ enum CommandLineParser {
             try allow(["--loader", "--ad-unit"])
             try expectArguments(0, "")
             invocation.command = .stats(loader: loader, adUnitID: adUnitOption)
+        case "top":
+            try allow(["--loader", "--ad-unit", "--interval", "--once"])
+            try expectArguments(0, "")
+            let interval = try single("--interval").map { (text) throws(UsageError) in
+                try number("--interval", text, as: UInt32.self)
+            } ?? 2000
+            guard interval >= 100 else { throw UsageError("--interval: at least 100 ms") }
+            invocation.command = .top(
+                loader: loader, adUnitID: adUnitOption, intervalMilliseconds: interval, once: flags.contains("--once"))
         case "watch":
             try allow(["--loader", "--ad-unit", "--kind", "--count"])
             try expectArguments(0, "")
@@ -188,6 +214,29 @@ enum CommandLineParser {
             }
             let count = try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: Int.self) }
             invocation.command = .watch(loader: loader, adUnitID: adUnitOption, kinds: kinds, count: count)
+        case "app-open":
+            try allow([
+                "--loader", "--device", "--session", "--event", "--first-launch", "--background", "--from-unlock",
+                "--utc-offset",
+            ])
+            try expectArguments(1, "an AD_UNIT")
+            guard let device = try single("--device") else { throw UsageError("app-open needs --device ID") }
+            guard let session = try single("--session") else { throw UsageError("app-open needs --session ID") }
+            let event: AppOpenEvent
+            switch try single("--event") ?? "launch" {
+            case "launch": event = .launch
+            case "foreground": event = .foreground
+            case let other: throw UsageError("--event: must be launch or foreground, got \"\(other)\"")
+            }
+            let background = try single("--background").map { (text) throws(UsageError) in
+                try number("--background", text, as: UInt32.self)
+            } ?? 0
+            let offset = try single("--utc-offset").map { (text) throws(UsageError) in try utcOffset(text) } ?? 0
+            let request = AppOpenRequest(
+                deviceID: device, sessionID: session, event: event, isFirstLaunch: flags.contains("--first-launch"),
+                backgroundDuration: .seconds(Int64(background)), fromUnlock: flags.contains("--from-unlock"),
+                utcOffsetSeconds: offset)
+            invocation.command = .appOpen(request, adUnitID: rest[0], loader: loader)
         case "conformance":
             try allow(["--loader", "--parking-loader", "--only", "--transport"])
             let transportName = try single("--transport") ?? "framed"
@@ -203,5 +252,22 @@ enum CommandLineParser {
             throw UsageError("unknown command \"\(name)\"")
         }
         return invocation
+    }
+
+    /// A UTC offset as "+05:30", "-08:00", "Z" or signed seconds ("19800", "-28800").
+    static func utcOffset(_ text: String) throws(UsageError) -> Int {
+        if text == "Z" || text == "UTC" { return 0 }
+        if let seconds = Int(text) { return seconds }
+        let sign: Int
+        switch text.first {
+        case "+": sign = 1
+        case "-": sign = -1
+        default: throw UsageError("--utc-offset: \"\(text)\" is not ±HH:MM or seconds")
+        }
+        let parts = text.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hours = Int(parts[0]), let minutes = Int(parts[1]),
+            minutes < 60
+        else { throw UsageError("--utc-offset: \"\(text)\" is not ±HH:MM or seconds") }
+        return sign * (hours * 3600 + minutes * 60)
     }
 }

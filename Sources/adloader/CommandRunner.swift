@@ -64,6 +64,12 @@ enum CommandRunner {
                     seen += 1
                     if let count, seen >= count { break }
                 }
+            case .top(let loader, let adUnitID, let interval, let once):
+                try await TopView.run(
+                    client: client, endpoint: "\(invocation.endpoint)", loader: loader, adUnitID: adUnitID,
+                    interval: .milliseconds(Int64(interval)), once: once, timeout: timeout)
+            case .appOpen(let request, let adUnitID, let loader):
+                output.appOpen(try await client.appOpen(request, adUnitID: adUnitID, loader: loader, timeout: timeout))
             case .help, .conformance:
                 break
             }

@@ -53,6 +53,60 @@ struct Output {
         }
     }
 
+    func appOpen(_ answer: AppOpenResponseMessage) {
+        let reason = answer.reason.map(Self.name) ?? "UNSPECIFIED"
+        let outcome =
+            switch answer.outcome {
+            case .show: "SHOW"
+            case .skip: "SKIP"
+            case .noAdReady: "NO_AD_READY"
+            case .unknown: "UNSPECIFIED"
+            }
+        let flags: [(String, Bool)] = [
+            ("firstLaunch", answer.flags.firstLaunch), ("thresholdReached", answer.flags.thresholdReached),
+            ("sessionCapReached", answer.flags.sessionCapReached), ("dailyCapReached", answer.flags.dailyCapReached),
+            ("fromUnlock", answer.flags.fromUnlock), ("storeUnavailable", answer.storeUnavailable),
+        ]
+        if json {
+            var object: [String: Any] = [
+                "outcome": outcome, "reason": reason, "sessionCount": answer.counts.session, "dailyCount": answer.counts.day,
+                "day": answer.day, "flags": Dictionary(uniqueKeysWithValues: flags),
+            ]
+            if let lease = answer.lease { object["lease"] = Self.object(lease) }
+            emit(object)
+            return
+        }
+        let why = answer.reason.map { "\($0)" } ?? "unspecified"
+        switch answer.outcome {
+        case .show: line("show: \(why)")
+        case .skip: line("skip: \(why)")
+        case .noAdReady: line("no ad ready: the policy says show (\(why)), but the pool is empty; nothing counted")
+        case .unknown: line("outcome unspecified (\(why))")
+        }
+        line("  shows so far: \(answer.counts.session) this session, \(answer.counts.day) on \(answer.day) (device's day)")
+        let set = flags.filter(\.1).map(\.0)
+        line("  flags: " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
+        if let lease = answer.lease {
+            line("leased lease \(lease.id), returns by \(Self.time(lease.expiresAt))")
+            describe(lease.ad)
+            line("once displayed: adloader return \(lease.id) --shown   (counts move only then)")
+        }
+    }
+
+    static func name(_ reason: AppOpenDecision.Reason) -> String {
+        switch reason {
+        case .firstLaunch: "FIRST_LAUNCH"
+        case .coldStart: "COLD_START"
+        case .hotStart: "HOT_START"
+        case .firstLaunchExcluded: "FIRST_LAUNCH_EXCLUDED"
+        case .belowThreshold: "BELOW_THRESHOLD"
+        case .fromUnlock: "FROM_UNLOCK"
+        case .sessionCapReached: "SESSION_CAP_REACHED"
+        case .dailyCapReached: "DAILY_CAP_REACHED"
+        case .storeUnavailable: "STORE_UNAVAILABLE"
+        }
+    }
+
     func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = []) {
         if json {
             emit(["pools": pools.map(Self.object), "sources": sources.map(Self.object)])
@@ -107,6 +161,10 @@ struct Output {
     // MARK: - Pieces
 
     private func describe(_ ad: Ad) {
+        if let fullScreen = ad.creative.fullScreenCreative {
+            describe(ad, fullScreen)
+            return
+        }
         let c = Self.nativeContent(of: ad)
         line("  ad \(ad.id) (\(ad.loader)/\(ad.adUnitID)), shown \(ad.showCount)×, expires \(Self.time(ad.expiresAt))")
         line("  \"\(c.headline)\"" + (c.advertiser.isEmpty ? "" : " by \(c.advertiser)"))
@@ -120,6 +178,18 @@ struct Output {
         if !c.clickURL.isEmpty { line("  click: \(c.clickURL)") }
         if let icon = c.icon { line("  icon:  \(icon.url) (\(icon.width)×\(icon.height))") }
         if let image = c.image { line("  image: \(image.url) (\(image.width)×\(image.height))") }
+    }
+
+    private func describe(_ ad: Ad, _ creative: FullScreenCreative) {
+        line("  \(ad.format) ad \(ad.id) (\(ad.loader)/\(ad.adUnitID)), shown \(ad.showCount)×, expires \(Self.time(ad.expiresAt))")
+        var shape = ["\(creative.orientation)"]
+        if creative.width > 0 || creative.height > 0 { shape.append("\(creative.width)×\(creative.height)") }
+        if let reward = creative.reward { shape.append("reward \(reward.amount) \(reward.type)") }
+        line("  " + shape.joined(separator: ", "))
+        switch creative.media {
+        case .markup(let markup): line("  markup (\(markup.utf8.count) bytes): \(markup.prefix(100))")
+        case .videoURL(let url): line("  video: \(url)")
+        }
     }
 
     static func name(_ outcome: ReturnOutcome?) -> String {
@@ -144,13 +214,27 @@ struct Output {
         return object
     }
 
-    /// The ad's native assets: every ad off the wire is native (full-screen creatives go on
-    /// the wire with the app-open issue).
+    /// The ad's native assets (all empty for a full-screen ad).
     static func nativeContent(of ad: Ad) -> NativeAdContent {
         ad.creative.nativeContent ?? NativeAdContent(headline: "")
     }
 
     static func object(_ ad: Ad) -> [String: Any] {
+        if let creative = ad.creative.fullScreenCreative {
+            var fullScreen: [String: Any] = [
+                "orientation": "\(creative.orientation)", "width": creative.width, "height": creative.height,
+            ]
+            switch creative.media {
+            case .markup(let markup): fullScreen["markup"] = markup
+            case .videoURL(let url): fullScreen["videoUrl"] = url
+            }
+            if let reward = creative.reward { fullScreen["reward"] = ["type": reward.type, "amount": reward.amount] }
+            return [
+                "id": ad.id, "adUnitId": ad.adUnitID, "loader": ad.loader, "format": ad.format.name,
+                "fullScreen": fullScreen, "loadedAt": time(ad.loadedAt), "expiresAt": time(ad.expiresAt),
+                "showCount": ad.showCount,
+            ]
+        }
         let c = nativeContent(of: ad)
         var object: [String: Any] = [
             "id": ad.id, "adUnitId": ad.adUnitID, "loader": ad.loader, "headline": c.headline, "body": c.body,

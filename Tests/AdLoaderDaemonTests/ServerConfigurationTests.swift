@@ -304,8 +304,43 @@ import Testing
     }
 
     @Test func aBadFormatListsTheFormats() {
+        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "format": "video" } } }"#)
+        #expect(failure?.message == #"must be native, interstitial, rewarded or appOpen, got "video""#)
+    }
+
+    @Test func bannerIsRefusedWithTheReason() {
         let failure = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "format": "banner" } } }"#)
-        #expect(failure?.message == #"must be native, interstitial, rewarded or appOpen, got "banner""#)
+        #expect(failure?.field == "loaders.feed.format")
+        #expect(failure?.message.hasPrefix("banner is not a pooled format: banners are shown at once and refreshed") == true)
+    }
+
+    @Test func appOpenPolicyAndCapStoreSettings() throws {
+        let file = #"""
+            { "loaders": { "splash": { "format": "appOpen", "appOpen": {
+                  "showOnFirstLaunch": false, "backgroundThreshold": "30s", "excludeUnlockReturns": false,
+                  "maximumShowsPerSession": 2, "maximumShowsPerDay": 5, "sessionTimeout": "10m" } } },
+              "capStore": { "type": "redis", "redisHost": "10.0.0.5", "redisPort": 6380, "outage": "allow",
+                            "redisTimeout": "50ms", "redisReconnectInterval": "2s", "redisKeyPrefix": "p" } }
+            """#
+        let configuration = try load(["--config", "x.json", "--cap-store-synchronous", "full"], file: file)
+        let policy = try #require(configuration.loaders.first?.appOpen)
+        #expect(!policy.showOnFirstLaunch && !policy.excludeUnlockReturns)
+        #expect(policy.backgroundThreshold == .seconds(30) && policy.sessionTimeout == .seconds(600))
+        #expect(policy.maximumShowsPerSession == 2 && policy.maximumShowsPerDay == 5)
+        let store = configuration.capStore
+        #expect(store.type == .redis && store.redisHost == "10.0.0.5" && store.redisPort == 6380)
+        #expect(store.outage == .allow && store.redisTimeout == .milliseconds(50) && store.redisKeyPrefix == "p")
+        #expect(store.redisReconnectInterval == .seconds(2) && store.sqliteSynchronous == .full)
+        // Defaults: unlimited caps, the SQLite store (kill -9 safe), refuse on outage.
+        let defaults = try load([])
+        #expect(defaults.loaders.first?.appOpen == AppOpenPolicy())
+        #expect(defaults.capStore.type == .sqlite && defaults.capStore.sqliteSynchronous == .normal)
+        #expect(defaults.capStore.outage == .refuse)
+        #expect(error(["--cap-store", "mongo"])?.message == #"must be sqlite, redis or memory, got "mongo" (from --cap-store)"#)
+        #expect(error(["--cap-store-outage", "maybe"])?.field == "capStore.outage")
+        #expect(
+            error(["--config", "x.json"], file: #"{ "loaders": { "s": { "appOpen": { "maximumShowsPerDay": -1 } } } }"#)?
+                .field == "loaders.s.appOpen.maximumShowsPerDay")
     }
 
     @Test func aUnixSocketOfNullOrEmptyIsNone() throws {

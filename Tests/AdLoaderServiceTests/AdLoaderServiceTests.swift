@@ -298,7 +298,11 @@ import Testing
 
     func lentAd(_ service: AdLoaderService, _ responder: RecordingResponder, callID: UInt64) throws -> Lease {
         _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: callID, timeout: nil, responder: responder)
-        guard case .borrow(_, let message)? = responder.take().last else { throw CancellationError() }
+        let answer = responder.take().last
+        guard case .borrow(_, let message)? = answer else {
+            Issue.record("Borrow \(callID) was not answered with a BorrowResponse: \(String(describing: answer))")
+            throw CancellationError()
+        }
         let lease = try #require(message.lease)
         // What a transport does when it answers: encode through the service's cache.
         var frame: [UInt8] = []

@@ -8,6 +8,7 @@ final class RecordingResponder: CallResponder {
         case returned(UInt64, ReturnResponseMessage)
         case prefetch(UInt64, PrefetchResponseMessage)
         case stats(UInt64, StatsResponseMessage)
+        case appOpen(UInt64, AppOpenResponseMessage)
         case event(UInt64, EventMessage)
         case status(UInt64, Status)
     }
@@ -21,6 +22,7 @@ final class RecordingResponder: CallResponder {
     func answer(_ callID: UInt64, returned: ReturnResponseMessage) { answers.append(.returned(callID, returned)) }
     func answer(_ callID: UInt64, prefetch: PrefetchResponseMessage) { answers.append(.prefetch(callID, prefetch)) }
     func answer(_ callID: UInt64, stats: StatsResponseMessage) { answers.append(.stats(callID, stats)) }
+    func answer(_ callID: UInt64, appOpen: AppOpenResponseMessage) { answers.append(.appOpen(callID, appOpen)) }
     func stream(_ callID: UInt64, event: EventMessage) { answers.append(.event(callID, event)) }
     func finish(_ callID: UInt64, status: Status) { answers.append(.status(callID, status)) }
     func openCallEnded(_ call: OpenCall) { ended.append(call.callID) }

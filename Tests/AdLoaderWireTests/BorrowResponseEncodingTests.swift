@@ -54,7 +54,7 @@ import Testing
         return messages
     }
 
-    /// An ad with a full-screen creative: the wire has no place for it yet.
+    /// An ad with a full-screen creative (an interstitial).
     static let fullScreen: Ad = {
         var ad = Fixtures.ad(id: "fs-1")
         ad.creative = .fullScreen(
@@ -64,22 +64,51 @@ import Testing
         return ad
     }()
 
-    /// Full-screen creatives go on the wire with the app-open issue; until then such an ad is
-    /// encoded (by hand and by protobuf-c alike) with empty native fields and its own id,
-    /// ad unit, loader, times and show count.
-    @Test func aFullScreenAdGoesOnTheWireWithEmptyNativeFields() throws {
-        let lease = Fixtures.lease(ad: Self.fullScreen)
+    /// A full-screen ad travels in the `creative` oneof (`full_screen`, field 60) with its
+    /// format and no native field; encoded by hand and by protobuf-c alike, decoded whole.
+    @Test(arguments: [AdFormat.interstitial, .rewarded, .appOpen])
+    func aFullScreenAdGoesOnTheWireInTheCreativeOneof(format: AdFormat) throws {
+        var ad = Self.fullScreen
+        ad.format = format
+        let lease = Fixtures.lease(ad: ad)
         let message = BorrowResponseMessage(outcome: .leased, lease: lease)
         #expect(message.encoded() == message.encodedWithProtobufC())
         let decoded = try BorrowResponseMessage(decoding: message.encoded())
-        var expected = Self.fullScreen
-        expected.creative = .native(NativeAdContent(headline: ""))
-        #expect(decoded.lease?.ad == expected)
+        #expect(decoded.lease?.ad == ad)
         var cache: [UInt8] = []
         ResponseFrame.append(callID: 3, borrow: message, cache: EncodedAdCache(), to: &cache)
         var generic: [UInt8] = []
         ResponseFrame(callID: 3, message: message.encodedWithProtobufC(), end: true).append(to: &generic)
         #expect(cache == generic)
+    }
+
+    /// Every media, orientation and reward shape, including empty markup (a oneof member is
+    /// written even when empty) and a negative reward amount.
+    @Test(arguments: [
+        FullScreenCreative(media: .markup("")),
+        FullScreenCreative(media: .markup("<html>ad</html>"), orientation: .portrait, width: 1080, height: 1920),
+        FullScreenCreative(media: .videoURL("https://v/1.mp4"), reward: FullScreenCreative.Reward(type: "", amount: -5)),
+        FullScreenCreative(media: .videoURL(""), orientation: .landscape, reward: FullScreenCreative.Reward(type: "gems", amount: 0)),
+    ])
+    func fullScreenCreativesRoundTrip(creative: FullScreenCreative) throws {
+        var ad = Self.fullScreen
+        ad.creative = .fullScreen(creative)
+        ad.format = .rewarded
+        let message = BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad))
+        #expect(message.encoded() == message.encodedWithProtobufC())
+        #expect(try BorrowResponseMessage(decoding: message.encoded()).lease?.ad == ad)
+    }
+
+    /// Native ads leave the format unset: their bytes are those of version 1.
+    @Test func nativeAdsCarryNoFormatField() throws {
+        let native = Fixtures.ad(id: "n-1")
+        #expect(native.format == .native)
+        let bytes = BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: native)).encoded()
+        var formatted = native
+        formatted.format = .interstitial  // a format field (2 bytes) where native has none
+        let withFormat = BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: formatted)).encoded()
+        #expect(withFormat.count == bytes.count + 2)
+        #expect(try BorrowResponseMessage(decoding: bytes).lease?.ad.format == .native)
     }
 
     /// A source's context (price, notice URLs) stays in the daemon: the bytes are those of the

@@ -112,6 +112,44 @@ enum ProtocolExamples {
         ),
         ("cancel-request", frame(RequestFrame.cancel(callID: 4))),
         ("watch-cancelled", frame(ResponseFrame(callID: 4, end: true, status: Status(code: .cancelled, message: "cancelled by the client")))),
+        (
+            "app-open-request",
+            frame(
+                RequestFrame(
+                    callID: 5, method: MethodName.appOpen,
+                    request: AppOpenRequestMessage(
+                        request: AppOpenRequest(
+                            deviceID: "d-1", sessionID: "s-1", event: .foreground, backgroundDuration: .seconds(600),
+                            utcOffsetSeconds: 19_800),
+                        adUnitID: "splash", loader: "appopen")))
+        ),
+        (
+            "app-open-skip",
+            frame(
+                ResponseFrame(
+                    callID: 5,
+                    message: AppOpenResponseMessage(
+                        outcome: .skip, reason: .dailyCapReached,
+                        flags: AppOpenDecision.Flags(thresholdReached: true, dailyCapReached: true),
+                        counts: AppOpenCounts(session: 0, day: 3), day: "2026-12-01"
+                    ).encoded(), end: true))
+        ),
+        (
+            "full-screen-borrow-response",
+            frame(
+                ResponseFrame(
+                    callID: 6,
+                    message: BorrowResponseMessage(
+                        outcome: .leased,
+                        lease: Lease(
+                            id: 7, slot: nil, expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000),
+                            ad: Ad(
+                                id: "ad-2", adUnitID: "splash", loader: "appopen",
+                                creative: .fullScreen(FullScreenCreative(media: .videoURL("https://v.example/a.mp4"), orientation: .portrait)),
+                                format: .appOpen, loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000),
+                                expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000)))
+                    ).encoded(), end: true))
+        ),
     ]
 
     /// 16 bytes per line, lower-case hex separated by spaces.

@@ -5,6 +5,8 @@ Each test that needs a daemon asks for the ``daemon`` fixture, a factory:
 that JSON configuration, waits (bounded) for its banner and returns a ``Daemon`` with
 ``host``, ``port``, ``endpoint``, ``pid`` and ``log()``. Every daemon is stopped (SIGTERM,
 then SIGKILL after a bound) when the test ends. ADLOADERD overrides the binary's path.
+``daemon(admin=True)`` also turns on the admin HTTP listener on a free port (0 means off for
+it) and sets ``d.admin`` to its base URL, e.g. ``http://127.0.0.1:40123``.
 """
 
 import json
@@ -16,17 +18,26 @@ import tempfile
 import time
 
 import pytest
+import socket
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINARY = os.environ.get("ADLOADERD", os.path.join(ROOT, ".build", "debug", "adloaderd"))
 CLI = os.environ.get("ADLOADER", os.path.join(os.path.dirname(BINARY), "adloader"))
 BANNER = "adloaderd listening on "
+ADMIN_BANNER = "admin: "
+
+
+def free_port():
+    """A TCP port free right now on 127.0.0.1 (for the admin listener, where 0 means off)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class Daemon:
     """One running adloaderd process."""
 
-    def __init__(self, config=None, args=(), env=None, banner_timeout=20.0):
+    def __init__(self, config=None, args=(), env=None, banner_timeout=20.0, admin=False):
         self.tmp = tempfile.TemporaryDirectory(prefix="adloaderd-py-")
         argv = [BINARY]
         if config is not None:
@@ -39,6 +50,8 @@ class Daemon:
             args += ["--port", "0"]
         if "--shutdown-grace-period" not in args:
             args += ["--shutdown-grace-period", "1s"]
+        if admin and "--admin-port" not in args:
+            args += ["--admin-port", str(free_port())]
         argv += args
         self.log_path = os.path.join(self.tmp.name, "stderr.log")
         self._log = open(self.log_path, "wb")
@@ -49,12 +62,24 @@ class Daemon:
         self.pid = self.proc.pid
         line = self._read_line(banner_timeout)
         if not line.startswith(BANNER):
+            log = self.log()  # before stop() removes the temporary directory
             self.stop()
-            raise RuntimeError(f"no banner from adloaderd: {line!r}; log: {self.log()}")
+            raise RuntimeError(f"no banner from adloaderd: {line!r}; log: {log}")
         self.addresses = line[len(BANNER):].split(" and ")
         host, _, port = self.addresses[0].rpartition(":")
         self.host, self.port = host.strip("[]"), int(port)
         self.endpoint = f"{host}:{port}"
+        self.admin = None
+        if "--admin-port" in args:
+            for _ in range(3):
+                extra = self._read_line(banner_timeout)
+                if extra.startswith(ADMIN_BANNER):
+                    self.admin = extra[len(ADMIN_BANNER):].split("/ ")[0].rstrip("/")
+                    break
+            if self.admin is None:
+                log = self.log()
+                self.stop()
+                raise RuntimeError(f"no admin banner from adloaderd; log: {log}")
 
     def _read_line(self, timeout):
         deadline = time.monotonic() + timeout
@@ -107,8 +132,8 @@ class Daemon:
 def daemon():
     started = []
 
-    def start(config=None, args=(), env=None):
-        d = Daemon(config=config, args=args, env=env)
+    def start(config=None, args=(), env=None, admin=False):
+        d = Daemon(config=config, args=args, env=env, admin=admin)
         started.append(d)
         return d
 

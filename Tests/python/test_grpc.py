@@ -166,7 +166,7 @@ def test_reflection_lists_and_describes(served):
             "grpc.reflection.v1alpha.ServerReflection"} <= services
     pool = descriptor_pool.DescriptorPool(database)
     service = pool.FindServiceByName(SERVICE)
-    assert [m.name for m in service.methods] == ["Prefetch", "Borrow", "Return", "Stats", "Watch"]
+    assert [m.name for m in service.methods] == ["Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen"]
     assert pool.FindMessageTypeByName("adloader.v1.BorrowRequest").fields_by_name["wait_ms"].number == 4
 
 

@@ -30,6 +30,10 @@ typedef struct Adloader__V1__SourceStats Adloader__V1__SourceStats;
 typedef struct Adloader__V1__StatsResponse Adloader__V1__StatsResponse;
 typedef struct Adloader__V1__WatchRequest Adloader__V1__WatchRequest;
 typedef struct Adloader__V1__Event Adloader__V1__Event;
+typedef struct Adloader__V1__Reward Adloader__V1__Reward;
+typedef struct Adloader__V1__FullScreenCreative Adloader__V1__FullScreenCreative;
+typedef struct Adloader__V1__AppOpenRequest Adloader__V1__AppOpenRequest;
+typedef struct Adloader__V1__AppOpenResponse Adloader__V1__AppOpenResponse;
 
 
 /* --- enums --- */
@@ -102,6 +106,94 @@ typedef enum _Adloader__V1__EventKind {
   ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED = 7
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__EVENT_KIND)
 } Adloader__V1__EventKind;
+typedef enum _Adloader__V1__AdFormat {
+  /*
+   * native (servers leave native ads' format unset)
+   */
+  ADLOADER__V1__AD_FORMAT__AD_FORMAT_UNSPECIFIED = 0,
+  ADLOADER__V1__AD_FORMAT__AD_FORMAT_NATIVE = 1,
+  ADLOADER__V1__AD_FORMAT__AD_FORMAT_INTERSTITIAL = 2,
+  ADLOADER__V1__AD_FORMAT__AD_FORMAT_REWARDED = 3,
+  ADLOADER__V1__AD_FORMAT__AD_FORMAT_APP_OPEN = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__AD_FORMAT)
+} Adloader__V1__AdFormat;
+typedef enum _Adloader__V1__Orientation {
+  /*
+   * any orientation
+   */
+  ADLOADER__V1__ORIENTATION__ORIENTATION_UNSPECIFIED = 0,
+  ADLOADER__V1__ORIENTATION__ORIENTATION_PORTRAIT = 1,
+  ADLOADER__V1__ORIENTATION__ORIENTATION_LANDSCAPE = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__ORIENTATION)
+} Adloader__V1__Orientation;
+typedef enum _Adloader__V1__AppOpenEvent {
+  ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_UNSPECIFIED = 0,
+  /*
+   * the app process started (cold start)
+   */
+  ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_LAUNCH = 1,
+  /*
+   * the app returned to the foreground
+   */
+  ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_FOREGROUND = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__APP_OPEN_EVENT)
+} Adloader__V1__AppOpenEvent;
+typedef enum _Adloader__V1__AppOpenOutcome {
+  ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_UNSPECIFIED = 0,
+  /*
+   * show the ad in lease; Return it with shown to count it
+   */
+  ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_SHOW = 1,
+  /*
+   * do not show; reason says why
+   */
+  ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_SKIP = 2,
+  /*
+   * the policy says show, but the pool had no ad; nothing counted
+   */
+  ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_NO_AD_READY = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__APP_OPEN_OUTCOME)
+} Adloader__V1__AppOpenOutcome;
+typedef enum _Adloader__V1__AppOpenReason {
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED = 0,
+  /*
+   * show
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FIRST_LAUNCH = 1,
+  /*
+   * show
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_COLD_START = 2,
+  /*
+   * show
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_HOT_START = 3,
+  /*
+   * skip
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FIRST_LAUNCH_EXCLUDED = 4,
+  /*
+   * skip
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_BELOW_THRESHOLD = 5,
+  /*
+   * skip
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FROM_UNLOCK = 6,
+  /*
+   * skip
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_SESSION_CAP_REACHED = 7,
+  /*
+   * skip
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_DAILY_CAP_REACHED = 8,
+  /*
+   * skip: counts unreadable, outage mode "refuse"
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_STORE_UNAVAILABLE = 9
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__APP_OPEN_REASON)
+} Adloader__V1__AppOpenReason;
 
 /* --- messages --- */
 
@@ -123,6 +215,17 @@ struct  Adloader__V1__Image
     , (char *)protobuf_c_empty_string, 0, 0 }
 
 
+typedef enum {
+  ADLOADER__V1__NATIVE_AD__CREATIVE__NOT_SET = 0,
+  ADLOADER__V1__NATIVE_AD__CREATIVE_FULL_SCREEN = 60
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__NATIVE_AD__CREATIVE__CASE)
+} Adloader__V1__NativeAd__CreativeCase;
+
+/*
+ * One lent ad, of any format (the name is historical: version 1 carried native ads only).
+ * Native assets are fields 10..33; a full-screen ad (interstitial, rewarded, app-open) sets
+ * the `creative` oneof's full_screen instead and leaves every native field empty.
+ */
 struct  Adloader__V1__NativeAd
 {
   ProtobufCMessage base;
@@ -132,6 +235,10 @@ struct  Adloader__V1__NativeAd
   char *id;
   char *ad_unit_id;
   char *loader;
+  /*
+   * UNSPECIFIED for native ads (as before this field existed)
+   */
+  Adloader__V1__AdFormat format;
   /*
    * Creative: 10..29
    */
@@ -174,10 +281,14 @@ struct  Adloader__V1__NativeAd
    * times shown so far
    */
   uint32_t show_count;
+  Adloader__V1__NativeAd__CreativeCase creative_case;
+  union {
+    Adloader__V1__FullScreenCreative *full_screen;
+  };
 };
 #define ADLOADER__V1__NATIVE_AD__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__native_ad__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, ADLOADER__V1__AD_FORMAT__AD_FORMAT_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, 0, 0, 0, ADLOADER__V1__NATIVE_AD__CREATIVE__NOT_SET, {0} }
 
 
 struct  Adloader__V1__Lease
@@ -510,6 +621,144 @@ struct  Adloader__V1__Event
     , ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
+struct  Adloader__V1__Reward
+{
+  ProtobufCMessage base;
+  /*
+   * e.g. "coins"
+   */
+  char *type;
+  int64_t amount;
+};
+#define ADLOADER__V1__REWARD__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__reward__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+typedef enum {
+  ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA__NOT_SET = 0,
+  ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_MARKUP = 1,
+  ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_VIDEO_URL = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA__CASE)
+} Adloader__V1__FullScreenCreative__MediaCase;
+
+/*
+ * What a full-screen ad shows: markup rendered in a web view, or a video played full screen.
+ */
+struct  Adloader__V1__FullScreenCreative
+{
+  ProtobufCMessage base;
+  Adloader__V1__Orientation orientation;
+  /*
+   * pixels; 0 = unknown
+   */
+  uint32_t width;
+  /*
+   * pixels; 0 = unknown
+   */
+  uint32_t height;
+  /*
+   * rewarded ads only
+   */
+  Adloader__V1__Reward *reward;
+  Adloader__V1__FullScreenCreative__MediaCase media_case;
+  union {
+    /*
+     * HTML or MRAID
+     */
+    char *markup;
+    char *video_url;
+  };
+};
+#define ADLOADER__V1__FULL_SCREEN_CREATIVE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__full_screen_creative__descriptor) \
+    , ADLOADER__V1__ORIENTATION__ORIENTATION_UNSPECIFIED, 0, 0, NULL, ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA__NOT_SET, {0} }
+
+
+struct  Adloader__V1__AppOpenRequest
+{
+  ProtobufCMessage base;
+  /*
+   * required
+   */
+  char *device_id;
+  /*
+   * required
+   */
+  char *session_id;
+  /*
+   * required
+   */
+  Adloader__V1__AppOpenEvent event;
+  /*
+   * the app's first launch on this device
+   */
+  protobuf_c_boolean first_launch;
+  /*
+   * FOREGROUND: time spent in the background
+   */
+  uint32_t background_seconds;
+  /*
+   * FOREGROUND: the return came from unlocking the screen
+   */
+  protobuf_c_boolean from_unlock;
+  /*
+   * the device's current UTC offset, east positive; |x| <= 64800
+   */
+  int32_t utc_offset_seconds;
+  /*
+   * required: the app-open pool to lend from
+   */
+  char *ad_unit_id;
+  /*
+   * empty = "default"; must be a loader of format appOpen
+   */
+  char *loader;
+};
+#define ADLOADER__V1__APP_OPEN_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__app_open_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_UNSPECIFIED, 0, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Adloader__V1__AppOpenResponse
+{
+  ProtobufCMessage base;
+  Adloader__V1__AppOpenOutcome outcome;
+  /*
+   * the policy's reason (also for NO_AD_READY)
+   */
+  Adloader__V1__AppOpenReason reason;
+  /*
+   * Every flag the policy evaluated, whatever decided: 3..9
+   */
+  protobuf_c_boolean first_launch;
+  protobuf_c_boolean threshold_reached;
+  protobuf_c_boolean session_cap_reached;
+  protobuf_c_boolean daily_cap_reached;
+  protobuf_c_boolean from_unlock;
+  /*
+   * the counts could not be read (they read 0 here)
+   */
+  protobuf_c_boolean store_unavailable;
+  /*
+   * Confirmed shows before this call: 10..19
+   */
+  uint32_t session_count;
+  uint32_t daily_count;
+  /*
+   * the device's local day the daily count is for, "YYYY-MM-DD"
+   */
+  char *day;
+  /*
+   * set for SHOW
+   */
+  Adloader__V1__Lease *lease;
+};
+#define ADLOADER__V1__APP_OPEN_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__app_open_response__descriptor) \
+    , ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_UNSPECIFIED, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, NULL }
+
+
 /* Adloader__V1__Image methods */
 void   adloader__v1__image__init
                      (Adloader__V1__Image         *message);
@@ -795,6 +1044,82 @@ Adloader__V1__Event *
 void   adloader__v1__event__free_unpacked
                      (Adloader__V1__Event *message,
                       ProtobufCAllocator *allocator);
+/* Adloader__V1__Reward methods */
+void   adloader__v1__reward__init
+                     (Adloader__V1__Reward         *message);
+size_t adloader__v1__reward__get_packed_size
+                     (const Adloader__V1__Reward   *message);
+size_t adloader__v1__reward__pack
+                     (const Adloader__V1__Reward   *message,
+                      uint8_t             *out);
+size_t adloader__v1__reward__pack_to_buffer
+                     (const Adloader__V1__Reward   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__Reward *
+       adloader__v1__reward__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__reward__free_unpacked
+                     (Adloader__V1__Reward *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__FullScreenCreative methods */
+void   adloader__v1__full_screen_creative__init
+                     (Adloader__V1__FullScreenCreative         *message);
+size_t adloader__v1__full_screen_creative__get_packed_size
+                     (const Adloader__V1__FullScreenCreative   *message);
+size_t adloader__v1__full_screen_creative__pack
+                     (const Adloader__V1__FullScreenCreative   *message,
+                      uint8_t             *out);
+size_t adloader__v1__full_screen_creative__pack_to_buffer
+                     (const Adloader__V1__FullScreenCreative   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__FullScreenCreative *
+       adloader__v1__full_screen_creative__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__full_screen_creative__free_unpacked
+                     (Adloader__V1__FullScreenCreative *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__AppOpenRequest methods */
+void   adloader__v1__app_open_request__init
+                     (Adloader__V1__AppOpenRequest         *message);
+size_t adloader__v1__app_open_request__get_packed_size
+                     (const Adloader__V1__AppOpenRequest   *message);
+size_t adloader__v1__app_open_request__pack
+                     (const Adloader__V1__AppOpenRequest   *message,
+                      uint8_t             *out);
+size_t adloader__v1__app_open_request__pack_to_buffer
+                     (const Adloader__V1__AppOpenRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__AppOpenRequest *
+       adloader__v1__app_open_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__app_open_request__free_unpacked
+                     (Adloader__V1__AppOpenRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__AppOpenResponse methods */
+void   adloader__v1__app_open_response__init
+                     (Adloader__V1__AppOpenResponse         *message);
+size_t adloader__v1__app_open_response__get_packed_size
+                     (const Adloader__V1__AppOpenResponse   *message);
+size_t adloader__v1__app_open_response__pack
+                     (const Adloader__V1__AppOpenResponse   *message,
+                      uint8_t             *out);
+size_t adloader__v1__app_open_response__pack_to_buffer
+                     (const Adloader__V1__AppOpenResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__AppOpenResponse *
+       adloader__v1__app_open_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__app_open_response__free_unpacked
+                     (Adloader__V1__AppOpenResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Adloader__V1__Image_Closure)
@@ -842,6 +1167,18 @@ typedef void (*Adloader__V1__WatchRequest_Closure)
 typedef void (*Adloader__V1__Event_Closure)
                  (const Adloader__V1__Event *message,
                   void *closure_data);
+typedef void (*Adloader__V1__Reward_Closure)
+                 (const Adloader__V1__Reward *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__FullScreenCreative_Closure)
+                 (const Adloader__V1__FullScreenCreative *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__AppOpenRequest_Closure)
+                 (const Adloader__V1__AppOpenRequest *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__AppOpenResponse_Closure)
+                 (const Adloader__V1__AppOpenResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -851,6 +1188,11 @@ typedef void (*Adloader__V1__Event_Closure)
 extern const ProtobufCEnumDescriptor    adloader__v1__borrow_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__return_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__event_kind__descriptor;
+extern const ProtobufCEnumDescriptor    adloader__v1__ad_format__descriptor;
+extern const ProtobufCEnumDescriptor    adloader__v1__orientation__descriptor;
+extern const ProtobufCEnumDescriptor    adloader__v1__app_open_event__descriptor;
+extern const ProtobufCEnumDescriptor    adloader__v1__app_open_outcome__descriptor;
+extern const ProtobufCEnumDescriptor    adloader__v1__app_open_reason__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__image__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__native_ad__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__lease__descriptor;
@@ -866,6 +1208,10 @@ extern const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__watch_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__event__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__reward__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__full_screen_creative__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__app_open_request__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__app_open_response__descriptor;
 
 PROTOBUF_C__END_DECLS
 

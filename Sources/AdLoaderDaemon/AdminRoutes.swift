@@ -1,0 +1,43 @@
+import AdLoaderAdmin
+import AdLoaderMetrics
+
+/// What the admin listener serves (GET only; ``AdminServer`` refuses other methods):
+///
+/// - `/metrics`: every metric, Prometheus text format or OpenMetrics by `Accept`;
+/// - `/healthz`: 200 while the process serves HTTP at all (liveness);
+/// - `/readyz`: 200 when listening, not draining and some demand source reachable, else 503
+///   with the reasons (readiness: take the instance out of the load balancer);
+/// - `/`: the dashboard page, and `/dashboard.json`, its data.
+///
+/// - Important: loop-confined.
+final class AdminRoutes {
+    private let metrics: DaemonMetrics
+    private let history: DashboardHistory
+
+    init(metrics: DaemonMetrics, history: DashboardHistory) {
+        self.metrics = metrics
+        self.history = history
+    }
+
+    func respond(to request: HTTPRequestHead) -> HTTPResponse {
+        switch request.path {
+        case "/metrics":
+            let format = ExpositionFormat.negotiate(accept: request.header("Accept"))
+            return HTTPResponse(contentType: format.contentType, text: format.render(metrics.families()))
+        case "/healthz":
+            return HTTPResponse(text: "ok\n")
+        case "/readyz":
+            let readiness = metrics.readiness
+            if readiness.ready { return HTTPResponse(text: "ready\n") }
+            return HTTPResponse(
+                status: .serviceUnavailable, text: "not ready: " + readiness.reasons.joined(separator: "; ") + "\n")
+        case "/", "/dashboard":
+            return HTTPResponse(contentType: "text/html; charset=utf-8", text: DashboardPage.html)
+        case "/dashboard.json":
+            return HTTPResponse(contentType: "application/json", text: history.json(ready: metrics.readiness))
+        default:
+            return HTTPResponse(
+                status: .notFound, text: "not found; try /metrics, /healthz, /readyz or / (dashboard)\n")
+        }
+    }
+}

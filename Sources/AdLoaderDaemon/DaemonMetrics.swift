@@ -1,0 +1,274 @@
+import AdLoaderCore
+import AdLoaderFramed
+import AdLoaderMetrics
+import AdLoaderService
+import AdLoaderUV
+
+/// Every metric the daemon exposes, gathered from the parts the composition root owns: the
+/// service's ``CallMetrics`` hook, the loader's pool stats, the measured demand sources, the
+/// transport, an event-loop lag timer and `/proc/self`. Hot-path counters are kept by their
+/// owners; this type only reads them at scrape time.
+///
+/// Label cardinality is bounded: methods (5) x status codes (17); sources and loaders come from
+/// the configuration; pools are capped per loader by `maximumPools` and, for metrics, by
+/// ``ServerConfiguration/Admin/maxPoolSeries``: the first pools seen get their own series,
+/// later ones are summed per loader as `ad_unit="_other"` (pools are never removed, so a
+/// series never moves between the two).
+///
+/// - Important: loop-confined.
+final class DaemonMetrics {
+    /// The `ad_unit` label of the pools beyond ``ServerConfiguration/Admin/maxPoolSeries``.
+    static let otherAdUnit = "_other"
+    /// How often the loop-lag timer fires.
+    static let lagInterval: UInt64 = 100
+
+    let calls = CallMetrics()
+    let sources: [MeasuredDemandSource]
+    let loopLag = Histogram(bounds: Histogram.loopLagSeconds)
+    /// Largest lag seen since the dashboard's last sample, in seconds.
+    var maxLagSinceSample = 0.0
+    private let loader: NativeAdvertisementLoader
+    private let service: AdLoaderService
+    private let transport: FramedTransport
+    private let maxPoolSeries: Int
+    private var namedPools: Set<PoolKey> = []
+    private var lagTimer: UVTimer?
+    private var lastTick: UInt64 = 0
+    private let startedAtUnixSeconds: Double
+    /// Admin connections now (set by the daemon when the admin listener exists).
+    var adminConnectionCount: () -> Int = { 0 }
+    /// Whether the daemon is listening and not draining (set by the daemon).
+    var isServing: () -> Bool = { false }
+
+    struct PoolKey: Hashable {
+        var loader: String
+        var adUnitID: String
+    }
+
+    init(
+        loader: NativeAdvertisementLoader, service: AdLoaderService, transport: FramedTransport,
+        sources: [MeasuredDemandSource], configuration: ServerConfiguration, startedAtUnixSeconds: Double
+    ) {
+        self.loader = loader
+        self.service = service
+        self.transport = transport
+        self.sources = sources.sorted { $0.name < $1.name }
+        maxPoolSeries = configuration.admin.maxPoolSeries
+        self.startedAtUnixSeconds = startedAtUnixSeconds
+    }
+
+    // MARK: Event-loop lag
+
+    /// Starts the lag timer: it asks to fire every ``lagInterval`` ms and records how much later
+    /// than asked it ran (a busy or blocked loop delays every timer, call and read by as much).
+    func startLoopLagTimer(loop: UVLoop) throws(UVError) {
+        let timer = try UVTimer(loop: loop)
+        timer.unref()
+        lagTimer = timer
+        lastTick = UVLoop.highResolutionNanoseconds
+        timer.start(timeout: Self.lagInterval, repeat: Self.lagInterval) { [unowned self] in self.lagTick() }
+    }
+
+    func stopLoopLagTimer() {
+        lagTimer?.close()
+        lagTimer = nil
+    }
+
+    private func lagTick() {
+        let now = UVLoop.highResolutionNanoseconds
+        let late = Double(Int64(bitPattern: now &- lastTick) - Int64(Self.lagInterval) * 1_000_000) / 1e9
+        lastTick = now
+        let lag = max(0, late)
+        loopLag.observe(lag)
+        maxLagSinceSample = max(maxLagSinceSample, lag)
+    }
+
+    // MARK: Readiness
+
+    /// Ready: listening and not draining, and at least one demand source reachable (sources
+    /// never asked count as reachable). The reasons say what is not.
+    var readiness: (ready: Bool, reasons: [String]) {
+        var reasons: [String] = []
+        if service.isDraining {
+            reasons.append("draining")
+        } else if !isServing() {
+            reasons.append("not listening")
+        }
+        if !sources.isEmpty, sources.allSatisfy({ !$0.isReachable }) {
+            reasons.append("every demand source unreachable (" + sources.map(\.name).joined(separator: ", ") + ")")
+        }
+        return (reasons.isEmpty, reasons)
+    }
+
+    // MARK: Pools
+
+    /// Pool stats with the pools beyond the series cap summed per loader.
+    func poolStats() -> [PoolStats] {
+        var result: [PoolStats] = []
+        var others: [String: PoolStats] = [:]
+        for stats in loader.stats() {
+            let key = PoolKey(loader: stats.loader, adUnitID: stats.adUnitID)
+            if namedPools.contains(key) || namedPools.count < maxPoolSeries {
+                namedPools.insert(key)
+                result.append(stats)
+            } else {
+                var other = others[stats.loader] ?? PoolStats(loader: stats.loader, adUnitID: Self.otherAdUnit)
+                other.add(stats)
+                others[stats.loader] = other
+            }
+        }
+        return result + others.keys.sorted().map { others[$0]! }
+    }
+
+    /// The target size of a loader's pools: today its `maximumRetainedAdvertisements` (demand
+    /// based sizing, issue 10, will report its own target here).
+
+    // MARK: Families
+
+    func families() -> [MetricFamily] {
+        var families = calls.families()
+        families += poolFamilies(poolStats())
+        families += sourceFamilies()
+        families += serverFamilies()
+        return families
+    }
+
+    private func poolFamilies(_ pools: [PoolStats]) -> [MetricFamily] {
+        func labels(_ stats: PoolStats) -> [MetricFamily.Label] {
+            [.init("loader", stats.loader), .init("ad_unit", stats.adUnitID)]
+        }
+        func gauge(_ name: String, _ help: String, _ value: (PoolStats) -> Double) -> MetricFamily {
+            MetricFamily(name: name, help: help, kind: .gauge, samples: pools.map { .init(labels($0), value($0)) })
+        }
+        func counter(_ name: String, _ help: String, _ value: (PoolStats) -> UInt64) -> MetricFamily {
+            MetricFamily(
+                name: name, help: help, kind: .counter, samples: pools.map { .init(labels($0), Double(value($0))) })
+        }
+        let borrows = pools.flatMap { stats in
+            [
+                MetricFamily.Sample(labels(stats) + [.init("result", "hit")], Double(stats.borrowHits)),
+                MetricFamily.Sample(labels(stats) + [.init("result", "miss")], Double(stats.borrowMisses)),
+            ]
+        }
+        return [
+            gauge("adloader_pool_available_ads", "Ads in the pool ready to lend.") { Double($0.available) },
+            gauge("adloader_pool_leased_ads", "Ads lent under an open lease.") { Double($0.leased) },
+            gauge("adloader_pool_in_flight_ads", "Ads asked for upstream and not answered yet.") { Double($0.inFlight) },
+            gauge(
+                "adloader_pool_target_ads",
+                "Loaded + in-flight ads the pool tops up to: its measured demand's target (sizing demand) or maximumRetainedAdvertisements (sizing fixed)."
+            ) { Double($0.target) },
+            gauge("adloader_pool_idle", "1 when the pool has had no borrow or prefetch for its idleTimeout.") {
+                $0.idle ? 1 : 0
+            },
+            gauge("adloader_pool_in_flight_requests", "Upstream requests of this pool not answered yet (cap: maximumConcurrentRequests).") {
+                Double($0.requestsInFlight)
+            },
+            gauge("adloader_pool_parked_borrows", "Borrows waiting in this pool for an ad.") { Double($0.parkedBorrows) },
+            MetricFamily(
+                name: "adloader_pool_borrows",
+                help: "Borrows answered with a lease (hit) or without an ad / refused parking (miss).", kind: .counter,
+                samples: borrows),
+            counter("adloader_pool_ads_loaded", "Ads received from the source.") { $0.loaded },
+            counter(
+                "adloader_pool_ads_expired",
+                "Ads that reached their expiry unconsumed: the waste (with showCountThreshold 1, never shown)."
+            ) { $0.expired },
+            counter("adloader_pool_ads_consumed", "Ads shown showCountThreshold times.") { $0.consumed },
+            counter("adloader_pool_ads_removed", "Ads dropped by disabling the loader or shutdown.") { $0.removed },
+            counter("adloader_pool_upstream_requests", "Requests this pool sent to its source, probes included.") {
+                $0.upstreamRequests
+            },
+            counter("adloader_pool_upstream_failures", "Requests of this pool the source answered with an error.") {
+                $0.upstreamFailures
+            },
+            counter("adloader_pool_leases_reclaimed", "Leases ended by the lease timeout.") { $0.leasesReclaimed },
+        ]
+    }
+
+    private func sourceFamilies() -> [MetricFamily] {
+        func source(_ s: MeasuredDemandSource) -> [MetricFamily.Label] { [.init("source", s.name)] }
+        return [
+            MetricFamily(
+                name: "adloader_upstream_requests", help: "Requests sent to the demand source (probes included).",
+                kind: .counter, samples: sources.map { .init(source($0), Double($0.requests)) }),
+            MetricFamily(
+                name: "adloader_upstream_ads_received", help: "Ads the demand source delivered.", kind: .counter,
+                samples: sources.map { .init(source($0), Double($0.adsReceived)) }),
+            MetricFamily(
+                name: "adloader_upstream_failures",
+                help: "Failed upstream requests by class: retryable (retried after a delay, up to retry.maximumCount in a row), unreachable (the loader probes), final (not retried).",
+                kind: .counter,
+                samples: sources.flatMap { s in
+                    MeasuredDemandSource.failureClasses.enumerated().map { index, code in
+                        .init(source(s) + [.init("class", code.description)], Double(s.failures[index]))
+                    }
+                }),
+            MetricFamily(
+                name: "adloader_upstream_request_duration_seconds",
+                help: "Time from sending an upstream request to its answer.", kind: .histogram,
+                samples: sources.map { .init(source($0), histogram: $0.latency.snapshot) }),
+            MetricFamily(
+                name: "adloader_upstream_in_flight_requests", help: "Upstream requests not answered yet.",
+                kind: .gauge, samples: sources.map { .init(source($0), Double($0.inFlight)) }),
+            MetricFamily(
+                name: "adloader_upstream_reachable",
+                help: "1 unless the source's last answer was an unreachable failure (then the loader probes).",
+                kind: .gauge, samples: sources.map { .init(source($0), $0.isReachable ? 1 : 0) }),
+            MetricFamily(
+                name: "adloader_source_notices",
+                help: "Notices the loader gave the source: shown (an impression) or an unshown ad dropped (expired, disabled, shutdown, invalidated).",
+                kind: .counter,
+                samples: sources.flatMap { s in
+                    MeasuredDemandSource.noticeKinds.enumerated().map { index, kind in
+                        .init(source(s) + [.init("notice", kind)], Double(s.notices[index]))
+                    }
+                }),
+        ]
+    }
+
+    private func serverFamilies() -> [MetricFamily] {
+        let process = ProcessStats.read()
+        let ready = readiness.ready
+        func gauge(_ name: String, _ help: String, _ value: Double) -> MetricFamily {
+            MetricFamily(name: name, help: help, kind: .gauge, samples: [.init([], value)])
+        }
+        return [
+            gauge("adloader_connections", "Open framed-protocol connections.", Double(transport.connectionCount)),
+            gauge("adloader_parked_borrows", "Borrows parked waiting for an ad, whole server.", Double(service.parkedBorrowCount)),
+            gauge("adloader_open_calls", "Calls open now (parked borrows and watches).", Double(service.openCallCount)),
+            gauge("adloader_admin_connections", "Open admin HTTP connections.", Double(adminConnectionCount())),
+            gauge("adloader_ready", "1 when /readyz answers 200.", ready ? 1 : 0),
+            MetricFamily(
+                name: "adloader_event_loop_lag_seconds",
+                help: "How late a \(Self.lagInterval) ms loop timer fires: the one event loop's health.",
+                kind: .histogram, samples: [.init(histogram: loopLag.snapshot)]),
+            gauge("process_resident_memory_bytes", "Resident memory size in bytes.", process.residentBytes),
+            gauge("process_open_fds", "Open file descriptors.", process.openDescriptors),
+            gauge("process_max_fds", "Limit on open file descriptors.", process.maxDescriptors),
+            MetricFamily(
+                name: "process_cpu_seconds", help: "User and system CPU time spent, in seconds.", kind: .counter,
+                samples: [.init([], process.cpuSeconds)]),
+            gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.", startedAtUnixSeconds),
+        ]
+    }
+}
+
+extension PoolStats {
+    /// Adds another pool's gauges and counters (for the `_other` series).
+    mutating func add(_ other: PoolStats) {
+        available += other.available
+        leased += other.leased
+        inFlight += other.inFlight
+        parkedBorrows += other.parkedBorrows
+        loaded += other.loaded
+        expired += other.expired
+        consumed += other.consumed
+        removed += other.removed
+        upstreamRequests += other.upstreamRequests
+        upstreamFailures += other.upstreamFailures
+        borrowHits += other.borrowHits
+        borrowMisses += other.borrowMisses
+        leasesReclaimed += other.leasesReclaimed
+    }
+}

@@ -1,0 +1,180 @@
+import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderMetrics
+import AdLoaderService
+
+/// The dashboard's memory: a sample of the pools and the server every
+/// ``ServerConfiguration/Admin/sampleInterval``, the last hour of them (at most 720), served
+/// as JSON to the page at `/`.
+///
+/// Rates and ratios are over the interval between two samples: calls per second, p99 latency
+/// of the unary calls, borrow hit ratio, upstream requests per impression (requests sent / ads
+/// shown), ads wasted (expired unconsumed), the loop lag's p99 and maximum.
+///
+/// - Important: loop-confined.
+final class DashboardHistory {
+    /// Pools drawn on the dashboard, first come (the metrics have more).
+    static let maxPools = 12
+
+    struct PoolPoint {
+        var available: Int
+        var leased: Int
+        var inFlight: Int
+        var target: Int
+    }
+
+    struct Sample {
+        var unixMilliseconds: Int64
+        var pools: [DaemonMetrics.PoolKey: PoolPoint]
+        var callsPerSecond: Double
+        var p99Milliseconds: Double?
+        var hitRatio: Double?
+        var upstreamPerImpression: Double?
+        var wasted: UInt64
+        var lagP99Milliseconds: Double?
+        var lagMaxMilliseconds: Double
+    }
+
+    private struct Totals {
+        var calls: UInt64 = 0
+        var latency: HistogramSnapshot?
+        var lag: HistogramSnapshot?
+        var hits: UInt64 = 0
+        var misses: UInt64 = 0
+        var upstream: UInt64 = 0
+        var shown: UInt64 = 0
+        var expired: UInt64 = 0
+    }
+
+    private let metrics: DaemonMetrics
+    private let configuration: ServerConfiguration
+    private let capacity: Int
+    private(set) var samples: [Sample] = []
+    private(set) var poolKeys: [DaemonMetrics.PoolKey] = []
+    /// The bound addresses, shown with the configuration (set by the daemon once bound).
+    var listening: [String] = []
+    private var previous: Totals?
+    private var previousMilliseconds: Int64 = 0
+
+    init(metrics: DaemonMetrics, configuration: ServerConfiguration) {
+        self.metrics = metrics
+        self.configuration = configuration
+        let interval = max(configuration.admin.sampleInterval.milliseconds, 1)
+        capacity = Int(min(720, max(2, 3_600_000 / interval)))
+    }
+
+    /// Takes one sample at `unixMilliseconds` (the first one only records the totals).
+    func sample(unixMilliseconds: Int64) {
+        let pools = metrics.poolStats()
+        var totals = Totals()
+        totals.calls = metrics.calls.total
+        totals.latency = metrics.calls.unaryLatency
+        totals.lag = metrics.loopLag.snapshot
+        for stats in pools {
+            totals.hits += stats.borrowHits
+            totals.misses += stats.borrowMisses
+            totals.upstream += stats.upstreamRequests
+            totals.expired += stats.expired
+        }
+        totals.shown = metrics.sources.reduce(0) { $0 + $1.notices[0] }
+        defer {
+            previous = totals
+            previousMilliseconds = unixMilliseconds
+            metrics.maxLagSinceSample = 0
+        }
+        guard let before = previous else { return }
+        let seconds = max(Double(unixMilliseconds - previousMilliseconds) / 1000, 0.001)
+        var points: [DaemonMetrics.PoolKey: PoolPoint] = [:]
+        for stats in pools {
+            let key = DaemonMetrics.PoolKey(loader: stats.loader, adUnitID: stats.adUnitID)
+            if !poolKeys.contains(key) {
+                guard poolKeys.count < Self.maxPools else { continue }
+                poolKeys.append(key)
+            }
+            points[key] = PoolPoint(
+                available: stats.available, leased: stats.leased, inFlight: stats.inFlight,
+                target: metrics.target(loader: stats.loader))
+        }
+        let borrows = (totals.hits &- before.hits) + (totals.misses &- before.misses)
+        let shown = totals.shown &- before.shown
+        let latency = totals.latency.flatMap { now in before.latency.map { now.subtracting($0) } }
+        let lag = totals.lag.flatMap { now in before.lag.map { now.subtracting($0) } }
+        samples.append(
+            Sample(
+                unixMilliseconds: unixMilliseconds, pools: points,
+                callsPerSecond: Double(totals.calls &- before.calls) / seconds,
+                p99Milliseconds: latency?.quantile(0.99).map { $0 * 1000 },
+                hitRatio: borrows > 0 ? Double(totals.hits &- before.hits) / Double(borrows) : nil,
+                upstreamPerImpression: shown > 0 ? Double(totals.upstream &- before.upstream) / Double(shown) : nil,
+                wasted: totals.expired &- before.expired,
+                // Interpolating inside a bucket can overshoot the largest lag seen: cap it there.
+                lagP99Milliseconds: lag?.quantile(0.99).map { min($0, metrics.maxLagSinceSample) * 1000 },
+                lagMaxMilliseconds: metrics.maxLagSinceSample * 1000))
+        if samples.count > capacity { samples.removeFirst(samples.count - capacity) }
+    }
+
+    /// The page's data: readiness, configuration, totals and the sampled series.
+    func json(ready: (ready: Bool, reasons: [String])) -> String {
+        var out = "{"
+        out += "\"ready\":\(ready.ready),\"reasons\":[" + ready.reasons.map(JSONWriter.quoted).joined(separator: ",") + "]"
+        out += ",\"sampleIntervalMs\":\(configuration.admin.sampleInterval.milliseconds)"
+        out += ",\"configuration\":[" + configurationRows().map { "[\(JSONWriter.quoted($0.0)),\(JSONWriter.quoted($0.1))]" }
+            .joined(separator: ",") + "]"
+        out += ",\"t\":[" + samples.map { String($0.unixMilliseconds) }.joined(separator: ",") + "]"
+        func series(_ name: String, _ value: (Sample) -> Double?) {
+            out += ",\"\(name)\":[" + samples.map { number(value($0)) }.joined(separator: ",") + "]"
+        }
+        series("callsPerSecond") { $0.callsPerSecond }
+        series("p99Ms") { $0.p99Milliseconds }
+        series("hitRatio") { $0.hitRatio }
+        series("upstreamPerImpression") { $0.upstreamPerImpression }
+        series("wasted") { Double($0.wasted) }
+        series("lagP99Ms") { $0.lagP99Milliseconds }
+        series("lagMaxMs") { $0.lagMaxMilliseconds }
+        out += ",\"pools\":["
+        out += poolKeys.map { key in
+            var pool = "{\"loader\":\(JSONWriter.quoted(key.loader)),\"adUnit\":\(JSONWriter.quoted(key.adUnitID))"
+            for (name, value) in [
+                ("available", { (p: PoolPoint) in p.available }), ("leased", { $0.leased }), ("inFlight", { $0.inFlight }),
+                ("target", { $0.target }),
+            ] as [(String, (PoolPoint) -> Int)] {
+                pool += ",\"\(name)\":[" + samples.map { sample in
+                    sample.pools[key].map { String(value($0)) } ?? "null"
+                }.joined(separator: ",") + "]"
+            }
+            return pool + "}"
+        }.joined(separator: ",")
+        out += "]}"
+        return out
+    }
+
+    private func number(_ value: Double?) -> String {
+        guard let value, value.isFinite else { return "null" }
+        return ExpositionFormat.format((value * 1000).rounded() / 1000)
+    }
+
+    /// The settings an on-call engineer checks first.
+    private func configurationRows() -> [(String, String)] {
+        var rows: [(String, String)] = [
+            ("listening", listening.joined(separator: " and ")),
+            ("maxConnections", String(configuration.limits.maxConnections)),
+            ("maxParkedBorrows", String(configuration.limits.maxParkedBorrows)),
+            ("sources", configuration.sources.keys.sorted().map { "\($0) (\(configuration.sources[$0]!.type))" }
+                .joined(separator: ", ")),
+        ]
+        for loader in configuration.loaders.sorted(by: { $0.name < $1.name }) {
+            rows.append(
+                ("loader \(loader.name)",
+                 "source \(loader.source), \(loader.format.name), \(loader.numberOfAdvertisements)/request, "
+                    + "max \(loader.maximumRetainedAdvertisements) per pool, lifetime \(loader.lifetime.seconds)s, "
+                    + "shows \(loader.showCountThreshold), max pools \(loader.maximumPools)"
+                    + (loader.enabled ? "" : ", disabled")))
+        }
+        return rows
+    }
+}
+
+extension Duration {
+    /// Whole seconds.
+    fileprivate var seconds: Int64 { components.seconds }
+}

@@ -1,0 +1,149 @@
+"""/metrics scraped from the real daemon under a small load and parsed with prometheus_client
+(both formats): names, types, label sets, and counters that move as calls are made."""
+
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
+from prometheus_client.parser import text_string_to_metric_families as parse_text
+
+from adminhttp import CLILoad, get
+
+CONFIG = {
+    "sources": {"synthetic": {"latency": "5ms"}},
+    "loaders": {"default": {"maximumRetainedAdvertisements": 10}},
+}
+
+# name -> (type as prometheus_client reports it, label names of every sample but le)
+EXPECTED = {
+    "adloader_calls": ("counter", {"method", "code"}),
+    "adloader_call_duration_seconds": ("histogram", {"method"}),
+    "adloader_pool_available_ads": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_leased_ads": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_in_flight_ads": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_target_ads": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_idle": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_in_flight_requests": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_parked_borrows": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_borrows": ("counter", {"loader", "ad_unit", "result"}),
+    "adloader_pool_ads_loaded": ("counter", {"loader", "ad_unit"}),
+    "adloader_pool_ads_expired": ("counter", {"loader", "ad_unit"}),
+    "adloader_pool_ads_consumed": ("counter", {"loader", "ad_unit"}),
+    "adloader_pool_ads_removed": ("counter", {"loader", "ad_unit"}),
+    "adloader_pool_upstream_requests": ("counter", {"loader", "ad_unit"}),
+    "adloader_pool_upstream_failures": ("counter", {"loader", "ad_unit"}),
+    "adloader_pool_leases_reclaimed": ("counter", {"loader", "ad_unit"}),
+    "adloader_upstream_requests": ("counter", {"source"}),
+    "adloader_upstream_ads_received": ("counter", {"source"}),
+    "adloader_upstream_failures": ("counter", {"source", "class"}),
+    "adloader_upstream_request_duration_seconds": ("histogram", {"source"}),
+    "adloader_upstream_in_flight_requests": ("gauge", {"source"}),
+    "adloader_upstream_reachable": ("gauge", {"source"}),
+    "adloader_source_notices": ("counter", {"source", "notice"}),
+    "adloader_connections": ("gauge", set()),
+    "adloader_parked_borrows": ("gauge", set()),
+    "adloader_open_calls": ("gauge", set()),
+    "adloader_admin_connections": ("gauge", set()),
+    "adloader_ready": ("gauge", set()),
+    "adloader_event_loop_lag_seconds": ("histogram", set()),
+    "process_resident_memory_bytes": ("gauge", set()),
+    "process_open_fds": ("gauge", set()),
+    "process_max_fds": ("gauge", set()),
+    "process_cpu_seconds": ("counter", set()),
+    "process_start_time_seconds": ("gauge", set()),
+}
+
+
+def scrape(d, accept=None):
+    status, headers, body = get(d.admin, "/metrics", headers={"Accept": accept} if accept else None)
+    assert status == 200, body
+    return headers["content-type"], body
+
+
+def by_name(families):
+    return {f.name: f for f in families}
+
+
+def value(families, name, suffix="", **labels):
+    for sample in families[name].samples:
+        if sample.name == name + suffix and all(sample.labels.get(k) == v for k, v in labels.items()):
+            return sample.value
+    return None
+
+
+def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(daemon):
+    d = daemon(config=CONFIG, admin=True)
+    before_type, before_text = scrape(d)
+    assert before_type.startswith("text/plain; version=0.0.4")
+    before = by_name(parse_text(before_text))
+    assert value(before, "adloader_calls", "_total", method="Borrow", code="OK") == 0
+
+    # A small load: borrows and shown returns through the CLI, plus a call that fails.
+    with CLILoad(d, ad_units=("feed-native", "feed-video")) as load:
+        load.wait_for(12)
+    assert not load.errors
+    assert d.cli("borrow", "x" * 5000, check=False).returncode == 1  # INVALID_ARGUMENT
+    # Calls the transport refuses before the service: an unknown method (the conformance check).
+    assert d.cli("conformance", "--only", "call.unknown-method-unimplemented").returncode == 0
+
+    _, text = scrape(d)
+    after = by_name(parse_text(text))
+    for name, (kind, labels) in EXPECTED.items():
+        assert name in after, f"missing {name}"
+        assert after[name].type == kind, (name, after[name].type)
+        assert after[name].documentation, name
+        assert after[name].samples, name
+        for sample in after[name].samples:
+            assert set(sample.labels) - {"le"} == labels, (name, sample.labels)
+            if "method" in labels:
+                assert sample.labels["method"] in {"Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen", "_unknown"}
+    unexpected = set(after) - set(EXPECTED)
+    assert not unexpected, unexpected
+
+    borrows = value(after, "adloader_calls", "_total", method="Borrow", code="OK")
+    returns = value(after, "adloader_calls", "_total", method="Return", code="OK")
+    assert borrows >= 6 and returns >= 1, (borrows, returns)
+    assert value(after, "adloader_calls", "_total", method="Borrow", code="INVALID_ARGUMENT") == 1
+    assert value(after, "adloader_calls", "_total", method="_unknown", code="UNIMPLEMENTED") >= 1
+    assert value(after, "adloader_call_duration_seconds", "_count", method="Borrow") == borrows + 1
+    pools = {s.labels["ad_unit"] for s in after["adloader_pool_available_ads"].samples}
+    assert pools == {"feed-native", "feed-video"}
+    # Demand sizing: the target follows the borrow rate, bounded by maximumRetainedAdvertisements.
+    assert 1 <= value(after, "adloader_pool_target_ads", loader="default", ad_unit="feed-native") <= 10
+    assert value(after, "adloader_pool_idle", loader="default", ad_unit="feed-native") == 0
+    hits = sum(value(after, "adloader_pool_borrows", "_total", ad_unit=u, result="hit") for u in pools)
+    assert hits >= 1
+    assert value(after, "adloader_upstream_requests", "_total", source="synthetic") >= 2
+    assert value(after, "adloader_upstream_request_duration_seconds", "_count", source="synthetic") >= 1
+    assert value(after, "adloader_source_notices", "_total", source="synthetic", notice="shown") == returns
+    assert value(after, "adloader_upstream_reachable", source="synthetic") == 1
+    assert value(after, "adloader_ready") == 1
+    assert value(after, "adloader_event_loop_lag_seconds", "_count") >= 1
+    assert value(after, "process_resident_memory_bytes") > 1_000_000
+    assert 3 < value(after, "process_open_fds") < value(after, "process_max_fds")
+
+    # Another scrape: counters never go back.
+    _, again_text = scrape(d)
+    again = by_name(parse_text(again_text))
+    for name, (kind, _) in EXPECTED.items():
+        if kind != "counter":
+            continue
+        for sample in after[name].samples:
+            assert value(again, name, "_total", **sample.labels) >= sample.value, (name, sample.labels)
+
+
+def test_openmetrics_when_accept_asks_for_it(daemon):
+    d = daemon(config=CONFIG, admin=True)
+    d.cli("borrow", "feed-native", "--wait", "1000")
+    accept = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+    content_type, text = scrape(d, accept)
+    assert content_type.startswith("application/openmetrics-text; version=1.0.0")
+    assert text.endswith("# EOF\n")
+    families = by_name(parse_openmetrics(text))  # strict: raises on any format error
+    assert families["adloader_calls"].type == "counter"
+    assert families["adloader_call_duration_seconds"].type == "histogram"
+    assert value(families, "adloader_calls", "_total", method="Borrow", code="OK") == 1
+
+
+def test_healthz_and_unknown_paths(daemon):
+    d = daemon(admin=True)
+    assert get(d.admin, "/healthz")[0] == 200
+    status, _, body = get(d.admin, "/nope")
+    assert status == 404 and "/metrics" in body

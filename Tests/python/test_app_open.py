@@ -1,0 +1,246 @@
+"""AppOpen against the real daemon: counts that survive SIGKILL (SQLite, Redis) and a daily
+cap that holds across two daemons sharing one Redis. Uses the CLI's --json output."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def redis_server():
+    """A redis-server on a free loopback port, no persistence; killed after the test."""
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--daemonize", "no", "--loglevel", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.02)
+    yield port
+    proc.kill()
+    proc.wait(timeout=10)
+
+
+def config(store, daily_cap=None):
+    policy = {} if daily_cap is None else {"maximumShowsPerDay": daily_cap}
+    return {
+        "loaders": {"appopen": {"format": "appOpen", "maximumRetainedAdvertisements": 3,
+                                "numberOfAdvertisements": 3, "appOpen": policy}},
+        "sources": {"synthetic": {"latency": "1ms"}},
+        "capStore": store,
+    }
+
+
+def app_open(d, device="device-1", session="session-1", *extra):
+    out = d.cli("app-open", "splash", "--loader", "appopen", "--device", device, "--session", session,
+                "--utc-offset", "+05:30", "--json", *extra).stdout
+    return json.loads(out)
+
+
+def app_open_ready(d, **kw):
+    """AppOpen until the pool has an ad (bounded): the first call fills it."""
+    deadline = time.monotonic() + 10
+    while True:
+        answer = app_open(d, **kw)
+        if answer["outcome"] != "NO_AD_READY" or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.02)
+
+
+def show_and_confirm(d, **kw):
+    answer = app_open_ready(d, **kw)
+    assert answer["outcome"] == "SHOW", answer
+    lease = answer["lease"]["leaseId"]
+    assert answer["lease"]["ad"]["format"] == "appOpen"
+    returned = json.loads(d.cli("return", lease, "--shown", "--json").stdout)
+    assert returned["outcome"] == "CONSUMED", returned
+    return answer
+
+
+@pytest.fixture
+def sqlite_path():
+    with tempfile.TemporaryDirectory(prefix="adloaderd-caps-") as tmp:
+        yield os.path.join(tmp, "caps.sqlite")
+
+
+def test_sigkill_right_after_a_confirmed_show_keeps_the_count_sqlite(daemon, sqlite_path):
+    store = {"type": "sqlite", "sqlitePath": sqlite_path}
+    d = daemon(config=config(store))
+    before = show_and_confirm(d)
+    assert before["dailyCount"] == 0 and before["sessionCount"] == 0
+    # The Return was answered: the count is committed. Kill at once, no shutdown.
+    d.signal(signal.SIGKILL)
+    assert d.wait() == -signal.SIGKILL
+    again = daemon(config=config(store))
+    after = app_open(again)
+    assert after["dailyCount"] == 1 and after["sessionCount"] == 1, after
+
+
+@pytest.mark.parametrize("synchronous", ["full", "normal"])
+def test_sigkill_in_a_loop_never_loses_a_confirmed_show_sqlite(daemon, sqlite_path, synchronous):
+    store = {"type": "sqlite", "sqlitePath": sqlite_path, "sqliteSynchronous": synchronous}
+    for shown in range(3):
+        d = daemon(config=config(store))
+        answer = show_and_confirm(d, session=f"s{shown}")
+        assert answer["dailyCount"] == shown, answer
+        d.signal(signal.SIGKILL)
+        d.wait()
+    final = app_open(daemon(config=config(store)), session="last")
+    assert final["dailyCount"] == 3, final
+
+
+def test_sigkill_right_after_a_confirmed_show_keeps_the_count_redis(daemon, redis_server):
+    # A generous timeout: these tests are about counts, and this machine may be busy.
+    store = {"type": "redis", "redisPort": redis_server, "redisTimeout": "10s"}
+    d = daemon(config=config(store))
+    show_and_confirm(d)
+    d.signal(signal.SIGKILL)
+    d.wait()
+    after = app_open(daemon(config=config(store)))
+    assert after["dailyCount"] == 1 and after["sessionCount"] == 1, after
+
+
+def test_two_daemons_sharing_one_redis_hold_one_daily_cap(daemon, redis_server):
+    # A generous timeout: these tests are about counts, and this machine may be busy.
+    store = {"type": "redis", "redisPort": redis_server, "redisTimeout": "10s"}
+    a = daemon(config=config(store, daily_cap=2))
+    b = daemon(config=config(store, daily_cap=2))
+    show_and_confirm(a, session="s-a")
+    second = show_and_confirm(b, session="s-b")
+    assert second["dailyCount"] == 1, second
+    # Both daemons now see the cap reached for this device, whatever the session.
+    for d in (a, b):
+        capped = app_open_ready(d, session="s-c")
+        assert capped["outcome"] == "SKIP" and capped["reason"] == "DAILY_CAP_REACHED", capped
+        assert capped["dailyCount"] == 2 and capped["flags"]["dailyCapReached"], capped
+    # Another device is not capped.
+    assert app_open_ready(a, device="device-2")["outcome"] == "SHOW"
+
+
+def test_a_redis_outage_refuses_to_show_and_recovers(daemon):
+    port = free_port()
+    store = {"type": "redis", "redisPort": port, "redisReconnectInterval": "100ms"}
+    d = daemon(config=config(store))
+    down = app_open_ready(d)
+    assert down["outcome"] == "SKIP" and down["reason"] == "STORE_UNAVAILABLE", down
+    assert down["flags"]["storeUnavailable"]
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--daemonize", "no", "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            answer = app_open(d)
+            if answer["outcome"] == "SHOW" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert answer["outcome"] == "SHOW" and not answer["flags"]["storeUnavailable"], answer
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_cli_readable_output_and_bad_input(daemon, sqlite_path):
+    d = daemon(config=config({"type": "sqlite", "sqlitePath": sqlite_path}))
+    app_open_ready(d)
+    out = d.cli("app-open", "splash", "--loader", "appopen", "--device", "d", "--session", "s",
+                "--event", "foreground", "--background", "10").stdout
+    assert out.startswith("skip: below background threshold"), out
+    assert "shows so far: 0 this session, 0 on " in out
+    bad = d.cli("app-open", "splash", "--loader", "appopen", "--device", "d", "--session", "s",
+                "--utc-offset", "+5:30", check=False)
+    assert bad.returncode == 2 and "--utc-offset" in bad.stderr
+    far = d.cli("app-open", "splash", "--loader", "appopen", "--device", "d", "--session", "s",
+                "--utc-offset", "+99:00", check=False)
+    assert far.returncode == 1 and "utc_offset_seconds: must be -64800...64800, got 356400" in far.stderr
+    refused = d.cli("app-open", "splash", "--loader", "appopen", "--device", "", "--session", "s", check=False)
+    assert refused.returncode == 1 and "device_id: must not be empty" in refused.stderr
+    # The daemon still answers.
+    assert app_open(d)["outcome"] == "SHOW"
+
+
+def test_banner_format_is_refused_with_its_reason(tmp_path):
+    from conftest import BINARY
+    path = tmp_path / "banner.json"
+    path.write_text(json.dumps({"loaders": {"b": {"format": "banner"}}}))
+    run = subprocess.run([BINARY, "--config", str(path), "--port", "0"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2
+    assert "loaders.b.format: banner is not a pooled format" in run.stderr, run.stderr
+
+
+def test_the_synthetic_source_serves_every_format_through_borrow(daemon):
+    formats = ["native", "interstitial", "rewarded", "appOpen"]
+    d = daemon(config={"loaders": {f: {"format": f} for f in formats},
+                       "sources": {"synthetic": {"latency": "1ms"}}})
+    for f in formats:
+        answer = json.loads(d.cli("borrow", "unit", "--loader", f, "--wait", "2000", "--json").stdout)
+        assert answer["outcome"] == "LEASED", answer
+        ad = answer["lease"]["ad"]
+        if f == "native":
+            assert "fullScreen" not in ad and ad["headline"], ad
+            continue
+        assert ad["format"] == f, ad
+        creative = ad["fullScreen"]
+        assert "headline" not in ad
+        assert creative.get("markup") or creative.get("videoUrl"), creative
+        assert ("reward" in creative) == (f == "rewarded"), creative
+        if f == "rewarded":
+            assert creative["reward"]["amount"] > 0 and creative["reward"]["type"]
+
+
+@pytest.mark.parametrize("synchronous", ["normal", "full"])
+def test_app_open_over_grpc_with_the_stock_client(daemon, sqlite_path, synchronous):
+    """AppOpen, the full-screen oneof and the counting Return through real gRPC (stubs
+    generated from Proto/); with synchronous full the store answers from its worker thread."""
+    import grpc
+    import grpc_stubs
+    s = grpc_stubs.load()
+    d = daemon(config=config({"type": "sqlite", "sqlitePath": sqlite_path, "sqliteSynchronous": synchronous},
+                             daily_cap=1))
+    channel = grpc.insecure_channel(d.endpoint)
+    try:
+        stub = s.grpc.NativeAdLoaderStub(channel)
+        request = s.pb.AppOpenRequest(device_id="g-1", session_id="s-1", event=s.pb.APP_OPEN_EVENT_LAUNCH,
+                                      utc_offset_seconds=-28800, ad_unit_id="splash", loader="appopen")
+        deadline = time.monotonic() + 10
+        answer = stub.AppOpen(request, timeout=10)
+        while answer.outcome == s.pb.APP_OPEN_OUTCOME_NO_AD_READY and time.monotonic() < deadline:
+            time.sleep(0.02)
+            answer = stub.AppOpen(request, timeout=10)
+        assert answer.outcome == s.pb.APP_OPEN_OUTCOME_SHOW and answer.reason == s.pb.APP_OPEN_REASON_COLD_START
+        ad = answer.lease.ad
+        assert ad.format == s.pb.AD_FORMAT_APP_OPEN and ad.WhichOneof("creative") == "full_screen"
+        assert ad.full_screen.WhichOneof("media") in ("markup", "video_url") and ad.headline == ""
+        returned = stub.Return(s.pb.ReturnRequest(lease_id=answer.lease.lease_id, shown=True), timeout=10)
+        assert returned.outcome == s.pb.RETURN_OUTCOME_CONSUMED
+        capped = stub.AppOpen(request, timeout=10)
+        assert capped.outcome == s.pb.APP_OPEN_OUTCOME_SKIP
+        assert capped.reason == s.pb.APP_OPEN_REASON_DAILY_CAP_REACHED and capped.daily_cap_reached
+        assert capped.daily_count == 1 and capped.session_count == 1
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.AppOpen(s.pb.AppOpenRequest(device_id="g-1", session_id="s-1", ad_unit_id="splash",
+                                             loader="appopen"), timeout=10)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "event: must be LAUNCH (1) or FOREGROUND (2), got 0" in refused.value.details()
+    finally:
+        channel.close()
