@@ -253,7 +253,11 @@ final class GRPCConnection: CallResponder {
             finish(stream, status: status)
         }
         _ = nghttp2_submit_shutdown_notice(session)
-        awaitingDrainPing = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), Self.drainPingData) == 0
+        // The GOAWAY goes out before the PING is queued (nghttp2 would send the PING first):
+        // an acknowledgement of the PING then proves the client read the GOAWAY.
+        flush()
+        guard phase == .open, let open = self.session else { return }
+        awaitingDrainPing = nghttp2_submit_ping(open, UInt8(NGHTTP2_FLAG_NONE.rawValue), Self.drainPingData) == 0
         goAwayIfDrained()
         flush()
     }
