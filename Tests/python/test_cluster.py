@@ -268,6 +268,8 @@ def test_sigterm_drain_stops_routing_and_fails_no_call(cluster):
         direct.close()
     assert not failures, (failures[:5], c.nginx.log("error.log")[-2000:])
     access = c.nginx.log("access.log")
+    # Calls nginx wrote on a kept-alive connection as the drain began: answered UNAVAILABLE
+    # (unprocessed) by the draining replica, or 502 by nginx; the retry sent them elsewhere.
     retried = access.count('" 502 ') + access.count("grpc_status=14")
     print(f"drain: {len(landed)} calls, {retried} answered UNAVAILABLE (never processed) and retried by the client")
     after = [(k, where) for done, k, where in landed if done]
