@@ -17,7 +17,7 @@ public enum Catalog {
         AppOpenSplashRefusedByTheSessionCap.example,
         AppOpenSplashRefusedByTheDailyCap.example,
         InterstitialBetweenLevels.example,
-        RewardedRewardAfterTheVideo.example,
+        RewardedVideoForCoins.example,
         Example(.grpc, .native, "Feed borrow per cell", file: "Python/grpc_native_feed_borrow_per_cell.py"),
         Example(.grpc, .native, "OpenRTB loader against an exchange", file: "Python/grpc_native_openrtb_loader_against_an_exchange.py"),
         Example(.cli, .native, "Feed prefetch, borrow and return from a shell", file: "CLI/cli_native_feed_from_a_shell.sh"),

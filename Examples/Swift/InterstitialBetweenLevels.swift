@@ -1,4 +1,4 @@
-// Swift Interstitial between levels
+// Swift Interstitial Between levels
 //
 // Shows: a game shows a full-screen interstitial at each level break. It prefetches when the
 // game starts; at a level's end it borrows (waiting at most 1 s, the transition's length) and

@@ -1,4 +1,4 @@
-// Swift Native one loader per targeting
+// Swift Native One loader per targeting
 //
 // Shows: an ad is requested with one targeting (keywords, content URL, key-values) and must be
 // shown only where that targeting holds. Configure one loader per targeting ("sports" and

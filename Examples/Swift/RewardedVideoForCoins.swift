@@ -1,16 +1,16 @@
-// Swift Rewarded reward after the video
+// Swift Rewarded Video for coins
 //
 // Shows: a rewarded ad ("watch a video for 50 coins"). The offer button is enabled only when
 // an ad is ready (Borrow with wait 0 after a prefetch); the ad carries its reward; the app
 // grants it when the video completes and returns the lease shown. A player who closes the
 // video early gets nothing, and the ad goes back to the pool for the next offer.
 // Look at: `creative.reward` (type, amount); the Return's `shown` deciding the outcome.
-// Run: adloader examples run swift-rewarded-reward-after-the-video
+// Run: adloader examples run swift-rewarded-video-for-coins
 import AdLoaderClient
 import AdLoaderCore
 
-enum RewardedRewardAfterTheVideo {
-    static let example = Example(.swift, .rewarded, "Reward after the video") { run in
+enum RewardedVideoForCoins {
+    static let example = Example(.swift, .rewarded, "Video for coins") { run in
         let client = run.client
         let adUnit = "coins-offer-\(run.id)"
 
