@@ -66,6 +66,8 @@ def test_the_catalog_lists_every_case_file_once_under_its_title():
             lines = [line for line in f.read().splitlines() if not line.startswith("#!")]
         first = re.sub(r"^(//|#)\s*", "", lines[0])
         assert first == case["title"], f"{case['file']} starts with {lines[0]!r}, not its title"
+        with open(os.path.join(EXAMPLES, "README.md")) as f:
+            assert f"| {case['title']} |" in f.read(), f"{case['title']}: not in the table of Examples/README.md"
         header = "\n".join(lines[:30])
         for part in ("Shows:", "Look at:", "Run:"):
             assert part in header, f"{case['file']}: its opening comment says what it shows, what to look at, how to run it"
