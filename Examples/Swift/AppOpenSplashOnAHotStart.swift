@@ -19,10 +19,13 @@ enum AppOpenSplashOnAHotStart {
 
         func foreground(after background: Duration, fromUnlock: Bool = false) async throws -> AppOpenResponseMessage {
             let request = AppOpenRequest(
-                deviceID: "device-\(run.id)", sessionID: "session-1", event: .foreground, backgroundDuration: background,
+                deviceID: "device-\(run.id)", sessionID: "session-1", event: .foreground,
+                backgroundDuration: background,
                 fromUnlock: fromUnlock)
             let answer = try await client.appOpen(request, adUnitID: adUnit, loader: "appopen")
-            run.log("after \(background)\(fromUnlock ? " (unlock)" : ""): \(answer.outcome), \(answer.reason.map { "\($0)" } ?? "?")")
+            run.log(
+                "after \(background)\(fromUnlock ? " (unlock)" : ""): \(answer.outcome), \(answer.reason.map { "\($0)" } ?? "?")"
+            )
             return answer
         }
 

@@ -21,16 +21,22 @@ enum AppOpenSplashOnFirstLaunch {
         _ = try await client.prefetch(adUnitID: adUnit, loader: "appopen")
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(3)
-        while try await client.stats(loader: "appopen", adUnitID: adUnit).first?.available ?? 0 == 0, clock.now < deadline {
+        while try await client.stats(loader: "appopen", adUnitID: adUnit).first?.available ?? 0 == 0,
+            clock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(20))
         }
 
         let request = AppOpenRequest(
             deviceID: device, sessionID: "session-1", event: .launch, isFirstLaunch: true, utcOffsetSeconds: 2 * 3600)
         let answer = try await client.appOpen(request, adUnitID: adUnit, loader: "appopen")
-        run.log("\(answer.outcome): \(answer.reason.map { "\($0)" } ?? "?"), counts so far \(answer.counts.session)/\(answer.counts.day) on \(answer.day)")
+        run.log(
+            "\(answer.outcome): \(answer.reason.map { "\($0)" } ?? "?"), counts so far \(answer.counts.session)/\(answer.counts.day) on \(answer.day)"
+        )
         try run.expect(answer.outcome == .show && answer.reason == .firstLaunch, "show on first launch")
-        try run.expect(answer.flags.firstLaunch && answer.counts == AppOpenCounts(session: 0, day: 0), "first launch, no shows yet")
+        try run.expect(
+            answer.flags.firstLaunch && answer.counts == AppOpenCounts(session: 0, day: 0), "first launch, no shows yet"
+        )
 
         guard let lease = answer.lease, let creative = lease.ad.creative.fullScreenCreative else {
             throw ExampleFailure("SHOW without a full-screen ad")

@@ -25,7 +25,9 @@ enum AppOpenSplashRefusedByTheDailyCap {
                     AppOpenRequest(deviceID: device, sessionID: session, event: .launch, utcOffsetSeconds: -5 * 3600),
                     adUnitID: adUnit, loader: "appopen")
                 if answer.outcome != .noAdReady || clock.now >= deadline {
-                    run.log("\(session): \(answer.outcome), \(answer.reason.map { "\($0)" } ?? "?"), \(answer.counts.day) on \(answer.day)")
+                    run.log(
+                        "\(session): \(answer.outcome), \(answer.reason.map { "\($0)" } ?? "?"), \(answer.counts.day) on \(answer.day)"
+                    )
                     return answer
                 }
                 try await Task.sleep(for: .milliseconds(50))

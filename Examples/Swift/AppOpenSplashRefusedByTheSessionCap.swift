@@ -21,9 +21,12 @@ enum AppOpenSplashRefusedByTheSessionCap {
             let deadline = clock.now + .seconds(3)
             while true {  // a splash screen waits a little for the pool's first ads
                 let answer = try await client.appOpen(
-                    AppOpenRequest(deviceID: device, sessionID: session, event: .launch), adUnitID: adUnit, loader: "appopen")
+                    AppOpenRequest(deviceID: device, sessionID: session, event: .launch), adUnitID: adUnit,
+                    loader: "appopen")
                 if answer.outcome != .noAdReady || clock.now >= deadline {
-                    run.log("\(session): \(answer.outcome), \(answer.reason.map { "\($0)" } ?? "?"), session count \(answer.counts.session)")
+                    run.log(
+                        "\(session): \(answer.outcome), \(answer.reason.map { "\($0)" } ?? "?"), session count \(answer.counts.session)"
+                    )
                     return answer
                 }
                 try await Task.sleep(for: .milliseconds(50))

@@ -19,8 +19,11 @@ public enum Catalog {
         InterstitialBetweenLevels.example,
         RewardedVideoForCoins.example,
         Example(.grpc, .native, "Feed borrow per cell", file: "Python/grpc_native_feed_borrow_per_cell.py"),
-        Example(.grpc, .native, "OpenRTB loader against an exchange", file: "Python/grpc_native_openrtb_loader_against_an_exchange.py"),
-        Example(.cli, .native, "Feed prefetch, borrow and return from a shell", file: "CLI/cli_native_feed_from_a_shell.sh"),
+        Example(
+            .grpc, .native, "OpenRTB loader against an exchange",
+            file: "Python/grpc_native_openrtb_loader_against_an_exchange.py"),
+        Example(
+            .cli, .native, "Feed prefetch, borrow and return from a shell", file: "CLI/cli_native_feed_from_a_shell.sh"),
         Example(.operator, .native, "Metrics scrape", file: "Python/operator_native_metrics_scrape.py"),
     ]
 }

@@ -31,17 +31,21 @@ enum InterstitialBetweenLevels {
             case .markup(let html): media = "markup, \(html.utf8.count) bytes"
             case .videoURL(let url): media = "video \(url)"
             }
-            run.log("level \(level) ends: ad \(lease.ad.id), \(creative.orientation), \(creative.width)×\(creative.height), \(media)")
+            run.log(
+                "level \(level) ends: ad \(lease.ad.id), \(creative.orientation), \(creative.width)×\(creative.height), \(media)"
+            )
 
             // The player skips the break after level 2 (taps "next" during the transition).
             let shown = level != 2
             let outcome = try await client.returnLease(lease.id, shown: shown)
-            try run.expect(outcome == (shown ? .consumed : .backInPool), "level \(level): \(String(describing: outcome))")
+            try run.expect(
+                outcome == (shown ? .consumed : .backInPool), "level \(level): \(String(describing: outcome))")
             if shown { shownAds.append(lease.ad.id) }
         }
         try run.expect(Set(shownAds).count == 2, "a new ad at every shown break")
 
         let stats = try await client.stats(loader: "interstitial", adUnitID: adUnit).first
-        try run.expect(stats?.consumed == 2 && stats?.leased == 0, "2 consumed, none leased: \(String(describing: stats))")
+        try run.expect(
+            stats?.consumed == 2 && stats?.leased == 0, "2 consumed, none leased: \(String(describing: stats))")
     }
 }

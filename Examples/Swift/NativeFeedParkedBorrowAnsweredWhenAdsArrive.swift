@@ -40,7 +40,9 @@ enum NativeFeedParkedBorrowAnsweredWhenAdsArrive {
         try run.expect(waited >= .milliseconds(400), "answered when the ads arrived, not at once (\(waited))")
 
         let stats = try await client.stats(loader: "slow", adUnitID: adUnit).first
-        try run.expect(stats?.parkedBorrows == 0 && stats?.borrowHits == 1, "no longer parked, one hit: \(String(describing: stats))")
+        try run.expect(
+            stats?.parkedBorrows == 0 && stats?.borrowHits == 1,
+            "no longer parked, one hit: \(String(describing: stats))")
         _ = try await client.returnLease(lease.id, shown: false)
     }
 }

@@ -28,7 +28,8 @@ enum NativeFeedPrefetchBeforeTheListRenders {
         // Layout, images, first frame... (here: until the loads of 50 ms have arrived, at most 5 s).
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(5)
-        while try await client.stats(loader: "feed", adUnitID: adUnit).first?.available ?? 0 < 10, clock.now < deadline {
+        while try await client.stats(loader: "feed", adUnitID: adUnit).first?.available ?? 0 < 10, clock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(20))
         }
 

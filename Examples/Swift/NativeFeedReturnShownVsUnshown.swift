@@ -14,8 +14,9 @@ enum NativeFeedReturnShownVsUnshown {
         let client = run.client
         let adUnit = "feed-native-\(run.id)"
 
-        guard case .leased(let visible, _) = try await client.borrow(
-            adUnitID: adUnit, loader: "feed", slot: "feed-1/position-3", wait: .seconds(1)),
+        guard
+            case .leased(let visible, _) = try await client.borrow(
+                adUnitID: adUnit, loader: "feed", slot: "feed-1/position-3", wait: .seconds(1)),
             case .leased(let offscreen, _) = try await client.borrow(
                 adUnitID: adUnit, loader: "feed", slot: "feed-1/position-8", wait: .seconds(1))
         else { throw ExampleFailure("no ads to lend") }
@@ -23,12 +24,14 @@ enum NativeFeedReturnShownVsUnshown {
         // Position 3 was on screen long enough to count as an impression.
         let shown = try await client.returnLease(visible.id, shown: true)
         run.log("shown:   ad \(visible.ad.id) -> \(shown.map { "\($0)" } ?? "?")")
-        try run.expect(shown == .consumed, "a shown ad reaches its show count and is consumed, got \(String(describing: shown))")
+        try run.expect(
+            shown == .consumed, "a shown ad reaches its show count and is consumed, got \(String(describing: shown))")
 
         // Position 8 was prepared but the user left the screen before it appeared.
         let unshown = try await client.returnLease(offscreen.id, shown: false)
         run.log("unshown: ad \(offscreen.ad.id) -> \(unshown.map { "\($0)" } ?? "?")")
-        try run.expect(unshown == .backInPool, "an unshown ad goes back to the pool, got \(String(describing: unshown))")
+        try run.expect(
+            unshown == .backInPool, "an unshown ad goes back to the pool, got \(String(describing: unshown))")
 
         // Returning twice is an error: the lease is gone.
         do {
@@ -39,7 +42,9 @@ enum NativeFeedReturnShownVsUnshown {
         }
 
         let stats = try await client.stats(loader: "feed", adUnitID: adUnit).first
-        run.log("stats: consumed \(stats?.consumed ?? 0), leased \(stats?.leased ?? 0), available \(stats?.available ?? 0)")
-        try run.expect(stats?.consumed == 1 && stats?.leased == 0, "1 consumed, none leased: \(String(describing: stats))")
+        run.log(
+            "stats: consumed \(stats?.consumed ?? 0), leased \(stats?.leased ?? 0), available \(stats?.available ?? 0)")
+        try run.expect(
+            stats?.consumed == 1 && stats?.leased == 0, "1 consumed, none leased: \(String(describing: stats))")
     }
 }

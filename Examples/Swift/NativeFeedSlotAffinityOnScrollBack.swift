@@ -15,22 +15,25 @@ enum NativeFeedSlotAffinityOnScrollBack {
         let slot = "feed-42/position-7"
 
         // The cell at position 7 appears.
-        guard case .leased(let first, let firstReused) = try await client.borrow(
-            adUnitID: adUnit, loader: "feed", slot: slot, wait: .seconds(1))
+        guard
+            case .leased(let first, let firstReused) = try await client.borrow(
+                adUnitID: adUnit, loader: "feed", slot: slot, wait: .seconds(1))
         else { throw ExampleFailure("no ad for \(slot)") }
         run.log("appears:     lease \(first.id), ad \(first.ad.id), reused \(firstReused)")
         try run.expect(!firstReused, "the first borrow of a slot is a new lease")
 
         // The user scrolls down (the cell is destroyed) and back up (a new cell, same slot).
-        guard case .leased(let again, let reused) = try await client.borrow(adUnitID: adUnit, loader: "feed", slot: slot)
+        guard
+            case .leased(let again, let reused) = try await client.borrow(adUnitID: adUnit, loader: "feed", slot: slot)
         else { throw ExampleFailure("no ad for \(slot) on scroll-back") }
         run.log("scroll-back: lease \(again.id), ad \(again.ad.id), reused \(reused)")
         try run.expect(reused && again.id == first.id && again.ad.id == first.ad.id, "same lease, same ad")
         try run.expect(again.expiresAt == first.expiresAt, "a reused lease is not extended")
 
         // A different cell gets a different ad.
-        guard case .leased(let other, _) = try await client.borrow(
-            adUnitID: adUnit, loader: "feed", slot: "feed-42/position-12", wait: .seconds(1))
+        guard
+            case .leased(let other, _) = try await client.borrow(
+                adUnitID: adUnit, loader: "feed", slot: "feed-42/position-12", wait: .seconds(1))
         else { throw ExampleFailure("no ad for position 12") }
         try run.expect(other.ad.id != first.ad.id, "another slot, another ad")
 

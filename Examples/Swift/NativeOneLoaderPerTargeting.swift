@@ -32,6 +32,7 @@ enum NativeOneLoaderPerTargeting {
         let pools = try await client.stats(adUnitID: adUnit)
         run.log("pools: " + pools.map { "\($0.loader) (\($0.upstreamRequests) requests)" }.joined(separator: ", "))
         try run.expect(pools.map(\.loader) == ["news", "sports"], "one pool per loader, got \(pools.map(\.loader))")
-        try run.expect(pools.allSatisfy { $0.upstreamRequests >= 1 && $0.consumed == 2 }, "each loaded and consumed its own")
+        try run.expect(
+            pools.allSatisfy { $0.upstreamRequests >= 1 && $0.consumed == 2 }, "each loaded and consumed its own")
     }
 }

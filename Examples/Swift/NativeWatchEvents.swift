@@ -18,8 +18,9 @@ enum NativeWatchEvents {
         let events = client.watch(loader: "feed", adUnitID: adUnit, timeout: .seconds(10))
 
         // Some traffic: one cell borrows an ad and shows it.
-        guard case .leased(let lease, _) = try await client.borrow(
-            adUnitID: adUnit, loader: "feed", slot: "watched/position-1", wait: .seconds(1))
+        guard
+            case .leased(let lease, _) = try await client.borrow(
+                adUnitID: adUnit, loader: "feed", slot: "watched/position-1", wait: .seconds(1))
         else { throw ExampleFailure("no ad") }
         _ = try await client.returnLease(lease.id, shown: true)
 
@@ -31,7 +32,9 @@ enum NativeWatchEvents {
             run.log("\(event.kind)" + (event.reason.map { " (\($0))" } ?? ""))
             seen.append(event.kind)
             if event.kind == .removed {
-                try run.expect(event.reason == .consumed, "removed because it was consumed, got \(String(describing: event.reason))")
+                try run.expect(
+                    event.reason == .consumed,
+                    "removed because it was consumed, got \(String(describing: event.reason))")
                 break
             }
         }

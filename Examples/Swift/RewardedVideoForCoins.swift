@@ -18,13 +18,16 @@ enum RewardedVideoForCoins {
         _ = try await client.prefetch(adUnitID: adUnit, loader: "rewarded")
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(3)
-        while try await client.stats(loader: "rewarded", adUnitID: adUnit).first?.available ?? 0 < 2, clock.now < deadline {
+        while try await client.stats(loader: "rewarded", adUnitID: adUnit).first?.available ?? 0 < 2,
+            clock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(20))
         }
 
         var coins = 0
         for (player, completes) in [("player-a", false), ("player-b", true)] {
-            guard case .leased(let lease, _) = try await client.borrow(adUnitID: adUnit, loader: "rewarded", slot: player),
+            guard
+                case .leased(let lease, _) = try await client.borrow(adUnitID: adUnit, loader: "rewarded", slot: player),
                 let reward = lease.ad.creative.fullScreenCreative?.reward
             else { throw ExampleFailure("\(player): no rewarded ad ready") }
             try run.expect(lease.ad.format == .rewarded && reward.amount > 0, "a rewarded ad with its reward")
@@ -32,8 +35,11 @@ enum RewardedVideoForCoins {
             // ... the video plays; player-a closes it early, player-b watches to the end ...
             let outcome = try await client.returnLease(lease.id, shown: completes)
             if completes { coins += reward.amount }
-            run.log("\(player): ad \(lease.ad.id) offers \(reward.amount) \(reward.type); completed \(completes) -> \(outcome.map { "\($0)" } ?? "?")")
-            try run.expect(outcome == (completes ? .consumed : .backInPool), "\(player): \(String(describing: outcome))")
+            run.log(
+                "\(player): ad \(lease.ad.id) offers \(reward.amount) \(reward.type); completed \(completes) -> \(outcome.map { "\($0)" } ?? "?")"
+            )
+            try run.expect(
+                outcome == (completes ? .consumed : .backInPool), "\(player): \(String(describing: outcome))")
         }
         try run.expect(coins > 0, "only the completed video grants its reward")
     }

@@ -24,7 +24,8 @@ enum ExamplesCommand: Sendable {
                     throw UsageError("examples: no case named \"\(name)\" (see adloader examples list)")
                 }
                 guard example.isSwift else {
-                    throw UsageError("examples: \(name) is a \(example.kind) case: run it with make examples (Examples/run.sh)")
+                    throw UsageError(
+                        "examples: \(name) is a \(example.kind) case: run it with make examples (Examples/run.sh)")
                 }
             }
             return .run(names: names, all: all)
@@ -52,10 +53,14 @@ enum ExamplesCommand: Sendable {
         }
         let titleWidth = examples.map(\.title.count).max() ?? 0
         let kindWidth = examples.map(\.kind.description.count).max() ?? 0
-        func padded(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
+        func padded(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: max(0, width - text.count))
+        }
         print("\(padded("TITLE", titleWidth))  \(padded("KIND", kindWidth))  FORMAT")
         for example in examples {
-            print("\(padded(example.title, titleWidth))  \(padded(example.kind.description, kindWidth))  \(example.format)")
+            print(
+                "\(padded(example.title, titleWidth))  \(padded(example.kind.description, kindWidth))  \(example.format)"
+            )
         }
         print(
             "\n\(examples.count) cases. Swift ones: adloader examples run NAME (NAME: the title in lower case, words joined by -);"
@@ -64,12 +69,18 @@ enum ExamplesCommand: Sendable {
 
     /// Runs Swift cases; exit status 1 when one failed.
     static func run(names: [String], all: Bool, endpoint: Endpoint, token: String?) async -> Int32 {
-        let examples = all ? Catalog.examples.filter(\.isSwift) : names.compactMap { name in Catalog.examples.first { $0.name == name } }
+        let examples =
+            all
+            ? Catalog.examples.filter(\.isSwift)
+            : names.compactMap { name in Catalog.examples.first { $0.name == name } }
         let failed = await ExampleRunner.run(examples, endpoint: endpoint, token: token) { line in
             print(line)
             fflush(nil)
         }
-        print(failed.isEmpty ? "\(examples.count) passed" : "\(failed.count) of \(examples.count) failed: \(failed.joined(separator: ", "))")
+        print(
+            failed.isEmpty
+                ? "\(examples.count) passed"
+                : "\(failed.count) of \(examples.count) failed: \(failed.joined(separator: ", "))")
         return failed.isEmpty ? CommandRunner.exitOK : CommandRunner.exitStatus
     }
 }
