@@ -59,6 +59,12 @@ struct StrategyResult {
     var peakLeased = 0
     var leftInPool = 0
     var leasesReclaimed = 0
+    /// adloaderd: pools left at the end; requests for an ad unit more than the idle time
+    /// after its last borrow; the most requests one unit had in flight during or after an
+    /// outage.
+    var poolsLeft = 0
+    var requestsAfterIdle = 0
+    var recoveryBurst = 0
     /// Sorted measured delays, for the CDF file.
     var sortedDelays: [Int64] = []
 

@@ -38,7 +38,8 @@ enum Report {
             format(result.hitRatio * 100, 2), format(result.neverRatio * 100, 2), milliseconds(result.p50),
             milliseconds(result.p90), milliseconds(result.p99), String(result.impressions), String(result.reviews),
             String(result.upstream.requests), format(result.requestsPerImpression, 3), String(result.upstream.loaded),
-            format(result.unshownRatio * 100, 2), result.retained == nil ? "-" : String(result.peakLeased),
+            format(result.unshownRatio * 100, 2),
+            result.strategy.hasPrefix("adloaderd") ? String(result.peakLeased) : "-",
         ]
     }
 

@@ -9,7 +9,7 @@ import AdSources
 protocol FeedStrategy: AnyObject {
     var name: String { get }
     var counters: UpstreamCounters { get }
-    func appear(key: Int64, user: Int32, cell: Int32)
+    func appear(key: Int64, user: Int32, cell: Int32, unit: Int32)
     func disappear(key: Int64)
     func release(key: Int64)
     /// Called now and then to record gauges (peak leased ads).
@@ -47,7 +47,7 @@ final class NoReuseStrategy: StrategyBase, FeedStrategy {
         super.init(clock: clock, recorder: recorder)
     }
 
-    func appear(key: Int64, user: Int32, cell: Int32) {
+    func appear(key: Int64, user: Int32, cell: Int32, unit: Int32) {
         let appearance = recorder.appear(at: elapsed)
         visible[key] = appearance
         counters.requests += 1
@@ -91,7 +91,7 @@ final class ReuseOnlyStrategy: StrategyBase, FeedStrategy {
         super.init(clock: clock, recorder: recorder)
     }
 
-    func appear(key: Int64, user: Int32, cell: Int32) {
+    func appear(key: Int64, user: Int32, cell: Int32, unit: Int32) {
         let slot = slots[key] ?? Slot()
         slots[key] = slot
         let appearance = recorder.appear(at: elapsed)
@@ -153,10 +153,20 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
 
     private var cells: [Int64: Cell] = [:]
 
-    init(clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, wait: Duration) throws {
+    init(
+        clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, source: CountingSource, wait: Duration
+    ) throws {
         self.loader = loader
+        self.source = source
         self.wait = wait
         super.init(clock: clock, recorder: recorder)
+        _ = loader.addObserver { [unowned self] event in
+            switch event.kind {
+            case .received: loaded += 1
+            case .expired, .removed: unshown += event.reason == .consumed ? 0 : 1
+            default: break
+            }
+        }
         try loader.prefetch(adUnitID: FeedScroll.adUnitID, loader: FeedScroll.loaderName)
     }
 
@@ -165,21 +175,25 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
             ?? PoolStats(loader: FeedScroll.loaderName, adUnitID: FeedScroll.adUnitID)
     }
 
+    /// Counted from the source and the loader's events, so pools removed when idle still count.
     var counters: UpstreamCounters {
-        let stats = self.stats
-        let unshown = Int(stats.expired + stats.removed)
-        return UpstreamCounters(requests: Int(stats.upstreamRequests), loaded: Int(stats.loaded), unshown: unshown)
+        UpstreamCounters(requests: source.requests, loaded: loaded, unshown: unshown)
     }
 
-    func appear(key: Int64, user: Int32, cell index: Int32) {
+    let source: CountingSource
+    private var loaded = 0
+    private var unshown = 0
+
+    func appear(key: Int64, user: Int32, cell index: Int32, unit: Int32) {
         let cell = cells[key] ?? Cell()
         cells[key] = cell
         let appearance = recorder.appear(at: elapsed)
         cell.appearance = appearance
+        source.lastDemand[FeedScroll.adUnitID(unit)] = clock.now
         let outcome: BorrowOutcome
         do {
             outcome = try loader.borrow(
-                adUnitID: FeedScroll.adUnitID, loader: FeedScroll.loaderName, slot: "u\(user)/c\(index)", wait: wait
+                adUnitID: FeedScroll.adUnitID(unit), loader: FeedScroll.loaderName, slot: "u\(user)/c\(index)", wait: wait
             ) { [self, cell] result in
                 cell.parked = nil
                 served(cell, result)
@@ -219,13 +233,68 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
     }
 
     func sample() {
-        peakLeased = max(peakLeased, stats.leased)
+        peakLeased = max(peakLeased, loader.stats(loader: FeedScroll.loaderName).reduce(0) { $0 + $1.leased })
     }
 
     func finish(into result: inout StrategyResult) {
-        let stats = self.stats
+        let all = loader.stats(loader: FeedScroll.loaderName)
         result.peakLeased = peakLeased
-        result.leftInPool = stats.available
-        result.leasesReclaimed = Int(stats.leasesReclaimed)
+        result.leftInPool = all.reduce(0) { $0 + $1.available }
+        result.leasesReclaimed = all.reduce(0) { $0 + Int($1.leasesReclaimed) }
+        result.poolsLeft = all.count
+        result.requestsAfterIdle = source.requestsAfterIdle
+        result.recoveryBurst = source.recoveryBurst
     }
+}
+
+/// The upstream seen by adloaderd in the simulation: the synthetic source, counted per ad
+/// unit, with an optional outage (every request fails as unreachable after the latency).
+final class CountingSource: DemandSource {
+    let inner: SyntheticSource
+    let clock: ManualClock
+    let start: AdInstant
+    /// Outage window, virtual seconds since the start.
+    var outage: ClosedRange<Double>?
+    /// The loader's idle time: requests for a unit later than this after its last borrow
+    /// are counted in `requestsAfterIdle`.
+    var idleTimeout: Duration = .seconds(600)
+    private(set) var requests = 0
+    private(set) var requestsAfterIdle = 0
+    /// The most requests one ad unit had in flight at once after the outage began (the
+    /// burst at recovery).
+    private(set) var recoveryBurst = 0
+    private var inFlight: [String: Int] = [:]
+    var lastDemand: [String: AdInstant] = [:]
+
+    init(inner: SyntheticSource, clock: ManualClock) {
+        self.inner = inner
+        self.clock = clock
+        self.start = clock.now
+    }
+
+    func loadAds(
+        _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+    ) {
+        requests += 1
+        let now = clock.now
+        if let last = lastDemand[request.adUnitID], now - last > idleTimeout { requestsAfterIdle += 1 }
+        let seconds = Double(now.unixMilliseconds - start.unixMilliseconds) / 1_000
+        let unit = request.adUnitID
+        inFlight[unit, default: 0] += 1
+        if let outage, seconds >= outage.lowerBound { recoveryBurst = max(recoveryBurst, inFlight[unit]!) }
+        let counted: (Result<[DeliveredAd], UpstreamError>) -> Void = { [self] result in
+            inFlight[unit, default: 0] -= 1
+            completion(result)
+        }
+        if let outage, outage.contains(seconds) {
+            _ = clock.schedule(at: now + .milliseconds(120)) {
+                counted(.failure(UpstreamError(code: .unreachable, message: "outage")))
+            }
+            return
+        }
+        inner.loadAds(request, count: count, completion: counted)
+    }
+
+    func adShown(_ ad: Ad) { inner.adShown(ad) }
+    func adDropped(_ ad: Ad, reason: AdDropReason) { inner.adDropped(ad, reason: reason) }
 }

@@ -23,7 +23,26 @@ struct TraceParameters {
     var flingProbability = 0.15
     var backProbability = 0.12
 
+    /// Ramp scenario: arrivals run at `rampFactor` times the base rate between
+    /// `rampStart + rampRise` and `rampEnd - rampRise`, rising and falling linearly over
+    /// `rampRise` seconds on each side; 1 = steady traffic.
+    var rampFactor = 1.0
+    var rampStart = 0.0
+    var rampEnd = 0.0
+    var rampRise = 600.0
+    /// Ad units users are spread over, Zipf-distributed (exponent 1): user of rank k's
+    /// unit is drawn with weight 1/k. 1 = everyone on one unit.
+    var adUnits = 1
+
     static let smoke = TraceParameters(users: 150, duration: 600)
+
+    /// The arrival rate multiplier at `seconds`.
+    func rateFactor(at seconds: Double) -> Double {
+        guard rampFactor != 1, seconds > rampStart, seconds < rampEnd else { return 1 }
+        let up = min(1, (seconds - rampStart) / rampRise)
+        let down = min(1, (rampEnd - seconds) / rampRise)
+        return 1 + (rampFactor - 1) * min(up, down)
+    }
 }
 
 /// One change of an ad cell of one user, in virtual milliseconds since the start.
@@ -41,6 +60,8 @@ struct TraceEvent {
     var user: Int32
     var cell: Int32
     var kind: Kind
+    /// The user's ad unit (0 unless the trace spreads users over several).
+    var unit: Int32 = 0
 }
 
 /// Every ad-cell event of every user, in time order (ties keep each user's own order).
@@ -58,11 +79,26 @@ struct Trace {
         var cellsScrolled = 0
         var time = 0.0
         let meanGap = parameters.duration * 1_000 / Double(max(parameters.users, 1))
-        for user in 0..<parameters.users {
-            time += arrivals.exponential(mean: meanGap)
+        // Zipf weights 1/k over the ad units, as a cumulative table.
+        var cumulative: [Double] = []
+        var total = 0.0
+        for rank in 1...max(parameters.adUnits, 1) {
+            total += 1 / Double(rank)
+            cumulative.append(total)
+        }
+        var user = 0
+        while true {
+            time += arrivals.exponential(mean: meanGap / parameters.rateFactor(at: time / 1_000))
             if time >= parameters.duration * 1_000 { break }
+            // Steady traffic: exactly as many users as asked (the traces of earlier runs).
+            if parameters.rampFactor == 1 && user >= parameters.users { break }
             var generator = SplitMix64(seed: parameters.seed &* 0x1000_0000_01B3 ^ UInt64(user))
             var session = Session(user: Int32(user), start: Int64(time), parameters: parameters)
+            if parameters.adUnits > 1 {
+                let draw = generator.unit() * total
+                session.unit = Int32(cumulative.firstIndex { $0 >= draw } ?? parameters.adUnits - 1)
+            }
+            user += 1
             session.run(&generator)
             cellsScrolled += session.moves
             for event in session.events {
@@ -86,6 +122,7 @@ private struct Session {
     var moves = 0
     /// Ad cells that appeared and were not released yet.
     var held: Set<Int> = []
+    var unit: Int32 = 0
     var events: [TraceEvent] = []
 
     init(user: Int32, start: Int64, parameters: TraceParameters) {
@@ -98,7 +135,7 @@ private struct Session {
     var visible: Range<Int> { top..<(top + parameters.viewport) }
 
     mutating func emit(_ kind: TraceEvent.Kind, _ cell: Int) {
-        events.append(TraceEvent(time: time, user: user, cell: Int32(cell), kind: kind))
+        events.append(TraceEvent(time: time, user: user, cell: Int32(cell), kind: kind, unit: unit))
     }
 
     mutating func run(_ generator: inout SplitMix64) {

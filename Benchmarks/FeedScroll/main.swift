@@ -13,6 +13,9 @@ import Darwin
 /// virtual time against three ways of filling ad cells. See BENCHMARKS.md.
 enum FeedScroll {
     static let adUnitID = "feed-native"
+
+    /// The ad unit of trace unit `unit`: unit 0 is ``adUnitID``.
+    static func adUnitID(_ unit: Int32) -> String { unit == 0 ? adUnitID : "\(adUnitID)-\(unit)" }
     static let loaderName = "feed"
 
     struct Options {
@@ -29,12 +32,20 @@ enum FeedScroll {
         /// Names the output files: `<label>.csv`, `<label>-delays.dat`.
         var label = "feedscroll"
         var smoke = false
+        /// A pool-economics scenario: steady, low, ramp, zipf, outage (see BENCHMARKS.md);
+        /// runs adloaderd with the default configuration against fixed-size pools.
+        var scenario: String?
+        /// Outage window of the upstream, virtual seconds.
+        var outage: ClosedRange<Double>?
+        /// `maximumConcurrentRequests` of the defaults run (nil: the default, 3).
+        var cap: Int?
     }
 
     static let usage = """
         usage: FeedScrollBench [--smoke] [--users N] [--duration S] [--seed N] [--warmup S]
                [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
                [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
+               [--scenario steady|low|ramp|zipf|outage] [--cap N]
         """
 
     /// Exits 2 with a message naming the bad option, or 0 after printing the usage for `--help`.
@@ -76,6 +87,31 @@ enum FeedScroll {
                 case .option("--wait"): options.wait = .milliseconds(Int64(try number()))
                 case .option("--out"): options.outputDirectory = try scanner.value()
                 case .option("--label"): options.label = try scanner.value()
+                case .option("--cap"): options.cap = Int(try number())
+                case .option("--scenario"):
+                    let name = try scanner.value()
+                    options.scenario = name
+                    switch name {
+                    case "steady": break
+                    case "low":
+                        options.trace.users = 500
+                        options.warmupSeconds = 3_600
+                    case "ramp":
+                        // 5,000 users / 2 h, ten times that rate from 40 to 80 min (rising over
+                        // the 10 min before, falling over the 10 min after); measured from 30 min.
+                        options.trace.users = 5_000
+                        options.trace.rampFactor = 10
+                        options.trace.rampStart = 1_800
+                        options.trace.rampEnd = 5_400
+                        options.warmupSeconds = 1_800
+                    case "zipf":
+                        options.trace.users = 5_000
+                        options.trace.adUnits = 200
+                        options.retained = 10
+                    case "outage":
+                        options.outage = 3_600...4_200
+                    default: throw ArgumentScanner.Failure(option: "--scenario", message: "unknown scenario \"\(name)\"")
+                    }
                 case .option("--help"), .option("-h"):
                     print(usage)
                     exit(0)
@@ -94,14 +130,31 @@ enum FeedScroll {
         exit(2)
     }
 
-    static func makeLoader(_ options: Options, retained: Int, clock: ManualClock) throws -> NativeAdvertisementLoader {
+    /// `retained` nil: the default configuration (demand sizing); else today's fixed-size
+    /// pools of `retained` ads, with the lending rules of before (no minimum remaining life,
+    /// no concurrency cap, no idle time).
+    static func makeLoader(_ options: Options, retained: Int?, clock: ManualClock) throws
+        -> (NativeAdvertisementLoader, CountingSource)
+    {
         var configuration = LoaderConfiguration(name: loaderName)
         configuration.numberOfAdvertisements = 5
-        configuration.maximumRetainedAdvertisements = retained
         configuration.lifetime = options.lifetime
-        let source = try SyntheticSource(configuration: options.source, clock: clock, scheduler: clock)
-        return try NativeAdvertisementLoader(
+        if let cap = options.cap { configuration.maximumConcurrentRequests = cap }
+        if let retained {
+            configuration.sizing = .fixed
+            configuration.maximumRetainedAdvertisements = retained
+            configuration.minimumRemainingLife = .zero
+            configuration.maximumConcurrentRequests = 1_000_000
+            configuration.idleTimeout = .seconds(1_000_000)
+            configuration.poolRemovalTimeout = .seconds(1_000_000)
+        }
+        let synthetic = try SyntheticSource(configuration: options.source, clock: clock, scheduler: clock)
+        let source = CountingSource(inner: synthetic, clock: clock)
+        source.outage = options.outage
+        source.idleTimeout = retained == nil ? configuration.idleTimeout : .seconds(600)
+        let loader = try NativeAdvertisementLoader(
             loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock, idSeed: 1)
+        return (loader, source)
     }
 
     /// Replays the whole trace against one strategy and measures the window after the warm-up.
@@ -118,7 +171,7 @@ enum FeedScroll {
             clock.advance(to: start + .milliseconds(event.time))
             let key = Int64(event.user) << 32 | Int64(event.cell)
             switch event.kind {
-            case .appear: strategy.appear(key: key, user: event.user, cell: event.cell)
+            case .appear: strategy.appear(key: key, user: event.user, cell: event.cell, unit: event.unit)
             case .disappear: strategy.disappear(key: key)
             case .release: strategy.release(key: key)
             }
@@ -144,12 +197,32 @@ enum FeedScroll {
         return replay(trace, strategy, clock: clock, recorder: recorder, retained: nil)
     }
 
-    static func runAdLoader(_ trace: Trace, _ options: Options, retained: Int) throws -> StrategyResult {
+    static func runAdLoader(_ trace: Trace, _ options: Options, retained: Int?) throws -> StrategyResult {
         let clock = ManualClock()
         let recorder = Recorder(warmup: Int64(options.warmupSeconds * 1_000))
-        let loader = try makeLoader(options, retained: retained, clock: clock)
-        let strategy = try AdLoaderStrategy(clock: clock, recorder: recorder, loader: loader, wait: options.wait)
+        let (loader, source) = try makeLoader(options, retained: retained, clock: clock)
+        let strategy = try AdLoaderStrategy(
+            clock: clock, recorder: recorder, loader: loader, source: source, wait: options.wait)
         return replay(trace, strategy, clock: clock, recorder: recorder, retained: retained)
+    }
+
+    /// One pool-economics scenario: the default configuration against fixed-size pools.
+    static func runScenario(_ name: String, _ trace: Trace, _ options: Options) throws {
+        var defaults = try runAdLoader(trace, options, retained: nil)
+        defaults.strategy = "adloaderd defaults"
+        var fixed = try runAdLoader(trace, options, retained: options.retained)
+        fixed.strategy = "adloaderd fixed"
+        let results = [defaults, fixed]
+        print("\nscenario \(name): the default configuration (demand sizing) against fixed pools of \(options.retained)")
+        Report.printTable(results)
+        print("")
+        for result in results {
+            print(
+                "  \(result.strategy): pools at the end \(result.poolsLeft), requests for a unit more than its idle "
+                    + "time after its last borrow \(result.requestsAfterIdle), most requests in flight for one unit "
+                    + "from the outage on \(options.outage == nil ? "-" : String(result.recoveryBurst)), "
+                    + "leases reclaimed \(result.leasesReclaimed)")
+        }
     }
 }
 
@@ -170,6 +243,11 @@ print(
     """)
 
 do {
+    if let scenario = options.scenario {
+        try FeedScroll.runScenario(scenario, trace, options)
+        print("\nwall time \(ContinuousClock.now - wallStart)")
+        exit(0)
+    }
     var main: [StrategyResult] = []
     main.append(try FeedScroll.runBaseline("no-reuse", trace, options))
     main.append(try FeedScroll.runBaseline("reuse-no-prefetch", trace, options))

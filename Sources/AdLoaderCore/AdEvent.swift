@@ -7,6 +7,8 @@ public struct AdEvent: Hashable, Sendable {
         case removed
         case leased
         case returned
+        /// An idle, empty pool was removed (``LoaderConfiguration/poolRemovalTimeout``).
+        case poolRemoved
     }
 
     /// Why the loader removed an ad (`removed` events) or ended a lease itself (`returned`

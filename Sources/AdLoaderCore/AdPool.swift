@@ -35,6 +35,9 @@ final class AdPool {
     /// `configuration.leaseTimeout` in milliseconds, computed once: `Duration`'s 128-bit
     /// arithmetic cost ~190 instructions per Borrow (callgrind).
     let leaseTimeoutMilliseconds: Int64
+    /// `configuration.effectiveMinimumRemainingLife` in milliseconds: an ad is lendable while
+    /// `now + minimumLifeMilliseconds < expiresAt`.
+    let minimumLifeMilliseconds: Int64
 
     /// Whether the pool loads and lends; mirrors its loader's enabled flag.
     // Stored properties are `@exclusivity(unchecked)`: this object is confined to one loop
@@ -44,6 +47,19 @@ final class AdPool {
     @exclusivity(unchecked) var enabled: Bool
     @exclusivity(unchecked) var stats: PoolStats
     @exclusivity(unchecked) var inFlight = 0
+    /// Upstream requests sent and not answered yet (at most `maximumConcurrentRequests`).
+    @exclusivity(unchecked) var requestsInFlight = 0
+    /// Whether the last top-up wanted more requests than the concurrency cap let it send.
+    @exclusivity(unchecked) var heldBackByCap = false
+    /// What the pool tops up to (loaded plus in flight): `maximumRetainedAdvertisements` for
+    /// fixed sizing, else refreshed from ``demand`` before each top-up.
+    @exclusivity(unchecked) var target: Int
+    /// The measured demand (demand sizing).
+    @exclusivity(unchecked) var demand: DemandEstimate
+    /// When a borrow or prefetch last named this pool, Unix milliseconds.
+    @exclusivity(unchecked) var lastDemandAt: Int64
+    /// The error of the last failed upstream request, for borrows that fail fast.
+    @exclusivity(unchecked) var lastError: UpstreamError?
     @exclusivity(unchecked) var fill: FillStateMachine
     @exclusivity(unchecked) var parked = ParkedBorrowQueue()
     /// slot -> lease handle in the loader's ``LeaseTable``.
@@ -54,6 +70,8 @@ final class AdPool {
     @exclusivity(unchecked) var sweepIsContinuation = false
     @exclusivity(unchecked) var retryTimer: (any ScheduledTask)?
     @exclusivity(unchecked) var probeTimer: (any ScheduledTask)?
+    /// Checks, once the pool may have been idle long enough, whether it can be removed.
+    @exclusivity(unchecked) var removalTimer: (any ScheduledTask)?
 
     @exclusivity(unchecked) private var records = Slab<AdHandle, Record>()
     /// Available ads by expiry: the soonest to expire is lent first and swept first.
@@ -62,13 +80,19 @@ final class AdPool {
     /// What closures hold weakly instead of the pool (see ``AdPoolReference``).
     private(set) lazy var reference = AdPoolReference(self)
 
-    init(loader: String, adUnitID: String, configuration: LoaderConfiguration, source: any DemandSource) {
+    init(
+        loader: String, adUnitID: String, configuration: LoaderConfiguration, source: any DemandSource, now: AdInstant
+    ) {
         self.loader = loader
         self.adUnitID = adUnitID
         self.configuration = configuration
         self.source = source
         self.request = configuration.request(adUnitID: adUnitID)
         self.leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
+        self.minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
+        self.target = configuration.sizing == .fixed ? configuration.maximumRetainedAdvertisements : 0
+        self.demand = DemandEstimate(now: now.unixMilliseconds)
+        self.lastDemandAt = now.unixMilliseconds
         self.enabled = configuration.enabled
         self.stats = PoolStats(loader: loader, adUnitID: adUnitID)
         self.fill = FillStateMachine(maximumRetries: configuration.retry.maximumCount)
@@ -77,8 +101,26 @@ final class AdPool {
     /// Ads held (available or leased) plus ads asked for and not yet answered.
     var loadedAndInFlight: Int { available.count + leasedCount + inFlight }
 
-    /// Ads a top-up would ask for now.
-    var missing: Int { max(0, configuration.maximumRetainedAdvertisements - loadedAndInFlight) }
+    /// Ads a top-up would ask for now (up to ``target``, refreshed by ``refreshTarget(at:)``).
+    var missing: Int { max(0, target - loadedAndInFlight) }
+
+    /// Whether `now` is at least `idleTimeout` after the last borrow or prefetch.
+    func isIdle(at now: AdInstant) -> Bool {
+        now.unixMilliseconds - lastDemandAt >= configuration.idleTimeout.milliseconds
+    }
+
+    /// Whether the pool holds nothing: no ad available, leased or in flight, no borrow parked.
+    var isEmpty: Bool { available.isEmpty && leasedCount == 0 && inFlight == 0 && parked.isEmpty }
+
+    /// Recomputes ``target`` for demand sizing (fixed sizing keeps the maximum): leased ads
+    /// plus the stock ``DemandEstimate`` asks for, capped by the memory bound.
+    func refreshTarget(at now: AdInstant) {
+        guard configuration.sizing == .demand else { return }
+        let stock = demand.stock(
+            at: now.unixMilliseconds, batch: configuration.numberOfAdvertisements, parked: parked.count,
+            lendableMilliseconds: configuration.lifetime.milliseconds - minimumLifeMilliseconds)
+        target = min(configuration.maximumRetainedAdvertisements, leasedCount + stock)
+    }
 
     /// The record of a live handle. Mutations through it edit the record in place (no copy
     /// of the ad and its strings).
@@ -156,6 +198,8 @@ final class AdPool {
         stats.leased = leasedCount
         stats.inFlight = inFlight
         stats.parkedBorrows = parked.count
+        stats.requestsInFlight = requestsInFlight
+        stats.target = target
         return stats
     }
 
@@ -167,5 +211,7 @@ final class AdPool {
         retryTimer = nil
         probeTimer?.cancel()
         probeTimer = nil
+        removalTimer?.cancel()
+        removalTimer = nil
     }
 }

@@ -6,4 +6,8 @@ public enum BorrowResult: Hashable, Sendable {
     case noAdYet
     /// The loader shut down, or the loader was disabled while the borrow was parked.
     case unavailable
+    /// No ad can arrive within the wait: the source failed with a final error or cannot be
+    /// reached, and nothing else is in flight for the pool (fail fast, instead of waiting out
+    /// the whole wait). Carries the source's last error.
+    case upstreamFailed(UpstreamError)
 }

@@ -12,9 +12,9 @@
 struct LeaseTable {
     struct Record {
         var id: UInt64
-        /// Not retained: the loader owns its pools for its whole life (they are never removed)
-        /// and this table, so a lease never outlives its pool (one retain and release fewer
-        /// per lease).
+        /// Not retained: the loader owns its pools and this table, and removes a pool only
+        /// when it holds no ad (so no lease), so a lease never outlives its pool (one retain
+        /// and release fewer per lease).
         unowned(unsafe) var pool: AdPool
         /// The ad's handle in `pool`.
         var adHandle: AdHandle
@@ -26,6 +26,26 @@ struct LeaseTable {
     /// By slot index: the generation of the slot's next lease.
     private var generations: [UInt32] = []
     private var timeouts = DeadlineHeap<LeaseHandle>()
+    /// How the most recently ended leases ended, for a clear NOT_FOUND: a ring of the last
+    /// ``endedMemory`` ids, so it never grows beyond that.
+    private var ended: [(id: UInt64, cause: EndCause)] = []
+    private var endedNext = 0
+    static let endedMemory = 4_096
+
+    /// Why a lease id finds no open lease.
+    enum EndCause: Equatable {
+        /// The client returned it.
+        case returned
+        /// The lease timeout (or its ad's expiry) ended it.
+        case reclaimed
+        /// The loader ended it: its ad was dropped (slot borrowed again after expiry,
+        /// disabled loader, shutdown, invalidated).
+        case dropped
+        /// It ended, too long ago to say how (beyond the last ``endedMemory`` leases).
+        case endedLongAgo
+        /// No lease with this id was ever lent by this loader.
+        case neverLent
+    }
 
     init() {}
 
@@ -75,6 +95,32 @@ struct LeaseTable {
         let record = records.remove(handle, retiring: generations[handle.index] >= UInt32.max - 1)
         timeouts.remove(handle: handle)
         return record
+    }
+
+    /// Moves a lease's timeout (a renewal).
+    mutating func renew(_ handle: LeaseHandle, expiresAt: AdInstant) {
+        records[handle].expiresAt = expiresAt
+        timeouts.remove(handle: handle)
+        timeouts.insert(handle: handle, deadline: expiresAt.unixMilliseconds, sequence: records[handle].id)
+    }
+
+    /// Notes how lease `id` ended, forgetting the oldest beyond ``endedMemory``.
+    mutating func noteEnded(_ id: UInt64, _ cause: EndCause) {
+        if ended.count < Self.endedMemory {
+            ended.append((id, cause))
+        } else {
+            ended[endedNext] = (id, cause)
+        }
+        endedNext = (endedNext + 1) % Self.endedMemory
+    }
+
+    /// Why `id` names no open lease: how it ended when that is remembered, else whether it
+    /// ever named one (its slot's generation has moved past it).
+    func endCause(of id: UInt64, ids: IdentifierGenerator) -> EndCause {
+        if let entry = ended.last(where: { $0.id == id }) { return entry.cause }
+        let (slot, generation) = ids.leaseSlot(of: id)
+        if slot < generations.count, generation < generations[slot] { return .endedLongAgo }
+        return .neverLent
     }
 
     /// A lease whose timeout is at or before `now`, if any.

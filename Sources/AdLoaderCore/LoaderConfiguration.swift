@@ -23,9 +23,14 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// `maximumRetainedAdvertisements - numberOfAdvertisements + 1` and
     /// `maximumRetainedAdvertisements` ads loaded or in flight at steady traffic.
     public var numberOfAdvertisements: Int = 5
-    /// Loaded (available and leased) plus in-flight ads a pool tops up to, 1...10_000_000.
-    /// Never exceeded; see ``numberOfAdvertisements`` for when a pool tops up.
-    public var maximumRetainedAdvertisements: Int = 10
+    /// How a pool chooses how many ads to keep: ``PoolSizing/demand`` (the default) follows
+    /// its measured demand, ``PoolSizing/fixed`` tops up to ``maximumRetainedAdvertisements``.
+    public var sizing: PoolSizing = .demand
+    /// The memory bound of a pool: loaded (available and leased) plus in-flight ads, never
+    /// exceeded, 1...10_000_000. With ``PoolSizing/fixed`` sizing it is also the pool's target;
+    /// with ``PoolSizing/demand`` sizing the pool's target is usually far below it. See
+    /// ``numberOfAdvertisements`` for when a pool tops up.
+    public var maximumRetainedAdvertisements: Int = 10_000
     /// How long an ad stays valid after it loaded.
     public var lifetime: Duration = .seconds(3600)
     /// How often expired ads are swept out.
@@ -38,8 +43,26 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public var sweepInterval: Duration = .seconds(60)
     /// Times one ad may be shown before it is consumed, >= 1.
     public var showCountThreshold: Int = 1
-    /// A lease not returned within this is reclaimed (the ad counts as unshown).
+    /// A lease not returned within this is reclaimed (the ad counts as unshown). A lease never
+    /// outlives its ad: it ends at the ad's expiry when that comes first. Borrowing again for
+    /// the same slot renews it (bounded by the ad's expiry the same way).
     public var leaseTimeout: Duration = .seconds(300)
+    /// The least valid life an ad must have left to be lent (or kept for lending, or lent
+    /// again to its slot); nil means ``leaseTimeout``, so that a lease normally ends by its
+    /// return or timeout, not by its ad expiring on screen. Ads with less life left are
+    /// dropped as expired (event `expired`). Must be below ``lifetime``.
+    public var minimumRemainingLife: Duration? = nil
+    /// Upstream requests one pool may have in flight at once, >= 1 (probes included). A
+    /// top-up that needs more sends the rest as earlier requests complete.
+    public var maximumConcurrentRequests: Int = 3
+    /// A pool with no borrow or prefetch for this long is idle: it asks upstream for nothing
+    /// on its own (no top-ups after expiries, reclaims or retries, no probes) until the next
+    /// borrow or prefetch. Stats show it (`idle`).
+    public var idleTimeout: Duration = .seconds(600)
+    /// An idle pool that holds nothing (no ad available, leased or in flight, no borrow
+    /// parked) and has had no borrow or prefetch for this long is removed (event
+    /// `poolRemoved`); a later borrow or prefetch creates it again. At least ``idleTimeout``.
+    public var poolRemovalTimeout: Duration = .seconds(3_600)
     /// The longest wait a borrow may ask for.
     public var maximumBorrowWait: Duration = .seconds(30)
     /// The most ad units this loader keeps a pool for, 1...1_000_000.
@@ -62,6 +85,9 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// When an AppOpen call through this loader shows an ad (used by loaders of format
     /// ``AdFormat/appOpen``; AppOpen calls to a loader of another format are refused).
     public var appOpen: AppOpenPolicy = AppOpenPolicy()
+
+    /// ``minimumRemainingLife``, or ``leaseTimeout`` when it is nil.
+    public var effectiveMinimumRemainingLife: Duration { minimumRemainingLife ?? leaseTimeout }
 
     public init(name: String = LoaderConfiguration.defaultName) {
         self.name = name
@@ -100,6 +126,20 @@ public struct LoaderConfiguration: Hashable, Sendable {
                 "must be 1 for format \(format) (a full-screen ad is shown once), got \(showCountThreshold)")
         }
         if leaseTimeout <= .zero { throw fail("leaseTimeout", "must be positive") }
+        if let minimumRemainingLife, minimumRemainingLife < .zero {
+            throw fail("minimumRemainingLife", "must not be negative")
+        }
+        if effectiveMinimumRemainingLife >= lifetime {
+            throw fail(
+                "minimumRemainingLife",
+                "must be below lifetime (\(lifetime.milliseconds) ms), got \(effectiveMinimumRemainingLife.milliseconds) ms"
+                    + (minimumRemainingLife == nil ? " (the default: leaseTimeout)" : ""))
+        }
+        if maximumConcurrentRequests < 1 {
+            throw fail("maximumConcurrentRequests", "must be at least 1, got \(maximumConcurrentRequests)")
+        }
+        if idleTimeout <= .zero { throw fail("idleTimeout", "must be positive") }
+        if poolRemovalTimeout < idleTimeout { throw fail("poolRemovalTimeout", "must be at least idleTimeout") }
         if maximumBorrowWait < .zero { throw fail("maximumBorrowWait", "must not be negative") }
         if retry.delay < .zero { throw fail("retry.delay", "must not be negative") }
         if !(retry.multiplier >= 1) { throw fail("retry.multiplier", "must be at least 1") }

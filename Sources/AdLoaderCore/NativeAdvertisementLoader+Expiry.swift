@@ -8,7 +8,8 @@ extension NativeAdvertisementLoader {
     /// would stall the loop for over a second once an hour.
     static let expiryBatchLimit = 500
 
-    /// Removes the available ads of `pool` whose expiry has passed, soonest first, at most
+    /// Removes the available ads of `pool` that can no longer be lent (their expiry is less
+    /// than the minimum remaining life away, or has passed), soonest first, at most
     /// ``expiryBatchLimit`` of them; when more are due, schedules the sweep to continue at once.
     ///
     /// Expired ads are at the top of the expiry heap, so this costs O(log n) per expired ad
@@ -18,8 +19,10 @@ extension NativeAdvertisementLoader {
     @discardableResult
     func purgeExpired(_ pool: AdPool) -> Int {
         var expired = 0
-        let nowMilliseconds = now.unixMilliseconds
-        while let soonest = pool.soonestAvailable, soonest.expiresAt.unixMilliseconds <= nowMilliseconds {
+        // An ad that cannot be lent any more (less than the minimum remaining life left) is
+        // as good as expired: it is dropped as expired rather than kept until it is.
+        let limit = now.unixMilliseconds &+ pool.minimumLifeMilliseconds
+        while let soonest = pool.soonestAvailable, soonest.expiresAt.unixMilliseconds <= limit {
             guard expired < Self.expiryBatchLimit else {
                 scheduleSweep(pool, immediately: true)
                 break
@@ -32,10 +35,16 @@ extension NativeAdvertisementLoader {
         return expired
     }
 
-    /// Whether the soonest-expiring available ad may be lent now (it has not expired).
+    /// Whether the soonest-expiring available ad may be lent now (it has at least the
+    /// minimum remaining life left).
     func hasLendableAd(_ pool: AdPool) -> Bool {
         guard let soonest = pool.soonestAvailable else { return false }
-        return now < soonest.expiresAt
+        return isLendable(expiresAt: soonest.expiresAt, in: pool)
+    }
+
+    /// Whether an ad expiring at `expiresAt` has at least the pool's minimum remaining life left.
+    func isLendable(expiresAt: AdInstant, in pool: AdPool) -> Bool {
+        now.unixMilliseconds &+ pool.minimumLifeMilliseconds < expiresAt.unixMilliseconds
     }
 
     /// Keeps a sweep timer running every `sweepInterval` while the pool has available ads;

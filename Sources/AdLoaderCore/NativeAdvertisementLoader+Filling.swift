@@ -3,29 +3,54 @@ extension NativeAdvertisementLoader {
     /// `trigger`: everything missing for `.complete` (an explicit prefetch), else only whole
     /// batches of `numberOfAdvertisements` (see ``AdPool/topUpPlan(_:)``).
     /// - Returns: the number of ads asked for.
+    ///
+    /// An idle pool (``AdPool/isIdle(at:)``) sends nothing for an automatic trigger. At most
+    /// `maximumConcurrentRequests` requests are in flight per pool: what the cap holds back is
+    /// asked for as earlier requests complete (an automatic top-up then).
     @discardableResult
     func topUp(_ pool: AdPool, trigger: AdPool.FillTrigger, amount: AdPool.FillAmount = .wholeBatches) -> Int {
         guard pool.enabled, !isShutDown, pool.fill.allowsLoad(trigger) else { return 0 }
+        let now = self.now
+        if trigger == .automatic && pool.isIdle(at: now) { return 0 }
+        var free = pool.configuration.maximumConcurrentRequests - pool.requestsInFlight
+        guard free > 0 else {
+            pool.heldBackByCap = true
+            return 0
+        }
+        pool.refreshTarget(at: now)
         let plan = pool.topUpPlan(amount)
         let batch = pool.configuration.numberOfAdvertisements
-        for _ in 0..<plan.wholeBatches { send(pool, count: batch, probe: false) }
-        if plan.partial > 0 { send(pool, count: plan.partial, probe: false) }
-        return plan.wholeBatches * batch + plan.partial
+        let requests = plan.wholeBatches + (plan.partial > 0 ? 1 : 0)
+        pool.heldBackByCap = requests > free
+        var asked = 0
+        for _ in 0..<plan.wholeBatches where free > 0 {
+            send(pool, count: batch, probe: false)
+            asked += batch
+            free -= 1
+        }
+        if plan.partial > 0 && free > 0 {
+            send(pool, count: plan.partial, probe: false)
+            asked += plan.partial
+        }
+        return asked
     }
 
     /// Sends one upstream request; its ads count as in flight until the source answers.
     func send(_ pool: AdPool, count: Int, probe: Bool) {
         pool.inFlight += count
+        pool.requestsInFlight += 1
         pool.stats.upstreamRequests += 1
+        let sentAt = now.unixMilliseconds
         pool.source.loadAds(pool.request, count: count) { [weak self, pool] result in
-            self?.loadCompleted(pool, asked: count, probe: probe, result: result)
+            self?.loadCompleted(pool, asked: count, probe: probe, sentAt: sentAt, result: result)
         }
     }
 
     func loadCompleted(
-        _ pool: AdPool, asked: Int, probe: Bool, result: Result<[DeliveredAd], UpstreamError>
+        _ pool: AdPool, asked: Int, probe: Bool, sentAt: Int64, result: Result<[DeliveredAd], UpstreamError>
     ) {
         pool.inFlight -= asked
+        pool.requestsInFlight -= 1
         switch result {
         case .success(let delivered):
             // A source that answers with more than asked must not overfill the pool.
@@ -33,27 +58,42 @@ extension NativeAdvertisementLoader {
             for ad in accepted { receive(ad, into: pool) }
             emit(.loadFinished, pool) { $0.count = accepted.count }
             guard pool.enabled, !isShutDown else { return }
+            pool.demand.noteLatency(milliseconds: now.unixMilliseconds - sentAt)
+            pool.lastError = nil
             serveParked(pool)
             scheduleSweep(pool)
             perform(pool.fill.loadSucceeded(), for: pool)
-            // A short answer that still made progress, with borrows left waiting: ask again now
-            // rather than leave them to time out (a pool with borrows parked counts as running
-            // dry, see `topUpPlan`). An empty answer (no fill) is not re-asked at once: that
-            // would hammer an exchange that has no demand; the next borrow or prefetch asks.
-            if !accepted.isEmpty, accepted.count < asked, !pool.parked.isEmpty {
+            // What the concurrency cap held back goes now that a request is answered. A short
+            // answer that still made progress, with borrows left waiting: ask again now rather
+            // than leave them to time out (a pool with borrows parked counts as running dry,
+            // see `topUpPlan`). An empty answer (no fill) is not re-asked at once: that would
+            // hammer an exchange that has no demand; the next borrow or prefetch asks.
+            if !accepted.isEmpty, pool.heldBackByCap || (accepted.count < asked && !pool.parked.isEmpty) {
                 topUp(pool, trigger: .automatic)
             }
         case .failure(let error):
             pool.stats.upstreamFailures += 1
+            pool.lastError = error
             emit(.loadFinished, pool) { $0.error = error }
             guard pool.enabled, !isShutDown else { return }
             perform(pool.fill.loadFailed(error.code, probe: probe), for: pool, leastRetryDelay: error.retryAfter ?? .zero)
+            failParkedIfNothingComing(pool)
+        }
+    }
+
+    /// Fail fast: ends every parked borrow with ``BorrowResult/upstreamFailed(_:)`` when no ad
+    /// can arrive for them (see ``failureWithNothingComing(_:)``).
+    func failParkedIfNothingComing(_ pool: AdPool) {
+        guard !pool.parked.isEmpty, !hasLendableAd(pool), let error = failureWithNothingComing(pool) else { return }
+        for parked in pool.parked.removeAll() {
+            pool.stats.borrowMisses += 1
+            parked.take()?(.upstreamFailed(error))
         }
     }
 
     /// Counts and stores one arriving ad; drops it when the pool no longer loads or its
     /// creative does not fit the loader's format (invalidated), and expires it at once when
-    /// it arrives already past its expiry.
+    /// it arrives with less than the minimum remaining life left.
     private func receive(_ delivered: DeliveredAd, into pool: AdPool) {
         let loadedAt = now
         var expiresAt = loadedAt + pool.configuration.lifetime
@@ -71,7 +111,7 @@ extension NativeAdvertisementLoader {
             drop = .disabled
         } else if !delivered.creative.fits(pool.configuration.format) {
             drop = .invalidated
-        } else if loadedAt >= expiresAt {
+        } else if !isLendable(expiresAt: expiresAt, in: pool) {
             drop = .expired
         } else {
             drop = nil
@@ -123,7 +163,11 @@ extension NativeAdvertisementLoader {
         case .topUp:
             topUp(pool, trigger: .automatic)
         case .probe:
-            if pool.missing > 0 {
+            pool.refreshTarget(at: now)
+            if pool.isIdle(at: now) || pool.requestsInFlight >= pool.configuration.maximumConcurrentRequests {
+                // Idle: no automatic traffic. At the cap: the answers in flight tell as much.
+                perform(.scheduleProbe, for: pool)
+            } else if pool.missing > 0 {
                 send(pool, count: 1, probe: true)
             } else {
                 // Full pool: nothing to ask for yet; look again after the next interval.

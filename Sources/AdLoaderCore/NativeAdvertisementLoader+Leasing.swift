@@ -2,15 +2,22 @@ extension NativeAdvertisementLoader {
     /// Lends an ad for `slot` if one can be lent now: the slot's own lease when it holds a
     /// valid one, else the soonest-expiring valid available ad. Counts the hit.
     ///
-    /// A slot whose leased ad expired (or was dropped) loses that lease first.
+    /// A slot's own lease is renewed: its timeout moves to `leaseTimeout` from now, bounded
+    /// by the ad's expiry. A slot whose leased ad has less than the minimum remaining life
+    /// left (or was dropped) loses that lease first, and the ad is dropped as expired.
     func lend(from pool: AdPool, slot: String?) -> BorrowResult? {
         if let slot, let leaseHandle = pool.slots[slot] {
             let lease = leases[leaseHandle]
             let record = pool[lease.adHandle]
             switch record.state {
-            case .leased where now < record.ad.expiresAt:
+            case .leased where isLendable(expiresAt: record.ad.expiresAt, in: pool):
                 pool.stats.borrowHits += 1
-                return .leased(Lease(id: lease.id, slot: slot, expiresAt: lease.expiresAt, ad: record.ad), reused: true)
+                let expiresAt = leaseExpiry(of: record.ad, in: pool)
+                if expiresAt != lease.expiresAt {
+                    leases.renew(leaseHandle, expiresAt: expiresAt)
+                    scheduleLeaseTimer()
+                }
+                return .leased(Lease(id: lease.id, slot: slot, expiresAt: expiresAt, ad: record.ad), reused: true)
             case .leasedPendingDrop(_, let reason):
                 endLease(leaseHandle, .adDropped(reason))
             case .leased, .available:
@@ -19,7 +26,7 @@ extension NativeAdvertisementLoader {
         }
         purgeExpired(pool)
         guard hasLendableAd(pool), let (adHandle, _) = pool.soonestAvailable else { return nil }
-        let expiresAt = AdInstant(unixMilliseconds: now.unixMilliseconds &+ pool.leaseTimeoutMilliseconds)
+        let expiresAt = leaseExpiry(of: pool[adHandle].ad, in: pool)
         let leaseHandle = leases.insert(
             LeaseTable.Record(id: 0, pool: pool, adHandle: adHandle, slot: slot, expiresAt: expiresAt), ids: ids)
         let leaseID = leases[leaseHandle].id
@@ -36,6 +43,13 @@ extension NativeAdvertisementLoader {
         return .leased(Lease(id: leaseID, slot: slot, expiresAt: expiresAt, ad: ad), reused: false)
     }
 
+    /// When a lease lent now ends: `leaseTimeout` from now, or the ad's expiry if sooner (a
+    /// lease never outlives its ad).
+    func leaseExpiry(of ad: Ad, in pool: AdPool) -> AdInstant {
+        let timeout = now.unixMilliseconds &+ pool.leaseTimeoutMilliseconds
+        return AdInstant(unixMilliseconds: min(timeout, ad.expiresAt.unixMilliseconds))
+    }
+
     /// Ends a lease and settles its ad: back in the pool, or dropped (consumed, expired, or
     /// removed for the reason it was marked with while leased).
     ///
@@ -47,6 +61,11 @@ extension NativeAdvertisementLoader {
     @discardableResult
     func endLease(_ leaseHandle: LeaseHandle, _ end: LeaseEnd) -> ReturnOutcome {
         let lease = leases.remove(leaseHandle)
+        switch end {
+        case .returned: leases.noteEnded(lease.id, .returned)
+        case .reclaimed: leases.noteEnded(lease.id, .reclaimed)
+        case .adDropped: leases.noteEnded(lease.id, .dropped)
+        }
         let pool = lease.pool
         if let slot = lease.slot, pool.slots[slot] == leaseHandle { pool.slots[slot] = nil }
         let shown = end.shown
@@ -62,7 +81,8 @@ extension NativeAdvertisementLoader {
             assert(held == leaseHandle, "ad leased under another lease")
             if shown && record.ad.showCount >= pool.configuration.showCountThreshold {
                 drop = .consumed
-            } else if now >= record.ad.expiresAt {
+            } else if !isLendable(expiresAt: record.ad.expiresAt, in: pool) {
+                // Less than the minimum remaining life left: it could not be lent again.
                 drop = .expired
             } else {
                 drop = nil
@@ -145,11 +165,12 @@ extension NativeAdvertisementLoader {
         }
     }
 
-    /// Whether `slot` holds a lease whose ad may still be shown.
+    /// Whether `slot` holds a lease whose ad may still be lent to it (at least the minimum
+    /// remaining life left).
     func slotHoldsValidLease(_ pool: AdPool, _ slot: String?) -> Bool {
         guard let slot, let leaseHandle = pool.slots[slot] else { return false }
         let record = pool[leases[leaseHandle].adHandle]
-        return record.state == .leased(leaseHandle) && now < record.ad.expiresAt
+        return record.state == .leased(leaseHandle) && isLendable(expiresAt: record.ad.expiresAt, in: pool)
     }
 
     /// Keeps one scheduler wakeup at the earliest lease timeout.

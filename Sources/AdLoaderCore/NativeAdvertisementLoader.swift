@@ -12,7 +12,8 @@ public final class NativeAdvertisementLoader {
         var configuration: LoaderConfiguration
         let source: any DemandSource
         var pools: [String: AdPool] = [:]
-        /// The pool found last, checked before hashing the ad unit (pools are never removed).
+        /// The pool found last, checked before hashing the ad unit (cleared when that pool is
+        /// removed).
         var lastPool: (adUnitID: String, pool: AdPool)?
 
         init(configuration: LoaderConfiguration, source: any DemandSource) {
@@ -96,6 +97,7 @@ public final class NativeAdvertisementLoader {
         let entry = try validated(adUnitID: adUnitID, loader: loader)
         try requireEnabled(entry)
         let pool = try pool(for: entry, adUnitID: adUnitID)
+        pool.lastDemandAt = now.unixMilliseconds
         purgeExpired(pool)
         let requested = topUp(pool, trigger: .explicit, amount: .complete)
         return PrefetchResult(available: pool.available.count, inFlight: pool.inFlight, requested: requested)
@@ -104,13 +106,17 @@ public final class NativeAdvertisementLoader {
     /// Lends one valid ad, now or, when the caller may wait, once one can be lent.
     ///
     /// The answer is the return value: ``BorrowOutcome/answered(_:)`` when an ad is available,
-    /// the slot already holds a lease, or `wait` is zero; ``BorrowOutcome/parked(_:)`` when the
+    /// the slot already holds a lease, `wait` is zero, or no ad can come within the wait
+    /// (``BorrowResult/upstreamFailed(_:)``: the source cannot be reached, or failed finally,
+    /// and nothing is in flight); ``BorrowOutcome/parked(_:)`` when the
     /// borrow waits; ``BorrowOutcome/parkingRefused`` when it would have waited but `mayPark`
     /// is false. `whenServed` is called only for a parked borrow, exactly once, later (from a
     /// source completion or a scheduler action, never from inside this call), unless the
     /// handle is cancelled first.
     ///
-    /// The ad lent is the valid available one that expires soonest. Every borrow, hit or miss,
+    /// The ad lent is the available one that expires soonest among those with at least the
+    /// minimum remaining life left; its lease ends at `leaseTimeout` from now or at the ad's
+    /// expiry, whichever comes first. Every borrow, hit or miss,
     /// then tops the pool up in whole batches: it asks for `numberOfAdvertisements` ads per
     /// request once at least that many are missing, and for a partial batch only when the pool
     /// is running dry (nothing available or in flight beyond the borrows already parked). So
@@ -124,8 +130,10 @@ public final class NativeAdvertisementLoader {
     /// borrows are served when it is done.
     /// - Parameters:
     ///   - slot: the feed cell; while it holds a lease, borrowing for it returns the same lease
-    ///     (`reused: true`). If that lease's ad has expired, the lease ends and a fresh ad is
-    ///     lent. An empty string means no slot.
+    ///     (`reused: true`), renewed: its timeout moves to `leaseTimeout` from now, bounded by
+    ///     the ad's expiry. If that lease's ad has less than the minimum remaining life left
+    ///     (``LoaderConfiguration/minimumRemainingLife``), the lease ends, the ad is dropped as
+    ///     expired and a fresh ad is lent. An empty string means no slot.
     ///   - wait: how long to park when the pool is empty; at most the loader's `maximumBorrowWait`.
     ///     Parked borrows are served in arrival order as ads arrive or come back. Checked
     ///     first, whatever `mayPark` is.
@@ -149,11 +157,15 @@ public final class NativeAdvertisementLoader {
         }
         try requireEnabled(entry)
         let pool = try pool(for: entry, adUnitID: adUnitID)
+        let nowMilliseconds = now.unixMilliseconds
+        pool.lastDemandAt = nowMilliseconds
         let slot = slot?.isEmpty == true ? nil : slot
         if let result = lend(from: pool, slot: slot) {
+            if case .leased(_, reused: false) = result { pool.demand.noteBorrow(at: nowMilliseconds) }
             topUp(pool, trigger: .explicit)
             return .answered(result)
         }
+        pool.demand.noteBorrow(at: nowMilliseconds)
         if wait == .zero || !mayPark {
             pool.stats.borrowMisses += 1
             topUp(pool, trigger: .explicit)
@@ -161,6 +173,12 @@ public final class NativeAdvertisementLoader {
         }
         let handle = park(in: pool, slot: slot, wait: wait, whenServed: whenServed)
         topUp(pool, trigger: .explicit)
+        if let error = failureWithNothingComing(pool), handle.take() != nil {
+            // Fail fast: the source cannot be reached (nothing loads) and nothing is in flight.
+            pool.parked.noteWithdrawn()
+            pool.stats.borrowMisses += 1
+            return .answered(.upstreamFailed(error))
+        }
         return .parked(handle)
     }
 
@@ -168,16 +186,30 @@ public final class NativeAdvertisementLoader {
     ///
     /// Unshown, the ad goes back to the pool (or is counted expired). Shown, its `showCount`
     /// grows; at `showCountThreshold` it is consumed, else it goes back to the pool.
-    /// - Throws: ``LoaderError`` `.notFound` (field `lease_id`) for an unknown, returned or
-    ///   reclaimed lease; `.unavailable` after shutdown.
+    /// An ad returned with less than the minimum remaining life left is dropped as expired
+    /// (it could not be lent again).
+    /// - Throws: ``LoaderError`` `.notFound` (field `lease_id`) when no lease `leaseID` is
+    ///   open; the message says why: "already returned", "reclaimed by the lease timeout",
+    ///   "ended by the loader", "has ended" (too long ago to say how: the loader remembers
+    ///   the last 4,096 ended leases) or "was never lent"; `.unavailable` after shutdown.
     @discardableResult
     public func returnLease(_ leaseID: UInt64, shown: Bool) throws(LoaderError) -> ReturnOutcome {
         if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
         guard let handle = leases.handle(forID: leaseID, ids: ids) else {
-            throw LoaderError(
-                code: .notFound, field: "lease_id", message: "no open lease \(leaseID) (returned, reclaimed or unknown)")
+            throw LoaderError(code: .notFound, field: "lease_id", message: notFoundMessage(leaseID))
         }
         return endLease(handle, .returned(shown: shown))
+    }
+
+    /// The NOT_FOUND message for a lease id without an open lease, naming why.
+    func notFoundMessage(_ leaseID: UInt64) -> String {
+        switch leases.endCause(of: leaseID, ids: ids) {
+        case .returned: "lease \(leaseID) was already returned"
+        case .reclaimed: "lease \(leaseID) was reclaimed by the lease timeout (or its ad's expiry)"
+        case .dropped: "lease \(leaseID) was ended by the loader (its ad was dropped)"
+        case .endedLongAgo: "lease \(leaseID) has ended (returned or reclaimed)"
+        case .neverLent: "lease \(leaseID) was never lent"
+        }
     }
 
     /// Whether `leaseID` names an open lease (one ``returnLease(_:shown:)`` would end).
@@ -195,7 +227,9 @@ public final class NativeAdvertisementLoader {
         var result: [PoolStats] = []
         for (name, entry) in entries where loader == nil || loader == name {
             for (unit, pool) in entry.pools where adUnitID == nil || adUnitID == unit {
-                result.append(pool.currentStats)
+                var stats = pool.currentStats
+                stats.idle = pool.isIdle(at: now)
+                result.append(stats)
             }
         }
         return result.sorted { ($0.loader, $0.adUnitID) < ($1.loader, $1.adUnitID) }
@@ -311,10 +345,59 @@ public final class NativeAdvertisementLoader {
         }
         let pool = AdPool(
             loader: entry.configuration.name, adUnitID: adUnitID, configuration: entry.configuration,
-            source: entry.source)
+            source: entry.source, now: now)
         entry.pools[adUnitID] = pool
         entry.lastPool = (adUnitID, pool)
+        scheduleRemovalCheck(pool)
         return pool
+    }
+
+    /// Checks the pool for removal once `poolRemovalTimeout` has passed since its last demand.
+    func scheduleRemovalCheck(_ pool: AdPool, notBefore: AdInstant? = nil) {
+        guard !isShutDown else { return }
+        var deadline = AdInstant(unixMilliseconds: pool.lastDemandAt) + pool.configuration.poolRemovalTimeout
+        if let notBefore, notBefore > deadline { deadline = notBefore }
+        pool.removalTimer?.cancel()
+        pool.removalTimer = scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
+            guard let self, let pool = reference?.pool else { return }
+            pool.removalTimer = nil
+            self.removeIfIdle(pool)
+        }
+    }
+
+    /// Removes `pool` when it holds nothing and has had no demand for `poolRemovalTimeout`;
+    /// else checks again when that may be so (a pool still holding ads: after a sweep
+    /// interval, by when its idle state has let them expire or be returned).
+    ///
+    /// Removal is safe because nothing refers to an empty pool but its loader: no lease
+    /// (`LeaseTable.Record.pool` is unowned), no completion in flight, no parked borrow; its
+    /// timers hold its ``AdPoolReference`` weakly and are cancelled; the loader's cache of the
+    /// last pool is cleared.
+    func removeIfIdle(_ pool: AdPool) {
+        guard !isShutDown, let entry = entries[pool.loader], entry.pools[pool.adUnitID] === pool else { return }
+        let idleFor = now.unixMilliseconds - pool.lastDemandAt
+        guard idleFor >= pool.configuration.poolRemovalTimeout.milliseconds else {
+            scheduleRemovalCheck(pool)
+            return
+        }
+        guard pool.isEmpty else {
+            scheduleRemovalCheck(pool, notBefore: now + pool.configuration.sweepInterval)
+            return
+        }
+        pool.cancelTimers()
+        entry.pools[pool.adUnitID] = nil
+        if entry.lastPool?.pool === pool { entry.lastPool = nil }
+        emit(.poolRemoved, pool)
+    }
+
+    /// The error to fail a borrow with at once: the pool's source is unreachable or failed
+    /// finally, nothing is in flight and nothing can be lent, so no ad can arrive in time.
+    func failureWithNothingComing(_ pool: AdPool) -> UpstreamError? {
+        guard pool.inFlight == 0, let error = pool.lastError else { return nil }
+        switch pool.fill.state {
+        case .unreachable, .suspended: return error
+        case .ready, .backingOff: return nil
+        }
     }
 
     func sortedPools(of entry: Entry) -> [AdPool] {

@@ -14,6 +14,14 @@ public struct PoolStats: Hashable, Sendable {
     public var inFlight = 0
     /// Gauge: borrows waiting for an ad.
     public var parkedBorrows = 0
+    /// Gauge: upstream requests in flight (at most `maximumConcurrentRequests`).
+    public var requestsInFlight = 0
+    /// Gauge: what the pool tops up to (loaded plus in flight): the measured demand's target
+    /// for demand sizing, `maximumRetainedAdvertisements` for fixed sizing.
+    public var target = 0
+    /// Gauge: no borrow or prefetch for `idleTimeout`; the pool asks upstream for nothing on
+    /// its own, and is removed once empty for `poolRemovalTimeout`.
+    public var idle = false
     /// Ads received from the source (including ones dropped or expired on arrival).
     public var loaded: UInt64 = 0
     /// Ads that reached their expiry unconsumed (in the pool, or when their lease ended).

@@ -30,7 +30,6 @@ final class DaemonMetrics {
     private let loader: NativeAdvertisementLoader
     private let service: AdLoaderService
     private let transport: FramedTransport
-    private let targets: [String: Int]
     private let maxPoolSeries: Int
     private var namedPools: Set<PoolKey> = []
     private var lagTimer: UVTimer?
@@ -54,7 +53,6 @@ final class DaemonMetrics {
         self.service = service
         self.transport = transport
         self.sources = sources.sorted { $0.name < $1.name }
-        targets = Dictionary(uniqueKeysWithValues: configuration.loaders.map { ($0.name, $0.maximumRetainedAdvertisements) })
         maxPoolSeries = configuration.admin.maxPoolSeries
         self.startedAtUnixSeconds = startedAtUnixSeconds
     }
@@ -124,7 +122,6 @@ final class DaemonMetrics {
 
     /// The target size of a loader's pools: today its `maximumRetainedAdvertisements` (demand
     /// based sizing, issue 10, will report its own target here).
-    func target(loader: String) -> Int { targets[loader] ?? 0 }
 
     // MARK: Families
 
@@ -159,8 +156,14 @@ final class DaemonMetrics {
             gauge("adloader_pool_in_flight_ads", "Ads asked for upstream and not answered yet.") { Double($0.inFlight) },
             gauge(
                 "adloader_pool_target_ads",
-                "Loaded + in-flight ads the pool tops up to (today the loader's maximumRetainedAdvertisements)."
-            ) { Double(self.target(loader: $0.loader)) },
+                "Loaded + in-flight ads the pool tops up to: its measured demand's target (sizing demand) or maximumRetainedAdvertisements (sizing fixed)."
+            ) { Double($0.target) },
+            gauge("adloader_pool_idle", "1 when the pool has had no borrow or prefetch for its idleTimeout.") {
+                $0.idle ? 1 : 0
+            },
+            gauge("adloader_pool_in_flight_requests", "Upstream requests of this pool not answered yet (cap: maximumConcurrentRequests).") {
+                Double($0.requestsInFlight)
+            },
             gauge("adloader_pool_parked_borrows", "Borrows waiting in this pool for an ad.") { Double($0.parkedBorrows) },
             MetricFamily(
                 name: "adloader_pool_borrows",

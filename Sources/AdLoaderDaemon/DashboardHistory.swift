@@ -93,7 +93,7 @@ final class DashboardHistory {
             }
             points[key] = PoolPoint(
                 available: stats.available, leased: stats.leased, inFlight: stats.inFlight,
-                target: metrics.target(loader: stats.loader))
+                target: stats.target)
         }
         let borrows = (totals.hits &- before.hits) + (totals.misses &- before.misses)
         let shown = totals.shown &- before.shown

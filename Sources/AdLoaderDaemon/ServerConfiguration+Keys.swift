@@ -182,12 +182,27 @@ extension ServerConfiguration {
             .value("targeting", \.targeting, .stringMap, "object of strings"),
             .value("numberOfAdvertisements", \.numberOfAdvertisements, .int(), "ads per upstream request, 1...5"),
             .value(
+                "sizing", \.sizing, .choice(PoolSizing.allCases.map { ($0.name, $0) }),
+                "demand (target follows the borrow rate) or fixed (target = maximumRetainedAdvertisements)"),
+            .value(
                 "maximumRetainedAdvertisements", \.maximumRetainedAdvertisements, .int(),
-                "loaded + in-flight target per pool"),
+                "memory bound per pool: loaded + in flight (with sizing fixed, also the target)"),
             .value("lifetime", \.lifetime, .duration, "duration an ad stays valid"),
             .value("sweepInterval", \.sweepInterval, .duration, "duration between expiry sweeps"),
             .value("showCountThreshold", \.showCountThreshold, .int(), "times one ad may be shown, >= 1"),
-            .value("leaseTimeout", \.leaseTimeout, .duration, "unreturned leases reclaimed after"),
+            .value(
+                "leaseTimeout", \.leaseTimeout, .duration,
+                "unreturned leases reclaimed after (never after the ad's expiry; a REUSED borrow renews)"),
+            .value(
+                "minimumRemainingLife", \.minimumRemainingLife, .optional(.duration, none: "null"),
+                "least life an ad must have left to be lent; null = leaseTimeout; below lifetime"),
+            .value(
+                "maximumConcurrentRequests", \.maximumConcurrentRequests, .int(),
+                "upstream requests in flight per pool, >= 1"),
+            .value("idleTimeout", \.idleTimeout, .duration, "no Borrow/Prefetch for this long: no automatic top-ups"),
+            .value(
+                "poolRemovalTimeout", \.poolRemovalTimeout, .duration,
+                "an idle pool holding nothing is removed after this long without demand"),
             .value("maximumBorrowWait", \.maximumBorrowWait, .duration, "longest wait a Borrow may ask for"),
             .value(
                 "maximumPools", \.maximumPools, .int(),

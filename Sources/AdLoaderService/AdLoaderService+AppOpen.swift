@@ -103,7 +103,7 @@ extension AdLoaderService {
                     leaseExpiresAt: lease.expiresAt),
                 leaseID: lease.id, now: clock.now)
             answer.lease = lease
-        case .noAdYet:
+        case .noAdYet, .upstreamFailed:  // a borrow without a wait does not fail fast; both mean no ad now
             answer.outcome = .noAdReady
         case .unavailable:
             throw Status(code: .unavailable, message: isDraining ? "server shutting down" : "loader disabled")

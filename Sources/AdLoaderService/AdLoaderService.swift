@@ -237,6 +237,10 @@ public final class AdLoaderService {
             let reason = isDraining ? "server shutting down" : "loader disabled"
             responder.finish(callID, status: Status(code: .unavailable, message: reason))
             return .unavailable
+        case .upstreamFailed(let error):
+            responder.finish(
+                callID, status: Status(code: .unavailable, message: "no ad can arrive: upstream \(error)"))
+            return .unavailable
         }
     }
 

@@ -94,12 +94,13 @@ public struct BorrowResponseMessage: WireMessage {
         self.lease = lease
     }
 
-    /// The message for a borrow result; nil for `.unavailable`, which is a status (UNAVAILABLE).
+    /// The message for a borrow result; nil for `.unavailable` and `.upstreamFailed`, which
+    /// are statuses (UNAVAILABLE).
     public init?(_ result: consuming BorrowResult) {
         switch consume result {
         case .leased(let lease, let reused): self.init(outcome: reused ? .reused : .leased, lease: lease)
         case .noAdYet: self.init(outcome: .noAdYet)
-        case .unavailable: return nil
+        case .unavailable, .upstreamFailed: return nil
         }
     }
 

@@ -117,6 +117,9 @@ extension PoolStats {
         m.pointee.leased = UInt32(wire: leased)
         m.pointee.in_flight = UInt32(wire: inFlight)
         m.pointee.parked_borrows = UInt32(wire: parkedBorrows)
+        m.pointee.requests_in_flight = UInt32(wire: requestsInFlight)
+        m.pointee.target = UInt32(wire: target)
+        m.pointee.idle = idle ? 1 : 0
         m.pointee.loaded = loaded
         m.pointee.expired = expired
         m.pointee.consumed = consumed
@@ -136,6 +139,9 @@ extension PoolStats {
         leased = Int(p.leased)
         inFlight = Int(p.in_flight)
         parkedBorrows = Int(p.parked_borrows)
+        requestsInFlight = Int(p.requests_in_flight)
+        target = Int(p.target)
+        idle = p.idle != 0
         loaded = p.loaded
         expired = p.expired
         consumed = p.consumed

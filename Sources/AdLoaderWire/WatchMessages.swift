@@ -117,6 +117,7 @@ extension AdEvent.Kind {
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_REMOVED: self = .removed
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_LEASED: self = .leased
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED: self = .returned
+        case ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED: self = .poolRemoved
         default: return nil
         }
     }
@@ -129,6 +130,7 @@ extension AdEvent.Kind {
         case .removed: ADLOADER__V1__EVENT_KIND__EVENT_KIND_REMOVED
         case .leased: ADLOADER__V1__EVENT_KIND__EVENT_KIND_LEASED
         case .returned: ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED
+        case .poolRemoved: ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED
         }
     }
 
@@ -141,11 +143,14 @@ extension AdEvent.Kind {
         case .removed: "REMOVED"
         case .leased: "LEASED"
         case .returned: "RETURNED"
+        case .poolRemoved: "POOL_REMOVED"
         }
     }
 
     /// Every kind, in proto order.
-    public static let allWireKinds: [AdEvent.Kind] = [.received, .loadFinished, .expired, .removed, .leased, .returned]
+    public static let allWireKinds: [AdEvent.Kind] = [
+        .received, .loadFinished, .expired, .removed, .leased, .returned, .poolRemoved,
+    ]
 
     /// Parses "LOAD_FINISHED", "load_finished" or "load-finished"; nil when unknown.
     public init?(wireName: String) {

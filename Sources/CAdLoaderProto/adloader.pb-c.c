@@ -1688,7 +1688,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__stats_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[15] =
+static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[18] =
 {
   {
     "loader",
@@ -1757,6 +1757,42 @@ static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptor
     PROTOBUF_C_TYPE_UINT32,
     0,   /* quantifier_offset */
     offsetof(Adloader__V1__PoolStats, parked_borrows),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "requests_in_flight",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, requests_in_flight),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "target",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, target),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "idle",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, idle),
     NULL,
     NULL,
     0,             /* flags */
@@ -1874,25 +1910,27 @@ static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptor
 static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   1,   /* field[1] = ad_unit_id */
   2,   /* field[2] = available */
-  12,   /* field[12] = borrow_hits */
-  13,   /* field[13] = borrow_misses */
-  8,   /* field[8] = consumed */
-  7,   /* field[7] = expired */
+  15,   /* field[15] = borrow_hits */
+  16,   /* field[16] = borrow_misses */
+  11,   /* field[11] = consumed */
+  10,   /* field[10] = expired */
+  8,   /* field[8] = idle */
   4,   /* field[4] = in_flight */
   3,   /* field[3] = leased */
-  14,   /* field[14] = leases_reclaimed */
-  6,   /* field[6] = loaded */
+  17,   /* field[17] = leases_reclaimed */
+  9,   /* field[9] = loaded */
   0,   /* field[0] = loader */
   5,   /* field[5] = parked_borrows */
-  9,   /* field[9] = removed */
-  11,   /* field[11] = upstream_failures */
-  10,   /* field[10] = upstream_requests */
+  12,   /* field[12] = removed */
+  6,   /* field[6] = requests_in_flight */
+  7,   /* field[7] = target */
+  14,   /* field[14] = upstream_failures */
+  13,   /* field[13] = upstream_requests */
 };
-static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[2 + 1] =
+static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 10, 6 },
-  { 0, 15 }
+  { 0, 18 }
 };
 const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
 {
@@ -1902,10 +1940,10 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   "Adloader__V1__PoolStats",
   "adloader.v1",
   sizeof(Adloader__V1__PoolStats),
-  15,
+  18,
   adloader__v1__pool_stats__field_descriptors,
   adloader__v1__pool_stats__field_indices_by_name,
-  2,  adloader__v1__pool_stats__number_ranges,
+  1,  adloader__v1__pool_stats__number_ranges,
   (ProtobufCMessageInit) adloader__v1__pool_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2878,7 +2916,7 @@ const ProtobufCEnumDescriptor adloader__v1__return_outcome__descriptor =
   adloader__v1__return_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[7] =
+static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[8] =
 {
   { "EVENT_KIND_UNSPECIFIED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED", 0 },
   { "EVENT_KIND_RECEIVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_RECEIVED", 1 },
@@ -2887,15 +2925,17 @@ static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[
   { "EVENT_KIND_REMOVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_REMOVED", 4 },
   { "EVENT_KIND_LEASED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_LEASED", 5 },
   { "EVENT_KIND_RETURNED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED", 6 },
+  { "EVENT_KIND_POOL_REMOVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED", 7 },
 };
 static const ProtobufCIntRange adloader__v1__event_kind__value_ranges[] = {
-{0, 0},{0, 7}
+{0, 0},{0, 8}
 };
-static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_name[7] =
+static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_name[8] =
 {
   { "EVENT_KIND_EXPIRED", 3 },
   { "EVENT_KIND_LEASED", 5 },
   { "EVENT_KIND_LOAD_FINISHED", 2 },
+  { "EVENT_KIND_POOL_REMOVED", 7 },
   { "EVENT_KIND_RECEIVED", 1 },
   { "EVENT_KIND_REMOVED", 4 },
   { "EVENT_KIND_RETURNED", 6 },
@@ -2908,9 +2948,9 @@ const ProtobufCEnumDescriptor adloader__v1__event_kind__descriptor =
   "EventKind",
   "Adloader__V1__EventKind",
   "adloader.v1",
-  7,
+  8,
   adloader__v1__event_kind__enum_values_by_number,
-  7,
+  8,
   adloader__v1__event_kind__enum_values_by_name,
   1,
   adloader__v1__event_kind__value_ranges,

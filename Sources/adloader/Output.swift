@@ -31,6 +31,8 @@ struct Output {
             if json { emit(["outcome": "NO_AD_YET"]) } else { line("no ad yet (the pool is empty; a top-up has started)") }
         case .unavailable:
             if json { emit(["outcome": "UNAVAILABLE"]) } else { line("unavailable") }
+        case .upstreamFailed(let error):
+            if json { emit(["outcome": "UNAVAILABLE", "error": "\(error)"]) } else { line("upstream failed: \(error)") }
         }
     }
 
@@ -116,14 +118,15 @@ struct Output {
             return
         }
         let header = [
-            "LOADER", "AD UNIT", "AVAIL", "LEASED", "IN FLIGHT", "PARKED", "LOADED", "EXPIRED", "CONSUMED", "REMOVED",
+            "LOADER", "AD UNIT", "AVAIL", "LEASED", "IN FLIGHT", "PARKED", "TARGET", "IDLE", "LOADED", "EXPIRED", "CONSUMED", "REMOVED",
             "UPSTREAM", "FAILED", "HITS", "MISSES", "RECLAIMED",
         ]
         var rows = [header]
         for p in pools {
             rows.append(
                 [
-                    p.loader, p.adUnitID, "\(p.available)", "\(p.leased)", "\(p.inFlight)", "\(p.parkedBorrows)", "\(p.loaded)",
+                    p.loader, p.adUnitID, "\(p.available)", "\(p.leased)", "\(p.inFlight)", "\(p.parkedBorrows)", "\(p.target)",
+                    p.idle ? "yes" : "no", "\(p.loaded)",
                     "\(p.expired)", "\(p.consumed)", "\(p.removed)", "\(p.upstreamRequests)", "\(p.upstreamFailures)",
                     "\(p.borrowHits)", "\(p.borrowMisses)", "\(p.leasesReclaimed)",
                 ])
@@ -252,7 +255,8 @@ struct Output {
     static func object(_ p: PoolStats) -> [String: Any] {
         [
             "loader": p.loader, "adUnitId": p.adUnitID, "available": p.available, "leased": p.leased, "inFlight": p.inFlight,
-            "parkedBorrows": p.parkedBorrows, "loaded": p.loaded, "expired": p.expired, "consumed": p.consumed,
+            "parkedBorrows": p.parkedBorrows, "requestsInFlight": p.requestsInFlight, "target": p.target,
+            "idle": p.idle, "loaded": p.loaded, "expired": p.expired, "consumed": p.consumed,
             "removed": p.removed, "upstreamRequests": p.upstreamRequests, "upstreamFailures": p.upstreamFailures,
             "borrowHits": p.borrowHits, "borrowMisses": p.borrowMisses, "leasesReclaimed": p.leasesReclaimed,
         ]

@@ -9,12 +9,14 @@ struct AdPoolFillPolicyTests {
         var configuration = LoaderConfiguration()
         configuration.numberOfAdvertisements = batch
         configuration.maximumRetainedAdvertisements = maximum
+        configuration.sizing = .fixed
         final class Silent: DemandSource {
             func loadAds(
                 _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
             ) {}
         }
-        let pool = AdPool(loader: "default", adUnitID: "unit", configuration: configuration, source: Silent())
+        let pool = AdPool(loader: "default", adUnitID: "unit", configuration: configuration, source: Silent(),
+            now: AdInstant(unixMilliseconds: 0))
         for index in 0..<available {
             let ad = Ad(
                 id: "ad-\(index)", adUnitID: "unit", loader: "default",

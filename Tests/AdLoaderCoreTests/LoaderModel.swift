@@ -44,6 +44,10 @@ final class ModelRun {
     private var openLeases: [UInt64: OpenLease] = [:]
     private var leaseOrder: [UInt64] = []
     private var endedLeases: [UInt64] = []
+    /// How each ended lease ended: the phrase its NOT_FOUND message must carry.
+    private var endedHow: [UInt64: String] = [:]
+    /// When a borrow or prefetch last named each pool (its demand), for the idle rules.
+    private var lastDemand: [PoolKey: AdInstant] = [:]
     private var everLeased = Set<UInt64>()
     private var parked: [Parked] = []
     private var nextParkedID = 0
@@ -86,6 +90,15 @@ final class ModelRun {
             c.retry.probeInterval = .milliseconds(pick(1_000...10_000))
             // 1 of 3 loaders can pool only one of the two ad units.
             c.maximumPools = pick(1...3)
+            // Pool economics: both sizings, a small concurrency cap, a minimum remaining life
+            // below the lifetime (sometimes the default, the lease timeout), idle pools.
+            c.sizing = pick(0...1) == 0 ? .demand : .fixed
+            c.maximumConcurrentRequests = pick(1...3)
+            if c.leaseTimeout >= c.lifetime || pick(0...1) == 0 {
+                c.minimumRemainingLife = .milliseconds(pick(0...Int(c.lifetime.milliseconds / 2)))
+            }
+            c.idleTimeout = .milliseconds(pick(20_000...120_000))
+            c.poolRemovalTimeout = c.idleTimeout + .milliseconds(pick(0...60_000))
             return c
         }
     }
@@ -95,7 +108,9 @@ final class ModelRun {
             "\($0.name): batch \($0.numberOfAdvertisements), max \($0.maximumRetainedAdvertisements), "
                 + "lifetime \($0.lifetime), sweep \($0.sweepInterval), shows \($0.showCountThreshold), "
                 + "lease \($0.leaseTimeout), retry \($0.retry.delay) x\($0.retry.multiplier) "
-                + "max \($0.retry.maximumCount), probe \($0.retry.probeInterval), pools \($0.maximumPools)"
+                + "max \($0.retry.maximumCount), probe \($0.retry.probeInterval), pools \($0.maximumPools), "
+                + "sizing \($0.sizing), cap \($0.maximumConcurrentRequests), min life \($0.effectiveMinimumRemainingLife), "
+                + "idle \($0.idleTimeout), removal \($0.poolRemovalTimeout)"
         }.joined(separator: "; ")
     }
 
@@ -156,10 +171,13 @@ final class ModelRun {
             let pool = PoolKey(loader: configurations[l].name, unit: Self.units[u])
             let refused = enabled[l] && !admits(pool, loaderIndex: l)
             do {
+                lastDemandCandidate = pool
+                defer { lastDemandCandidate = nil }
                 try loader.prefetch(adUnitID: pool.unit, loader: pool.loader)
                 if !enabled[l] { violation("prefetch on disabled \(pool.loader) succeeded") }
                 if refused { violation("prefetch of \(pool) over the pool cap succeeded") }
                 pooled.insert(pool)
+                lastDemand[pool] = clock.now
             } catch {
                 if !isExpected(error, refused: refused, enabled: enabled[l]) { violation("prefetch threw \(error)") }
             }
@@ -176,6 +194,10 @@ final class ModelRun {
                 violation("returning ended lease \(id) succeeded")
             } catch {
                 if error.code != .notFound || error.field != "lease_id" { violation("unknown lease: \(error)") }
+                // NOT_FOUND says how the lease ended, or that it never existed.
+                let phrase = id == 0 ? "never lent" : endedHow[id] ?? "?"
+                if !error.message.contains(phrase) { violation("NOT_FOUND for lease \(id) says \"\(error.message)\", expected \(phrase)") }
+                coverage["not found \(phrase)", default: 0] += 1
             }
         case .cancelParked(let pick):
             guard !parked.isEmpty else { return }
@@ -215,7 +237,7 @@ final class ModelRun {
                 guard let lease = openLeases[id], lease.pool == pool, lease.slot == slot, !lease.dropped,
                     let expiry = lease.adExpiresAt
                 else { return false }
-                return clock.now < expiry
+                return clock.now + minimumLife(pool.loader) < expiry
             }
         }
         let parkedID = nextParkedID
@@ -225,6 +247,8 @@ final class ModelRun {
         let refused = enabled[loaderIndex] && !admits(pool, loaderIndex: loaderIndex)
         let missesBefore = loader.stats(loader: pool.loader, adUnitID: pool.unit).first?.borrowMisses ?? 0
         var insideBorrow = true
+        lastDemandCandidate = pool
+        defer { lastDemandCandidate = nil }
         do {
             let outcome = try loader.borrow(
                 adUnitID: pool.unit, loader: pool.loader, slot: slot, wait: wait, mayPark: mayPark
@@ -242,6 +266,7 @@ final class ModelRun {
             if !enabled[loaderIndex] { violation("borrow on disabled \(pool.loader) succeeded") }
             if refused { violation("borrow of \(pool) over the pool cap succeeded") }
             pooled.insert(pool)
+            lastDemand[pool] = clock.now
             switch outcome {
             case .answered(let result):
                 answer(result, pool: pool, slot: slot, deadline: deadline)
@@ -297,6 +322,13 @@ final class ModelRun {
                 violation("ad \(ad.id) of \(ad.loader)/\(ad.adUnitID) lent through \(pool)")
             }
             if !(clock.now < ad.expiresAt) { violation("expired ad \(ad.id) lent (expires \(ad.expiresAt))") }
+            let minimum = minimumLife(pool.loader)
+            if !(clock.now + minimum < ad.expiresAt) {
+                violation("ad \(ad.id) lent with less than \(minimum) left (expires \(ad.expiresAt))")
+            }
+            if lease.expiresAt > ad.expiresAt { violation("lease \(lease.id) outlives its ad (\(lease.expiresAt) > \(ad.expiresAt))") }
+            let timeout = configurations.first { $0.name == pool.loader }!.leaseTimeout
+            if lease.expiresAt > clock.now + timeout { violation("lease \(lease.id) runs past its timeout") }
             if lease.slot != slot { violation("lease slot \(lease.slot ?? "nil") for borrow slot \(slot ?? "nil")") }
             guard var open = openLeases[lease.id] else {
                 violation("lease \(lease.id) answered but not open (no leased event)")
@@ -306,6 +338,12 @@ final class ModelRun {
             if reused {
                 if slot == nil { violation("reused lease without a slot") }
                 if open.adExpiresAt != ad.expiresAt { violation("reused lease changed its ad") }
+                // Renewed: leaseTimeout from now, bounded by the ad's expiry.
+                let renewed = min(clock.now + timeout, ad.expiresAt)
+                if lease.expiresAt != renewed { violation("reused lease \(lease.id) ends \(lease.expiresAt), not \(renewed)") }
+                if lease.expiresAt != open.leaseExpiresAt { coverage["lease renewed", default: 0] += 1 }
+                open.leaseExpiresAt = lease.expiresAt
+                openLeases[lease.id] = open
             } else {
                 open.adExpiresAt = ad.expiresAt
                 open.leaseExpiresAt = lease.expiresAt
@@ -316,6 +354,10 @@ final class ModelRun {
             if ad.showCount >= threshold { violation("ad \(ad.id) lent after \(ad.showCount) shows") }
         case .noAdYet:
             if clock.now < deadline { violation("noAdYet before the wait ended") }
+        case .upstreamFailed:
+            coverage["failed fast", default: 0] += 1
+            let inFlight = source.pendingAds(loader: pool.loader, unit: pool.unit)
+            if inFlight > 0 { violation("failed fast with \(inFlight) ads in flight for \(pool)") }
         case .unavailable:
             if let index = configurations.firstIndex(where: { $0.name == pool.loader }), enabled[index] {
                 // Unavailable only when the loader was just disabled (the model flips after the call).
@@ -325,6 +367,12 @@ final class ModelRun {
     }
 
     private var isDisabling = false
+    /// The pool a borrow or prefetch step names while it runs: its requests are demand-driven.
+    private var lastDemandCandidate: PoolKey?
+
+    private func minimumLife(_ loader: String) -> Duration {
+        configurations.first { $0.name == loader }!.effectiveMinimumRemainingLife
+    }
 
     // MARK: - Requests
 
@@ -337,7 +385,15 @@ final class ModelRun {
     /// a partial batch; a probe asks for one ad.
     private func checkRequest(loader name: String, unit: String, count: Int) {
         let pool = PoolKey(loader: name, unit: unit)
-        let batch = configurations.first { $0.name == name }!.numberOfAdvertisements
+        let configuration = configurations.first { $0.name == name }!
+        let batch = configuration.numberOfAdvertisements
+        let requests = source.pendingRequests(loader: name, unit: unit)
+        if requests > configuration.maximumConcurrentRequests {
+            violation("\(pool) has \(requests) requests in flight, above \(configuration.maximumConcurrentRequests)")
+        }
+        if lastDemandCandidate != pool, let demand = lastDemand[pool], clock.now - demand >= configuration.idleTimeout {
+            violation("automatic request for idle \(pool) (last demand \(demand))")
+        }
         if count == batch {
             coverage["request whole batch", default: 0] += 1
             return
@@ -368,7 +424,7 @@ final class ModelRun {
         let shownBefore = source.shownNotices[open.adID] ?? 0
         let expected: ReturnOutcome =
             if open.dropped { .removed } else if shown && open.showCount + 1 >= threshold { .consumed } else if clock.now
-                >= expiry
+                + minimumLife(open.pool.loader) >= expiry
             { .expired } else { .backInPool }
         do {
             let outcome = try loader.returnLease(id, shown: shown)
@@ -446,6 +502,25 @@ final class ModelRun {
             }
             leaseOrder.removeAll { $0 == id }
             endedLeases.append(id)
+            endedHow[id] =
+                switch event.reason {
+                case nil: "already returned"
+                case .reclaimed?: "reclaimed"
+                default: "ended by the loader"
+                }
+        case .poolRemoved:
+            let pool = PoolKey(loader: event.loader, unit: event.adUnitID)
+            coverage["pool removed", default: 0] += 1
+            guard let configuration = configurations.first(where: { $0.name == event.loader }) else { break }
+            if let demand = lastDemand[pool], clock.now - demand < configuration.poolRemovalTimeout {
+                violation("\(pool) removed \(clock.now - demand) after its last demand")
+            }
+            if openLeases.values.contains(where: { $0.pool == pool }) || parked.contains(where: { $0.pool == pool })
+                || source.pendingAds(loader: pool.loader, unit: pool.unit) > 0
+            {
+                violation("\(pool) removed while it held leases, parked borrows or requests")
+            }
+            pooled.remove(pool)
         default:
             break
         }
@@ -501,6 +576,10 @@ final class ModelRun {
                 if stats.leased != leased { violation("\(pool) reports \(stats.leased) leased, model has \(leased)") }
                 let inFlight = source.pendingAds(loader: name, unit: stats.adUnitID)
                 if stats.inFlight != inFlight { violation("\(pool) reports \(stats.inFlight) in flight, source has \(inFlight)") }
+                if let demand = lastDemand[pool], stats.idle != (clock.now - demand >= configuration.idleTimeout) {
+                    violation("\(pool) reports idle \(stats.idle), last demand \(demand)")
+                }
+                if stats.idle { coverage["idle pool", default: 0] += 1 }
                 let waiting = parked.filter { $0.pool == pool }.count
                 if stats.parkedBorrows != waiting { violation("\(pool) reports \(stats.parkedBorrows) parked, model has \(waiting)") }
             }
@@ -508,6 +587,9 @@ final class ModelRun {
         for (id, lease) in openLeases {
             if let expiresAt = lease.leaseExpiresAt, expiresAt <= clock.now {
                 violation("lease \(id) open past its timeout \(expiresAt)")
+            }
+            if let expiresAt = lease.leaseExpiresAt, let adExpiresAt = lease.adExpiresAt, expiresAt > adExpiresAt {
+                violation("lease \(id) outlives its ad")
             }
         }
         if let bad = source.badRequest { violation(bad) }

@@ -37,10 +37,11 @@ struct LoaderModelTests {
         // The sequences must reach every interesting path, or passing proves little.
         for path in [
             "new lease", "reused lease", "parked answered leased", "parked answered noAdYe", "removed consumed",
-            "removed disabled", "expired ", "returned reclaimed", "returned expired", "loadFinished retryable",
+            "removed disabled", "expired ", "returned reclaimed", "loadFinished retryable",
             "loadFinished unreachable", "loadFinished final", "request whole batch", "request prefetch partial",
             "request dry partial", "refused over pool cap", "parking refused", "notice shown",
-            "notice dropped expired", "notice dropped disabled",
+            "notice dropped expired", "notice dropped disabled", "lease renewed", "failed fast", "idle pool",
+            "pool removed", "not found already returned", "not found reclaimed",
         ] {
             #expect(coverage[path, default: 0] > 0, "shard \(shard) never reached \(path): \(coverage)")
         }

@@ -9,6 +9,9 @@ struct NativeAdvertisementLoaderFillingTests {
             $0.numberOfAdvertisements = 1
             $0.maximumRetainedAdvertisements = 1
             $0.retry.delay = .seconds(5)
+            // These tests wait long for requests that may never come: keep the pool.
+            $0.poolRemovalTimeout = .seconds(86_400)
+            $0.idleTimeout = .seconds(86_400)
             configure(&$0)
         }
     }
@@ -110,7 +113,7 @@ struct NativeAdvertisementLoaderFillingTests {
         h.source.succeed()
         #expect(h.source.pendingAds == 4)
         #expect(h.source.requests.suffix(2).map(\.count) == [2, 2])
-        #expect(h.clock.pendingCount == 1)  // only the sweep timer, no probe
+        #expect(h.clock.pendingCount == 2)  // only the sweep timer and removal check, no probe
     }
 
     @Test func finalFailuresAreNotRetriedAutomatically() throws {
@@ -142,7 +145,7 @@ struct NativeAdvertisementLoaderFillingTests {
         }
         let clock = ManualClock()
         let source = Greedy()
-        var configuration = LoaderConfiguration()
+        var configuration = LoaderConfiguration.classic()
         configuration.source = "greedy"
         configuration.numberOfAdvertisements = 2
         configuration.maximumRetainedAdvertisements = 2

@@ -23,7 +23,7 @@ struct NativeAdvertisementLoaderFormatTests {
 
     @Test(arguments: [AdFormat.interstitial, .rewarded, .appOpen])
     func aFullScreenFormatNeedsShowCountThresholdOne(format: AdFormat) throws {
-        var configuration = LoaderConfiguration(name: "fs")
+        var configuration = LoaderConfiguration.classic(name: "fs")
         configuration.format = format
         try configuration.validate()
         configuration.showCountThreshold = 2

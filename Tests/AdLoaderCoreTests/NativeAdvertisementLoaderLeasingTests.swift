@@ -44,14 +44,19 @@ struct NativeAdvertisementLoaderLeasingTests {
         #expect(again.id != first.id)
     }
 
-    @Test func aSlotWhoseAdExpiredGetsAFreshAd() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 2; $0.numberOfAdvertisements = 1 }
+    @Test func aSlotWhoseAdIsTooCloseToExpiryGetsAFreshAd() throws {
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 2
+            $0.numberOfAdvertisements = 1
+            $0.minimumRemainingLife = .seconds(5)
+        }
         try h.loader.prefetch(adUnitID: "unit")
         h.source.succeed(0, sourceExpiry: h.clock.now + .seconds(10))
         h.source.succeed(0)
         let first = try h.lease(slot: "s")
         #expect(first.ad.expiresAt == h.clock.now + .seconds(10))
-        h.clock.advance(by: .seconds(10))
+        // 4 s left, below the 5 s minimum: the slot's lease ends and its ad is dropped.
+        h.clock.advance(by: .seconds(6))
         h.clearEvents()
         guard case .leased(let fresh, reused: false) = try h.borrow(slot: "s") else { throw TestFailure("no lease") }
         #expect(fresh.ad.id != first.ad.id)
@@ -282,11 +287,15 @@ struct NativeAdvertisementLoaderLeasingTests {
         #expect(h.source.pendingAds == 1)  // consumption tops up
     }
 
-    @Test func returningAnExpiredAdCountsItExpired() throws {
-        let h = try Harness { $0.lifetime = .seconds(100); $0.leaseTimeout = .seconds(500) }
+    @Test func returningAnAdTooCloseToExpiryCountsItExpired() throws {
+        let h = try Harness {
+            $0.lifetime = .seconds(100)
+            $0.leaseTimeout = .seconds(500)
+            $0.minimumRemainingLife = .seconds(10)
+        }
         try h.fill()
         let lease = try h.lease()
-        h.clock.advance(by: .seconds(100))
+        h.clock.advance(by: .seconds(95))
         #expect(try h.loader.returnLease(lease.id, shown: false) == .expired)
         #expect(h.stats().isBalanced)
     }
@@ -335,8 +344,9 @@ struct NativeAdvertisementLoaderLeasingTests {
         h.clock.advance(by: .seconds(10))
         let b = try h.lease(slot: "b")
         let c = try h.lease()
-        // One lease wakeup plus the pool's sweep timer, however many leases are open.
-        #expect(h.clock.pendingCount == 2)
+        // One lease wakeup plus the pool's sweep timer and removal check, however many
+        // leases are open.
+        #expect(h.clock.pendingCount == 3)
         h.clock.advance(by: .seconds(50))
         var stats = h.stats()
         #expect(stats.leasesReclaimed == 1)

@@ -68,10 +68,11 @@ struct NativeAdvertisementLoaderNoticeTests {
         #expect(heldPastExpiry.ad.id != shownOnce.ad.id)
         h.clock.advance(by: .seconds(100))
         // The sweep expired the two available ads; only the one never shown is a drop notice.
-        #expect(h.stats().expired == 3)
-        // The leased one expires when its lease ends unshown.
-        #expect(try h.loader.returnLease(heldPastExpiry.id, shown: false) == .expired)
+        // The leased one expired when its lease ended unshown: a lease never outlives its ad,
+        // so it ended (reclaimed) at the ad's expiry.
         #expect(h.stats().expired == 4)
+        #expect(h.stats().leasesReclaimed == 1)
+        #expect(throws: LoaderError.self) { try h.loader.returnLease(heldPastExpiry.id, shown: false) }
         let reported = h.source.droppedIDs
         #expect(h.source.dropped.count == 3)
         #expect(reported.count == 3)
@@ -145,7 +146,7 @@ struct NativeAdvertisementLoaderNoticeTests {
         }
         let clock = ManualClock()
         let source = Quiet()
-        var configuration = LoaderConfiguration()
+        var configuration = LoaderConfiguration.classic()
         configuration.source = "quiet"
         configuration.maximumRetainedAdvertisements = 1
         configuration.numberOfAdvertisements = 1

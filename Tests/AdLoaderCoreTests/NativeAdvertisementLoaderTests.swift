@@ -6,7 +6,7 @@ struct NativeAdvertisementLoaderTests {
     // MARK: init
 
     @Test func initRejectsAnInvalidConfiguration() {
-        var configuration = LoaderConfiguration()
+        var configuration = LoaderConfiguration.classic()
         configuration.source = "fake"
         configuration.numberOfAdvertisements = 6
         let clock = ManualClock()
@@ -18,7 +18,7 @@ struct NativeAdvertisementLoaderTests {
 
     @Test func initRejectsDuplicateNamesAndMissingSources() throws {
         let clock = ManualClock()
-        var a = LoaderConfiguration(name: "a")
+        var a = LoaderConfiguration.classic(name: "a")
         a.source = "fake"
         do {
             _ = try NativeAdvertisementLoader(
@@ -27,7 +27,7 @@ struct NativeAdvertisementLoaderTests {
         } catch {
             #expect(error.field == "loaders.a.name")
         }
-        var b = LoaderConfiguration(name: "b")
+        var b = LoaderConfiguration.classic(name: "b")
         b.source = "nowhere"
         do {
             _ = try NativeAdvertisementLoader(
@@ -93,7 +93,7 @@ struct NativeAdvertisementLoaderTests {
     @Test func poolsAreKeyedByLoaderAndAdUnit() throws {
         let clock = ManualClock()
         let source = FakeDemandSource()
-        var a = LoaderConfiguration(name: "a")
+        var a = LoaderConfiguration.classic(name: "a")
         a.source = "fake"
         a.keywords = ["sports"]
         a.maximumRetainedAdvertisements = 2
@@ -119,7 +119,7 @@ struct NativeAdvertisementLoaderTests {
 
     @Test(arguments: [0, -1, 1_000_001])
     func maximumPoolsOutOfRangeIsRejectedByName(value: Int) {
-        var configuration = LoaderConfiguration(name: "feed")
+        var configuration = LoaderConfiguration.classic(name: "feed")
         configuration.maximumPools = value
         #expect(throws: ConfigError(field: "loaders.feed.maximumPools", message: "must be 1...1000000, got \(value)")) {
             try configuration.validate()
@@ -127,7 +127,7 @@ struct NativeAdvertisementLoaderTests {
     }
 
     @Test func maximumPoolsDefaultsTo1000AndAcceptsItsBounds() throws {
-        var configuration = LoaderConfiguration()
+        var configuration = LoaderConfiguration.classic()
         #expect(configuration.maximumPools == 1_000)
         for value in [1, 1_000_000] {
             configuration.maximumPools = value
@@ -176,7 +176,7 @@ struct NativeAdvertisementLoaderTests {
     @Test func thePoolCapIsPerLoaderAndAnInvalidCallIsRefusedFirst() throws {
         let clock = ManualClock()
         let source = FakeDemandSource()
-        var a = LoaderConfiguration(name: "a")
+        var a = LoaderConfiguration.classic(name: "a")
         a.source = "fake"
         a.maximumPools = 1
         var b = a

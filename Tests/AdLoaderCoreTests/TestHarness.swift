@@ -132,6 +132,10 @@ final class ModelSource: DemandSource {
 
     func requestCount(loader: String) -> Int { requests[loader] ?? 0 }
 
+    func pendingRequests(loader: String, unit: String) -> Int {
+        pending.count { $0.loader == loader && $0.unit == unit }
+    }
+
     func pendingAds(loader: String, unit: String) -> Int {
         pending.reduce(0) { $0 + ($1.loader == loader && $1.unit == unit ? $1.count : 0) }
     }
@@ -160,8 +164,13 @@ final class Harness {
     private(set) var events: [AdEvent] = []
 
     /// A default-named loader (5 per request, max 10) with test settings; `configure` edits it.
+    ///
+    /// The settings are those of the loader before demand sizing, so the tests of filling,
+    /// leasing and expiry say what they mean: fixed sizing at 10, no concurrency cap to
+    /// speak of, ads lent until they expire (minimum remaining life 0). Tests of the newer
+    /// rules set them in `configure`.
     init(seed: UInt64 = 7, _ configure: (inout LoaderConfiguration) -> Void = { _ in }) throws {
-        var configuration = LoaderConfiguration()
+        var configuration = LoaderConfiguration.classic()
         configuration.source = "fake"
         configure(&configuration)
         loader = try NativeAdvertisementLoader(
@@ -229,5 +238,19 @@ extension PoolStats {
     /// The accounting invariant: every loaded ad is somewhere.
     var isBalanced: Bool {
         loaded == UInt64(available) + UInt64(leased) + consumed + expired + removed
+    }
+}
+
+extension LoaderConfiguration {
+    /// The settings of the loader before demand sizing, for the tests of filling, leasing
+    /// and expiry: fixed sizing at 10, no concurrency cap to speak of, ads lent until they
+    /// expire (minimum remaining life 0). Tests of the newer rules set them explicitly.
+    static func classic(name: String = LoaderConfiguration.defaultName) -> LoaderConfiguration {
+        var configuration = LoaderConfiguration(name: name)
+        configuration.sizing = .fixed
+        configuration.maximumRetainedAdvertisements = 10
+        configuration.maximumConcurrentRequests = 1_000
+        configuration.minimumRemainingLife = .zero
+        return configuration
     }
 }

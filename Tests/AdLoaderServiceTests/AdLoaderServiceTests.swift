@@ -271,7 +271,7 @@ import Testing
         #expect(
             responder.take() == [
                 .status(1, Status(code: .invalidArgument, message: "lease_id: must not be 0")),
-                .status(2, Status(code: .notFound, message: "lease_id: no open lease 42 (returned, reclaimed or unknown)")),
+                .status(2, Status(code: .notFound, message: "lease_id: lease 42 was never lent")),
                 .status(3, Status(code: .invalidArgument, message: "ad_unit_id: must not be empty")),
                 .status(4, Status(code: .invalidArgument, message: "loader: unknown loader \"nope\"")),
             ])
@@ -313,6 +313,8 @@ import Testing
     @Test func anExpiredOrConsumedAdIsForgottenByTheEncodingCache() throws {
         var configuration = LoaderConfiguration(name: "default")
         configuration.maximumRetainedAdvertisements = 4
+        configuration.sizing = .fixed
+        configuration.minimumRemainingLife = .zero
         configuration.numberOfAdvertisements = 2
         configuration.lifetime = .seconds(30)
         configuration.sweepInterval = .seconds(2)

@@ -100,6 +100,7 @@ import Testing
         // Another device is not capped; the next local day is not either.
         #expect(try appOpen(service, Self.call(device: "dev-2")).outcome == .show)
         clock.advance(by: .seconds(14 * 3600))  // 2026-12-02T00:00Z
+        try fill()  // the pool went idle overnight and bought nothing: the app prefetches again
         let tomorrow = try appOpen(service, Self.call(session: "s-3"))
         #expect(tomorrow.day == "2026-12-02" && tomorrow.counts == AppOpenCounts() && tomorrow.outcome == .show)
     }

@@ -26,7 +26,7 @@ extension EndToEnd {
         @Test func theFirstSessionWorksAsTheReadmeShowsIt() throws {
             let prefetch = try adloader("prefetch", "demo")
             #expect(prefetch.status == 0)
-            #expect(prefetch.stdout.hasPrefix("available 0, in flight 10, requested now 10"))
+            #expect(prefetch.stdout.hasPrefix("available 0, in flight 5, requested now 5"))  // demand sizing: one batch
 
             let borrow = try adloader("borrow", "demo", "--slot", "feed-1/position-3", "--wait", "2000")
             #expect(borrow.status == 0, "\(borrow.stderr)")

@@ -30,7 +30,7 @@ extension EndToEnd {
             let client = try RawConnection.open(port: daemon.port)
             let prefetch = try client.call(
                 MethodName.prefetch, PrefetchRequestMessage(adUnitID: "demo"), as: PrefetchResponseMessage.self)
-            #expect(prefetch.result.requested == 10)
+            #expect(prefetch.result.requested == 5)  // a fresh demand-sized pool asks for one batch
             let borrow = try client.call(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "demo", slot: "feed/1", waitMilliseconds: 2_000),
                 as: BorrowResponseMessage.self)

@@ -19,6 +19,8 @@ EXPECTED = {
     "adloader_pool_leased_ads": ("gauge", {"loader", "ad_unit"}),
     "adloader_pool_in_flight_ads": ("gauge", {"loader", "ad_unit"}),
     "adloader_pool_target_ads": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_idle": ("gauge", {"loader", "ad_unit"}),
+    "adloader_pool_in_flight_requests": ("gauge", {"loader", "ad_unit"}),
     "adloader_pool_parked_borrows": ("gauge", {"loader", "ad_unit"}),
     "adloader_pool_borrows": ("counter", {"loader", "ad_unit", "result"}),
     "adloader_pool_ads_loaded": ("counter", {"loader", "ad_unit"}),
@@ -103,7 +105,9 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
     assert value(after, "adloader_call_duration_seconds", "_count", method="Borrow") == borrows + 1
     pools = {s.labels["ad_unit"] for s in after["adloader_pool_available_ads"].samples}
     assert pools == {"feed-native", "feed-video"}
-    assert value(after, "adloader_pool_target_ads", loader="default", ad_unit="feed-native") == 10
+    # Demand sizing: the target follows the borrow rate, bounded by maximumRetainedAdvertisements.
+    assert 1 <= value(after, "adloader_pool_target_ads", loader="default", ad_unit="feed-native") <= 10
+    assert value(after, "adloader_pool_idle", loader="default", ad_unit="feed-native") == 0
     hits = sum(value(after, "adloader_pool_borrows", "_total", ad_unit=u, result="hit") for u in pools)
     assert hits >= 1
     assert value(after, "adloader_upstream_requests", "_total", source="synthetic") >= 2

@@ -80,7 +80,9 @@ def test_example_configuration_serves_fixture_ads_through_adloader_borrow(daemon
 
 
 def test_billing_notice_once_with_macros_and_loss_notices_with_reason(daemon, exchange):
+    # An ad is lent only with minimumRemainingLife left (default: the 5 min leaseTimeout).
     d = daemon(config=config(exchange.url, loader={"lifetime": "4s", "sweepInterval": "100ms",
+                                                   "minimumRemainingLife": "1s",
                                                    "maximumRetainedAdvertisements": 5}))
     lease = borrow(d)["lease"]
     d.cli("return", lease["leaseId"], "--shown")
@@ -139,7 +141,9 @@ def test_missing_required_asset_is_dropped_not_lent(daemon, exchange):
 def test_final_failures_are_logged_once_and_not_retried(daemon, exchange, fault, message):
     exchange.mode = fault
     d = daemon(config=config(exchange.url))
-    assert borrow(d, wait=300)["outcome"] == "NO_AD_YET"
+    # Fail fast: the parked borrow ends as soon as the final failure makes any ad impossible.
+    failed = d.cli("--json", "borrow", "feed-native", "--loader", "feed", "--wait", "10000", check=False)
+    assert failed.returncode != 0 and "UNAVAILABLE" in failed.stderr and message in failed.stderr, failed
     wait_for(lambda: message in d.log())
     time.sleep(0.8)  # several retry delays: a final failure is not retried automatically
     assert len(exchange.requests) == 1
@@ -171,9 +175,11 @@ def test_429_retry_after_is_honoured(daemon, exchange):
 
 def test_outage_connection_refused_then_recovery_borrows_served_throughout(daemon, exchange):
     port = exchange.port
-    d = daemon(config=config(exchange.url, loader={"maximumRetainedAdvertisements": 10, "numberOfAdvertisements": 5}))
+    # Fixed sizing: the prefetch fills the whole pool (a demand-sized one would ask one batch).
+    d = daemon(config=config(exchange.url, loader={"maximumRetainedAdvertisements": 10, "numberOfAdvertisements": 5,
+                                                   "sizing": "fixed"}))
     d.cli("prefetch", "feed-native", "--loader", "feed")
-    wait_for(lambda: (pool(d) or {}).get("available", 0) >= 10)
+    assert wait_for(lambda: (pool(d) or {}).get("available", 0) >= 10)
     exchange.stop()  # connection refused from now on
     leases = []
     for _ in range(6):  # more than a batch missing: a top-up goes out, and fails
@@ -211,7 +217,8 @@ def test_fds_and_memory_flat_across_thousands_of_requests(daemon, exchange):
     # 16 pools of one ad living 40 ms: each expiry fires a loss notice and a new request
     # (about 10 s on an idle machine; the bounds allow for a loaded one).
     d = daemon(config=config(exchange.url, loader={"numberOfAdvertisements": 1, "maximumRetainedAdvertisements": 1,
-                                                   "lifetime": "40ms", "sweepInterval": "20ms"}),
+                                                   "lifetime": "40ms", "sweepInterval": "20ms",
+                                                   "minimumRemainingLife": "10ms"}),
                env={"ADLOADERD_LOG_LEVEL": "warning"})
     for unit in range(16):
         d.cli("prefetch", "u%d" % unit, "--loader", "feed")

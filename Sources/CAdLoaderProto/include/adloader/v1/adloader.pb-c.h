@@ -99,7 +99,11 @@ typedef enum _Adloader__V1__EventKind {
   /*
    * a lease ended; see reason
    */
-  ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED = 6
+  ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED = 6,
+  /*
+   * an idle, empty pool was removed (poolRemovalTimeout)
+   */
+  ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED = 7
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__EVENT_KIND)
 } Adloader__V1__EventKind;
 typedef enum _Adloader__V1__AdFormat {
@@ -440,6 +444,18 @@ struct  Adloader__V1__PoolStats
   uint32_t in_flight;
   uint32_t parked_borrows;
   /*
+   * upstream requests in flight (<= maximumConcurrentRequests)
+   */
+  uint32_t requests_in_flight;
+  /*
+   * what the pool tops up to (loaded + in flight); see PROTOCOL.md 7.4
+   */
+  uint32_t target;
+  /*
+   * no Borrow or Prefetch for idleTimeout: no automatic top-ups
+   */
+  protobuf_c_boolean idle;
+  /*
    * Counters since the pool was created: 10..29. Each is defined in PROTOCOL.md 7.4;
    * loaded = available + leased + expired + consumed + removed at every moment.
    */
@@ -470,7 +486,7 @@ struct  Adloader__V1__PoolStats
 };
 #define ADLOADER__V1__POOL_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__pool_stats__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 /*

@@ -1,0 +1,84 @@
+/// A pool's measured demand and how many ads it should keep for it (demand sizing).
+///
+/// The model: a borrow that needs a fresh ad takes one from the pool, and a top-up asked now
+/// lands after the upstream round trip. So the pool must hold, on top of what is on screen
+/// (leased ads, which do not count as stock), enough ads for the borrows that arrive while a
+/// refill is under way:
+///
+///     stock = λ·T + 3·√(λ·T) + batch + parked
+///
+/// - λ, the borrow rate: fresh borrows (hits and misses, not slot reuses) per second,
+///   an exponentially weighted average over 5 s windows (weight 0.2 per window, so the
+///   average follows a change within about half a minute); a window under way counts with
+///   its own rate when that is higher, so a burst raises the target at once.
+/// - T, the refill time: twice the average observed upstream latency (weight 0.2 per
+///   answer, 1 s before the first) plus 250 ms, covering short answers and retries.
+/// - 3·√(λ·T): three standard deviations of Poisson arrivals over T.
+/// - batch: automatic top-ups wait until a whole batch is missing, so the stock dips by up
+///   to one batch below the target before a refill is asked for.
+///
+/// The stock is bounded by the ads' remaining life: no more than λ times the time an ad
+/// can be lent (lifetime minus the minimum remaining life), since more would expire
+/// unshown; never below one batch, so a pool that was just created or is quiet still has
+/// an ad for its next borrow. The target is then `leased + stock`, capped by
+/// ``LoaderConfiguration/maximumRetainedAdvertisements`` (the memory bound).
+struct DemandEstimate {
+    static let windowMilliseconds: Int64 = 5_000
+    static let rateWeight = 0.2
+    static let latencyWeight = 0.2
+
+    /// Fresh borrows per millisecond, averaged over past windows.
+    private(set) var averageRate = 0.0
+    private var windowStart: Int64
+    private var windowCount = 0
+    /// Average upstream latency of answered requests, milliseconds.
+    private(set) var latency = 1_000.0
+
+    init(now: Int64) {
+        windowStart = now
+    }
+
+    mutating func noteBorrow(at now: Int64) {
+        advance(to: now)
+        windowCount += 1
+    }
+
+    mutating func noteLatency(milliseconds: Int64) {
+        latency += Self.latencyWeight * (Double(max(0, milliseconds)) - latency)
+    }
+
+    /// Fresh borrows per millisecond now.
+    mutating func rate(at now: Int64) -> Double {
+        advance(to: now)
+        let elapsed = max(now - windowStart, 1_000)
+        return max(averageRate, Double(windowCount) / Double(elapsed))
+    }
+
+    /// The refill time T, milliseconds.
+    var refillMilliseconds: Double { 2 * latency + 250 }
+
+    /// Ads to keep available or coming, beyond the leased ones (the model above).
+    mutating func stock(at now: Int64, batch: Int, parked: Int, lendableMilliseconds: Int64) -> Int {
+        let rate = self.rate(at: now)
+        let expected = rate * refillMilliseconds
+        var stock = Int((expected + 3 * expected.squareRoot()).rounded(.up)) + batch + parked
+        let lifeBound = Int(rate * Double(lendableMilliseconds))
+        stock = min(stock, max(batch + parked, lifeBound))
+        return stock
+    }
+
+    private mutating func advance(to now: Int64) {
+        guard now >= windowStart + Self.windowMilliseconds else { return }
+        let windows = (now - windowStart) / Self.windowMilliseconds
+        averageRate += Self.rateWeight * (Double(windowCount) / Double(Self.windowMilliseconds) - averageRate)
+        // Windows without a borrow decay the average; after 64 of them it is negligible.
+        var empty = min(windows - 1, 64)
+        while empty > 0 {
+            averageRate *= 1 - Self.rateWeight
+            empty -= 1
+        }
+        if windows > 64 { averageRate = 0 }
+        windowStart += windows * Self.windowMilliseconds
+        windowCount = 0
+    }
+}
