@@ -2,8 +2,11 @@
 //
 // Shows: a cell scrolls out of view (and is destroyed) and back (recreated); borrowing again
 // with the same slot key returns the same lease and the same ad: the user sees the ad they
-// saw, and it costs no upstream request. Another slot gets another ad.
-// Look at: `slot:` (name the feed cell: feed id + position); `reused`; the same lease id.
+// saw, and it costs no upstream request. Borrowing again also renews the lease (it runs the
+// loader's `leaseTimeout` from now, never past its ad's expiry), so a cell that stays on
+// screen keeps its ad while it keeps borrowing for its slot. Another slot gets another ad.
+// Look at: `slot:` (name the feed cell: feed id + position); `reused`; the same lease id; the
+// lease's `expiresAt`.
 // Run: adloader examples run swift-native-feed-slot-affinity-on-scroll-back
 import AdLoaderClient
 import AdLoaderCore
@@ -28,7 +31,8 @@ enum NativeFeedSlotAffinityOnScrollBack {
         else { throw ExampleFailure("no ad for \(slot) on scroll-back") }
         run.log("scroll-back: lease \(again.id), ad \(again.ad.id), reused \(reused)")
         try run.expect(reused && again.id == first.id && again.ad.id == first.ad.id, "same lease, same ad")
-        try run.expect(again.expiresAt == first.expiresAt, "a reused lease is not extended")
+        try run.expect(again.expiresAt >= first.expiresAt, "a reused lease is renewed, never shortened")
+        try run.expect(again.expiresAt <= again.ad.expiresAt, "a lease never outlives its ad")
 
         // A different cell gets a different ad.
         guard
