@@ -38,7 +38,7 @@ struct Invocation: Sendable {
         switch command {
         case .prefetch(let adUnitID, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
         case .stats(_, let adUnitID), .watch(_, let adUnitID, _, _), .top(_, let adUnitID, _, _): return adUnitID
-        case .returnLease, .conformance, .help: return ""
+        case .returnLease, .conformance, .examples, .help: return ""
         }
     }
 }
@@ -293,6 +293,7 @@ enum CommandLineParser {
                 transport: transport)
         case "examples":
             try allow(["--all"])
+            guard invocation.endpoints == nil else { throw UsageError("examples runs against one daemon: give --endpoint") }
             invocation.command = .examples(try ExamplesCommand.parse(rest, all: flags.contains("--all")))
         default:
             throw UsageError("unknown command \"\(name)\"")

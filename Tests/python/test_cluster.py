@@ -316,6 +316,7 @@ def test_app_open_daily_cap_holds_across_replicas(cluster):
     (["--endpoints", "127.0.0.1:1", "--endpoint", "127.0.0.1:2", "stats"], "not both"),
     (["--endpoints", "unix:/tmp/x", "stats"], "only HOST:PORT"),
     (["--endpoints", "", "stats"], "no endpoints"),
+    (["--endpoints", "127.0.0.1:1", "examples", "list"], "give --endpoint"),
 ])
 def test_cli_endpoints_usage_errors(args, message):
     done = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=30)
