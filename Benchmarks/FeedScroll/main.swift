@@ -259,7 +259,7 @@ enum FeedScroll {
             var capped = options
             capped.cap = cap
             var defaults = try runAdLoader(trace, capped, retained: nil)
-            defaults.strategy = cap == nil ? "adloaderd defaults" : "defaults, cap \(cap!)"
+            defaults.strategy = cap == nil ? "adloaderd defaults" : "adloaderd cap \(cap!)"
             results.append(defaults)
             caps.append(cap ?? LoaderConfiguration().maximumConcurrentRequests)
         }
