@@ -46,7 +46,8 @@ struct Output {
                 case .backInPool: "back in the pool for the next cell"
                 case .consumed: "consumed (reached its show count)"
                 case .expired: "expired, dropped"
-                case .removed: "removed (its loader was disabled or reconfigured)"
+                case .removed: "removed (its loader was disabled or reconfigured, or its creative invalidated)"
+                case .invalidated: "invalidated: removed, its creative blocked for the loader's invalidationBlockTime"
                 case nil: "outcome unspecified"
                 }
             line("lease \(leaseID) returned: \(text)")
@@ -198,6 +199,7 @@ struct Output {
         case .consumed: "CONSUMED"
         case .expired: "EXPIRED"
         case .removed: "REMOVED"
+        case .invalidated: "INVALIDATED"
         case nil: "UNSPECIFIED"
         }
     }
