@@ -340,6 +340,7 @@ public final class Daemon {
             let result = try loader.reconfigure(loaders: next.loaders)
             configuration = next
             history.configuration = next
+            metrics.reloadsApplied += 1
             logger.info(
                 "configuration reloaded",
                 ["trigger": .string(trigger), "added": .string(result.added.joined(separator: ",")),
@@ -348,6 +349,7 @@ public final class Daemon {
                  "changedDroppingPools": .string(result.changedDroppingPools.joined(separator: ","))])
             return result
         } catch {
+            metrics.reloadsRefused += 1
             logger.error(
                 "configuration reload refused; the running configuration is unchanged",
                 ["trigger": .string(trigger), "setting": .string(error.field), "error": .string(error.message)])

@@ -260,3 +260,32 @@ def test_control_calls_need_the_token_like_every_call(daemon, stubs):
         assert d.cli("--token", "s3cret", "disable", "second").returncode == 0
     finally:
         channel.close()
+
+
+def test_control_actions_show_in_the_metrics(daemon, stubs):
+    from prometheus_client.parser import text_string_to_metric_families as parse_text
+    from adminhttp import get
+
+    d = daemon(config=CONFIG, admin=True)
+    channel = grpc.insecure_channel(d.endpoint)
+    try:
+        s, stub = stubs, stubs.grpc.NativeAdLoaderStub(channel)
+        held = lease(s, stub)
+        stub.Return(s.pb.ReturnRequest(lease_id=held.lease_id, invalidate=True, invalidate_reason="bad"), timeout=10)
+        stub.SetLoaderEnabled(s.pb.SetLoaderEnabledRequest(loader="second", enabled=False), timeout=10)
+        stub.Reload(s.pb.ReloadRequest(), timeout=10)
+        write_config(d, "{")
+        with pytest.raises(grpc.RpcError):
+            stub.Reload(s.pb.ReloadRequest(), timeout=10)
+        status, _, body = get(d.admin, "/metrics")
+        assert status == 200
+        samples = {(x.name, tuple(sorted(x.labels.items()))): x.value
+                   for f in parse_text(body) for x in f.samples}
+        assert samples[("adloader_loader_enabled", (("loader", "default"),))] == 1
+        assert samples[("adloader_loader_enabled", (("loader", "second"),))] == 0
+        assert samples[("adloader_loader_blocked_creatives", (("loader", "default"),))] == 1
+        assert samples[("adloader_config_reloads_total", (("result", "applied"),))] == 1
+        assert samples[("adloader_config_reloads_total", (("result", "refused"),))] == 1
+        assert samples[("adloader_calls_total", (("code", "FAILED_PRECONDITION"), ("method", "Reload")))] == 1
+    finally:
+        channel.close()
