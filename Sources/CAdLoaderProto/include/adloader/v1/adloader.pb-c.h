@@ -662,15 +662,14 @@ struct  Adloader__V1__Event
    */
   char *error;
   /*
-   * REMOVED: "consumed", "shutdown", "disabled" or "invalidated" (a creative that does not fit
-   * the loader's format, dropped on arrival). RETURNED: empty when the client returned
-   * the lease, else why the server ended it: "reclaimed" (lease timeout), "expired" (its slot
-   * borrowed again after the ad expired), "shutdown" or "disabled". Version 1 servers never
-   * send "disabled". See PROTOCOL.md 7.5.
-   * LOADER_CHANGED (ad_unit_id empty): "disabled", "enabled", "added", "removed" or
-   * "reconfigured". REMOVED and RETURNED may also say "reconfigured" (a reload removed the
-   * loader or changed its source, format or request); REMOVED "invalidated" also covers a
-   * creative a client invalidated (note set) and ads of it dropped while it is blocked.
+   * REMOVED: "consumed", "shutdown", "disabled", "reconfigured" (a reload removed the loader
+   * or changed its source, format or request) or "invalidated" (a creative that does not fit
+   * the loader's format, dropped on arrival, or one a client invalidated: note set by that
+   * Return, empty for ads of it dropped on arrival while it is blocked). RETURNED: empty when
+   * the client returned the lease, else why the server ended it: "reclaimed" (lease timeout),
+   * "expired" (its slot borrowed again after the ad expired), "shutdown", "disabled" or
+   * "reconfigured". LOADER_CHANGED (ad_unit_id empty): "disabled", "enabled", "added",
+   * "removed" or "reconfigured". See PROTOCOL.md 7.5.
    */
   char *reason;
   /*
