@@ -55,6 +55,21 @@ import Testing
         #expect(ReturnRequestMessage(leaseID: 3, shown: false, invalidateReason: "a\u{0}b").stringFieldWithNUL == "invalidate_reason")
     }
 
+    /// A bad invalidate_reason fails the in-place decoder and protobuf-c with the same error.
+    @Test func aBadReasonFailsBothDecodersAlike() throws {
+        for bad in ProtoScannerTests.badStrings {
+            let bytes = [0x08, 0x05, 0x18, 0x01, 0x22, UInt8(bad.count)] + bad
+            bytes.withUnsafeBytes { raw in
+                let reference = Result { () throws(FrameError) in try ReturnRequestMessage(protobufC: raw) }
+                let scanned = Result { () throws(FrameError) in try ReturnRequestMessage(decoding: raw) }
+                #expect(reference == scanned)
+                if case .failure(let error) = scanned { #expect(error.message.hasPrefix("invalidate_reason:")) } else {
+                    Issue.record("accepted \(bad)")
+                }
+            }
+        }
+    }
+
     private func roundTrips<M: WireMessage>(_ message: M) throws -> Bool {
         try M(decoding: message.encoded()) == message
     }
