@@ -154,10 +154,10 @@ struct Output {
             + loaders.map { [$0.name, $0.enabled ? "yes" : "NO (disabled)", $0.source, "\($0.pools)", "\($0.blockedCreatives)"] }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
-            line(
-                row.enumerated().map { column, cell in
-                    cell + String(repeating: " ", count: widths[column] - cell.count)
-                }.joined(separator: "  "))
+            let text = row.enumerated().map { column, cell in
+                cell + String(repeating: " ", count: widths[column] - cell.count)
+            }.joined(separator: "  ")
+            line(String(text.reversed().drop { $0 == " " }.reversed()))
         }
     }
 
