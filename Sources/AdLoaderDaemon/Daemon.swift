@@ -30,6 +30,9 @@ public final class Daemon {
 
     /// The running configuration: as started, then as the last accepted reload gave it.
     public private(set) var configuration: ServerConfiguration
+    /// Whether the app-open cap store was opened at start (a loader of format appOpen): a
+    /// reload cannot add the first one to a daemon without it.
+    private let capStoreOpened: Bool
     /// Reads the configuration again for a reload (SIGHUP, the Reload call): the file and
     /// the layering the daemon started with. nil: a reload is refused.
     public var configurationSource: (() throws(ConfigError) -> ServerConfiguration)?
@@ -112,6 +115,7 @@ public final class Daemon {
                 authenticator: CallAuthenticator(
                     tokens: configuration.auth.tokens, requireOnLoopback: configuration.auth.requireOnLoopback))
             self.capStore = capStore
+            capStoreOpened = needsStore
             transport = FramedTransport(
                 service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
                 logger: logger)
@@ -334,7 +338,7 @@ public final class Daemon {
                 throw ConfigError(field: "config", message: "this daemon was started without a configuration to re-read")
             }
             let next = try configurationSource()
-            if let key = next.restartOnlyChange(from: configuration) {
+            if let key = next.restartOnlyChange(from: configuration, storeOpened: capStoreOpened) {
                 throw ConfigError(field: key, message: "changes only at restart (restart adloaderd to apply it)")
             }
             let result = try loader.reconfigure(loaders: next.loaders)

@@ -12,7 +12,9 @@ extension ServerConfiguration {
     /// changed while loaders hold its ads and its requests are in flight). Also restart-only:
     /// the first loader of format appOpen in a daemon started without one (the cap store is
     /// opened at start only when a loader needs it).
-    func restartOnlyChange(from running: ServerConfiguration) -> String? {
+    /// - Parameter storeOpened: whether the daemon opened its app-open cap store at start (nil:
+    ///   whether `running` has a loader of format appOpen).
+    func restartOnlyChange(from running: ServerConfiguration, storeOpened: Bool? = nil) -> String? {
         for table in Self.scalarSections {
             for row in table.keys where row.show(self) != row.show(running) { return "\(table.section).\(row.key)" }
         }
@@ -27,7 +29,7 @@ extension ServerConfiguration {
         for name in Set(sources.keys).union(running.sources.keys).sorted() where sources[name] != running.sources[name] {
             return "sources.\(name)"
         }
-        if !running.loaders.contains(where: { $0.format == .appOpen }),
+        if !(storeOpened ?? running.loaders.contains(where: { $0.format == .appOpen })),
             let appOpen = loaders.first(where: { $0.format == .appOpen })
         {
             return "loaders.\(appOpen.name).format"
