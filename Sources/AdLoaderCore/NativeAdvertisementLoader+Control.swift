@@ -59,6 +59,16 @@ extension NativeAdvertisementLoader {
     /// Drops every available ad of `key` from the entry's pools and marks its leased ones for
     /// removal; pools that lost ads top up.
     private func dropCreative(_ key: CreativeKey, of entry: Entry, note: String) {
+        // Leased ads first, in one pass over the leases (not one per pool).
+        let name = entry.configuration.name
+        for leaseHandle in leases.allHandles {
+            let lease = leases[leaseHandle]
+            let pool = lease.pool
+            guard pool.loader == name, !pool.isRetired else { continue }
+            if case .leased = pool[lease.adHandle].state, key.matches(pool[lease.adHandle].ad) {
+                pool.markPendingDrop(lease.adHandle, reason: .invalidated)
+            }
+        }
         for pool in sortedPools(of: entry) {
             var dropped = false
             for handle in pool.availableHandles where key.matches(pool[handle].ad) {
@@ -66,12 +76,6 @@ extension NativeAdvertisementLoader {
                 pool.countDropped(.invalidated)
                 reportDropped(ad, from: pool, reason: .invalidated, note: note)
                 dropped = true
-            }
-            for leaseHandle in leases.allHandles where leases[leaseHandle].pool === pool {
-                let adHandle = leases[leaseHandle].adHandle
-                if case .leased = pool[adHandle].state, key.matches(pool[adHandle].ad) {
-                    pool.markPendingDrop(adHandle, reason: .invalidated)
-                }
             }
             if dropped { topUp(pool, trigger: .automatic) }
         }
