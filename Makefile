@@ -2,18 +2,18 @@
 
 SWIFT        ?= swift
 APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libcurl4-openssl-dev pkg-config \
-                libhttp-parser-dev python3-venv chromium libsqlite3-dev libhiredis-dev redis-server nghttp2-client
+                libhttp-parser-dev python3-venv chromium libsqlite3-dev libhiredis-dev redis-server nghttp2-client jq
 # libhttp-parser-dev: the admin HTTP listener's parser. chromium: only for the dashboard test
 # (Tests/python/test_dashboard.py, headless); about 2.5 minutes to install on a fresh machine.
 # libsqlite3-dev, libhiredis-dev: the app-open cap stores; redis-server: started by the tests;
-# nghttp2-client: h2load, the soak's gRPC calls.
+# nghttp2-client: h2load, the soak's gRPC calls. jq: the shell cases of Examples/.
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 
 VENV         := .venv
 PYTHON_REQS  := Tests/python/requirements.txt
 
-.PHONY: all deps venv pytest soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
+.PHONY: all deps venv pytest examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
 
 all: build
 
@@ -65,6 +65,22 @@ pytest: venv
 	$(SWIFT) build --product adloaderd
 	$(SWIFT) build --product adloader
 	$(VENV)/bin/python -m pytest -q Tests/python $(PYTEST_ARGS)
+
+# The integration-case catalog (Examples/README.md) against a live daemon that serves
+# Examples/adloaderd.json (`make examples-daemon` in another terminal): ADLOADER_ENDPOINT
+# (default 127.0.0.1:7411) and ADLOADER_ADMIN (default http://127.0.0.1:7412) say where.
+# `make test` runs the same cases against a daemon it starts (Tests/python/test_examples.py).
+examples: venv
+	$(SWIFT) build --product adloader
+	Examples/run.sh
+
+# The daemon the examples expect, in the foreground (Ctrl-C stops it): Examples/adloaderd.json on
+# 127.0.0.1:7411, admin on 7412, and the tests' exchange stub on 127.0.0.1:8000 for the OpenRTB case.
+examples-daemon: venv
+	$(SWIFT) build --product adloaderd
+	$(VENV)/bin/python -c 'import sys, time; sys.path.insert(0, "Tests/python"); import openrtb_stub; \
+	  openrtb_stub.Exchange(port=8000); time.sleep(86400)' & stub=$$!; trap 'kill $$stub' EXIT INT TERM; \
+	  .build/debug/adloaderd --config Examples/adloaderd.json --admin-port 7412 $(ARGS)
 
 # Every benchmark at full size in release mode: results, plots and a summary in bench-results/.
 # Long (minutes) and CPU-heavy; see BENCHMARKS.md.

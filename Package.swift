@@ -102,9 +102,16 @@ let package = Package(
             swiftSettings: strict),
 
         .executableTarget(name: "adloaderd", dependencies: ["AdLoaderDaemon"], swiftSettings: strict),
+        // The integration-case catalog (Examples/README.md): one file per case, compiled into the
+        // CLI (`adloader examples list|run`); the Python and shell cases sit beside it in Examples/.
+        .target(
+            name: "AdLoaderExamples", dependencies: ["AdLoaderClient", "AdLoaderCore", "AdLoaderWire"], path: "Examples/Swift",
+            swiftSettings: strict),
         .executableTarget(
             name: "adloader",
-            dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance", "AdLoaderArguments"],
+            dependencies: [
+                "AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance", "AdLoaderArguments", "AdLoaderExamples",
+            ],
             swiftSettings: strict),
         // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).
         .executableTarget(

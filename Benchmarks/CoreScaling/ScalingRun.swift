@@ -116,6 +116,14 @@ struct ScalingRun {
         configuration.source = "prepared"
         configuration.numberOfAdvertisements = 5
         configuration.maximumRetainedAdvertisements = size
+        // A full pool of `size` ads at once: fixed sizing, every batch in flight together.
+        configuration.sizing = .fixed
+        configuration.maximumConcurrentRequests = size
+        // The 1 % that expire at 90 s must be kept (and swept), not dropped at arrival as too short-lived.
+        configuration.minimumRemainingLife = .zero
+        // Nobody borrows during the simulated hour of sweeps; the pool must still refill after them.
+        configuration.idleTimeout = .seconds(7_200)
+        configuration.poolRemovalTimeout = .seconds(7_200)
         configuration.lifetime = .seconds(3_600)
         configuration.sweepInterval = .seconds(60)
         // Off the sweep's minute marks, so a lease-timer wakeup is never timed as a sweep.

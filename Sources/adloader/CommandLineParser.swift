@@ -17,6 +17,7 @@ struct Invocation: Sendable {
         case appOpen(AppOpenRequest, adUnitID: String, loader: String)
         case conformance(loader: String?, parkingLoader: String?, only: [String], transport: ConformanceSuite.Transport)
         case top(loader: String, adUnitID: String, intervalMilliseconds: UInt32, once: Bool)
+        case examples(ExamplesCommand)
         case help
     }
 
@@ -92,6 +93,12 @@ enum CommandLineParser {
               --parking-loader names a loader whose source never fills (deterministic
               parking checks); --only runs the checks whose names start with PREFIX;
               --timeout bounds each socket operation (default 5000 ms).
+          examples list
+              The integration-case catalog (Examples/README.md): title, kind, format.
+          examples run NAME... | --all
+              Run Swift cases (--all: every one) against the daemon, which must serve
+              Examples/adloaderd.json; PASS/FAIL per case. `make examples` runs all of them,
+              the Python and shell ones included.
 
         EXIT STATUS
           0 success (a borrow answered "no ad yet" included), 1 the server answered an
@@ -125,7 +132,7 @@ enum CommandLineParser {
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
             "--background", "--utc-offset", "--invalidate",
         ]
-        let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--once", "--first-launch", "--from-unlock"]
+        let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--once", "--first-launch", "--from-unlock", "--all"]
         var scanner = ArgumentScanner(arguments)
         do throws(ArgumentScanner.Failure) {
             while let argument = scanner.next() {
@@ -176,7 +183,7 @@ enum CommandLineParser {
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
-            for flag in ["--shown", "--once", "--first-launch", "--from-unlock"] where flags.contains(flag) && !allowed.contains(flag) {
+            for flag in ["--shown", "--once", "--first-launch", "--from-unlock", "--all"] where flags.contains(flag) && !allowed.contains(flag) {
                 throw UsageError("\(name) does not take \(flag)")
             }
         }
@@ -271,6 +278,9 @@ enum CommandLineParser {
             invocation.command = .conformance(
                 loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [],
                 transport: transport)
+        case "examples":
+            try allow(["--all"])
+            invocation.command = .examples(try ExamplesCommand.parse(rest, all: flags.contains("--all")))
         default:
             throw UsageError("unknown command \"\(name)\"")
         }

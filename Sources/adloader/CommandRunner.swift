@@ -33,6 +33,15 @@ enum CommandRunner {
                 host: host, port: port, loader: loader, parkingLoader: parkingLoader, only: only, transport: transport,
                 timeoutMilliseconds: invocation.timeoutMilliseconds, json: invocation.json)
         }
+        if case .examples(let command) = invocation.command {
+            switch command {
+            case .list:
+                ExamplesCommand.list(json: invocation.json)
+                return exitOK
+            case .run(let names, let all):
+                return await ExamplesCommand.run(names: names, all: all, endpoint: invocation.endpoint, token: invocation.token)
+            }
+        }
         let client: AdLoaderClient
         do {
             client = try AdLoaderClient.connect(to: invocation.endpoint, token: invocation.token)
@@ -78,7 +87,7 @@ enum CommandRunner {
                     interval: .milliseconds(Int64(interval)), once: once, timeout: timeout)
             case .appOpen(let request, let adUnitID, let loader):
                 output.appOpen(try await client.appOpen(request, adUnitID: adUnitID, loader: loader, timeout: timeout))
-            case .help, .conformance:
+            case .help, .conformance, .examples:
                 break
             }
             return exitOK
