@@ -112,9 +112,8 @@ public final class AdLoaderClient: Sendable {
     /// - Returns: whether the loader's state changed (false: it already was so).
     /// - Throws: `Status` INVALID_ARGUMENT for an unknown loader.
     public func setLoaderEnabled(_ loader: String, enabled: Bool, timeout: Duration? = nil) async throws -> Bool {
-        let answer = try await unary(
-            method: MethodName.setLoaderEnabled, request: SetLoaderEnabledRequestMessage(loader: loader, enabled: enabled),
-            timeout: timeout)
+        let request = SetLoaderEnabledRequestMessage(loader: loader, enabled: enabled)
+        let answer = try await unary(method: MethodName.setLoaderEnabled, request: request, timeout: timeout)
         return try Self.decode(SetLoaderEnabledResponseMessage.self, answer).changed
     }
 

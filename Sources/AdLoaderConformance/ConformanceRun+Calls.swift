@@ -295,9 +295,9 @@ extension ConformanceRun {
         let unknown: UInt64 = 0xFFFF_FFFF_FFFF_FE00 | UInt64.random(in: 0...0xFF)
         let status = try connection.call(MethodName.returnLease, Requests.invalidatingReturn(unknown, reason: ""))
             .expect(.invalidArgument, naming: "invalidate_reason", "Return with invalidate and no reason")
-        try connection.call(
-            MethodName.returnLease, ReturnRequestMessage(leaseID: unknown, shown: false, invalidateReason: "why").encoded()
-        ).expect(.invalidArgument, naming: "invalidate_reason", "Return with a reason and no invalidate")
+        let reasonOnly = ReturnRequestMessage(leaseID: unknown, shown: false, invalidateReason: "why").encoded()
+        try connection.call(MethodName.returnLease, reasonOnly)
+            .expect(.invalidArgument, naming: "invalidate_reason", "Return with a reason and no invalidate")
         try connection.call(MethodName.returnLease, Requests.invalidatingReturn(unknown, reason: "conformance"))
             .expect(.notFound, naming: "lease_id", "Return with invalidate of a lease never lent")
         return .passed("\(status)")

@@ -108,7 +108,8 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// another). Sizing, caps, timeouts, lifetime, retry and app-open settings may differ.
     public func keepsPools(under other: LoaderConfiguration) -> Bool {
         source == other.source && format == other.format && keywords == other.keywords
-            && contentURL == other.contentURL && nonPersonalized == other.nonPersonalized && targeting == other.targeting
+            && contentURL == other.contentURL && nonPersonalized == other.nonPersonalized
+            && targeting == other.targeting
     }
 
     /// The request sent upstream for one ad unit.

@@ -101,7 +101,8 @@ extension NativeAdvertisementLoader {
         let ad = Ad(
             id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, creative: delivered.creative,
             format: pool.configuration.format,
-            loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context, creativeID: delivered.creativeID)
+            loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context,
+            creativeID: delivered.creativeID)
         pool.stats.loaded += 1
         // Place the ad before telling observers, so the stats they read add up.
         let drop: AdDropReason?

@@ -335,7 +335,8 @@ public final class Daemon {
         do throws(ConfigError) {
             guard state == .running else { throw ConfigError(field: "reload", message: "the server is shutting down") }
             guard let configurationSource else {
-                throw ConfigError(field: "config", message: "this daemon was started without a configuration to re-read")
+                throw ConfigError(
+                    field: "config", message: "this daemon was started without a configuration to re-read")
             }
             let next = try configurationSource()
             if let key = next.restartOnlyChange(from: configuration, storeOpened: capStoreOpened) {

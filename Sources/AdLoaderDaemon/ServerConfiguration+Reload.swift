@@ -26,9 +26,8 @@ extension ServerConfiguration {
             ("capStore", capStore == running.capStore),
         ]
         if let (section, _) = sections.first(where: { !$0.1 }) { return section }
-        for name in Set(sources.keys).union(running.sources.keys).sorted() where sources[name] != running.sources[name] {
-            return "sources.\(name)"
-        }
+        let sourceNames = Set(sources.keys).union(running.sources.keys).sorted()
+        if let name = sourceNames.first(where: { sources[$0] != running.sources[$0] }) { return "sources.\(name)" }
         if !(storeOpened ?? running.loaders.contains(where: { $0.format == .appOpen })),
             let appOpen = loaders.first(where: { $0.format == .appOpen })
         {

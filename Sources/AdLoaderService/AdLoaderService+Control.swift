@@ -37,7 +37,8 @@ extension AdLoaderService {
     /// Ends the lease of a Return: invalidating its creative when asked.
     func endLease(_ message: ReturnRequestMessage) throws(LoaderError) -> ReturnOutcome {
         guard message.invalidate else { return try loader.returnLease(message.leaseID, shown: message.shown) }
-        let outcome = try loader.invalidateLease(message.leaseID, shown: message.shown, reason: message.invalidateReason)
+        let outcome = try loader.invalidateLease(
+            message.leaseID, shown: message.shown, reason: message.invalidateReason)
         logger.info(
             "creative invalidated",
             ["lease": .int(Int64(bitPattern: message.leaseID)), "reason": .string(message.invalidateReason)])

@@ -32,7 +32,8 @@ public struct ReturnRequestMessage: WireMessage {
                 case 2: message.shown = ProtoScanner.bool(field)
                 case 3: message.invalidate = ProtoScanner.bool(field)
                 case 4:
-                    message.invalidateReason = try ProtoScanner.string(field, name: "invalidate_reason", invalid: &invalid)
+                    message.invalidateReason = try ProtoScanner.string(
+                        field, name: "invalidate_reason", invalid: &invalid)
                 default: break
                 }
             }

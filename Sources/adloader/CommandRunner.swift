@@ -61,7 +61,8 @@ enum CommandRunner {
                     adUnitID: adUnitID, loader: loader, slot: slot, wait: .milliseconds(Int64(wait)), timeout: timeout)
                 output.borrow(result)
             case .returnLease(let leaseID, let shown, let invalidate?):
-                let outcome = try await client.invalidateLease(leaseID, shown: shown, reason: invalidate, timeout: timeout)
+                let outcome = try await client.invalidateLease(
+                    leaseID, shown: shown, reason: invalidate, timeout: timeout)
                 output.returned(leaseID: leaseID, outcome: outcome)
             case .returnLease(let leaseID, let shown, nil):
                 output.returned(leaseID: leaseID, outcome: try await client.returnLease(leaseID, shown: shown, timeout: timeout))

@@ -110,7 +110,10 @@ struct Output {
 
     func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = []) {
         if json {
-            emit(["pools": pools.map(Self.object), "sources": sources.map(Self.object), "loaders": loaders.map(Self.object)])
+            emit([
+                "pools": pools.map(Self.object), "sources": sources.map(Self.object),
+                "loaders": loaders.map(Self.object),
+            ])
             return
         }
         defer {
@@ -151,7 +154,9 @@ struct Output {
         guard loaders.contains(where: { !$0.enabled || $0.blockedCreatives > 0 }) else { return }
         line("")
         let rows = [["LOADER", "ENABLED", "SOURCE", "POOLS", "BLOCKED CREATIVES"]]
-            + loaders.map { [$0.name, $0.enabled ? "yes" : "NO (disabled)", $0.source, "\($0.pools)", "\($0.blockedCreatives)"] }
+            + loaders.map {
+                [$0.name, $0.enabled ? "yes" : "NO (disabled)", $0.source, "\($0.pools)", "\($0.blockedCreatives)"]
+            }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             let text = row.enumerated().map { column, cell in
@@ -363,7 +368,10 @@ struct Output {
     }
 
     static func object(_ l: LoaderState) -> [String: Any] {
-        ["name": l.name, "enabled": l.enabled, "source": l.source, "pools": l.pools, "blockedCreatives": l.blockedCreatives]
+        [
+            "name": l.name, "enabled": l.enabled, "source": l.source, "pools": l.pools,
+            "blockedCreatives": l.blockedCreatives,
+        ]
     }
 
     private func emit(_ object: [String: Any], pretty: Bool = true) {

@@ -9,7 +9,9 @@ import Testing
         let command = try ServerConfiguration.load(arguments: arguments, environment: [:]) {
             (_) throws(ConfigError) -> String in file
         }
-        guard case .run(let configuration) = command else { throw ConfigError(field: "test", message: "no configuration") }
+        guard case .run(let configuration) = command else {
+            throw ConfigError(field: "test", message: "no configuration")
+        }
         return configuration
     }
 
