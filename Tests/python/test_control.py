@@ -67,6 +67,12 @@ def pool(s, stub, unit="feed", loader="default"):
     return pools[0] if pools else None
 
 
+def settled(s, stub, unit="feed", loader="default"):
+    """The pool once nothing is in flight (its top-ups answered), to compare before and after."""
+    assert wait_for(lambda: pool(s, stub, unit, loader).in_flight == 0)
+    return pool(s, stub, unit, loader)
+
+
 def loaders(s, stub):
     return {l.name: l for l in stub.Stats(s.pb.StatsRequest(), timeout=10).loaders}
 
@@ -169,10 +175,10 @@ def test_invalidate_tells_the_openrtb_exchange_with_a_loss_notice(daemon):
 def test_reload_adds_removes_and_changes_loaders_keeping_an_unchanged_pool(served):
     d, s, stub = served
     held = lease(s, stub)
-    before = pool(s, stub)
+    before = settled(s, stub)
     config = json.loads(json.dumps(CONFIG))
     del config["loaders"]["second"]
-    config["loaders"]["third"] = {}
+    config["loaders"]["third"] = {"sizing": "fixed", "maximumRetainedAdvertisements": 5}
     write_config(d, config)
     answer = stub.Reload(s.pb.ReloadRequest(), timeout=10)
     assert list(answer.added) == ["third"] and list(answer.removed) == ["second"]
@@ -189,12 +195,20 @@ def test_reload_adds_removes_and_changes_loaders_keeping_an_unchanged_pool(serve
     assert pool(s, stub).leased == 1
     back = stub.Return(s.pb.ReturnRequest(lease_id=held.lease_id), timeout=10)
     assert back.outcome == s.pb.RETURN_OUTCOME_BACK_IN_POOL
-    # A change of request drops the pool.
+    # A change of request drops that loader's pool; the unchanged loader "third" keeps its pool
+    # and its lease, which stays returnable.
+    third = lease(s, stub, loader="third")
+    third_before = settled(s, stub, loader="third")
     config["loaders"]["default"]["keywords"] = ["sports"]
     write_config(d, config)
     answer = stub.Reload(s.pb.ReloadRequest(), timeout=10)
-    assert list(answer.changed_dropping_pools) == ["default"]
+    assert list(answer.changed_dropping_pools) == ["default"] and list(answer.unchanged) == ["third"]
     assert pool(s, stub) is None
+    third_after = pool(s, stub, loader="third")
+    assert (third_after.available, third_after.leased, third_after.loaded) == (
+        third_before.available, third_before.leased, third_before.loaded)
+    assert stub.Return(s.pb.ReturnRequest(lease_id=third.lease_id), timeout=10).outcome == \
+        s.pb.RETURN_OUTCOME_BACK_IN_POOL
     lease(s, stub)
 
 
@@ -209,7 +223,7 @@ def test_reload_adds_removes_and_changes_loaders_keeping_an_unchanged_pool(serve
 def test_a_refused_reload_names_the_reason_and_the_old_configuration_serves_on(served, content, details):
     d, s, stub = served
     held = lease(s, stub)
-    before = pool(s, stub)
+    before = settled(s, stub)
     if content is None:
         os.remove(config_path(d))
     else:
