@@ -9,6 +9,8 @@ final class Recorder {
     /// A new ad was displayed (an impression), versus the same ad again after a scroll-back.
     private(set) var impressions = 0
     private(set) var reviews = 0
+    /// Measured impressions (fresh ads displayed) per virtual minute since the start.
+    private(set) var impressionsPerMinute: [Int: Int] = [:]
 
     init(warmup: Int64) {
         self.warmup = warmup
@@ -26,7 +28,12 @@ final class Recorder {
         guard delays[index] == .max else { return }
         delays[index] = time - appearedAt[index]
         guard appearedAt[index] >= warmup else { return }
-        if newAd { impressions += 1 } else { reviews += 1 }
+        if newAd {
+            impressions += 1
+            impressionsPerMinute[Int(time / 60_000), default: 0] += 1
+        } else {
+            reviews += 1
+        }
     }
 }
 
@@ -67,6 +74,16 @@ struct StrategyResult {
     var recoveryBurst = 0
     /// Sorted measured delays, for the CDF file.
     var sortedDelays: [Int64] = []
+    /// Fresh ads displayed per second: over the measured window, and in its busiest minute.
+    var freshPerSecond = 0.0
+    var peakFreshPerSecond = 0.0
+    /// adloaderd: mean upstream round trip (ms), ads per request, and mean requests in
+    /// flight for the busiest ad unit over the measured window (how much of the cap is used).
+    var meanRoundTrip = 0.0
+    var adsPerRequest = 0.0
+    var meanRequestsInFlight = 0.0
+    /// The outage scenario, minute by minute (see `FeedScroll.outageReport`).
+    var outage: String?
 
     var requestsPerImpression: Double { impressions == 0 ? .infinity : Double(upstream.requests) / Double(impressions) }
     var hitRatio: Double { appearances == 0 ? 0 : Double(hits) / Double(appearances) }
@@ -91,6 +108,10 @@ struct StrategyResult {
         p90 = Self.percentile(measured, 0.90)
         p99 = Self.percentile(measured, 0.99)
         sortedDelays = measured
+        let end = recorder.appearedAt.last ?? recorder.warmup
+        let window = Double(max(1, end - recorder.warmup)) / 1_000
+        freshPerSecond = Double(impressions) / window
+        peakFreshPerSecond = Double(recorder.impressionsPerMinute.values.max() ?? 0) / 60
     }
 
     /// Nearest-rank percentile; `Int64.max` means "never had an ad while visible".

@@ -152,6 +152,8 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
     }
 
     private var cells: [Int64: Cell] = [:]
+    /// Ads available in the pools when the upstream outage began (outage scenario).
+    var availableAtOutage: Int?
 
     init(
         clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, source: CountingSource, wait: Duration
@@ -244,6 +246,9 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         result.poolsLeft = all.count
         result.requestsAfterIdle = source.requestsAfterIdle
         result.recoveryBurst = source.recoveryBurst
+        result.meanRoundTrip = source.answered == 0 ? 0 : Double(source.roundTripMilliseconds) / Double(source.answered)
+        result.adsPerRequest = source.answered == 0 ? 0 : Double(source.adsAnswered) / Double(source.answered)
+        result.meanRequestsInFlight = source.meanInFlight
     }
 }
 
@@ -265,6 +270,33 @@ final class CountingSource: DemandSource {
     private(set) var recoveryBurst = 0
     private var inFlight: [String: Int] = [:]
     var lastDemand: [String: AdInstant] = [:]
+    /// From this virtual time on (the end of the warm-up), round trips, ads and the time
+    /// integral of requests in flight for the trace's first ad unit are summed.
+    var measureFrom: AdInstant?
+    private(set) var answered = 0
+    private(set) var roundTripMilliseconds = 0
+    private(set) var adsAnswered = 0
+    /// Request-milliseconds in flight for ``FeedScroll/adUnitID``, and when it last changed.
+    private(set) var inFlightIntegral = 0
+    private var inFlightChangedAt: AdInstant?
+
+    /// Requests in flight for the first ad unit, integrated over time up to now.
+    private func noteInFlightChange(_ unit: String) {
+        guard unit == FeedScroll.adUnitID, let from = measureFrom, clock.now >= from else { return }
+        let since = max(inFlightChangedAt ?? from, from)
+        inFlightIntegral += Int(clock.now.unixMilliseconds - since.unixMilliseconds) * (inFlight[unit] ?? 0)
+        inFlightChangedAt = clock.now
+    }
+
+    /// Mean requests in flight for the first ad unit between `measureFrom` and the call to
+    /// ``endMeasurement()`` (the end of the trace).
+    private(set) var meanInFlight = 0.0
+
+    func endMeasurement() {
+        noteInFlightChange(FeedScroll.adUnitID)
+        guard let from = measureFrom, clock.now > from else { return }
+        meanInFlight = Double(inFlightIntegral) / Double(clock.now.unixMilliseconds - from.unixMilliseconds)
+    }
 
     init(inner: SyntheticSource, clock: ManualClock) {
         self.inner = inner
@@ -280,10 +312,17 @@ final class CountingSource: DemandSource {
         if let last = lastDemand[request.adUnitID], now - last > idleTimeout { requestsAfterIdle += 1 }
         let seconds = Double(now.unixMilliseconds - start.unixMilliseconds) / 1_000
         let unit = request.adUnitID
+        noteInFlightChange(unit)
         inFlight[unit, default: 0] += 1
         if let outage, seconds >= outage.lowerBound { recoveryBurst = max(recoveryBurst, inFlight[unit]!) }
         let counted: (Result<[DeliveredAd], UpstreamError>) -> Void = { [self] result in
+            noteInFlightChange(unit)
             inFlight[unit, default: 0] -= 1
+            if let from = measureFrom, now >= from {
+                answered += 1
+                roundTripMilliseconds += Int(clock.now.unixMilliseconds - now.unixMilliseconds)
+                if case .success(let ads) = result { adsAnswered += ads.count }
+            }
             completion(result)
         }
         if let outage, outage.contains(seconds) {

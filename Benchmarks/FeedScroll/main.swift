@@ -39,13 +39,16 @@ enum FeedScroll {
         var outage: ClosedRange<Double>?
         /// `maximumConcurrentRequests` of the defaults run (nil: the default, 3).
         var cap: Int?
+        /// Scenarios: more defaults runs, each with one of these caps (`--caps 6,12`), in the
+        /// same run as the defaults and the fixed pools.
+        var moreCaps: [Int] = []
     }
 
     static let usage = """
         usage: FeedScrollBench [--smoke] [--users N] [--duration S] [--seed N] [--warmup S]
                [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
                [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
-               [--scenario steady|low|ramp|zipf|outage] [--cap N]
+               [--scenario steady|low|ramp|zipf|outage] [--cap N] [--caps N1,N2,...]
         """
 
     /// Exits 2 with a message naming the bad option, or 0 after printing the usage for `--help`.
@@ -88,6 +91,14 @@ enum FeedScroll {
                 case .option("--out"): options.outputDirectory = try scanner.value()
                 case .option("--label"): options.label = try scanner.value()
                 case .option("--cap"): options.cap = Int(try number())
+                case .option("--caps"):
+                    let text = try scanner.value()
+                    for part in text.split(separator: ",") {
+                        guard let cap = Int(part), cap >= 1 else {
+                            throw ArgumentScanner.Failure(option: "--caps", message: "not a cap: \"\(part)\"")
+                        }
+                        options.moreCaps.append(cap)
+                    }
                 case .option("--scenario"):
                     let name = try scanner.value()
                     options.scenario = name
@@ -167,6 +178,13 @@ enum FeedScroll {
             if before == nil && event.time >= recorder.warmup {
                 clock.advance(to: start + .milliseconds(recorder.warmup))
                 before = strategy.counters
+                (strategy as? AdLoaderStrategy)?.source.measureFrom = clock.now
+            }
+            if let adloaderd = strategy as? AdLoaderStrategy, adloaderd.availableAtOutage == nil,
+                let outage = adloaderd.source.outage, Double(event.time) >= outage.lowerBound * 1_000
+            {
+                clock.advance(to: start + .milliseconds(Int64(outage.lowerBound * 1_000)))
+                adloaderd.availableAtOutage = adloaderd.loader.stats(loader: loaderName).reduce(0) { $0 + $1.available }
             }
             clock.advance(to: start + .milliseconds(event.time))
             let key = Int64(event.user) << 32 | Int64(event.cell)
@@ -177,13 +195,40 @@ enum FeedScroll {
             }
             if index & 255 == 0 { strategy.sample() }
         }
+        (strategy as? AdLoaderStrategy)?.source.endMeasurement()
         // Let answers in flight land, so their ads are counted.
         clock.advance(by: .seconds(60))
         var result = StrategyResult(
             strategy: strategy.name, retained: retained, recorder: recorder,
             upstream: strategy.counters - (before ?? UpstreamCounters()))
         strategy.finish(into: &result)
+        if let adloaderd = strategy as? AdLoaderStrategy, let outage = adloaderd.source.outage {
+            result.outage = outageReport(recorder, outage, availableAtStart: adloaderd.availableAtOutage ?? 0)
+        }
         return result
+    }
+
+    /// The outage, minute by minute from one minute before it to three after: fresh ads
+    /// displayed, and the share of appearances that had an ad at once.
+    static func outageReport(_ recorder: Recorder, _ outage: ClosedRange<Double>, availableAtStart: Int) -> String {
+        let first = Int(outage.lowerBound / 60) - 1
+        let last = Int(outage.upperBound / 60) + 3
+        var appeared = [Int](repeating: 0, count: last - first + 1)
+        var atOnce = appeared
+        for (index, time) in recorder.appearedAt.enumerated() {
+            let minute = Int(time / 60_000) - first
+            guard appeared.indices.contains(minute) else { continue }
+            appeared[minute] += 1
+            if recorder.delays[index] == 0 { atOnce[minute] += 1 }
+        }
+        var text = "available in the pool when the outage began: \(availableAtStart); by minute (outage "
+            + "\(Int(outage.lowerBound / 60))..<\(Int(outage.upperBound / 60))) fresh ads displayed / % of appearances with an ad at once:"
+        for minute in first...last {
+            let index = minute - first
+            let share = appeared[index] == 0 ? 0 : Double(atOnce[index]) * 100 / Double(appeared[index])
+            text += " \(minute):\(recorder.impressionsPerMinute[minute] ?? 0)/\(Report.format(share, 0))%"
+        }
+        return text
     }
 
     static func runBaseline(_ kind: String, _ trace: Trace, _ options: Options) throws -> StrategyResult {
@@ -208,11 +253,20 @@ enum FeedScroll {
 
     /// One pool-economics scenario: the default configuration against fixed-size pools.
     static func runScenario(_ name: String, _ trace: Trace, _ options: Options) throws {
-        var defaults = try runAdLoader(trace, options, retained: nil)
-        defaults.strategy = "adloaderd defaults"
+        var results: [StrategyResult] = []
+        var caps: [Int] = []
+        for cap in [options.cap] + options.moreCaps.map(Optional.some) {
+            var capped = options
+            capped.cap = cap
+            var defaults = try runAdLoader(trace, capped, retained: nil)
+            defaults.strategy = cap == nil ? "adloaderd defaults" : "adloaderd cap \(cap!)"
+            results.append(defaults)
+            caps.append(cap ?? LoaderConfiguration().maximumConcurrentRequests)
+        }
         var fixed = try runAdLoader(trace, options, retained: options.retained)
         fixed.strategy = "adloaderd fixed"
-        let results = [defaults, fixed]
+        results.append(fixed)
+        caps.append(1_000_000)
         print("\nscenario \(name): the default configuration (demand sizing) against fixed pools of \(options.retained)")
         Report.printTable(results)
         print("")
@@ -222,6 +276,29 @@ enum FeedScroll {
                     + "time after its last borrow \(result.requestsAfterIdle), most requests in flight for one unit "
                     + "from the outage on \(options.outage == nil ? "-" : String(result.recoveryBurst)), "
                     + "leases reclaimed \(result.leasesReclaimed)")
+            if let outage = result.outage { print("    \(outage)") }
+        }
+        // The cap's arithmetic from this run's own numbers: what one pool can load per second
+        // against the fresh ads its cells displayed (the fixed pools have no cap).
+        let batch = 5.0
+        let fill = options.source.fillRate
+        print("\n  upstream and demand (first ad unit; fresh = new ads displayed, measured window):")
+        for (result, cap) in zip(results, caps) {
+            let ceiling = result.meanRoundTrip > 0 ? Double(cap) * result.adsPerRequest / result.meanRoundTrip * 1_000 : 0
+            print(
+                "  \(result.strategy): fresh ads/s \(Report.format(result.freshPerSecond, 1)) "
+                    + "(busiest minute \(Report.format(result.peakFreshPerSecond, 1))), round trip "
+                    + "\(Report.format(result.meanRoundTrip, 0)) ms, ads/request \(Report.format(result.adsPerRequest, 2)), "
+                    + "requests in flight \(Report.format(result.meanRequestsInFlight, 2))"
+                    + (cap < 1_000_000
+                        ? " of \(cap), ceiling cap x ads/request / round trip = \(Report.format(ceiling, 1)) ads/s" : ""))
+        }
+        if let unconstrained = results.last, unconstrained.meanRoundTrip > 0 {
+            let needed = unconstrained.peakFreshPerSecond * unconstrained.meanRoundTrip / 1_000 / (batch * fill)
+            print(
+                "  cap needed for the busiest minute (fixed pools' demand): ceil(\(Report.format(unconstrained.peakFreshPerSecond, 1)) "
+                    + "x \(Report.format(unconstrained.meanRoundTrip / 1_000, 3)) s / (\(Int(batch)) x \(fill))) = "
+                    + "\(Int(needed.rounded(.up))) (\(Report.format(needed, 2))), before headroom")
         }
     }
 }

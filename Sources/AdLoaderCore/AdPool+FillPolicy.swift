@@ -46,3 +46,17 @@ extension AdPool {
         }
     }
 }
+
+extension AdPool {
+    /// A top-up held back by the source's request-rate budget, sent when the pool's turn comes.
+    struct BudgetWait: Equatable {
+        var trigger: FillTrigger
+        var amount: FillAmount
+
+        /// One wait covering both: explicit and complete when either is.
+        mutating func merge(_ trigger: FillTrigger, _ amount: FillAmount) {
+            if trigger == .explicit { self.trigger = .explicit }
+            if amount == .complete { self.amount = .complete }
+        }
+    }
+}

@@ -32,6 +32,8 @@ final class AdPool {
     /// Replaced by ``reconfigure(_:)`` (a reload that keeps the pool).
     @exclusivity(unchecked) private(set) var configuration: LoaderConfiguration
     let source: any DemandSource
+    /// The source's request-rate budget, shared with the other pools of that source; nil: none.
+    let budget: SourceRequestBudget?
     let request: AdRequest
     /// `configuration.leaseTimeout` in milliseconds, computed once: `Duration`'s 128-bit
     /// arithmetic cost ~190 instructions per Borrow (callgrind).
@@ -55,6 +57,11 @@ final class AdPool {
     @exclusivity(unchecked) var requestsInFlight = 0
     /// Whether the last top-up wanted more requests than the concurrency cap let it send.
     @exclusivity(unchecked) var heldBackByCap = false
+    /// A borrow missed (answered no ad, was refused parking, or parked) and no request was
+    /// sent since: the pool has on-screen demand (see ``hasOnScreenDemand``).
+    @exclusivity(unchecked) var onScreenMiss = false
+    /// The top-up waiting in the source's budget queue, if any (at most one per pool).
+    @exclusivity(unchecked) var budgetWait: BudgetWait?
     /// What the pool tops up to (loaded plus in flight): `maximumRetainedAdvertisements` for
     /// fixed sizing, else refreshed from ``demand`` before each top-up.
     @exclusivity(unchecked) var target: Int
@@ -85,12 +92,14 @@ final class AdPool {
     private(set) lazy var reference = AdPoolReference(self)
 
     init(
-        loader: String, adUnitID: String, configuration: LoaderConfiguration, source: any DemandSource, now: AdInstant
+        loader: String, adUnitID: String, configuration: LoaderConfiguration, source: any DemandSource,
+        budget: SourceRequestBudget? = nil, now: AdInstant
     ) {
         self.loader = loader
         self.adUnitID = adUnitID
         self.configuration = configuration
         self.source = source
+        self.budget = budget
         self.request = configuration.request(adUnitID: adUnitID)
         self.leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
         self.minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
@@ -126,6 +135,12 @@ final class AdPool {
     func isIdle(at now: AdInstant) -> Bool {
         now.unixMilliseconds - lastDemandAt >= configuration.idleTimeout.milliseconds
     }
+
+    /// Whether an on-screen borrow waits for this pool's next request: one missed since the
+    /// last request was sent, or more borrows are parked than ads are in flight. Such a pool's
+    /// top-up goes before background refills when the concurrency cap or the source's budget
+    /// is short.
+    var hasOnScreenDemand: Bool { onScreenMiss || parked.count > inFlight }
 
     /// Whether the pool holds nothing: no ad available, leased or in flight, no borrow parked.
     var isEmpty: Bool { available.isEmpty && leasedCount == 0 && inFlight == 0 && parked.isEmpty }

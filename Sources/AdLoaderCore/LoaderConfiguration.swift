@@ -52,8 +52,18 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// return or timeout, not by its ad expiring on screen. Ads with less life left are
     /// dropped as expired (event `expired`). Must be below ``lifetime``.
     public var minimumRemainingLife: Duration? = nil
-    /// Upstream requests one pool may have in flight at once, >= 1 (probes included). A
-    /// top-up that needs more sends the rest as earlier requests complete.
+    /// Upstream requests one pool may have in flight at once, 1...1_000_000 (probes included).
+    /// A top-up that needs more sends the rest as earlier requests complete; when it is short,
+    /// a pool's next request goes out as soon as one completes while a cell on screen waits
+    /// (see ``NativeAdvertisementLoader/borrow(adUnitID:loader:slot:wait:mayPark:whenServed:)``).
+    ///
+    /// The cap bounds what one pool can load: at most `cap × numberOfAdvertisements × fill
+    /// rate` ads per upstream round trip. With the default 3, batches of 5, a fill rate of 0.9
+    /// and a 210 ms round trip that is about 64 ads per second, whatever the pool's size; a
+    /// pool whose cells need more fresh ads per second than that misses however well it is
+    /// sized. The cap a pool needs is `ceil(peak fresh ads per second × round trip /
+    /// (numberOfAdvertisements × fill rate))` plus headroom for slow answers (BENCHMARKS.md,
+    /// "Pool economics scenarios").
     public var maximumConcurrentRequests: Int = 3
     /// A pool with no borrow or prefetch for this long is idle: it asks upstream for nothing
     /// on its own (no top-ups after expiries, reclaims or retries, no probes) until the next
@@ -154,8 +164,8 @@ public struct LoaderConfiguration: Hashable, Sendable {
                 "must be below lifetime (\(lifetime.milliseconds) ms), got \(effectiveMinimumRemainingLife.milliseconds) ms"
                     + (minimumRemainingLife == nil ? " (the default: leaseTimeout)" : ""))
         }
-        if maximumConcurrentRequests < 1 {
-            throw fail("maximumConcurrentRequests", "must be at least 1, got \(maximumConcurrentRequests)")
+        if !(1...1_000_000).contains(maximumConcurrentRequests) {
+            throw fail("maximumConcurrentRequests", "must be 1...1000000, got \(maximumConcurrentRequests)")
         }
         if idleTimeout <= .zero { throw fail("idleTimeout", "must be positive") }
         if poolRemovalTimeout < idleTimeout { throw fail("poolRemovalTimeout", "must be at least idleTimeout") }

@@ -6,7 +6,10 @@ extension NativeAdvertisementLoader {
     ///
     /// An idle pool (``AdPool/isIdle(at:)``) sends nothing for an automatic trigger. At most
     /// `maximumConcurrentRequests` requests are in flight per pool: what the cap holds back is
-    /// asked for as earlier requests complete (an automatic top-up then).
+    /// asked for as earlier requests complete (an automatic top-up then, or an explicit one
+    /// when an on-screen borrow waits: see ``AdPool/hasOnScreenDemand``). Each request takes a
+    /// token of the source's request-rate budget, if it has one; without a token the pool waits
+    /// in the source's queue, on-screen demand first (``takeBudget(_:waitAs:)``).
     @discardableResult
     func topUp(_ pool: AdPool, trigger: AdPool.FillTrigger, amount: AdPool.FillAmount = .wholeBatches) -> Int {
         guard pool.enabled, !isShutDown, pool.fill.allowsLoad(trigger) else { return 0 }
@@ -22,21 +25,33 @@ extension NativeAdvertisementLoader {
         let batch = pool.configuration.numberOfAdvertisements
         let requests = plan.wholeBatches + (plan.partial > 0 ? 1 : 0)
         pool.heldBackByCap = requests > free
+        let wait = AdPool.BudgetWait(trigger: trigger, amount: amount)
         var asked = 0
         for _ in 0..<plan.wholeBatches where free > 0 {
+            guard takeBudget(pool, waitAs: wait) else { return asked }
             send(pool, count: batch, probe: false)
             asked += batch
             free -= 1
         }
         if plan.partial > 0 && free > 0 {
+            guard takeBudget(pool, waitAs: wait) else { return asked }
             send(pool, count: plan.partial, probe: false)
             asked += plan.partial
         }
         return asked
     }
 
-    /// Sends one upstream request; its ads count as in flight until the source answers.
+    /// The trigger of a top-up that follows a completion: explicit while an on-screen borrow
+    /// waits (so a retry delay held for background refills does not hold it back), else
+    /// automatic.
+    func followUpTrigger(_ pool: AdPool) -> AdPool.FillTrigger {
+        pool.hasOnScreenDemand && !pool.isIdle(at: now) ? .explicit : .automatic
+    }
+
+    /// Sends one upstream request (its budget token already taken); its ads count as in
+    /// flight until the source answers.
     func send(_ pool: AdPool, count: Int, probe: Bool) {
+        pool.onScreenMiss = false
         pool.inFlight += count
         pool.requestsInFlight += 1
         pool.stats.upstreamRequests += 1
@@ -69,7 +84,7 @@ extension NativeAdvertisementLoader {
             // see `topUpPlan`). An empty answer (no fill) is not re-asked at once: that would
             // hammer an exchange that has no demand; the next borrow or prefetch asks.
             if !accepted.isEmpty, pool.heldBackByCap || (accepted.count < asked && !pool.parked.isEmpty) {
-                topUp(pool, trigger: .automatic)
+                topUp(pool, trigger: followUpTrigger(pool))
             }
         case .failure(let error):
             pool.stats.upstreamFailures += 1
@@ -170,7 +185,12 @@ extension NativeAdvertisementLoader {
                 // Idle: no automatic traffic. At the cap: the answers in flight tell as much.
                 perform(.scheduleProbe, for: pool)
             } else if pool.missing > 0 {
-                send(pool, count: 1, probe: true)
+                // A probe never waits in the budget's queue: without a token, the next interval.
+                if takeBudget(pool, waitAs: nil) {
+                    send(pool, count: 1, probe: true)
+                } else {
+                    perform(.scheduleProbe, for: pool)
+                }
             } else {
                 // Full pool: nothing to ask for yet; look again after the next interval.
                 perform(.scheduleProbe, for: pool)

@@ -58,19 +58,25 @@ public final class NativeAdvertisementLoader {
     /// alive. Unlike observers it costs nothing on a borrow or a return.
     @exclusivity(unchecked) public var onAdRetired: ((Ad) -> Void)?
     @exclusivity(unchecked) var isShutDown = false
+    /// The request-rate budgets, by source name (sources without one are not listed).
+    @exclusivity(unchecked) var budgets: [String: SourceRequestBudget] = [:]
 
     /// - Parameters:
     ///   - loaders: the named configurations; each is validated, names must be unique.
     ///   - sources: demand sources by name; every loader's `source` must be present.
+    ///   - budgets: request-rate budgets by source name (``RequestRateBudget``); a source
+    ///     without one sends as its pools' concurrency caps allow.
     ///   - clock: the source of "now".
     ///   - scheduler: runs sweeps, retries, lease timeouts and borrow waits.
     ///   - idSeed: distinguishes ad and lease ids of this instance from earlier ones; with the
     ///     same seed and the same calls, ids, retry jitter and events repeat exactly.
     /// - Throws: ``ConfigError`` naming the first bad setting: a field out of range,
     ///   `loaders.<name>.name` for a duplicate name, `loaders.<name>.source` for a source
-    ///   missing from `sources`.
+    ///   missing from `sources`, `sources.<name>.maximumRequestsPerSecond` for a budget out of
+    ///   range or naming a source missing from `sources`.
     public init(
-        loaders: [LoaderConfiguration], sources: [String: any DemandSource], clock: any AdClock,
+        loaders: [LoaderConfiguration], sources: [String: any DemandSource],
+        budgets: [String: RequestRateBudget] = [:], clock: any AdClock,
         scheduler: any AdScheduler, idSeed: UInt64 = 0
     ) throws(ConfigError) {
         self.clock = clock
@@ -89,6 +95,15 @@ public final class NativeAdvertisementLoader {
                     field: "loaders.\(name).source", message: "unknown demand source \"\(configuration.source)\"")
             }
             entries[name] = Entry(configuration: configuration, source: source)
+        }
+        for name in budgets.keys.sorted() {
+            let field = "sources.\(name).maximumRequestsPerSecond"
+            let budget = budgets[name]!
+            try budget.validate(field: field)
+            guard sources[name] != nil else {
+                throw ConfigError(field: field, message: "a budget for unknown demand source \"\(name)\"")
+            }
+            self.budgets[name] = SourceRequestBudget(source: name, budget: budget, now: clock.now.unixMilliseconds)
         }
     }
 
@@ -180,6 +195,8 @@ public final class NativeAdvertisementLoader {
             return .answered(result)
         }
         pool.demand.noteBorrow(at: nowMilliseconds)
+        // A miss: the pool's next request is for a cell on screen (on-screen first).
+        pool.onScreenMiss = true
         if wait == .zero || !mayPark {
             pool.stats.borrowMisses += 1
             topUp(pool, trigger: .explicit)
@@ -311,6 +328,11 @@ public final class NativeAdvertisementLoader {
         leaseTimer?.cancel()
         leaseTimer = nil
         leaseTimerDeadline = nil
+        for budget in budgets.values {
+            budget.timer?.cancel()
+            budget.timer = nil
+            budget.waiting.removeAll()
+        }
         let allPools = entries.keys.sorted().flatMap { sortedPools(of: entries[$0]!) }
         for pool in allPools {
             pool.enabled = false
@@ -363,7 +385,7 @@ public final class NativeAdvertisementLoader {
         }
         let pool = AdPool(
             loader: entry.configuration.name, adUnitID: adUnitID, configuration: entry.configuration,
-            source: entry.source, now: now)
+            source: entry.source, budget: budgets[entry.configuration.source], now: now)
         entry.pools[adUnitID] = pool
         entry.lastPool = (adUnitID, pool)
         scheduleRemovalCheck(pool)
@@ -427,6 +449,8 @@ public final class NativeAdvertisementLoader {
     func drain(_ pool: AdPool, reason: AdDropReason) {
         pool.cancelTimers()
         pool.fill.reset()
+        pool.onScreenMiss = false
+        pool.budgetWait = nil  // its queue entry is skipped
         for handle in pool.availableHandles {
             let ad = pool.discard(handle)
             pool.countDropped(reason)

@@ -91,7 +91,8 @@ public final class Daemon {
                 sources[name] = source
             }
             let loader = try NativeAdvertisementLoader(
-                loaders: configuration.loaders, sources: sources, clock: clock, scheduler: clock,
+                loaders: configuration.loaders, sources: sources,
+                budgets: configuration.sources.compactMapValues(\.common.budget), clock: clock, scheduler: clock,
                 idSeed: UInt64(clock.now.unixMilliseconds))
             // The store is opened only when AppOpen can be called: no file for a feed-only daemon.
             let needsStore = configuration.loaders.contains { $0.format == .appOpen }

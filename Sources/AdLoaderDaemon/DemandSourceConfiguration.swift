@@ -9,6 +9,32 @@ import AdSources
 /// ``makeSource(context:)`` without knowing the type.
 public struct DemandSourceConfiguration: Hashable, Sendable {
     private var box: any DemandSourceBox
+    /// The settings every source takes, whatever its type (``commonKeys``).
+    public var common = CommonSettings()
+
+    /// The settings every source takes, whatever its type.
+    public struct CommonSettings: Hashable, Sendable {
+        /// The source's request-rate budget (``RequestRateBudget``), shared by every pool of every
+        /// loader using it; nil: no budget (only each pool's `maximumConcurrentRequests`).
+        public var maximumRequestsPerSecond: Double?
+
+        public init(maximumRequestsPerSecond: Double? = nil) {
+            self.maximumRequestsPerSecond = maximumRequestsPerSecond
+        }
+
+        /// The budget the loader enforces, when one is set.
+        public var budget: RequestRateBudget? { maximumRequestsPerSecond.map(RequestRateBudget.init) }
+    }
+
+    /// `sources.NAME` keys of every type, read before the type's own keys.
+    static let commonKeys = ConfigTable<CommonSettings>(
+        section: "sources.NAME", defaults: CommonSettings(),
+        keys: [
+            .value(
+                "maximumRequestsPerSecond", \.maximumRequestsPerSecond, .optional(.double, none: "null"),
+                "request-rate budget of the source, all its pools together (token bucket, one second's worth of burst); a short budget serves pools with a cell on screen waiting first; null = none; > 0, at most 1000000"
+            )
+        ])
 
     init<Type: DemandSourceType>(_ type: Type, settings: Type.Settings) {
         box = TypedDemandSource(type: type, settings: settings)
@@ -28,7 +54,10 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
     /// Checks the settings.
     /// - Parameter field: the source's dotted path (`sources.feed`), which errors start with.
     /// - Throws: ``ConfigError`` naming the setting at fault.
-    public func validate(field: String) throws(ConfigError) { try box.validate(field: field) }
+    public func validate(field: String) throws(ConfigError) {
+        try common.budget?.validate(field: "\(field).maximumRequestsPerSecond")
+        try box.validate(field: field)
+    }
 
     /// Builds the source without a loop (sources that need none: synthetic, test doubles).
     /// - Parameters:
@@ -46,9 +75,12 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
         try box.makeSource(context: context)
     }
 
-    /// Applies the members of the source's JSON object (without `type`) over the settings.
+    /// Applies the members of the source's JSON object (without `type`) over the settings: the
+    /// ``commonKeys``, then the type's own.
     mutating func apply(_ members: [(key: String, value: JSONValue)], prefix: String) throws(ConfigError) {
-        try box.apply(members, prefix: prefix)
+        let common = members.filter { Self.commonKeys.key(named: $0.key) != nil }
+        try Self.commonKeys.apply(common, to: &self.common, prefix: prefix)
+        try box.apply(members.filter { Self.commonKeys.key(named: $0.key) == nil }, prefix: prefix)
     }
 
     /// Applies one setting (from a flag or variable) over the settings.
@@ -56,9 +88,10 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
         try box.apply(key: key, value, field: field)
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.box.isEqual(to: rhs.box) }
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.common == rhs.common && lhs.box.isEqual(to: rhs.box) }
 
     public func hash(into hasher: inout Hasher) {
+        hasher.combine(common)
         hasher.combine(box.typeName)
         box.hashSettings(into: &hasher)
     }

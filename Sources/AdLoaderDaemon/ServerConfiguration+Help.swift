@@ -41,9 +41,10 @@ extension ServerConfiguration {
             Sources are "sources": { "NAME": { "type": "TYPE", ... } }; a source without "type" is
             of type "\(DemandSourceRegistry.defaultTypeName)". The built-in source is "synthetic". A type's
             flags configure the source named after the type; other sources of that type take the
-            same keys in the file.
+            same keys in the file. Every source, of any type, also takes:
 
             """
+        text += columns(DemandSourceConfiguration.commonKeys.settings)
         for type in sourceTypes.types {
             text += "\ntype \"\(type.name)\": " + wrap(type.summary, width: 90).joined(separator: "\n  ") + "\n"
             text += rows(type.settings)

@@ -198,7 +198,7 @@ extension ServerConfiguration {
                 "least life an ad must have left to be lent; null = leaseTimeout; below lifetime"),
             .value(
                 "maximumConcurrentRequests", \.maximumConcurrentRequests, .int(),
-                "upstream requests in flight per pool, >= 1"),
+                "upstream requests in flight per pool, 1...1000000; a pool loads at most cap x batch x fill ads per round trip (3 x 5 x 0.9 per 210 ms = 64 ads/s): a busier pool needs ceil(peak fresh ads/s x round trip / (batch x fill)) plus headroom"),
             .value("idleTimeout", \.idleTimeout, .duration, "no Borrow/Prefetch for this long: no automatic top-ups"),
             .value(
                 "poolRemovalTimeout", \.poolRemovalTimeout, .duration,

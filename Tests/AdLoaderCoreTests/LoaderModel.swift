@@ -55,15 +55,24 @@ final class ModelRun {
     private var requestsWhenDisabled: [Int]
     /// The pools the loader must have: created by a prefetch or borrow within `maximumPools`.
     private var pooled = Set<PoolKey>()
+    /// The source's request-rate budget (half the seeds have one).
+    let budget: RequestRateBudget?
+    /// The model's own token bucket for the budget: tokens left after the last request, and when.
+    private var budgetTokens = 0.0
+    private var budgetCheckedAt: AdInstant
 
     init(seed: UInt64) {
         configurations = Self.configurations(seed: seed)
+        budget = Self.budget(seed: seed)
+        budgetTokens = budget?.capacity ?? 0
+        budgetCheckedAt = clock.now
         enabled = configurations.map(\.enabled)
         requestsWhenDisabled = configurations.map { _ in 0 }
         source.limits = Dictionary(uniqueKeysWithValues: configurations.map { ($0.name, $0.numberOfAdvertisements) })
         // A valid configuration by construction: a throw here is a test bug worth crashing on.
         loader = try! NativeAdvertisementLoader(
-            loaders: configurations, sources: ["model": source], clock: clock, scheduler: clock, idSeed: seed)
+            loaders: configurations, sources: ["model": source], budgets: budget.map { ["model": $0] } ?? [:],
+            clock: clock, scheduler: clock, idSeed: seed)
         _ = loader.addObserver { [unowned self] in observe($0) }
         source.onRequest = { [unowned self] in checkRequest(loader: $0, unit: $1, count: $2) }
     }
@@ -103,8 +112,18 @@ final class ModelRun {
         }
     }
 
+    /// The model source's request-rate budget: none for half the seeds, else 0.2 to 20
+    /// requests per second (drawn apart from the loaders, so their settings stay per seed).
+    static func budget(seed: UInt64) -> RequestRateBudget? {
+        var random = SplitMix64(seed: seed ^ 0x4255_4447_4554)
+        let rates = [0.2, 0.5, 1, 2, 5, 20]
+        guard random.next() % 2 == 0 else { return nil }
+        return RequestRateBudget(maximumRequestsPerSecond: rates[Int(random.next() % UInt64(rates.count))])
+    }
+
     static func describeConfiguration(seed: UInt64) -> String {
-        configurations(seed: seed).map {
+        "budget \(budget(seed: seed).map { "\($0.maximumRequestsPerSecond)/s" } ?? "none"); "
+            + configurations(seed: seed).map {
             "\($0.name): batch \($0.numberOfAdvertisements), max \($0.maximumRetainedAdvertisements), "
                 + "lifetime \($0.lifetime), sweep \($0.sweepInterval), shows \($0.showCountThreshold), "
                 + "lease \($0.leaseTimeout), retry \($0.retry.delay) x\($0.retry.multiplier) "
@@ -391,6 +410,7 @@ final class ModelRun {
         if requests > configuration.maximumConcurrentRequests {
             violation("\(pool) has \(requests) requests in flight, above \(configuration.maximumConcurrentRequests)")
         }
+        checkBudget()
         if lastDemandCandidate != pool, let demand = lastDemand[pool], clock.now - demand >= configuration.idleTimeout {
             violation("automatic request for idle \(pool) (last demand \(demand))")
         }
@@ -400,6 +420,11 @@ final class ModelRun {
         }
         if case .prefetch? = currentStep {
             coverage["request prefetch partial", default: 0] += 1
+            return
+        }
+        // A prefetch that waited for the budget completes when its turn comes, partial rest included.
+        if budgetWait(pool)?.amount == .complete {
+            coverage["request prefetch partial after a budget wait", default: 0] += 1
             return
         }
         if count == 1 && unreachablePools.contains(pool) {
@@ -416,6 +441,28 @@ final class ModelRun {
             return
         }
         violation("automatic request for \(count) ads (batch \(batch)) while \(pool) was not dry: \(stats)")
+    }
+
+    /// The top-up `pool` has waiting for the budget (being served while its request goes out).
+    private func budgetWait(_ pool: PoolKey) -> AdPool.BudgetWait? {
+        guard let live = loader.entries[pool.loader]?.pools[pool.unit] else { return nil }
+        if let wait = live.budgetWait { return wait }
+        guard let serving = loader.budgets["model"]?.serving, serving.pool == ObjectIdentifier(live) else { return nil }
+        return serving.wait
+    }
+
+    /// The source's requests stay within its budget: the model's own bucket (capacity, refilled
+    /// at the rate since the last request) has a whole token for every request.
+    private func checkBudget() {
+        guard let budget else { return }
+        let elapsed = Double(clock.now.unixMilliseconds - budgetCheckedAt.unixMilliseconds)
+        budgetTokens = min(budget.capacity, budgetTokens + elapsed * budget.maximumRequestsPerSecond / 1_000)
+        budgetCheckedAt = clock.now
+        if budgetTokens < 1 - 1e-9 {
+            violation("request beyond the budget of \(budget.maximumRequestsPerSecond)/s (\(budgetTokens) tokens)")
+        }
+        budgetTokens -= 1
+        if loader.budgets["model"]!.waits > 0 { coverage["budget wait", default: 0] += 1 }
     }
 
     private func returnLease(_ id: UInt64, shown: Bool) {

@@ -41,7 +41,7 @@ struct LoaderModelTests {
             "loadFinished unreachable", "loadFinished final", "request whole batch", "request prefetch partial",
             "request dry partial", "refused over pool cap", "parking refused", "notice shown",
             "notice dropped expired", "notice dropped disabled", "lease renewed", "failed fast", "idle pool",
-            "pool removed", "not found already returned", "not found reclaimed",
+            "pool removed", "not found already returned", "not found reclaimed", "budget wait",
         ] {
             #expect(coverage[path, default: 0] > 0, "shard \(shard) never reached \(path): \(coverage)")
         }

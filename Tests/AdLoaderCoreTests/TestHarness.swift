@@ -174,13 +174,17 @@ final class Harness {
     /// leasing and expiry say what they mean: fixed sizing at 10, no concurrency cap to
     /// speak of, ads lent until they expire (minimum remaining life 0). Tests of the newer
     /// rules set them in `configure`.
-    init(seed: UInt64 = 7, _ configure: (inout LoaderConfiguration) -> Void = { _ in }) throws {
+    /// `budget`: the fake source's request-rate budget, if any.
+    init(
+        seed: UInt64 = 7, budget: RequestRateBudget? = nil, _ configure: (inout LoaderConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = LoaderConfiguration.classic()
         configuration.source = "fake"
         configure(&configuration)
         self.configuration = configuration
         loader = try NativeAdvertisementLoader(
-            loaders: [configuration], sources: ["fake": source], clock: clock, scheduler: clock, idSeed: seed)
+            loaders: [configuration], sources: ["fake": source], budgets: budget.map { ["fake": $0] } ?? [:],
+            clock: clock, scheduler: clock, idSeed: seed)
         _ = loader.addObserver { [unowned self] in events.append($0) }
     }
 

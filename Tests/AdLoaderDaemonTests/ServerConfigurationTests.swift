@@ -161,6 +161,17 @@ import Testing
         (#"{ "loaders": {} }"#, "loaders"),
         (#"{ "sources": { "slow": { "type": "bidder" } } }"#, "sources.slow.type"),
         (#"{ "sources": { "slow": { "fillRate": -1 } } }"#, "sources.slow.fillRate"),
+        (#"{ "sources": { "slow": { "maximumRequestsPerSecond": 0 } } }"#, "sources.slow.maximumRequestsPerSecond"),
+        (#"{ "sources": { "slow": { "maximumRequestsPerSecond": -2 } } }"#, "sources.slow.maximumRequestsPerSecond"),
+        (#"{ "sources": { "slow": { "maximumRequestsPerSecond": 1e300 } } }"#, "sources.slow.maximumRequestsPerSecond"),
+        (#"{ "sources": { "slow": { "maximumRequestsPerSecond": 1e999 } } }"#, "sources.slow.maximumRequestsPerSecond"),
+        (#"{ "sources": { "slow": { "maximumRequestsPerSecond": "fast" } } }"#, "sources.slow.maximumRequestsPerSecond"),
+        (#"{ "sources": { "slow": { "maximumRequestsPerSecond": true } } }"#, "sources.slow.maximumRequestsPerSecond"),
+        (#"{ "sources": { "slow": { "maximumRequestsPerSecond": [] } } }"#, "sources.slow.maximumRequestsPerSecond"),
+        (#"{ "loaders": { "feed": { "maximumConcurrentRequests": 0 } } }"#, "loaders.feed.maximumConcurrentRequests"),
+        (#"{ "loaders": { "feed": { "maximumConcurrentRequests": -3 } } }"#, "loaders.feed.maximumConcurrentRequests"),
+        (#"{ "loaders": { "feed": { "maximumConcurrentRequests": 99999999999 } } }"#, "loaders.feed.maximumConcurrentRequests"),
+        (#"{ "loaders": { "feed": { "maximumConcurrentRequests": 1e30 } } }"#, "loaders.feed.maximumConcurrentRequests"),
         (#"{ "listeners": { "port": 1 "#, "config"),
         (#"[1]"#, "config"),
     ])
@@ -197,12 +208,28 @@ import Testing
         #expect(loader.retry.jitter == 0.2 && loader.retry.maximumCount == 3 && loader.retry.probeInterval == .seconds(10))
     }
 
+    @Test func aSourceOfAnyTypeTakesARequestRateBudget() throws {
+        let file = """
+            { "sources": { "slow": { "maximumRequestsPerSecond": 2.5, "latency": "2s" },
+                           "rtb": { "type": "openrtb", "endpoint": "http://127.0.0.1:1/auction",
+                                    "maximumRequestsPerSecond": 40 },
+                           "free": { "maximumRequestsPerSecond": null } },
+              "loaders": { "feed": { "source": "slow" } } }
+            """
+        let configuration = try load(["--config", "x.json"], file: file)
+        #expect(configuration.sources["slow"]?.common.budget == RequestRateBudget(maximumRequestsPerSecond: 2.5))
+        #expect(configuration.sources["slow"]?.settings(as: SyntheticSource.Configuration.self)?.latency == .seconds(2))
+        #expect(configuration.sources["rtb"]?.common.maximumRequestsPerSecond == 40)
+        #expect(configuration.sources["free"]?.common.budget == nil)
+        #expect(configuration.sources["synthetic"]?.common.budget == nil)
+    }
+
     /// Every row of every table, as `--help` shows it.
     static var everyTableSetting: [ConfigSetting] {
         let sections: [[ConfigSetting]] = [
             ServerConfiguration.listenerKeys.settings, ServerConfiguration.logKeys.settings,
             ServerConfiguration.limitKeys.settings, ServerConfiguration.loaderKeys.settings,
-            DemandSourceRegistry.standard.types.flatMap(\.settings),
+            DemandSourceRegistry.standard.types.flatMap(\.settings), DemandSourceConfiguration.commonKeys.settings,
         ]
         return sections.flatMap { $0 }
     }
