@@ -212,6 +212,16 @@ final class Connection: CallResponder {
         markDirty()
     }
 
+    func answer(_ callID: UInt64, setLoaderEnabled message: SetLoaderEnabledResponseMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        markDirty()
+    }
+
+    func answer(_ callID: UInt64, reload message: ReloadResponseMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        markDirty()
+    }
+
     func stream(_ callID: UInt64, event message: EventMessage) {
         ResponseFrame.append(callID: callID, message: message, end: false, to: &output)
         markDirty()

@@ -41,10 +41,13 @@ public struct StatsRequestMessage: WireMessage {
 public struct StatsResponseMessage: WireMessage {
     public var pools: [PoolStats]
     public var sources: [DemandSourceStats]
+    /// Every configured loader matching the loader filter.
+    public var loaders: [LoaderState]
 
-    public init(pools: [PoolStats], sources: [DemandSourceStats] = []) {
+    public init(pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = []) {
         self.pools = pools
         self.sources = sources
+        self.loaders = loaders
     }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
@@ -65,7 +68,13 @@ public struct StatsResponseMessage: WireMessage {
                     if let entry = list[i] { sources.append(DemandSourceStats(entry)) }
                 }
             }
-            return StatsResponseMessage(pools: pools, sources: sources)
+            var loaders: [LoaderState] = []
+            if m.pointee.n_loaders > 0, let list = m.pointee.loaders {
+                for i in 0..<m.pointee.n_loaders {
+                    if let entry = list[i] { loaders.append(LoaderState(entry)) }
+                }
+            }
+            return StatsResponseMessage(pools: pools, sources: sources, loaders: loaders)
         }
     }
 
@@ -102,6 +111,12 @@ public struct StatsResponseMessage: WireMessage {
                 for (i, source) in sources.enumerated() { (list + i).initialize(to: source.cMessage(in: arena)) }
                 m.n_sources = sources.count
                 m.sources = list
+            }
+            if !loaders.isEmpty {
+                let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__LoaderStatus>?.self, count: loaders.count)
+                for (i, loader) in loaders.enumerated() { (list + i).initialize(to: loader.cMessage(in: arena)) }
+                m.n_loaders = loaders.count
+                m.loaders = list
             }
             return m
     }
@@ -181,5 +196,25 @@ extension DemandSourceStats {
         noticesSent = p.notices_sent
         noticesFailed = p.notices_failed
         noticesDropped = p.notices_dropped
+    }
+}
+
+extension LoaderState {
+    func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__LoaderStatus> {
+        let m = arena.allocate(Adloader__V1__LoaderStatus.self)
+        adloader__v1__loader_status__init(m)
+        m.pointee.name = arena.cString(name)
+        m.pointee.enabled = enabled ? 1 : 0
+        m.pointee.source = arena.cString(source)
+        m.pointee.pools = UInt32(wire: pools)
+        m.pointee.blocked_creatives = UInt32(wire: blockedCreatives)
+        return m
+    }
+
+    init(_ m: UnsafePointer<Adloader__V1__LoaderStatus>) {
+        let p = m.pointee
+        self.init(
+            name: swiftString(p.name), enabled: p.enabled != 0, source: swiftString(p.source), pools: Int(p.pools),
+            blockedCreatives: Int(p.blocked_creatives))
     }
 }

@@ -160,7 +160,8 @@ import Testing
     @Test func eventReasonsTravelAsTheirFixedStrings() throws {
         let expected: [AdEvent.Reason: String] = [
             .consumed: "consumed", .disabled: "disabled", .shutdown: "shutdown", .invalidated: "invalidated",
-            .reclaimed: "reclaimed", .expired: "expired",
+            .reclaimed: "reclaimed", .expired: "expired", .reconfigured: "reconfigured", .enabled: "enabled",
+            .added: "added", .removed: "removed",
         ]
         #expect(expected.count == AdEvent.Reason.allCases.count)
         for reason in AdEvent.Reason.allCases {
