@@ -12,8 +12,9 @@ import AdLoaderUV
 /// Label cardinality is bounded: methods (5) x status codes (17); sources and loaders come from
 /// the configuration; pools are capped per loader by `maximumPools` and, for metrics, by
 /// ``ServerConfiguration/Admin/maxPoolSeries``: the first pools seen get their own series,
-/// later ones are summed per loader as `ad_unit="_other"` (pools are never removed, so a
-/// series never moves between the two).
+/// later ones are summed per loader as `ad_unit="_other"`. A pool keeps its place once seen: a
+/// pool removed when idle and empty drops its series, and if it comes back it has its own
+/// series again, its counters restarting from zero (a counter reset), never moving to `_other`.
 ///
 /// - Important: loop-confined.
 final class DaemonMetrics {
