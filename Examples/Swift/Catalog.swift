@@ -25,5 +25,8 @@ public enum Catalog {
         Example(
             .cli, .native, "Feed prefetch, borrow and return from a shell", file: "CLI/cli_native_feed_from_a_shell.sh"),
         Example(.operator, .native, "Metrics scrape", file: "Python/operator_native_metrics_scrape.py"),
+        Example(
+            .operator, .native, "Disable and invalidate at run time",
+            file: "Python/operator_native_disable_and_invalidate_at_run_time.py"),
     ]
 }

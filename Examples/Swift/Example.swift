@@ -17,7 +17,7 @@ public struct Example: Sendable {
         case grpc = "gRPC"
         /// A shell script with the `adloader` CLI.
         case cli = "CLI"
-        /// An operator's view: the admin listener (/metrics, health).
+        /// An operator's view: the admin listener (/metrics, health) and the run-time control calls.
         case `operator` = "Operator"
 
         /// How `adloader examples list` names the kind.
@@ -26,7 +26,7 @@ public struct Example: Sendable {
             case .swift: "framed client (Swift)"
             case .grpc: "gRPC (Python grpcio)"
             case .cli: "CLI (shell)"
-            case .operator: "operator (admin HTTP)"
+            case .operator: "operator (admin HTTP, control calls)"
             }
         }
     }

@@ -95,6 +95,36 @@ public final class AdLoaderClient: Sendable {
         return try Self.decode(ReturnResponseMessage.self, answer).outcome
     }
 
+    /// Ends a lease and invalidates its ad's creative: the ad is removed and the creative is
+    /// not lent again by its loader for the loader's invalidationBlockTime; see PROTOCOL.md 7.3.
+    /// - Parameter reason: why, 1...1024 bytes (e.g. "bad creative").
+    /// - Returns: `.invalidated`; nil for an outcome this version does not know.
+    /// - Throws: `Status` NOT_FOUND for an unknown lease, INVALID_ARGUMENT for a bad reason.
+    public func invalidateLease(
+        _ leaseID: UInt64, shown: Bool, reason: String, timeout: Duration? = nil
+    ) async throws -> ReturnOutcome? {
+        let request = ReturnRequestMessage(leaseID: leaseID, shown: shown, invalidate: true, invalidateReason: reason)
+        let answer = try await unary(method: MethodName.returnLease, request: request, timeout: timeout)
+        return try Self.decode(ReturnResponseMessage.self, answer).outcome
+    }
+
+    /// Disables or enables a loader at run time; see PROTOCOL.md 7.7.
+    /// - Returns: whether the loader's state changed (false: it already was so).
+    /// - Throws: `Status` INVALID_ARGUMENT for an unknown loader.
+    public func setLoaderEnabled(_ loader: String, enabled: Bool, timeout: Duration? = nil) async throws -> Bool {
+        let request = SetLoaderEnabledRequestMessage(loader: loader, enabled: enabled)
+        let answer = try await unary(method: MethodName.setLoaderEnabled, request: request, timeout: timeout)
+        return try Self.decode(SetLoaderEnabledResponseMessage.self, answer).changed
+    }
+
+    /// Asks the daemon to re-read its configuration file; see PROTOCOL.md 7.8.
+    /// - Returns: what changed, by loader.
+    /// - Throws: `Status` FAILED_PRECONDITION with the reason when the new configuration is refused.
+    public func reload(timeout: Duration? = nil) async throws -> ReconfigureResult {
+        let answer = try await unary(method: MethodName.reload, request: ReloadRequestMessage(), timeout: timeout)
+        return try Self.decode(ReloadResponseMessage.self, answer).result
+    }
+
     /// Asks whether an app start or return to the foreground shows an app-open ad; see
     /// PROTOCOL.md 7.6. When the answer is SHOW, return its lease with `shown` once displayed:
     /// that moves the device's counts.

@@ -20,6 +20,8 @@ extension ConformanceRun {
             Check(name: "invalid.wait-above-maximum") { try $0.waitAboveMaximum() },
             Check(name: "invalid.lease-id-zero") { try $0.leaseIDZero() },
             Check(name: "invalid.watch-unknown-kind") { try $0.watchUnknownKind() },
+            Check(name: "control.invalidate-needs-a-reason") { try $0.invalidateNeedsAReason() },
+            Check(name: "control.set-loader-enabled-unknown-loader") { try $0.setLoaderEnabledUnknownLoader() },
             Check(name: "call.unknown-method-unimplemented") { try $0.unknownMethod() },
             Check(name: "call.undecodable-message") { try $0.undecodableMessage() },
             Check(name: "call.call-id-zero") { try $0.callIDZero() },
@@ -281,6 +283,36 @@ extension ConformanceRun {
         defer { connection.close() }
         let status = try connection.call(MethodName.returnLease, Requests.returnLease(0, shown: true))
             .expect(.invalidArgument, naming: "lease_id", "Return of lease 0")
+        return .passed("\(status)")
+    }
+
+    /// PROTOCOL.md 7.3: a Return with invalidate and no reason (or a reason without
+    /// invalidate) is INVALID_ARGUMENT naming invalidate_reason, before the lease is looked up.
+    /// Changes nothing on the server (the lease was never lent).
+    func invalidateNeedsAReason() throws(CheckFailure) -> CheckOutcome {
+        let connection = try connectCalls()
+        defer { connection.close() }
+        let unknown: UInt64 = 0xFFFF_FFFF_FFFF_FE00 | UInt64.random(in: 0...0xFF)
+        let status = try connection.call(MethodName.returnLease, Requests.invalidatingReturn(unknown, reason: ""))
+            .expect(.invalidArgument, naming: "invalidate_reason", "Return with invalidate and no reason")
+        let reasonOnly = ReturnRequestMessage(leaseID: unknown, shown: false, invalidateReason: "why").encoded()
+        try connection.call(MethodName.returnLease, reasonOnly)
+            .expect(.invalidArgument, naming: "invalidate_reason", "Return with a reason and no invalidate")
+        try connection.call(MethodName.returnLease, Requests.invalidatingReturn(unknown, reason: "conformance"))
+            .expect(.notFound, naming: "lease_id", "Return with invalidate of a lease never lent")
+        return .passed("\(status)")
+    }
+
+    /// PROTOCOL.md 7.7: SetLoaderEnabled of an unknown loader is INVALID_ARGUMENT naming loader
+    /// (no loader changes: the check is safe against a production server).
+    func setLoaderEnabledUnknownLoader() throws(CheckFailure) -> CheckOutcome {
+        let connection = try connectCalls()
+        defer { connection.close() }
+        let status = try connection.call(
+            MethodName.setLoaderEnabled, Requests.setLoaderEnabled("conformance-no-such-loader", enabled: false)
+        ).expect(.invalidArgument, naming: "loader", "SetLoaderEnabled of an unknown loader")
+        try connection.call(MethodName.setLoaderEnabled, Requests.setLoaderEnabled("", enabled: true))
+            .expect(.invalidArgument, naming: "loader", "SetLoaderEnabled without a loader")
         return .passed("\(status)")
     }
 

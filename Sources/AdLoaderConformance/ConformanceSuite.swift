@@ -96,6 +96,7 @@ public struct ConformanceSuite: Sendable {
         "borrow.slot-affinity", "borrow.no-ad-yet", "return.unknown-lease-not-found", "invalid.empty-ad-unit-id",
         "invalid.unknown-loader", "invalid.identifier-too-long", "invalid.wait-above-maximum", "invalid.lease-id-zero",
         "invalid.watch-unknown-kind", "call.unknown-method-unimplemented", "call.undecodable-message",
+        "control.invalidate-needs-a-reason", "control.set-loader-enabled-unknown-loader",
     ]
 
     public let host: String

@@ -16,6 +16,14 @@ enum Requests {
         ReturnRequestMessage(leaseID: leaseID, shown: shown).encoded()
     }
 
+    static func invalidatingReturn(_ leaseID: UInt64, reason: String) -> [UInt8] {
+        ReturnRequestMessage(leaseID: leaseID, shown: false, invalidate: true, invalidateReason: reason).encoded()
+    }
+
+    static func setLoaderEnabled(_ loader: String, enabled: Bool) -> [UInt8] {
+        SetLoaderEnabledRequestMessage(loader: loader, enabled: enabled).encoded()
+    }
+
     static func stats(loader: String, adUnitID: String) -> [UInt8] {
         StatsRequestMessage(loader: loader, adUnitID: adUnitID).encoded()
     }

@@ -22,10 +22,11 @@ public struct Ad: Hashable, Sendable {
         var expiresAt: AdInstant
         var showCount: Int
         var sourceContext: (any AdSourceContext)?
+        var creativeID: String?
 
         init(
             id: String, adUnitID: String, loader: String, creative: AdCreative, format: AdFormat, loadedAt: AdInstant,
-            expiresAt: AdInstant, showCount: Int, sourceContext: (any AdSourceContext)?
+            expiresAt: AdInstant, showCount: Int, sourceContext: (any AdSourceContext)?, creativeID: String?
         ) {
             self.id = id
             self.adUnitID = adUnitID
@@ -36,12 +37,13 @@ public struct Ad: Hashable, Sendable {
             self.expiresAt = expiresAt
             self.showCount = showCount
             self.sourceContext = sourceContext
+            self.creativeID = creativeID
         }
 
         func copy() -> Storage {
             Storage(
                 id: id, adUnitID: adUnitID, loader: loader, creative: creative, format: format, loadedAt: loadedAt,
-                expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext)
+                expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext, creativeID: creativeID)
         }
     }
 
@@ -100,16 +102,26 @@ public struct Ad: Hashable, Sendable {
         set { mutableStorage.sourceContext = newValue }
     }
 
-    /// - Parameter format: the loader's format; nil means native for native assets and
-    ///   interstitial for a full-screen creative.
+    /// The source's id of the creative (``DeliveredAd/creativeID``, e.g. OpenRTB `crid`); nil
+    /// when the source gave none. Never on the wire. See ``CreativeKey``.
+    public var creativeID: String? {
+        get { storage.creativeID }
+        set { mutableStorage.creativeID = newValue }
+    }
+
+    /// - Parameters:
+    ///   - format: the loader's format; nil means native for native assets and interstitial
+    ///     for a full-screen creative.
+    ///   - creativeID: the source's id of the creative, if it gave one.
     public init(
         id: String, adUnitID: String, loader: String, creative: AdCreative, format: AdFormat? = nil,
-        loadedAt: AdInstant, expiresAt: AdInstant, showCount: Int = 0, sourceContext: (any AdSourceContext)? = nil
+        loadedAt: AdInstant, expiresAt: AdInstant, showCount: Int = 0, sourceContext: (any AdSourceContext)? = nil,
+        creativeID: String? = nil
     ) {
         let format = format ?? (creative.nativeContent != nil ? .native : .interstitial)
         storage = Storage(
             id: id, adUnitID: adUnitID, loader: loader, creative: creative, format: format, loadedAt: loadedAt,
-            expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext)
+            expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext, creativeID: creativeID)
     }
 
     public static func == (lhs: Ad, rhs: Ad) -> Bool {
@@ -118,7 +130,7 @@ public struct Ad: Hashable, Sendable {
         let r = rhs.storage
         return l.id == r.id && l.adUnitID == r.adUnitID && l.loader == r.loader && l.creative == r.creative
             && l.format == r.format && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt && l.showCount == r.showCount
-            && l.sourceContext === r.sourceContext
+            && l.sourceContext === r.sourceContext && l.creativeID == r.creativeID
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -132,6 +144,7 @@ public struct Ad: Hashable, Sendable {
         hasher.combine(s.expiresAt)
         hasher.combine(s.showCount)
         hasher.combine(s.sourceContext.map(ObjectIdentifier.init))
+        hasher.combine(s.creativeID)
     }
 }
 

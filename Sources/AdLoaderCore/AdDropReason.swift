@@ -13,7 +13,10 @@ public enum AdDropReason: Hashable, Sendable, CaseIterable {
     case disabled
     /// The loader shut down (or it arrived after shutdown).
     case shutdown
-    /// It cannot be served as delivered: the source sent a creative that does not fit the
-    /// loader's format.
+    /// It cannot be served: the source sent a creative that does not fit the loader's format,
+    /// or a client invalidated its creative (a Return with `invalidate`: that ad, the loader's
+    /// other ads of the creative, and ads of it arriving while it is blocked).
     case invalidated
+    /// A configuration reload removed its loader, or changed its source, format or request.
+    case reconfigured
 }

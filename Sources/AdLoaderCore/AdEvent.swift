@@ -9,6 +9,9 @@ public struct AdEvent: Hashable, Sendable {
         case returned
         /// An idle, empty pool was removed (``LoaderConfiguration/poolRemovalTimeout``).
         case poolRemoved
+        /// A loader was disabled, enabled, added, removed or reconfigured (``reason`` says
+        /// which); the ad unit is empty.
+        case loaderChanged
     }
 
     /// Why the loader removed an ad (`removed` events) or ended a lease itself (`returned`
@@ -28,6 +31,15 @@ public struct AdEvent: Hashable, Sendable {
         /// returned: the lease's slot was borrowed again after the ad expired. (An ad that
         /// expires is reported by an `expired` event, which carries no reason.)
         case expired
+        /// removed or returned: a configuration reload removed the loader or changed its
+        /// source, format or request. loaderChanged: a reload changed the loader.
+        case reconfigured
+        /// loaderChanged: the loader was enabled.
+        case enabled
+        /// loaderChanged: a reload added the loader.
+        case added
+        /// loaderChanged: a reload removed the loader.
+        case removed
 
         /// The reason naming `drop`.
         init(_ drop: AdDropReason) {
@@ -37,6 +49,7 @@ public struct AdEvent: Hashable, Sendable {
             case .disabled: self = .disabled
             case .shutdown: self = .shutdown
             case .invalidated: self = .invalidated
+            case .reconfigured: self = .reconfigured
             }
         }
     }
@@ -57,11 +70,14 @@ public struct AdEvent: Hashable, Sendable {
     public var count = 0
     /// loadFinished: nil on success.
     public var error: UpstreamError? = nil
-    /// removed: `.consumed`, `.disabled`, `.shutdown`, `.invalidated`. returned: why the
+    /// loaderChanged: `.disabled`, `.enabled`, `.added`, `.removed`, `.reconfigured`.
+    /// removed: `.consumed`, `.disabled`, `.shutdown`, `.invalidated`, `.reconfigured`. returned: why the
     /// loader itself ended the lease (`.reclaimed` by the lease timeout, `.expired` when its
     /// slot was borrowed again after the ad expired, `.disabled`, `.shutdown`); nil when the
     /// client returned it.
     public var reason: Reason? = nil
+    /// removed with reason `.invalidated` by a client's Return: the reason the client gave.
+    public var note: String? = nil
 
     public init(kind: Kind, at: AdInstant, loader: String, adUnitID: String) {
         self.kind = kind

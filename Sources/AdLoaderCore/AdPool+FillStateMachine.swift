@@ -43,7 +43,7 @@ extension AdPool {
         private(set) var state: State = .ready
         /// Automatic retries made since the last success.
         private(set) var retries = 0
-        let maximumRetries: Int
+        var maximumRetries: Int
 
         init(maximumRetries: Int) {
             self.maximumRetries = maximumRetries

@@ -29,17 +29,21 @@ final class AdPool {
 
     let loader: String
     let adUnitID: String
-    let configuration: LoaderConfiguration
+    /// Replaced by ``reconfigure(_:)`` (a reload that keeps the pool).
+    @exclusivity(unchecked) private(set) var configuration: LoaderConfiguration
     let source: any DemandSource
     /// The source's request-rate budget, shared with the other pools of that source; nil: none.
     let budget: SourceRequestBudget?
     let request: AdRequest
     /// `configuration.leaseTimeout` in milliseconds, computed once: `Duration`'s 128-bit
     /// arithmetic cost ~190 instructions per Borrow (callgrind).
-    let leaseTimeoutMilliseconds: Int64
+    @exclusivity(unchecked) private(set) var leaseTimeoutMilliseconds: Int64
     /// `configuration.effectiveMinimumRemainingLife` in milliseconds: an ad is lendable while
     /// `now + minimumLifeMilliseconds < expiresAt`.
-    let minimumLifeMilliseconds: Int64
+    @exclusivity(unchecked) private(set) var minimumLifeMilliseconds: Int64
+    /// Set when a reload removed the pool's loader or changed it so that its ads cannot stay:
+    /// the pool is drained, out of its loader's table, and kept only until its leases end.
+    @exclusivity(unchecked) var isRetired = false
 
     /// Whether the pool loads and lends; mirrors its loader's enabled flag.
     // Stored properties are `@exclusivity(unchecked)`: this object is confined to one loop
@@ -105,6 +109,20 @@ final class AdPool {
         self.enabled = configuration.enabled
         self.stats = PoolStats(loader: loader, adUnitID: adUnitID)
         self.fill = FillStateMachine(maximumRetries: configuration.retry.maximumCount)
+    }
+
+    /// Takes a reloaded configuration that keeps the pool (``LoaderConfiguration/keepsPools(under:)``):
+    /// sizing, caps, timeouts, lifetime and retry settings apply from now on; ads and leases
+    /// already there keep their expiry and lease end. `enabled` is left as it is.
+    func reconfigure(_ configuration: LoaderConfiguration) {
+        assert(self.configuration.keepsPools(under: configuration), "a reload that cannot keep the pool")
+        var configuration = configuration
+        configuration.enabled = enabled
+        self.configuration = configuration
+        leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
+        minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
+        if configuration.sizing == .fixed { target = configuration.maximumRetainedAdvertisements }
+        fill.maximumRetries = configuration.retry.maximumCount
     }
 
     /// Ads held (available or leased) plus ads asked for and not yet answered.
@@ -202,7 +220,7 @@ final class AdPool {
         switch reason {
         case .expired: stats.expired += 1
         case .consumed: stats.consumed += 1
-        case .disabled, .shutdown, .invalidated: stats.removed += 1
+        case .disabled, .shutdown, .invalidated, .reconfigured: stats.removed += 1
         }
     }
 

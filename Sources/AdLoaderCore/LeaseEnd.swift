@@ -6,6 +6,9 @@
 enum LeaseEnd: Equatable {
     /// The client returned it, shown or not.
     case returned(shown: Bool)
+    /// The client returned it and invalidated its creative (the ad was marked for removal,
+    /// reason `.invalidated`, just before).
+    case invalidated(shown: Bool)
     /// The lease timeout ended it; the ad counts as unshown.
     case reclaimed
     /// The loader ended it because its ad is being dropped: `.expired` when its slot is
@@ -14,12 +17,15 @@ enum LeaseEnd: Equatable {
     case adDropped(AdDropReason)
 
     /// Whether the ad was shown under this lease.
-    var shown: Bool { self == .returned(shown: true) }
+    var shown: Bool { self == .returned(shown: true) || self == .invalidated(shown: true) }
+
+    /// Whether the client invalidated the ad's creative with this end.
+    var invalidates: Bool { if case .invalidated = self { true } else { false } }
 
     /// The reason the `returned` event carries: nil when the client returned the lease.
     var eventReason: AdEvent.Reason? {
         switch self {
-        case .returned: nil
+        case .returned, .invalidated: nil
         case .reclaimed: .reclaimed
         case .adDropped(let reason): AdEvent.Reason(reason)
         }

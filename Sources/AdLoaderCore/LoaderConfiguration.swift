@@ -92,6 +92,16 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public var retry: RetryPolicy = RetryPolicy()
     /// A disabled loader holds no ads and loads none.
     public var enabled: Bool = true
+    /// How long a creative invalidated by a client (a Return with `invalidate`) is not lent
+    /// again by this loader: its ads already in a pool are dropped, ads of it arriving later
+    /// are dropped on arrival (reason `invalidated`) until this has passed. Zero removes the
+    /// returned ad and its pool siblings but blocks nothing later. See ``CreativeKey`` for
+    /// what identifies a creative.
+    public var invalidationBlockTime: Duration = .seconds(3600)
+    /// The most creatives this loader keeps blocked at once, 1...100_000 (memory: one key,
+    /// the source's creative id or the creative itself, per entry). Blocking one more at the
+    /// cap lifts the block that would end soonest, early.
+    public var maximumBlockedCreatives: Int = 1_000
     /// When an AppOpen call through this loader shows an ad (used by loaders of format
     /// ``AdFormat/appOpen``; AppOpen calls to a loader of another format are refused).
     public var appOpen: AppOpenPolicy = AppOpenPolicy()
@@ -101,6 +111,15 @@ public struct LoaderConfiguration: Hashable, Sendable {
 
     public init(name: String = LoaderConfiguration.defaultName) {
         self.name = name
+    }
+
+    /// Whether pools built with `self` may keep their ads under `other`: the same source,
+    /// format and upstream request (ads loaded with one request are never served through
+    /// another). Sizing, caps, timeouts, lifetime, retry and app-open settings may differ.
+    public func keepsPools(under other: LoaderConfiguration) -> Bool {
+        source == other.source && format == other.format && keywords == other.keywords
+            && contentURL == other.contentURL && nonPersonalized == other.nonPersonalized
+            && targeting == other.targeting
     }
 
     /// The request sent upstream for one ad unit.
@@ -151,6 +170,10 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if idleTimeout <= .zero { throw fail("idleTimeout", "must be positive") }
         if poolRemovalTimeout < idleTimeout { throw fail("poolRemovalTimeout", "must be at least idleTimeout") }
         if maximumBorrowWait < .zero { throw fail("maximumBorrowWait", "must not be negative") }
+        if invalidationBlockTime < .zero { throw fail("invalidationBlockTime", "must not be negative") }
+        if !(1...100_000).contains(maximumBlockedCreatives) {
+            throw fail("maximumBlockedCreatives", "must be 1...100000, got \(maximumBlockedCreatives)")
+        }
         if retry.delay < .zero { throw fail("retry.delay", "must not be negative") }
         if !(retry.multiplier >= 1) { throw fail("retry.multiplier", "must be at least 1") }
         if retry.maximumDelay < retry.delay { throw fail("retry.maximumDelay", "must be at least retry.delay") }

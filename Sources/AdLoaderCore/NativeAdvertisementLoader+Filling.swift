@@ -107,7 +107,7 @@ extension NativeAdvertisementLoader {
     }
 
     /// Counts and stores one arriving ad; drops it when the pool no longer loads or its
-    /// creative does not fit the loader's format (invalidated), and expires it at once when
+    /// creative does not fit the loader's format or is blocked (invalidated), and expires it at once when
     /// it arrives with less than the minimum remaining life left.
     private func receive(_ delivered: DeliveredAd, into pool: AdPool) {
         let loadedAt = now
@@ -116,15 +116,17 @@ extension NativeAdvertisementLoader {
         let ad = Ad(
             id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, creative: delivered.creative,
             format: pool.configuration.format,
-            loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context)
+            loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context,
+            creativeID: delivered.creativeID)
         pool.stats.loaded += 1
         // Place the ad before telling observers, so the stats they read add up.
         let drop: AdDropReason?
         if isShutDown {
             drop = .shutdown
         } else if !pool.enabled {
-            drop = .disabled
-        } else if !delivered.creative.fits(pool.configuration.format) {
+            drop = pool.isRetired ? .reconfigured : .disabled
+        } else if !delivered.creative.fits(pool.configuration.format) || isCreativeBlocked(ad, loader: pool.loader) {
+            // A creative a client invalidated is dropped on arrival while its block lasts.
             drop = .invalidated
         } else if !isLendable(expiresAt: expiresAt, in: pool) {
             drop = .expired

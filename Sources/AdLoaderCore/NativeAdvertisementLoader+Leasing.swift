@@ -53,16 +53,17 @@ extension NativeAdvertisementLoader {
     /// Ends a lease and settles its ad: back in the pool, or dropped (consumed, expired, or
     /// removed for the reason it was marked with while leased).
     ///
+    /// `note` is the client's reason for an `.invalidated` end, carried by the `removed` event.
     /// Emits `returned` (with a reason when the loader ended the lease itself), tells the
     /// source of a show, and reports a dropped ad (its event, the source's notice). After a
     /// client's return or a reclaim, serves parked borrows with the ad or tops the pool up;
     /// the loader's own lease ends (`.adDropped`: a slot borrowed again, a shutdown) leave
     /// that to their caller.
     @discardableResult
-    func endLease(_ leaseHandle: LeaseHandle, _ end: LeaseEnd) -> ReturnOutcome {
+    func endLease(_ leaseHandle: LeaseHandle, _ end: LeaseEnd, note: String? = nil) -> ReturnOutcome {
         let lease = leases.remove(leaseHandle)
         switch end {
-        case .returned: leases.noteEnded(lease.id, .returned)
+        case .returned, .invalidated: leases.noteEnded(lease.id, .returned)
         case .reclaimed: leases.noteEnded(lease.id, .reclaimed)
         case .adDropped: leases.noteEnded(lease.id, .dropped)
         }
@@ -105,9 +106,10 @@ extension NativeAdvertisementLoader {
             $0.reason = end.eventReason
         }
         if shown { pool.source.adShown(record.ad) }
-        if let drop { reportDropped(record.ad, from: pool, reason: drop) }
+        if let drop { reportDropped(record.ad, from: pool, reason: drop, note: end.invalidates ? note : nil) }
+        if pool.isRetired { releaseIfDone(pool) }
         switch end {
-        case .returned, .reclaimed:
+        case .returned, .invalidated, .reclaimed:
             if drop == nil {
                 serveParked(pool)
             } else {
@@ -120,7 +122,8 @@ extension NativeAdvertisementLoader {
         switch drop {
         case .consumed: return .consumed
         case .expired: return .expired
-        case .disabled, .shutdown, .invalidated: return .removed
+        case .invalidated where end.invalidates: return .invalidated
+        case .disabled, .shutdown, .invalidated, .reconfigured: return .removed
         }
     }
 

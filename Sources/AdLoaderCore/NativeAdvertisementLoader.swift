@@ -9,7 +9,11 @@
 public final class NativeAdvertisementLoader {
     /// One named loader and its pools, by ad unit.
     final class Entry {
+        /// As configured, with `enabled` as set at run time (``setEnabled(_:loader:)``).
         var configuration: LoaderConfiguration
+        /// As the configuration gave it (init or the last ``reconfigure(loaders:)``): a reload
+        /// applies `enabled` only when the configuration changes it.
+        var configured: LoaderConfiguration
         let source: any DemandSource
         var pools: [String: AdPool] = [:]
         /// The pool found last, checked before hashing the ad unit (cleared when that pool is
@@ -18,6 +22,7 @@ public final class NativeAdvertisementLoader {
 
         init(configuration: LoaderConfiguration, source: any DemandSource) {
             self.configuration = configuration
+            self.configured = configuration
             self.source = source
         }
     }
@@ -30,8 +35,16 @@ public final class NativeAdvertisementLoader {
     // load, callgrind) only cost time here.
     @exclusivity(unchecked) var entries: [String: Entry] = [:]
     /// The entry found last by ``validated(adUnitID:loader:)``, checked before hashing the name
-    /// (`entries` never changes after `init`).
+    /// (cleared when ``reconfigure(loaders:)`` changes `entries`).
     @exclusivity(unchecked) var lastEntry: (name: String, entry: Entry)?
+    /// The demand sources given to `init`, for loaders a reload adds or moves.
+    let sources: [String: any DemandSource]
+    /// Creatives clients invalidated, by loader name; a loader without any has no entry, so
+    /// an arriving ad costs nothing more while no creative is blocked.
+    @exclusivity(unchecked) var blockLists: [String: CreativeBlockList] = [:]
+    /// Pools a reload retired (their loader removed or changed past keeping them) that still
+    /// have leases out: kept alive until the last one ends (leases do not retain their pool).
+    @exclusivity(unchecked) var retiredPools: [ObjectIdentifier: AdPool] = [:]
     @exclusivity(unchecked) var ids: IdentifierGenerator
     @exclusivity(unchecked) var jitter: SplitMix64
     @exclusivity(unchecked) var leases = LeaseTable()
@@ -70,6 +83,7 @@ public final class NativeAdvertisementLoader {
         self.scheduler = scheduler
         self.ids = IdentifierGenerator(seed: idSeed)
         self.jitter = SplitMix64(seed: idSeed ^ 0x6A69_7474_6572_2121)
+        self.sources = sources
         for configuration in loaders {
             try configuration.validate()
             let name = configuration.name
@@ -280,7 +294,10 @@ public final class NativeAdvertisementLoader {
     }
 
     /// Disabling drops the loader's ads (each reported as removed, reason "disabled"), ends
-    /// its parked borrows with `.unavailable` and stops filling until enabled again.
+    /// its parked borrows with `.unavailable` and stops filling until enabled again. Either
+    /// way a `loaderChanged` event says so (reason "disabled" or "enabled"); setting the
+    /// state it already has does nothing. The state lasts until set again: a reload changes
+    /// it only when the configuration's own `enabled` changes.
     ///
     /// Leased ads stay with their cells; when their lease ends they are removed (the return
     /// answers `.removed`). Ads arriving for requests in flight while disabled are dropped.
@@ -297,6 +314,7 @@ public final class NativeAdvertisementLoader {
             pool.enabled = enabled
             if !enabled { drain(pool, reason: .disabled) }
         }
+        emitLoaderChanged(loader, enabled ? .enabled : .disabled)
     }
 
     /// Ends every parked borrow with `.unavailable`, cancels timers and stops loading; later
@@ -445,19 +463,29 @@ public final class NativeAdvertisementLoader {
     }
 
     /// Reports an ad that left `pool` for good, already counted (``AdPool/countDropped(_:)``):
-    /// an `expired` event, or a `removed` event with the reason; then, for an ad never shown,
+    /// an `expired` event, or a `removed` event with the reason (and `note`, the client's
+    /// reason for an invalidation); then, for an ad never shown,
     /// the source's ``DemandSource/adDropped(_:reason:)`` notice.
-    func reportDropped(_ ad: Ad, from pool: AdPool, reason: AdDropReason) {
+    func reportDropped(_ ad: Ad, from pool: AdPool, reason: AdDropReason, note: String? = nil) {
         if reason == .expired {
             emit(.expired, pool) { $0.adID = ad.id }
         } else {
             emit(.removed, pool) {
                 $0.adID = ad.id
                 $0.reason = AdEvent.Reason(reason)
+                $0.note = note
             }
         }
         if ad.showCount == 0 { pool.source.adDropped(ad, reason: reason) }
         onAdRetired?(ad)
+    }
+
+    /// Delivers a `loaderChanged` event for `loader` (no ad unit).
+    func emitLoaderChanged(_ loader: String, _ reason: AdEvent.Reason) {
+        guard !observers.isEmpty else { return }
+        var event = AdEvent(kind: .loaderChanged, at: now, loader: loader, adUnitID: "")
+        event.reason = reason
+        for observer in observers { observer.callback(event) }
     }
 
     /// Builds an event for `pool`, lets `configure` fill it in, and delivers it.

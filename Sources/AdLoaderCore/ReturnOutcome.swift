@@ -4,4 +4,7 @@ public enum ReturnOutcome: Hashable, Sendable {
     case consumed
     case expired
     case removed
+    /// Returned with `invalidate`: dropped, and its creative blocked for the loader's
+    /// ``LoaderConfiguration/invalidationBlockTime``.
+    case invalidated
 }

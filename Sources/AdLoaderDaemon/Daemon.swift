@@ -28,7 +28,14 @@ import Glibc
 public final class Daemon {
     private enum State { case created, running, draining, stopped }
 
-    public let configuration: ServerConfiguration
+    /// The running configuration: as started, then as the last accepted reload gave it.
+    public private(set) var configuration: ServerConfiguration
+    /// Whether the app-open cap store was opened at start (a loader of format appOpen): a
+    /// reload cannot add the first one to a daemon without it.
+    private let capStoreOpened: Bool
+    /// Reads the configuration again for a reload (SIGHUP, the Reload call): the file and
+    /// the layering the daemon started with. nil: a reload is refused.
+    public var configurationSource: (() throws(ConfigError) -> ServerConfiguration)?
     let logger: Logger
     let loop: UVLoop
     let clock: LoopClock
@@ -109,6 +116,7 @@ public final class Daemon {
                 authenticator: CallAuthenticator(
                     tokens: configuration.auth.tokens, requireOnLoopback: configuration.auth.requireOnLoopback))
             self.capStore = capStore
+            capStoreOpened = needsStore
             transport = FramedTransport(
                 service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
                 logger: logger)
@@ -125,6 +133,7 @@ public final class Daemon {
             self.sourceContext = context
             self.loader = loader
             self.service = service
+
             metrics = DaemonMetrics(
                 loader: loader, service: service, transport: transport, sources: measured,
                 configuration: configuration, startedAtUnixSeconds: Double(clock.now.unixMilliseconds) / 1000)
@@ -132,6 +141,10 @@ public final class Daemon {
             // something can read the metrics (the admin listener is on).
             if configuration.admin.port != 0 { service.callObserver = metrics.calls }
             history = DashboardHistory(metrics: metrics, configuration: configuration)
+            service.reloader = { [weak self] () throws(ConfigError) -> ReconfigureResult in
+                guard let self else { throw ConfigError(field: "reload", message: "the server is shutting down") }
+                return try self.reload(trigger: "Reload call")
+            }
         } catch {
             _ = Self.abandon(
                 loop,
@@ -193,7 +206,7 @@ public final class Daemon {
             // The admin listener stops last of the listeners (after the drain), so that
             // /readyz answers 503 "draining" while calls drain.
             try startAdmin()
-            for number in [SIGTERM, SIGINT] {
+            for number in [SIGTERM, SIGINT, SIGHUP] {
                 let handle: UVSignal
                 do {
                     handle = try UVSignal(loop: loop)
@@ -312,7 +325,50 @@ public final class Daemon {
         grpcTransport.beginDrain(status: status, gracePeriod: configuration.limits.shutdownGracePeriod)
     }
 
+    /// Re-reads the configuration (``configurationSource``) and applies its loaders
+    /// (``NativeAdvertisementLoader/reconfigure(loaders:)``), or refuses it and keeps the running
+    /// one: a configuration that does not load or validate, one that changes a restart-only
+    /// setting (``ServerConfiguration/restartOnlyChange(from:)``), a daemon not running.
+    /// Logged either way (info when applied, error with the setting when refused).
+    /// - Parameter trigger: what asked for it, for the log ("SIGHUP", "Reload call").
+    /// - Throws: ``ConfigError`` naming the setting at fault.
+    @discardableResult
+    public func reload(trigger: String) throws(ConfigError) -> ReconfigureResult {
+        do throws(ConfigError) {
+            guard state == .running else { throw ConfigError(field: "reload", message: "the server is shutting down") }
+            guard let configurationSource else {
+                throw ConfigError(
+                    field: "config", message: "this daemon was started without a configuration to re-read")
+            }
+            let next = try configurationSource()
+            if let key = next.restartOnlyChange(from: configuration, storeOpened: capStoreOpened) {
+                throw ConfigError(field: key, message: "changes only at restart (restart adloaderd to apply it)")
+            }
+            let result = try loader.reconfigure(loaders: next.loaders)
+            configuration = next
+            history.configuration = next
+            metrics.reloadsApplied += 1
+            logger.info(
+                "configuration reloaded",
+                ["trigger": .string(trigger), "added": .string(result.added.joined(separator: ",")),
+                 "removed": .string(result.removed.joined(separator: ",")),
+                 "changedKeepingPools": .string(result.changedKeepingPools.joined(separator: ",")),
+                 "changedDroppingPools": .string(result.changedDroppingPools.joined(separator: ","))])
+            return result
+        } catch {
+            metrics.reloadsRefused += 1
+            logger.error(
+                "configuration reload refused; the running configuration is unchanged",
+                ["trigger": .string(trigger), "setting": .string(error.field), "error": .string(error.message)])
+            throw error
+        }
+    }
+
     private func signalReceived(_ number: Int32) {
+        if number == SIGHUP {
+            _ = try? reload(trigger: "SIGHUP")
+            return
+        }
         let name = number == SIGTERM ? "SIGTERM" : number == SIGINT ? "SIGINT" : "signal \(number)"
         switch state {
         case .running: beginShutdown(reason: name)

@@ -12,8 +12,9 @@ import AdLoaderUV
 /// Label cardinality is bounded: methods (5) x status codes (17); sources and loaders come from
 /// the configuration; pools are capped per loader by `maximumPools` and, for metrics, by
 /// ``ServerConfiguration/Admin/maxPoolSeries``: the first pools seen get their own series,
-/// later ones are summed per loader as `ad_unit="_other"` (pools are never removed, so a
-/// series never moves between the two).
+/// later ones are summed per loader as `ad_unit="_other"`. A pool keeps its place once seen: a
+/// pool removed when idle and empty drops its series, and if it comes back it has its own
+/// series again, its counters restarting from zero (a counter reset), never moving to `_other`.
 ///
 /// - Important: loop-confined.
 final class DaemonMetrics {
@@ -39,6 +40,9 @@ final class DaemonMetrics {
     var adminConnectionCount: () -> Int = { 0 }
     /// Whether the daemon is listening and not draining (set by the daemon).
     var isServing: () -> Bool = { false }
+    /// Configuration reloads applied and refused (SIGHUP and the Reload call; counted by the daemon).
+    var reloadsApplied: UInt64 = 0
+    var reloadsRefused: UInt64 = 0
 
     struct PoolKey: Hashable {
         var loader: String
@@ -129,6 +133,7 @@ final class DaemonMetrics {
         var families = calls.families()
         families += poolFamilies(poolStats())
         families += sourceFamilies()
+        families += loaderFamilies()
         families += serverFamilies()
         return families
     }
@@ -175,7 +180,10 @@ final class DaemonMetrics {
                 "Ads that reached their expiry unconsumed: the waste (with showCountThreshold 1, never shown)."
             ) { $0.expired },
             counter("adloader_pool_ads_consumed", "Ads shown showCountThreshold times.") { $0.consumed },
-            counter("adloader_pool_ads_removed", "Ads dropped by disabling the loader or shutdown.") { $0.removed },
+            counter(
+                "adloader_pool_ads_removed",
+                "Ads dropped neither consumed nor expired: the loader disabled, shut down or reconfigured, or the creative invalidated."
+            ) { $0.removed },
             counter("adloader_pool_upstream_requests", "Requests this pool sent to its source, probes included.") {
                 $0.upstreamRequests
             },
@@ -217,13 +225,36 @@ final class DaemonMetrics {
                 kind: .gauge, samples: sources.map { .init(source($0), $0.isReachable ? 1 : 0) }),
             MetricFamily(
                 name: "adloader_source_notices",
-                help: "Notices the loader gave the source: shown (an impression) or an unshown ad dropped (expired, disabled, shutdown, invalidated).",
+                help: "Notices the loader gave the source: shown (an impression) or an unshown ad dropped (expired, disabled, shutdown, invalidated, reconfigured).",
                 kind: .counter,
                 samples: sources.flatMap { s in
                     MeasuredDemandSource.noticeKinds.enumerated().map { index, kind in
                         .init(source(s) + [.init("notice", kind)], Double(s.notices[index]))
                     }
                 }),
+        ]
+    }
+
+    private func loaderFamilies() -> [MetricFamily] {
+        let loaders = loader.loaderStates()
+        func labels(_ state: LoaderState) -> [MetricFamily.Label] { [.init("loader", state.name)] }
+        return [
+            MetricFamily(
+                name: "adloader_loader_enabled",
+                help: "1 when the loader lends and fills; 0 after SetLoaderEnabled(false) (adloader disable) or enabled: false.",
+                kind: .gauge, samples: loaders.map { .init(labels($0), $0.enabled ? 1 : 0) }),
+            MetricFamily(
+                name: "adloader_loader_blocked_creatives",
+                help: "Creatives the loader does not lend now: invalidated by a Return, for its invalidationBlockTime.",
+                kind: .gauge, samples: loaders.map { .init(labels($0), Double($0.blockedCreatives)) }),
+            MetricFamily(
+                name: "adloader_config_reloads",
+                help: "Configuration reloads (SIGHUP, the Reload call): applied, or refused with the running configuration kept.",
+                kind: .counter,
+                samples: [
+                    .init([.init("result", "applied")], Double(reloadsApplied)),
+                    .init([.init("result", "refused")], Double(reloadsRefused)),
+                ]),
         ]
     }
 

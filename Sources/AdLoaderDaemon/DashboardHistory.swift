@@ -47,7 +47,8 @@ final class DashboardHistory {
     }
 
     private let metrics: DaemonMetrics
-    private let configuration: ServerConfiguration
+    /// Replaced by a configuration reload (the page shows the loaders as they are).
+    var configuration: ServerConfiguration
     private let capacity: Int
     private(set) var samples: [Sample] = []
     private(set) var poolKeys: [DaemonMetrics.PoolKey] = []

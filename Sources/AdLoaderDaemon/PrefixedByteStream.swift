@@ -15,6 +15,7 @@ final class PrefixedByteStream: ByteStream {
 
     var queuedWriteBytes: Int { base.queuedWriteBytes }
     var sawEndOfFile: Bool { base.sawEndOfFile }
+    var hasUnreadInput: Bool { !prefix.isEmpty || base.hasUnreadInput }
 
     func readStart(_ action: @escaping (Result<UnsafeRawBufferPointer, UVError>) -> Void) throws(UVError) {
         try base.readStart(action)

@@ -63,6 +63,16 @@ extension ServerConfiguration {
             UNAVAILABLE, answers calls still arriving with UNAVAILABLE until each client closes its
             connection, and exits 0 within the shutdown grace period.
 
+            Reload: SIGHUP or the Reload call (adloader reload) reads the configuration as at start
+            (the same --config file, the environment the process got, the same flags over them) and
+            applies its loaders: added, removed, or changed keeping their pools and leases (sizing,
+            caps, timeouts, lifetime, retry, appOpen, invalidation, enabled) or dropping them
+            (source, format, keywords, contentURL, nonPersonalized, targeting); unchanged loaders
+            keep everything. Every other section, the sources, and a first appOpen loader apply
+            only at restart: a reload changing them is refused naming the key. A refused reload
+            (bad file, bad value, restart-only key) keeps the running configuration; SIGHUP logs
+            the reason, the call answers FAILED_PRECONDITION with it.
+
             """
         return text
     }

@@ -211,7 +211,15 @@ extension ServerConfiguration {
             .value(
                 "maximumPools", \.maximumPools, .int(),
                 "ad units with a pool, 1...1000000; a new one beyond: RESOURCE_EXHAUSTED"),
-            .value("enabled", \.enabled, .bool, "boolean"),
+            .value(
+                "enabled", \.enabled, .bool,
+                "boolean; SetLoaderEnabled (adloader disable/enable) switches it at run time, and a reload changes it only when this value changes"),
+            .value(
+                "invalidationBlockTime", \.invalidationBlockTime, .duration,
+                "a creative invalidated by a Return (adloader return --invalidate) is not lent again by this loader for this long; 0: remove its ads, block nothing"),
+            .value(
+                "maximumBlockedCreatives", \.maximumBlockedCreatives, .int(),
+                "creatives blocked at once, 1...100000; one more lifts the block ending soonest"),
             .value("retry.delay", \.retry.delay, .duration, "first retry delay"),
             .value("retry.multiplier", \.retry.multiplier, .double, "growth per retry, >= 1"),
             .value("retry.maximumDelay", \.retry.maximumDelay, .duration, "cap on the delay"),

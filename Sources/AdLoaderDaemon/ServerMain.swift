@@ -46,6 +46,15 @@ public enum ServerMain {
             logger.error("cannot start", ["error": .string("\(error)")])
             return failureStatus
         }
+        // A reload (SIGHUP, the Reload call) reads the configuration as at start: the same
+        // file path, the same environment (as this process received it) and the same flags
+        // over it, so only the file's changes can take effect.
+        daemon.configurationSource = { () throws(ConfigError) -> ServerConfiguration in
+            switch try ServerConfiguration.load(arguments: arguments, environment: environment) {
+            case .run(let loaded): return loaded
+            case .help: throw ConfigError(field: "config", message: "unexpected --help")
+            }
+        }
         let addresses: [ListenAddress]
         do {
             addresses = try daemon.start()

@@ -212,6 +212,16 @@ final class Connection: CallResponder {
         markDirty()
     }
 
+    func answer(_ callID: UInt64, setLoaderEnabled message: SetLoaderEnabledResponseMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        markDirty()
+    }
+
+    func answer(_ callID: UInt64, reload message: ReloadResponseMessage) {
+        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
+        markDirty()
+    }
+
     func stream(_ callID: UInt64, event message: EventMessage) {
         ResponseFrame.append(callID: callID, message: message, end: false, to: &output)
         markDirty()
@@ -323,7 +333,15 @@ final class Connection: CallResponder {
         timeoutTask = nil
         timeoutDeadline = .max
         guard isAcceptingCalls else { return }
-        switch machine.checkTimeouts(now: clock.now.unixMilliseconds, hasOpenCalls: !calls.isEmpty) {
+        let now = clock.now.unixMilliseconds
+        switch machine.checkTimeouts(now: now, hasOpenCalls: !calls.isEmpty) {
+        case .close where !machine.readingPaused && stream.hasUnreadInput:
+            // The client's bytes wait in the kernel: the loop ran late and fired this timer
+            // before reading them. Look again after this turn's reads.
+            timeoutDeadline = now + 1
+            timeoutTask = scheduler.schedule(at: AdInstant(unixMilliseconds: now + 1)) { [weak self] in
+                self?.checkTimeouts()
+            }
         case .close(let status):
             if phase == .awaitingPreface {
                 phase = .open

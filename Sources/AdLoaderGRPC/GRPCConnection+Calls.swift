@@ -378,6 +378,8 @@ extension GRPCConnection {
     func answer(_ callID: UInt64, prefetch message: PrefetchResponseMessage) { answer(callID, message) }
     func answer(_ callID: UInt64, stats message: StatsResponseMessage) { answer(callID, message) }
     func answer(_ callID: UInt64, appOpen message: AppOpenResponseMessage) { answer(callID, message) }
+    func answer(_ callID: UInt64, setLoaderEnabled message: SetLoaderEnabledResponseMessage) { answer(callID, message) }
+    func answer(_ callID: UInt64, reload message: ReloadResponseMessage) { answer(callID, message) }
 
     private func answer(_ callID: UInt64, _ message: some WireMessage) {
         guard let stream = open(callID) else { return }

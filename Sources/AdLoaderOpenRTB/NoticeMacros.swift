@@ -79,11 +79,14 @@ public struct NoticeMacros: Hashable, Sendable {
 
 /// OpenRTB 2.6 loss reason codes (`${AUCTION_LOSS}`) for an ad dropped unshown.
 public enum LossReason {
-    /// 1: internal error (the loader was disabled or shut down).
+    /// 1: internal error (the loader was disabled, shut down, or removed or changed by a reload).
     public static let internalError = 1
     /// 2: impression opportunity expired.
     public static let expired = 2
-    /// 200: creative filtered, general (it does not fit the loader's format).
+    /// 200: creative filtered, general, reason unknown: it does not fit the loader's format, or
+    /// a client invalidated its creative (a Return with `invalidate`, its reason free text the
+    /// exchange has no code for; 202 "disapproved by exchange" would name the exchange's own
+    /// review, which this is not).
     public static let creativeFiltered = 200
 
     /// The code for a drop.
@@ -91,7 +94,7 @@ public enum LossReason {
         switch reason {
         case .expired: expired
         case .invalidated: creativeFiltered
-        case .disabled, .shutdown, .consumed: internalError
+        case .disabled, .shutdown, .consumed, .reconfigured: internalError
         }
     }
 }

@@ -136,6 +136,14 @@ public final class OpenRTBSource: DemandSource {
         }
     }
 
+    /// What identifies a bid's creative when a client invalidates it: `seat/crid` (a `crid`
+    /// is unique per bidder, not across seats), `crid` without a seat, nil without a `crid`
+    /// (the loader then compares the creative itself).
+    static func creativeKey(of bid: BidResponseParser.Bid) -> String? {
+        guard !bid.creativeID.isEmpty else { return nil }
+        return bid.seat.isEmpty ? bid.creativeID : "\(bid.seat)/\(bid.creativeID)"
+    }
+
     private func delivered(
         _ bid: BidResponseParser.Bid, outcome: BidResponseParser.Outcome, auctionID: String, now: AdInstant
     ) -> DeliveredAd {
@@ -151,6 +159,7 @@ public final class OpenRTBSource: DemandSource {
             macros: macros, winURL: bid.billingURL.isEmpty ? bid.winURL : bid.billingURL, lossURL: bid.lossURL,
             creativeID: bid.creativeID, advertiserDomains: bid.advertiserDomains)
         return DeliveredAd(
-            creative: .native(content), sourceExpiry: bid.expirySeconds.map { now + .seconds($0) }, context: context)
+            creative: .native(content), sourceExpiry: bid.expirySeconds.map { now + .seconds($0) }, context: context,
+            creativeID: Self.creativeKey(of: bid))
     }
 }

@@ -120,14 +120,15 @@ extension AdLoaderService {
         if message.leaseID == 0 {
             throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
         }
+        try checkInvalidation(message)
         guard appOpenLeases.count > 0, let entry = appOpenLeases[message.leaseID] else {
-            let outcome = try loader.returnLease(message.leaseID, shown: message.shown)
+            let outcome = try endLease(message)
             responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
             return nil
         }
         guard message.shown, loader.hasLease(message.leaseID) else {
             appOpenLeases.remove(message.leaseID)
-            let outcome = try loader.returnLease(message.leaseID, shown: message.shown)
+            let outcome = try endLease(message)
             responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
             return nil
         }
@@ -145,7 +146,7 @@ extension AdLoaderService {
             case .success:
                 self.appOpenLeases.remove(message.leaseID)
                 do throws(LoaderError) {
-                    let outcome = try self.loader.returnLease(message.leaseID, shown: true)
+                    let outcome = try self.endLease(message)
                     if answer && responder.isOpen {
                         responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
                     }

@@ -45,6 +45,9 @@ public final class AdLoaderService {
     /// the gRPC transport in every response's `x-adloader-instance` header. The daemon sets it
     /// once its listener is bound (default `host:port`); empty until then.
     @exclusivity(unchecked) public var instanceName = ""
+    /// Re-reads the configuration and applies it (the daemon's; see ``reload(callID:responder:)``);
+    /// nil: Reload answers UNIMPLEMENTED. Set it before the first call.
+    @exclusivity(unchecked) public var reloader: (() throws(ConfigError) -> ReconfigureResult)?
 
     /// - Parameters:
     ///   - loader: the loader every call goes to.
@@ -136,6 +139,10 @@ public final class AdLoaderService {
                 return watch(message, callID: callID, timeout: timeout, responder: responder)
             case .appOpen(let message):
                 return try appOpen(message, callID: callID, timeout: timeout, responder: responder)
+            case .setLoaderEnabled(let message):
+                try setLoaderEnabled(message, callID: callID, responder: responder)
+            case .reload:
+                try reload(callID: callID, responder: responder)
             }
         } catch let error as any StatusConvertible {
             let status = error.status
@@ -238,7 +245,7 @@ public final class AdLoaderService {
             if let message = BorrowResponseMessage(result) { responder.answer(callID, borrow: message) }
             return .ok
         case .unavailable:
-            let reason = isDraining ? "server shutting down" : "loader disabled"
+            let reason = isDraining ? "server shutting down" : "loader disabled (or removed by a reload)"
             responder.finish(callID, status: Status(code: .unavailable, message: reason))
             return .unavailable
         case .upstreamFailed(let error):
@@ -266,7 +273,8 @@ public final class AdLoaderService {
         // Filters that match nothing give an empty list (PROTOCOL.md 7.4).
         let pools = loader.stats(loader: nonEmpty(message.loader), adUnitID: nonEmpty(message.adUnitID))
         let answer = StatsResponseMessage(
-            pools: pools, sources: loader.sourceStats(loader: nonEmpty(message.loader)), instance: instanceName)
+            pools: pools, sources: loader.sourceStats(loader: nonEmpty(message.loader)),
+            loaders: loader.loaderStates(loader: nonEmpty(message.loader)), instance: instanceName)
         // An answer above the message size would make clients with the same limit drop the
         // connection (PROTOCOL.md 8): size it before encoding, refuse it, let the client filter.
         let size = ResponseFrame.envelopeSize(callID: callID, messageSize: answer.encodedSize ?? answer.encoded().count)
@@ -384,5 +392,5 @@ public final class AdLoaderService {
 
     func loaderName(_ name: String) -> String { name.isEmpty ? LoaderConfiguration.defaultName : name }
 
-    private func nonEmpty(_ value: String) -> String? { value.isEmpty ? nil : value }
+    func nonEmpty(_ value: String) -> String? { value.isEmpty ? nil : value }
 }

@@ -26,6 +26,10 @@ public protocol CallResponder: AnyObject {
     func answer(_ callID: UInt64, stats: StatsResponseMessage)
     /// The final OK answer of an AppOpen.
     func answer(_ callID: UInt64, appOpen: AppOpenResponseMessage)
+    /// The final OK answer of a SetLoaderEnabled.
+    func answer(_ callID: UInt64, setLoaderEnabled: SetLoaderEnabledResponseMessage)
+    /// The final OK answer of a Reload.
+    func answer(_ callID: UInt64, reload: ReloadResponseMessage)
     /// One streamed message of an open Watch.
     func stream(_ callID: UInt64, event: EventMessage)
     /// The final answer with a status and no message.

@@ -3,7 +3,7 @@ import AdLoaderWire
 /// The methods of `adloader.v1.NativeAdLoader`, as a small closed set (metrics label them by
 /// ``name``; an index keeps per-method tables flat).
 public enum ServiceMethod: Int, CaseIterable, Hashable, Sendable {
-    case prefetch, borrow, returnLease, stats, watch, appOpen
+    case prefetch, borrow, returnLease, stats, watch, appOpen, setLoaderEnabled, reload
 
     /// The short method name, e.g. "Borrow" (the last part of ``fullName``).
     public var name: String {
@@ -14,6 +14,8 @@ public enum ServiceMethod: Int, CaseIterable, Hashable, Sendable {
         case .stats: "Stats"
         case .watch: "Watch"
         case .appOpen: "AppOpen"
+        case .setLoaderEnabled: "SetLoaderEnabled"
+        case .reload: "Reload"
         }
     }
 
@@ -26,6 +28,8 @@ public enum ServiceMethod: Int, CaseIterable, Hashable, Sendable {
         case .stats: MethodName.stats
         case .watch: MethodName.watch
         case .appOpen: MethodName.appOpen
+        case .setLoaderEnabled: MethodName.setLoaderEnabled
+        case .reload: MethodName.reload
         }
     }
 }
@@ -48,6 +52,8 @@ extension ServiceRequest {
         case .stats: .stats
         case .watch: .watch
         case .appOpen: .appOpen
+        case .setLoaderEnabled: .setLoaderEnabled
+        case .reload: .reload
         }
     }
 }

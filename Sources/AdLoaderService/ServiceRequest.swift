@@ -10,6 +10,8 @@ public enum ServiceRequest: Hashable, Sendable {
     case stats(StatsRequestMessage)
     case watch(WatchRequestMessage)
     case appOpen(AppOpenRequestMessage)
+    case setLoaderEnabled(SetLoaderEnabledRequestMessage)
+    case reload(ReloadRequestMessage)
 
     /// Decodes the request message of `method` where its bytes are (Borrow and Return, the hot
     /// calls, without copying).
@@ -38,6 +40,8 @@ public enum ServiceRequest: Hashable, Sendable {
         case MethodName.stats: self = .stats(try Self.decode(message))
         case MethodName.watch: self = .watch(try Self.decode(message))
         case MethodName.appOpen: self = .appOpen(try Self.decode(message))
+        case MethodName.setLoaderEnabled: self = .setLoaderEnabled(try Self.decode(message))
+        case MethodName.reload: self = .reload(try Self.decode(message))
         default: throw Status(code: .unimplemented, message: "unknown method \"\(method)\"")
         }
     }

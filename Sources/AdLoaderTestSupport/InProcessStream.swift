@@ -41,6 +41,18 @@ public final class InProcessStream: FramedByteStream {
         }
     }
 
+    /// The client sends `bytes` while the server's loop is busy: they wait unread, as in a kernel
+    /// receive buffer, until ``loopPolls()`` (a loop that ran late fires its timers first).
+    public func clientSendsDuringAStall(_ bytes: [UInt8]) {
+        guard !isClosed else { return }
+        pendingInbound.append(bytes)
+    }
+
+    /// The loop reaches its poll phase: the server reads what waits, while it reads.
+    public func loopPolls() { deliverPending() }
+
+    public var hasUnreadInput: Bool { !pendingInbound.isEmpty }
+
     /// The client closes its sending side (the server reads end of stream).
     public func clientClosesSending() {
         guard !isClosed else { return }

@@ -8,6 +8,10 @@ public protocol ByteStream: AnyObject {
     var queuedWriteBytes: Int { get }
     /// The peer ended its sending side.
     var sawEndOfFile: Bool { get }
+    /// Bytes the peer sent that no read has delivered yet (in the kernel, or held back). The loop
+    /// runs timers before it reads, so after a stall a timeout must not close for a silence
+    /// these bytes already ended.
+    var hasUnreadInput: Bool { get }
     func readStart(_ action: @escaping (Result<UnsafeRawBufferPointer, UVError>) -> Void) throws(UVError)
     func resumeReading() throws(UVError)
     func readStop()

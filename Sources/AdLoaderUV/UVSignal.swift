@@ -27,12 +27,13 @@ public final class UVSignal: UVHandle {
 
     fileprivate func deliver(_ signal: Int32) { onSignal?(signal) }
 
-    /// Unblocks SIGTERM and SIGINT for this thread (inherited masks would swallow them).
+    /// Unblocks SIGTERM, SIGINT and SIGHUP for this thread (inherited masks would swallow them).
     public static func unblockTerminationSignals() {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }

@@ -22,6 +22,11 @@ public class UVStream: UVHandle {
 
     var streamPointer: UnsafeMutablePointer<uv_stream_t> { pointer(as: uv_stream_t.self) }
 
+    /// The peer's bytes the kernel holds that no read has taken yet (false when unknown or
+    /// closing). A loop that ran late runs its timers before it reads: a timeout that finds
+    /// unread bytes was caused by the loop, not the peer.
+    public var hasUnreadInput: Bool { !isClosing && clibuv_unread_bytes(streamPointer) > 0 }
+
     /// Starts listening; `action` runs once per incoming connection (or error).
     /// - Throws: ``UVError`` when `uv_listen` fails.
     public func listen(backlog: Int32 = 511, _ action: @escaping (UVError?) -> Void) throws(UVError) {

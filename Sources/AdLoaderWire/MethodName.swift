@@ -14,6 +14,11 @@ public enum MethodName {
     /// Unary: AppOpenRequest -> AppOpenResponse.
     public static let appOpen = "/adloader.v1.NativeAdLoader/AppOpen"
 
+    /// Unary: SetLoaderEnabledRequest -> SetLoaderEnabledResponse.
+    public static let setLoaderEnabled = "/adloader.v1.NativeAdLoader/SetLoaderEnabled"
+    /// Unary: ReloadRequest -> ReloadResponse.
+    public static let reload = "/adloader.v1.NativeAdLoader/Reload"
+
     /// Every method, in declaration order.
-    public static let all = [prefetch, borrow, returnLease, stats, watch, appOpen]
+    public static let all = [prefetch, borrow, returnLease, stats, watch, appOpen, setLoaderEnabled, reload]
 }

@@ -6,27 +6,41 @@ public struct ReturnRequestMessage: WireMessage {
     /// Required (nonzero); an unknown lease answers NOT_FOUND.
     public var leaseID: UInt64
     public var shown: Bool
+    /// Invalidate the ad's creative (``invalidateReason`` required).
+    public var invalidate: Bool
+    /// Why, e.g. "bad creative"; empty without ``invalidate``.
+    public var invalidateReason: String
 
-    public init(leaseID: UInt64, shown: Bool) {
+    public init(leaseID: UInt64, shown: Bool, invalidate: Bool = false, invalidateReason: String = "") {
         self.leaseID = leaseID
         self.shown = shown
+        self.invalidate = invalidate
+        self.invalidateReason = invalidateReason
     }
+
+    public var stringFieldWithNUL: String? { firstFieldWithNUL(["invalidate_reason": invalidateReason]) }
 
     /// Decodes in place (see ProtoScanner.swift): what protobuf-c accepts, with the same values.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
         var message = ReturnRequestMessage(leaseID: 0, shown: false)
         var scanner = ProtoScanner(bytes)
+        var invalid: StaticString? = nil
         do throws(ProtoScanner.Failure) {
             while let field = try scanner.next() {
                 switch field.number {
                 case 1: message.leaseID = try ProtoScanner.uint64(field)
                 case 2: message.shown = ProtoScanner.bool(field)
+                case 3: message.invalidate = ProtoScanner.bool(field)
+                case 4:
+                    message.invalidateReason = try ProtoScanner.string(
+                        field, name: "invalidate_reason", invalid: &invalid)
                 default: break
                 }
             }
         } catch {
             throw FrameError(code: .badMessage, message: "ReturnRequest of \(bytes.count) bytes does not decode as protobuf")
         }
+        if let invalid { throw FrameError.invalidString("\(invalid)") }
         self = message
     }
 
@@ -36,16 +50,22 @@ public struct ReturnRequestMessage: WireMessage {
             bytes, named: "ReturnRequest", unpack: adloader__v1__return_request__unpack,
             free: adloader__v1__return_request__free_unpacked
         ) { m in
-            ReturnRequestMessage(leaseID: m.pointee.lease_id, shown: m.pointee.shown != 0)
+            ReturnRequestMessage(
+                leaseID: m.pointee.lease_id, shown: m.pointee.shown != 0, invalidate: m.pointee.invalidate != 0,
+                invalidateReason: swiftString(m.pointee.invalidate_reason))
         }
     }
 
     public func encode(into buffer: inout [UInt8]) {
-        var m = Adloader__V1__ReturnRequest()
-        adloader__v1__return_request__init(&m)
-        m.lease_id = leaseID
-        m.shown = shown ? 1 : 0
-        appendPacked(&m, to: &buffer)
+        CArena.with { arena in
+            var m = Adloader__V1__ReturnRequest()
+            adloader__v1__return_request__init(&m)
+            m.lease_id = leaseID
+            m.shown = shown ? 1 : 0
+            m.invalidate = invalidate ? 1 : 0
+            m.invalidate_reason = arena.cString(invalidateReason)
+            appendPacked(&m, to: &buffer)
+        }
     }
 }
 
@@ -67,6 +87,7 @@ public struct ReturnResponseMessage: WireMessage {
                 case ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_CONSUMED: .consumed
                 case ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_EXPIRED: .expired
                 case ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED: .removed
+                case ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_INVALIDATED: .invalidated
                 default: nil
                 }
             return ReturnResponseMessage(outcome: outcome)
@@ -87,6 +108,7 @@ public struct ReturnResponseMessage: WireMessage {
         case .consumed: 2
         case .expired: 3
         case .removed: 4
+        case .invalidated: 5
         }
     }
 
@@ -102,6 +124,7 @@ public struct ReturnResponseMessage: WireMessage {
             case .consumed: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_CONSUMED
             case .expired: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_EXPIRED
             case .removed: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED
+            case .invalidated: ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_INVALIDATED
             }
         appendPacked(&m, to: &buffer)
         return buffer

@@ -41,13 +41,18 @@ public struct StatsRequestMessage: WireMessage {
 public struct StatsResponseMessage: WireMessage {
     public var pools: [PoolStats]
     public var sources: [DemandSourceStats]
-    /// The answering daemon's instance name (`cluster.instanceName`, default its `host:port`);
-    /// empty from a server that predates the field.
+    /// Every configured loader matching the loader filter.
+    public var loaders: [LoaderState]
+    /// The answering daemon's instance name (`listeners.instanceName`, default its
+    /// `host:port`); empty from a server that predates the field.
     public var instance: String
 
-    public init(pools: [PoolStats], sources: [DemandSourceStats] = [], instance: String = "") {
+    public init(
+        pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = ""
+    ) {
         self.pools = pools
         self.sources = sources
+        self.loaders = loaders
         self.instance = instance
     }
 
@@ -69,7 +74,14 @@ public struct StatsResponseMessage: WireMessage {
                     if let entry = list[i] { sources.append(DemandSourceStats(entry)) }
                 }
             }
-            return StatsResponseMessage(pools: pools, sources: sources, instance: swiftString(m.pointee.instance))
+            var loaders: [LoaderState] = []
+            if m.pointee.n_loaders > 0, let list = m.pointee.loaders {
+                for i in 0..<m.pointee.n_loaders {
+                    if let entry = list[i] { loaders.append(LoaderState(entry)) }
+                }
+            }
+            return StatsResponseMessage(
+                pools: pools, sources: sources, loaders: loaders, instance: swiftString(m.pointee.instance))
         }
     }
 
@@ -106,6 +118,12 @@ public struct StatsResponseMessage: WireMessage {
                 for (i, source) in sources.enumerated() { (list + i).initialize(to: source.cMessage(in: arena)) }
                 m.n_sources = sources.count
                 m.sources = list
+            }
+            if !loaders.isEmpty {
+                let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__LoaderStatus>?.self, count: loaders.count)
+                for (i, loader) in loaders.enumerated() { (list + i).initialize(to: loader.cMessage(in: arena)) }
+                m.n_loaders = loaders.count
+                m.loaders = list
             }
             m.instance = arena.cString(instance)
             return m
@@ -186,5 +204,25 @@ extension DemandSourceStats {
         noticesSent = p.notices_sent
         noticesFailed = p.notices_failed
         noticesDropped = p.notices_dropped
+    }
+}
+
+extension LoaderState {
+    func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__LoaderStatus> {
+        let m = arena.allocate(Adloader__V1__LoaderStatus.self)
+        adloader__v1__loader_status__init(m)
+        m.pointee.name = arena.cString(name)
+        m.pointee.enabled = enabled ? 1 : 0
+        m.pointee.source = arena.cString(source)
+        m.pointee.pools = UInt32(wire: pools)
+        m.pointee.blocked_creatives = UInt32(wire: blockedCreatives)
+        return m
+    }
+
+    init(_ m: UnsafePointer<Adloader__V1__LoaderStatus>) {
+        let p = m.pointee
+        self.init(
+            name: swiftString(p.name), enabled: p.enabled != 0, source: swiftString(p.source), pools: Int(p.pools),
+            blockedCreatives: Int(p.blocked_creatives))
     }
 }

@@ -83,6 +83,7 @@ public struct EventMessage: WireMessage {
             event.count = Int(p.count)
             event.error = nonEmpty(swiftString(p.error)).map(UpstreamError.init(wireDescription:))
             event.reason = AdEvent.Reason(wireName: swiftString(p.reason))
+            event.note = nonEmpty(swiftString(p.note))
             return EventMessage(event: event)
         }
     }
@@ -102,6 +103,7 @@ public struct EventMessage: WireMessage {
             m.count = UInt32(wire: event.count)
             m.error = arena.cString(event.error?.description ?? "")
             m.reason = arena.cString(event.reason?.wireName ?? "")
+            m.note = arena.cString(event.note ?? "")
             appendPacked(&m, to: &buffer)
         }
     }
@@ -118,6 +120,7 @@ extension AdEvent.Kind {
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_LEASED: self = .leased
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED: self = .returned
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED: self = .poolRemoved
+        case ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED: self = .loaderChanged
         default: return nil
         }
     }
@@ -131,6 +134,7 @@ extension AdEvent.Kind {
         case .leased: ADLOADER__V1__EVENT_KIND__EVENT_KIND_LEASED
         case .returned: ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED
         case .poolRemoved: ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED
+        case .loaderChanged: ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED
         }
     }
 
@@ -144,12 +148,13 @@ extension AdEvent.Kind {
         case .leased: "LEASED"
         case .returned: "RETURNED"
         case .poolRemoved: "POOL_REMOVED"
+        case .loaderChanged: "LOADER_CHANGED"
         }
     }
 
     /// Every kind, in proto order.
     public static let allWireKinds: [AdEvent.Kind] = [
-        .received, .loadFinished, .expired, .removed, .leased, .returned, .poolRemoved,
+        .received, .loadFinished, .expired, .removed, .leased, .returned, .poolRemoved, .loaderChanged,
     ]
 
     /// Parses "LOAD_FINISHED", "load_finished" or "load-finished"; nil when unknown.
@@ -185,6 +190,10 @@ extension AdEvent.Reason {
         case .invalidated: "invalidated"
         case .reclaimed: "reclaimed"
         case .expired: "expired"
+        case .reconfigured: "reconfigured"
+        case .enabled: "enabled"
+        case .added: "added"
+        case .removed: "removed"
         }
     }
 

@@ -120,9 +120,12 @@ public final class SyntheticSource: DemandSource {
         }
         var ads: [DeliveredAd] = []
         for _ in 0..<count where generator.chance(configuration.fillRate) {
-            let creative: AdCreative =
-                request.format.isFullScreen ? .fullScreen(makeFullScreen(for: request)) : .native(makeAd(for: request))
-            ads.append(DeliveredAd(creative: creative))
+            if request.format.isFullScreen {
+                ads.append(DeliveredAd(creative: .fullScreen(makeFullScreen(for: request))))
+            } else {
+                let content = makeAd(for: request)
+                ads.append(DeliveredAd(creative: .native(content), creativeID: Self.creativeID(of: content)))
+            }
         }
         return .success(ads)
     }
@@ -141,6 +144,15 @@ public final class SyntheticSource: DemandSource {
         if !matching.isEmpty, generator.chance(0.85) { return generator.pick(matching) }
         if generator.chance(0.7) { return themes[Int(Self.stableHash(request.adUnitID) % UInt64(themes.count))] }
         return generator.pick(themes)
+    }
+
+    /// The creative id of a synthetic native ad: its image asset ("THEME/ADVERTISER-N", one of
+    /// 40 per advertiser), as an exchange's `crid` names the creative whatever the text.
+    static func creativeID(of content: NativeAdContent) -> String? {
+        guard let url = content.image?.url, url.hasPrefix(cdnBase + "/images/") else { return nil }
+        var id = url.dropFirst(cdnBase.count + "/images/".count)
+        if let dash = id.lastIndex(of: "-") { id = id[..<dash] }
+        return String(id)
     }
 
     private func makeAd(for request: AdRequest) -> NativeAdContent {

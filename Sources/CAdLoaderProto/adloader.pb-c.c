@@ -547,6 +547,51 @@ void   adloader__v1__source_stats__free_unpacked
   assert(message->base.descriptor == &adloader__v1__source_stats__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   adloader__v1__loader_status__init
+                     (Adloader__V1__LoaderStatus         *message)
+{
+  static const Adloader__V1__LoaderStatus init_value = ADLOADER__V1__LOADER_STATUS__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__loader_status__get_packed_size
+                     (const Adloader__V1__LoaderStatus *message)
+{
+  assert(message->base.descriptor == &adloader__v1__loader_status__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__loader_status__pack
+                     (const Adloader__V1__LoaderStatus *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__loader_status__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__loader_status__pack_to_buffer
+                     (const Adloader__V1__LoaderStatus *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__loader_status__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__LoaderStatus *
+       adloader__v1__loader_status__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__LoaderStatus *)
+     protobuf_c_message_unpack (&adloader__v1__loader_status__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__loader_status__free_unpacked
+                     (Adloader__V1__LoaderStatus *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__loader_status__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   adloader__v1__stats_response__init
                      (Adloader__V1__StatsResponse         *message)
 {
@@ -680,6 +725,186 @@ void   adloader__v1__event__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &adloader__v1__event__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__set_loader_enabled_request__init
+                     (Adloader__V1__SetLoaderEnabledRequest         *message)
+{
+  static const Adloader__V1__SetLoaderEnabledRequest init_value = ADLOADER__V1__SET_LOADER_ENABLED_REQUEST__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__set_loader_enabled_request__get_packed_size
+                     (const Adloader__V1__SetLoaderEnabledRequest *message)
+{
+  assert(message->base.descriptor == &adloader__v1__set_loader_enabled_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__set_loader_enabled_request__pack
+                     (const Adloader__V1__SetLoaderEnabledRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__set_loader_enabled_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__set_loader_enabled_request__pack_to_buffer
+                     (const Adloader__V1__SetLoaderEnabledRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__set_loader_enabled_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__SetLoaderEnabledRequest *
+       adloader__v1__set_loader_enabled_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__SetLoaderEnabledRequest *)
+     protobuf_c_message_unpack (&adloader__v1__set_loader_enabled_request__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__set_loader_enabled_request__free_unpacked
+                     (Adloader__V1__SetLoaderEnabledRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__set_loader_enabled_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__set_loader_enabled_response__init
+                     (Adloader__V1__SetLoaderEnabledResponse         *message)
+{
+  static const Adloader__V1__SetLoaderEnabledResponse init_value = ADLOADER__V1__SET_LOADER_ENABLED_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__set_loader_enabled_response__get_packed_size
+                     (const Adloader__V1__SetLoaderEnabledResponse *message)
+{
+  assert(message->base.descriptor == &adloader__v1__set_loader_enabled_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__set_loader_enabled_response__pack
+                     (const Adloader__V1__SetLoaderEnabledResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__set_loader_enabled_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__set_loader_enabled_response__pack_to_buffer
+                     (const Adloader__V1__SetLoaderEnabledResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__set_loader_enabled_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__SetLoaderEnabledResponse *
+       adloader__v1__set_loader_enabled_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__SetLoaderEnabledResponse *)
+     protobuf_c_message_unpack (&adloader__v1__set_loader_enabled_response__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__set_loader_enabled_response__free_unpacked
+                     (Adloader__V1__SetLoaderEnabledResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__set_loader_enabled_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__reload_request__init
+                     (Adloader__V1__ReloadRequest         *message)
+{
+  static const Adloader__V1__ReloadRequest init_value = ADLOADER__V1__RELOAD_REQUEST__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__reload_request__get_packed_size
+                     (const Adloader__V1__ReloadRequest *message)
+{
+  assert(message->base.descriptor == &adloader__v1__reload_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__reload_request__pack
+                     (const Adloader__V1__ReloadRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__reload_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__reload_request__pack_to_buffer
+                     (const Adloader__V1__ReloadRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__reload_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__ReloadRequest *
+       adloader__v1__reload_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__ReloadRequest *)
+     protobuf_c_message_unpack (&adloader__v1__reload_request__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__reload_request__free_unpacked
+                     (Adloader__V1__ReloadRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__reload_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__reload_response__init
+                     (Adloader__V1__ReloadResponse         *message)
+{
+  static const Adloader__V1__ReloadResponse init_value = ADLOADER__V1__RELOAD_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__reload_response__get_packed_size
+                     (const Adloader__V1__ReloadResponse *message)
+{
+  assert(message->base.descriptor == &adloader__v1__reload_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__reload_response__pack
+                     (const Adloader__V1__ReloadResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__reload_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__reload_response__pack_to_buffer
+                     (const Adloader__V1__ReloadResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__reload_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__ReloadResponse *
+       adloader__v1__reload_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__ReloadResponse *)
+     protobuf_c_message_unpack (&adloader__v1__reload_response__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__reload_response__free_unpacked
+                     (Adloader__V1__ReloadResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__reload_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   adloader__v1__reward__init
@@ -1548,7 +1773,7 @@ const ProtobufCMessageDescriptor adloader__v1__borrow_response__descriptor =
   (ProtobufCMessageInit) adloader__v1__borrow_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__return_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor adloader__v1__return_request__field_descriptors[4] =
 {
   {
     "lease_id",
@@ -1574,15 +1799,41 @@ static const ProtobufCFieldDescriptor adloader__v1__return_request__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "invalidate",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ReturnRequest, invalidate),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "invalidate_reason",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ReturnRequest, invalidate_reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__return_request__field_indices_by_name[] = {
+  2,   /* field[2] = invalidate */
+  3,   /* field[3] = invalidate_reason */
   0,   /* field[0] = lease_id */
   1,   /* field[1] = shown */
 };
 static const ProtobufCIntRange adloader__v1__return_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor adloader__v1__return_request__descriptor =
 {
@@ -1592,7 +1843,7 @@ const ProtobufCMessageDescriptor adloader__v1__return_request__descriptor =
   "Adloader__V1__ReturnRequest",
   "adloader.v1",
   sizeof(Adloader__V1__ReturnRequest),
-  2,
+  4,
   adloader__v1__return_request__field_descriptors,
   adloader__v1__return_request__field_indices_by_name,
   1,  adloader__v1__return_request__number_ranges,
@@ -2089,7 +2340,97 @@ const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
   (ProtobufCMessageInit) adloader__v1__source_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor adloader__v1__loader_status__field_descriptors[5] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__LoaderStatus, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "enabled",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__LoaderStatus, enabled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "source",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__LoaderStatus, source),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pools",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__LoaderStatus, pools),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "blocked_creatives",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__LoaderStatus, blocked_creatives),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__loader_status__field_indices_by_name[] = {
+  4,   /* field[4] = blocked_creatives */
+  1,   /* field[1] = enabled */
+  0,   /* field[0] = name */
+  3,   /* field[3] = pools */
+  2,   /* field[2] = source */
+};
+static const ProtobufCIntRange adloader__v1__loader_status__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor adloader__v1__loader_status__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.LoaderStatus",
+  "LoaderStatus",
+  "Adloader__V1__LoaderStatus",
+  "adloader.v1",
+  sizeof(Adloader__V1__LoaderStatus),
+  5,
+  adloader__v1__loader_status__field_descriptors,
+  adloader__v1__loader_status__field_indices_by_name,
+  1,  adloader__v1__loader_status__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__loader_status__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[4] =
 {
   {
     "pools",
@@ -2116,8 +2457,20 @@ static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descri
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
-    "instance",
+    "loaders",
     3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Adloader__V1__StatsResponse, n_loaders),
+    offsetof(Adloader__V1__StatsResponse, loaders),
+    &adloader__v1__loader_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "instance",
+    4,
     PROTOBUF_C_LABEL_NONE,
     PROTOBUF_C_TYPE_STRING,
     0,   /* quantifier_offset */
@@ -2129,14 +2482,15 @@ static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descri
   },
 };
 static const unsigned adloader__v1__stats_response__field_indices_by_name[] = {
-  2,   /* field[2] = instance */
+  3,   /* field[3] = instance */
+  2,   /* field[2] = loaders */
   0,   /* field[0] = pools */
   1,   /* field[1] = sources */
 };
 static const ProtobufCIntRange adloader__v1__stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
 {
@@ -2146,7 +2500,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
   "Adloader__V1__StatsResponse",
   "adloader.v1",
   sizeof(Adloader__V1__StatsResponse),
-  3,
+  4,
   adloader__v1__stats_response__field_descriptors,
   adloader__v1__stats_response__field_indices_by_name,
   1,  adloader__v1__stats_response__number_ranges,
@@ -2217,7 +2571,7 @@ const ProtobufCMessageDescriptor adloader__v1__watch_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__watch_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__event__field_descriptors[11] =
+static const ProtobufCFieldDescriptor adloader__v1__event__field_descriptors[12] =
 {
   {
     "kind",
@@ -2351,6 +2705,18 @@ static const ProtobufCFieldDescriptor adloader__v1__event__field_descriptors[11]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "note",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__Event, note),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__event__field_indices_by_name[] = {
   4,   /* field[4] = ad_id */
@@ -2361,6 +2727,7 @@ static const unsigned adloader__v1__event__field_indices_by_name[] = {
   0,   /* field[0] = kind */
   5,   /* field[5] = lease_id */
   2,   /* field[2] = loader */
+  11,   /* field[11] = note */
   10,   /* field[10] = reason */
   7,   /* field[7] = shown */
   6,   /* field[6] = slot_key */
@@ -2368,7 +2735,7 @@ static const unsigned adloader__v1__event__field_indices_by_name[] = {
 static const ProtobufCIntRange adloader__v1__event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor adloader__v1__event__descriptor =
 {
@@ -2378,11 +2745,208 @@ const ProtobufCMessageDescriptor adloader__v1__event__descriptor =
   "Adloader__V1__Event",
   "adloader.v1",
   sizeof(Adloader__V1__Event),
-  11,
+  12,
   adloader__v1__event__field_descriptors,
   adloader__v1__event__field_indices_by_name,
   1,  adloader__v1__event__number_ranges,
   (ProtobufCMessageInit) adloader__v1__event__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__set_loader_enabled_request__field_descriptors[2] =
+{
+  {
+    "loader",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SetLoaderEnabledRequest, loader),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "enabled",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SetLoaderEnabledRequest, enabled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__set_loader_enabled_request__field_indices_by_name[] = {
+  1,   /* field[1] = enabled */
+  0,   /* field[0] = loader */
+};
+static const ProtobufCIntRange adloader__v1__set_loader_enabled_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor adloader__v1__set_loader_enabled_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.SetLoaderEnabledRequest",
+  "SetLoaderEnabledRequest",
+  "Adloader__V1__SetLoaderEnabledRequest",
+  "adloader.v1",
+  sizeof(Adloader__V1__SetLoaderEnabledRequest),
+  2,
+  adloader__v1__set_loader_enabled_request__field_descriptors,
+  adloader__v1__set_loader_enabled_request__field_indices_by_name,
+  1,  adloader__v1__set_loader_enabled_request__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__set_loader_enabled_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__set_loader_enabled_response__field_descriptors[1] =
+{
+  {
+    "changed",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SetLoaderEnabledResponse, changed),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__set_loader_enabled_response__field_indices_by_name[] = {
+  0,   /* field[0] = changed */
+};
+static const ProtobufCIntRange adloader__v1__set_loader_enabled_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor adloader__v1__set_loader_enabled_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.SetLoaderEnabledResponse",
+  "SetLoaderEnabledResponse",
+  "Adloader__V1__SetLoaderEnabledResponse",
+  "adloader.v1",
+  sizeof(Adloader__V1__SetLoaderEnabledResponse),
+  1,
+  adloader__v1__set_loader_enabled_response__field_descriptors,
+  adloader__v1__set_loader_enabled_response__field_indices_by_name,
+  1,  adloader__v1__set_loader_enabled_response__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__set_loader_enabled_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define adloader__v1__reload_request__field_descriptors NULL
+#define adloader__v1__reload_request__field_indices_by_name NULL
+#define adloader__v1__reload_request__number_ranges NULL
+const ProtobufCMessageDescriptor adloader__v1__reload_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.ReloadRequest",
+  "ReloadRequest",
+  "Adloader__V1__ReloadRequest",
+  "adloader.v1",
+  sizeof(Adloader__V1__ReloadRequest),
+  0,
+  adloader__v1__reload_request__field_descriptors,
+  adloader__v1__reload_request__field_indices_by_name,
+  0,  adloader__v1__reload_request__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__reload_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__reload_response__field_descriptors[5] =
+{
+  {
+    "added",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__ReloadResponse, n_added),
+    offsetof(Adloader__V1__ReloadResponse, added),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "removed",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__ReloadResponse, n_removed),
+    offsetof(Adloader__V1__ReloadResponse, removed),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "changed_keeping_pools",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__ReloadResponse, n_changed_keeping_pools),
+    offsetof(Adloader__V1__ReloadResponse, changed_keeping_pools),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "changed_dropping_pools",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__ReloadResponse, n_changed_dropping_pools),
+    offsetof(Adloader__V1__ReloadResponse, changed_dropping_pools),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unchanged",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__ReloadResponse, n_unchanged),
+    offsetof(Adloader__V1__ReloadResponse, unchanged),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__reload_response__field_indices_by_name[] = {
+  0,   /* field[0] = added */
+  3,   /* field[3] = changed_dropping_pools */
+  2,   /* field[2] = changed_keeping_pools */
+  1,   /* field[1] = removed */
+  4,   /* field[4] = unchanged */
+};
+static const ProtobufCIntRange adloader__v1__reload_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor adloader__v1__reload_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.ReloadResponse",
+  "ReloadResponse",
+  "Adloader__V1__ReloadResponse",
+  "adloader.v1",
+  sizeof(Adloader__V1__ReloadResponse),
+  5,
+  adloader__v1__reload_response__field_descriptors,
+  adloader__v1__reload_response__field_indices_by_name,
+  1,  adloader__v1__reload_response__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__reload_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor adloader__v1__reward__field_descriptors[2] =
@@ -2895,22 +3459,24 @@ const ProtobufCEnumDescriptor adloader__v1__borrow_outcome__descriptor =
   adloader__v1__borrow_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue adloader__v1__return_outcome__enum_values_by_number[5] =
+static const ProtobufCEnumValue adloader__v1__return_outcome__enum_values_by_number[6] =
 {
   { "RETURN_OUTCOME_UNSPECIFIED", "ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_UNSPECIFIED", 0 },
   { "RETURN_OUTCOME_BACK_IN_POOL", "ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_BACK_IN_POOL", 1 },
   { "RETURN_OUTCOME_CONSUMED", "ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_CONSUMED", 2 },
   { "RETURN_OUTCOME_EXPIRED", "ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_EXPIRED", 3 },
   { "RETURN_OUTCOME_REMOVED", "ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED", 4 },
+  { "RETURN_OUTCOME_INVALIDATED", "ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_INVALIDATED", 5 },
 };
 static const ProtobufCIntRange adloader__v1__return_outcome__value_ranges[] = {
-{0, 0},{0, 5}
+{0, 0},{0, 6}
 };
-static const ProtobufCEnumValueIndex adloader__v1__return_outcome__enum_values_by_name[5] =
+static const ProtobufCEnumValueIndex adloader__v1__return_outcome__enum_values_by_name[6] =
 {
   { "RETURN_OUTCOME_BACK_IN_POOL", 1 },
   { "RETURN_OUTCOME_CONSUMED", 2 },
   { "RETURN_OUTCOME_EXPIRED", 3 },
+  { "RETURN_OUTCOME_INVALIDATED", 5 },
   { "RETURN_OUTCOME_REMOVED", 4 },
   { "RETURN_OUTCOME_UNSPECIFIED", 0 },
 };
@@ -2921,15 +3487,15 @@ const ProtobufCEnumDescriptor adloader__v1__return_outcome__descriptor =
   "ReturnOutcome",
   "Adloader__V1__ReturnOutcome",
   "adloader.v1",
-  5,
+  6,
   adloader__v1__return_outcome__enum_values_by_number,
-  5,
+  6,
   adloader__v1__return_outcome__enum_values_by_name,
   1,
   adloader__v1__return_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[8] =
+static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[9] =
 {
   { "EVENT_KIND_UNSPECIFIED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED", 0 },
   { "EVENT_KIND_RECEIVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_RECEIVED", 1 },
@@ -2939,14 +3505,16 @@ static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[
   { "EVENT_KIND_LEASED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_LEASED", 5 },
   { "EVENT_KIND_RETURNED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED", 6 },
   { "EVENT_KIND_POOL_REMOVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED", 7 },
+  { "EVENT_KIND_LOADER_CHANGED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED", 8 },
 };
 static const ProtobufCIntRange adloader__v1__event_kind__value_ranges[] = {
-{0, 0},{0, 8}
+{0, 0},{0, 9}
 };
-static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_name[8] =
+static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_name[9] =
 {
   { "EVENT_KIND_EXPIRED", 3 },
   { "EVENT_KIND_LEASED", 5 },
+  { "EVENT_KIND_LOADER_CHANGED", 8 },
   { "EVENT_KIND_LOAD_FINISHED", 2 },
   { "EVENT_KIND_POOL_REMOVED", 7 },
   { "EVENT_KIND_RECEIVED", 1 },
@@ -2961,9 +3529,9 @@ const ProtobufCEnumDescriptor adloader__v1__event_kind__descriptor =
   "EventKind",
   "Adloader__V1__EventKind",
   "adloader.v1",
-  8,
+  9,
   adloader__v1__event_kind__enum_values_by_number,
-  8,
+  9,
   adloader__v1__event_kind__enum_values_by_name,
   1,
   adloader__v1__event_kind__value_ranges,

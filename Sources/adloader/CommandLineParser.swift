@@ -9,7 +9,9 @@ struct Invocation: Sendable {
     enum Command: Sendable {
         case prefetch(adUnitID: String, loader: String)
         case borrow(adUnitID: String, loader: String, slot: String, waitMilliseconds: UInt32)
-        case returnLease(leaseID: UInt64, shown: Bool)
+        case returnLease(leaseID: UInt64, shown: Bool, invalidate: String?)
+        case setEnabled(loader: String, enabled: Bool)
+        case reload
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
         case appOpen(AppOpenRequest, adUnitID: String, loader: String)
@@ -38,7 +40,7 @@ struct Invocation: Sendable {
         switch command {
         case .prefetch(let adUnitID, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
         case .stats(_, let adUnitID), .watch(_, let adUnitID, _, _), .top(_, let adUnitID, _, _): return adUnitID
-        case .returnLease, .conformance, .examples, .help: return ""
+        case .returnLease, .setEnabled, .reload, .conformance, .examples, .help: return ""
         }
     }
 }
@@ -80,13 +82,21 @@ enum CommandLineParser {
           borrow AD_UNIT [--loader NAME] [--slot KEY] [--wait MS]
               Lend one ad; with --slot the same slot gets the same lease back; with --wait
               the call parks up to MS milliseconds for an ad when the pool is empty.
-          return LEASE_ID [--shown]
-              End a lease; --shown counts it as displayed.
+          return LEASE_ID [--shown] [--invalidate REASON]
+              End a lease; --shown counts it as displayed. --invalidate removes the ad and
+              stops its loader lending its creative for invalidationBlockTime (e.g.
+              --invalidate "bad creative"); the source is told.
+          disable LOADER / enable LOADER
+              Stop a loader (its ads dropped, parked borrows answered UNAVAILABLE, borrows
+              refused) or start it again, until the next call or restart.
+          reload
+              Re-read the daemon's configuration file (as SIGHUP does) and print what
+              changed per loader; a refused configuration prints the reason, exit 1.
           stats [--loader NAME] [--ad-unit AD_UNIT]
               Counters and gauges per pool (empty filters: all).
           watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
               Stream pool events until Ctrl-C (or N events). KIND: received,
-              load-finished, expired, removed, leased, returned.
+              load-finished, expired, removed, leased, returned, pool-removed, loader-changed.
           top [--loader NAME] [--ad-unit AD_UNIT] [--interval MS] [--once]
               Pools at a glance, refreshing like top (every MS, default 2000): available,
               leased, in flight, borrows/s, hit ratio, upstream requests/s, waste. --once
@@ -123,6 +133,9 @@ enum CommandLineParser {
           adloader prefetch feed-native
           adloader borrow feed-native --slot feed-42/position-7 --wait 2000
           adloader return 17 --shown
+          adloader return 18 --invalidate "bad creative"
+          adloader disable feed && adloader enable feed
+          adloader reload
           adloader stats --json
           adloader app-open splash --loader appopen --device d-1 --session s-1 --utc-offset +05:30
           adloader --endpoints 127.0.0.1:7421,127.0.0.1:7422,127.0.0.1:7423 --affinity feed-42 \\
@@ -143,7 +156,7 @@ enum CommandLineParser {
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
-            "--background", "--utc-offset", "--endpoints", "--affinity",
+            "--background", "--utc-offset", "--invalidate", "--endpoints", "--affinity",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--once", "--first-launch", "--from-unlock", "--all"]
         var scanner = ArgumentScanner(arguments)
@@ -225,9 +238,19 @@ enum CommandLineParser {
             let wait = try single("--wait").map { (text) throws(UsageError) in try number("--wait", text, as: UInt32.self) } ?? 0
             invocation.command = .borrow(adUnitID: rest[0], loader: loader, slot: try single("--slot") ?? "", waitMilliseconds: wait)
         case "return":
-            try allow(["--shown"])
+            try allow(["--shown", "--invalidate"])
             try expectArguments(1, "a LEASE_ID")
-            invocation.command = .returnLease(leaseID: try number("LEASE_ID", rest[0], as: UInt64.self), shown: flags.contains("--shown"))
+            invocation.command = .returnLease(
+                leaseID: try number("LEASE_ID", rest[0], as: UInt64.self), shown: flags.contains("--shown"),
+                invalidate: try single("--invalidate"))
+        case "disable", "enable":
+            try allow([])
+            try expectArguments(1, "a LOADER")
+            invocation.command = .setEnabled(loader: rest[0], enabled: name == "enable")
+        case "reload":
+            try allow([])
+            try expectArguments(0, "")
+            invocation.command = .reload
         case "stats":
             try allow(["--loader", "--ad-unit"])
             try expectArguments(0, "")

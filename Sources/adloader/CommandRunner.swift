@@ -66,11 +66,20 @@ enum CommandRunner {
                 let result = try await client.borrow(
                     adUnitID: adUnitID, loader: loader, slot: slot, wait: .milliseconds(Int64(wait)), timeout: timeout)
                 output.borrow(result)
-            case .returnLease(let leaseID, let shown):
+            case .returnLease(let leaseID, let shown, let invalidate?):
+                let outcome = try await client.invalidateLease(
+                    leaseID, shown: shown, reason: invalidate, timeout: timeout)
+                output.returned(leaseID: leaseID, outcome: outcome)
+            case .returnLease(let leaseID, let shown, nil):
                 output.returned(leaseID: leaseID, outcome: try await client.returnLease(leaseID, shown: shown, timeout: timeout))
+            case .setEnabled(let loader, let enabled):
+                let changed = try await client.setLoaderEnabled(loader, enabled: enabled, timeout: timeout)
+                output.loaderSwitched(loader, enabled: enabled, changed: changed)
+            case .reload:
+                output.reloaded(try await client.reload(timeout: timeout))
             case .stats(let loader, let adUnitID):
                 let answer = try await client.statsResponse(loader: loader, adUnitID: adUnitID, timeout: timeout)
-                output.stats(answer.pools, sources: answer.sources, instance: answer.instance)
+                output.stats(answer.pools, sources: answer.sources, loaders: answer.loaders, instance: answer.instance)
             case .watch(let loader, let adUnitID, let kinds, let count):
                 var seen = 0
                 if count == 0 { return exitOK }

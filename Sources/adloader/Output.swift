@@ -46,7 +46,8 @@ struct Output {
                 case .backInPool: "back in the pool for the next cell"
                 case .consumed: "consumed (reached its show count)"
                 case .expired: "expired, dropped"
-                case .removed: "removed (its loader was disabled or reconfigured)"
+                case .removed: "removed (its loader was disabled or reconfigured, or its creative invalidated)"
+                case .invalidated: "invalidated: removed, its creative blocked for the loader's invalidationBlockTime"
                 case nil: "outcome unspecified"
                 }
             line("lease \(leaseID) returned: \(text)")
@@ -108,12 +109,16 @@ struct Output {
     }
 
     /// - Parameter instance: the answering daemon's instance name (empty from an older server).
-    func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = [], instance: String = "") {
+    func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = "") {
         if json {
-            emit(["pools": pools.map(Self.object), "sources": sources.map(Self.object), "instance": instance])
+            emit([
+                "pools": pools.map(Self.object), "sources": sources.map(Self.object),
+                "loaders": loaders.map(Self.object), "instance": instance,
+            ])
             return
         }
         defer {
+            loaderTable(loaders)
             sourceTable(sources)
             if !instance.isEmpty { line("instance \(instance)") }
         }
@@ -145,6 +150,56 @@ struct Output {
         }
     }
 
+    /// The loaders of a Stats answer: enabled, pools, blocked creatives (only those that are
+    /// not plain: a disabled loader or one with blocked creatives; all when any is).
+    private func loaderTable(_ loaders: [LoaderState]) {
+        guard loaders.contains(where: { !$0.enabled || $0.blockedCreatives > 0 }) else { return }
+        line("")
+        let rows = [["LOADER", "ENABLED", "SOURCE", "POOLS", "BLOCKED CREATIVES"]]
+            + loaders.map {
+                [$0.name, $0.enabled ? "yes" : "NO (disabled)", $0.source, "\($0.pools)", "\($0.blockedCreatives)"]
+            }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            let text = row.enumerated().map { column, cell in
+                cell + String(repeating: " ", count: widths[column] - cell.count)
+            }.joined(separator: "  ")
+            line(String(text.reversed().drop { $0 == " " }.reversed()))
+        }
+    }
+
+    func loaderSwitched(_ loader: String, enabled: Bool, changed: Bool) {
+        if json {
+            emit(["loader": loader, "enabled": enabled, "changed": changed])
+        } else if changed {
+            line(
+                enabled
+                    ? "loader \(loader) enabled: it fills and lends again"
+                    : "loader \(loader) disabled: its ads dropped, parked borrows answered UNAVAILABLE, borrows refused")
+        } else {
+            line("loader \(loader) was already \(enabled ? "enabled" : "disabled"): nothing changed")
+        }
+    }
+
+    func reloaded(_ result: ReconfigureResult) {
+        if json {
+            emit([
+                "added": result.added, "removed": result.removed, "changedKeepingPools": result.changedKeepingPools,
+                "changedDroppingPools": result.changedDroppingPools, "unchanged": result.unchanged,
+            ])
+            return
+        }
+        line(result.changedAnything ? "configuration reloaded" : "configuration reloaded: no loader changed")
+        for (label, names) in [
+            ("added", result.added), ("removed (ads dropped, leases end when returned)", result.removed),
+            ("changed, pools and leases kept", result.changedKeepingPools),
+            ("changed, pools dropped (source, format or request)", result.changedDroppingPools),
+            ("unchanged", result.unchanged),
+        ] where !names.isEmpty {
+            line("  \(label): \(names.joined(separator: ", "))")
+        }
+    }
+
     func event(_ event: AdEvent) {
         if json {
             emit(Self.object(event), pretty: false)
@@ -157,6 +212,7 @@ struct Output {
             if event.kind == .loadFinished { parts.append("count=\(event.count)") }
             if let error = event.error { parts.append("error=\"\(error)\"") }
             if let reason = event.reason { parts.append("reason=\(reason.wireName)") }
+            if let note = event.note { parts.append("note=\"\(note)\"") }
             line(parts.joined(separator: " "))
         }
         fflush(nil)
@@ -202,6 +258,7 @@ struct Output {
         case .consumed: "CONSUMED"
         case .expired: "EXPIRED"
         case .removed: "REMOVED"
+        case .invalidated: "INVALIDATED"
         case nil: "UNSPECIFIED"
         }
     }
@@ -308,7 +365,15 @@ struct Output {
         if e.kind == .loadFinished { object["count"] = e.count }
         if let error = e.error { object["error"] = error.description }
         if let reason = e.reason { object["reason"] = reason.wireName }
+        if let note = e.note { object["note"] = note }
         return object
+    }
+
+    static func object(_ l: LoaderState) -> [String: Any] {
+        [
+            "name": l.name, "enabled": l.enabled, "source": l.source, "pools": l.pools,
+            "blockedCreatives": l.blockedCreatives,
+        ]
     }
 
     private func emit(_ object: [String: Any], pretty: Bool = true) {

@@ -537,7 +537,8 @@ final class ModelRun {
             case .disabled: drop = .disabled
             case .shutdown: drop = .shutdown
             case .invalidated: drop = .invalidated
-            case .reclaimed, .expired:
+            case .reconfigured: drop = .reconfigured
+            case .reclaimed, .expired, .enabled, .added, .removed:
                 violation("removed event with reason \(reason)")
                 return
             }

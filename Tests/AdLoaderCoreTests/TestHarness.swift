@@ -24,6 +24,8 @@ final class FakeDemandSource: DemandSource {
     private var served = 0
     /// The creative of the n-th ad served (1, 2, ...): native "ad n" unless a test changes it.
     var creative: (Int) -> AdCreative = { .native(NativeAdContent(headline: "ad \($0)")) }
+    /// The source's creative id of the n-th ad served: none unless a test sets one.
+    var creativeID: (Int) -> String? = { _ in nil }
     /// Every ``adShown(_:)`` notice, oldest first.
     private(set) var shown: [Ad] = []
     /// Every ``adDropped(_:reason:)`` notice, oldest first.
@@ -42,7 +44,8 @@ final class FakeDemandSource: DemandSource {
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
             return DeliveredAd(
-                creative: creative(served), sourceExpiry: sourceExpiry, context: TestContext(number: served))
+                creative: creative(served), sourceExpiry: sourceExpiry, context: TestContext(number: served),
+                creativeID: creativeID(served))
         }
         request.completion(.success(contents))
     }
@@ -161,6 +164,8 @@ final class Harness {
     let clock = ManualClock()
     let source = FakeDemandSource()
     let loader: NativeAdvertisementLoader
+    /// The loader's configuration as built (a base for reconfiguration tests).
+    let configuration: LoaderConfiguration
     private(set) var events: [AdEvent] = []
 
     /// A default-named loader (5 per request, max 10) with test settings; `configure` edits it.
@@ -176,6 +181,7 @@ final class Harness {
         var configuration = LoaderConfiguration.classic()
         configuration.source = "fake"
         configure(&configuration)
+        self.configuration = configuration
         loader = try NativeAdvertisementLoader(
             loaders: [configuration], sources: ["fake": source], budgets: budget.map { ["fake": $0] } ?? [:],
             clock: clock, scheduler: clock, idSeed: seed)

@@ -81,6 +81,30 @@ import Testing
         #expect(client.isClosed)
     }
 
+    /// A loop that ran late fires its timers before it reads: the rest of a frame that arrived
+    /// during the stall, unread when the deadline passes, keeps the connection open.
+    @Test func aPartialFrameCompletedDuringALoopStallIsReadNotTimedOut() throws {
+        let stack = try stack { $0.partialFrameTimeout = .seconds(10) }
+        let client = stack.connect()
+        client.sendPreface()
+        var frame: [UInt8] = []
+        RequestFrame(callID: 1, method: MethodName.stats, request: StatsRequestMessage()).appendFrame(to: &frame)
+        client.send(Array(frame.prefix(4)))
+        stack.advance(by: .milliseconds(9_000))
+        client.stream.clientSendsDuringAStall(Array(frame.dropFirst(4)))
+        stack.advance(by: .milliseconds(1_000))
+        #expect(!client.isClosed && client.stream.hasUnreadInput)
+        client.stream.loopPolls()
+        stack.advance(by: .milliseconds(1))
+        #expect(try client.frames().map(\.callID) == [1])
+        #expect(!client.isClosed)
+        // Nothing unread: the same silence closes at its deadline.
+        client.send(Array(frame.prefix(4)))
+        stack.advance(by: .seconds(10))
+        #expect(try client.frames().map(\.status.code) == [.deadlineExceeded])
+        #expect(client.isClosed)
+    }
+
     @Test func aMissingPrefaceTimesOutLikeAPartialFrame() throws {
         let stack = try stack { $0.partialFrameTimeout = .seconds(2) }
         let client = stack.connect()

@@ -170,8 +170,9 @@ import Testing
     // MARK: Stats size (R6)
 
     @Test func aStatsAnswerAboveTheMessageSizeIsRefusedBeforeItIsEncoded() {
-        // Three pools of about 20 bytes each: the whole answer is above 40 bytes, one pool below.
-        let service = service { $0.maxMessageSize = 40 }
+        // Three pools of about 20 bytes each and the loader's status (about 25): the whole
+        // answer is above 70 bytes, one pool and the loader below.
+        let service = service { $0.maxMessageSize = 70 }
         for unit in ["a", "b", "c"] {
             _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
         }
@@ -183,11 +184,11 @@ import Testing
             return
         }
         #expect(status.code == .resourceExhausted)
-        let pattern = #/stats answer of (\d+) bytes exceeds the limit of 40 bytes; filter by loader or ad_unit_id/#
+        let pattern = #/stats answer of (\d+) bytes exceeds the limit of 70 bytes; filter by loader or ad_unit_id/#
         let match = try? pattern.wholeMatch(in: status.message)
         let size = match.flatMap { Int($0.1) }
         // The size it reports is the size the envelope would have had.
-        let full = StatsResponseMessage(pools: loader.stats())
+        let full = StatsResponseMessage(pools: loader.stats(), loaders: loader.loaderStates())
         #expect(size == ResponseFrame.envelopeSize(callID: 2, messageSize: full.encoded().count))
         _ = service.handle(.stats(StatsRequestMessage(adUnitID: "b")), callID: 3, timeout: nil, responder: responder)
         guard case .stats(3, let one)? = responder.take().first else {

@@ -9,6 +9,8 @@ final class RecordingResponder: CallResponder {
         case prefetch(UInt64, PrefetchResponseMessage)
         case stats(UInt64, StatsResponseMessage)
         case appOpen(UInt64, AppOpenResponseMessage)
+        case setLoaderEnabled(UInt64, SetLoaderEnabledResponseMessage)
+        case reload(UInt64, ReloadResponseMessage)
         case event(UInt64, EventMessage)
         case status(UInt64, Status)
     }
@@ -23,6 +25,10 @@ final class RecordingResponder: CallResponder {
     func answer(_ callID: UInt64, prefetch: PrefetchResponseMessage) { answers.append(.prefetch(callID, prefetch)) }
     func answer(_ callID: UInt64, stats: StatsResponseMessage) { answers.append(.stats(callID, stats)) }
     func answer(_ callID: UInt64, appOpen: AppOpenResponseMessage) { answers.append(.appOpen(callID, appOpen)) }
+    func answer(_ callID: UInt64, setLoaderEnabled: SetLoaderEnabledResponseMessage) {
+        answers.append(.setLoaderEnabled(callID, setLoaderEnabled))
+    }
+    func answer(_ callID: UInt64, reload: ReloadResponseMessage) { answers.append(.reload(callID, reload)) }
     func stream(_ callID: UInt64, event: EventMessage) { answers.append(.event(callID, event)) }
     func finish(_ callID: UInt64, status: Status) { answers.append(.status(callID, status)) }
     func openCallEnded(_ call: OpenCall) { ended.append(call.callID) }

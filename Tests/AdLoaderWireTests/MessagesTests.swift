@@ -49,11 +49,11 @@ import Testing
         #expect(try roundTrips(StatsResponseMessage(pools: [])))
     }
 
-    @Test func statsCarriesTheInstanceNameAsField3() throws {
+    @Test func statsCarriesTheInstanceNameAsField4() throws {
         let message = StatsResponseMessage(pools: [PoolStats(loader: "l", adUnitID: "u")], instance: "127.0.0.1:7421")
         #expect(try roundTrips(message))
         let bytes = StatsResponseMessage(pools: [], instance: "a").encoded()
-        #expect(bytes == [0x1A, 0x01, UInt8(ascii: "a")])  // field 3, length-delimited
+        #expect(bytes == [0x22, 0x01, UInt8(ascii: "a")])  // field 4, length-delimited
         #expect(StatsResponseMessage(pools: []).encoded().isEmpty)  // empty: not sent
         #expect(try StatsResponseMessage(decoding: bytes).instance == "a")
     }
@@ -169,7 +169,8 @@ import Testing
     @Test func eventReasonsTravelAsTheirFixedStrings() throws {
         let expected: [AdEvent.Reason: String] = [
             .consumed: "consumed", .disabled: "disabled", .shutdown: "shutdown", .invalidated: "invalidated",
-            .reclaimed: "reclaimed", .expired: "expired",
+            .reclaimed: "reclaimed", .expired: "expired", .reconfigured: "reconfigured", .enabled: "enabled",
+            .added: "added", .removed: "removed",
         ]
         #expect(expected.count == AdEvent.Reason.allCases.count)
         for reason in AdEvent.Reason.allCases {

@@ -68,6 +68,14 @@ import Testing
         frames += badStringFrames
         frames.append(ReturnRequestMessage(leaseID: 99, shown: true).encoded())
         frames.append(ReturnRequestMessage(leaseID: .max, shown: false).encoded())
+        for text in Fixtures.strings {
+            frames.append(ReturnRequestMessage(leaseID: 5, shown: true, invalidate: true, invalidateReason: text).encoded())
+        }
+        // ReturnRequest.invalidate_reason (field 4) holding a bad string, alone and after a good one.
+        for bad in badStrings {
+            frames.append([0x08, 0x05, 0x18, 0x01] + stringField(4, bad))
+            frames.append(stringField(4, Array("ok".utf8)) + stringField(4, bad) + [0x08, 0x05])
+        }
         return frames
     }
 

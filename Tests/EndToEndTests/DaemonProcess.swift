@@ -15,6 +15,9 @@ final class DaemonProcess: @unchecked Sendable {
     /// The daemon's stdout lines after the banner is parsed, stderr as a whole at exit.
     private let stdout = Pipe()
     private let stderrFile: URL
+    /// The daemon's working directory, its own: files it creates at relative default paths
+    /// (the SQLite cap store) stay out of the checkout and out of other tests' way.
+    private let directory: URL
     private let exited = DispatchSemaphore(value: 0)
     let bannerLines: [String]
 
@@ -50,6 +53,9 @@ final class DaemonProcess: @unchecked Sendable {
         }
         stderrFile = FileManager.default.temporaryDirectory.appendingPathComponent("adloaderd-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("adloaderd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        process.currentDirectoryURL = directory
         process.executableURL = Self.binaryURL
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
@@ -80,6 +86,7 @@ final class DaemonProcess: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             _ = exited.wait(timeout: .now() + 5)
         }
+        try? FileManager.default.removeItem(at: directory)
     }
 
     var stderrText: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }

@@ -58,7 +58,10 @@ class Daemon:
         full_env = dict(os.environ)
         full_env.setdefault("ADLOADERD_LOG_LEVEL", "debug")
         full_env.update(env or {})
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self._log, env=full_env)
+        # In its own directory: files at relative default paths (the SQLite cap store) stay
+        # out of the checkout and out of other tests' way.
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self._log, env=full_env,
+                                     cwd=self.tmp.name)
         self.pid = self.proc.pid
         line = self._read_line(banner_timeout)
         if not line.startswith(BANNER):

@@ -37,6 +37,9 @@ EXPECTED = {
     "adloader_upstream_in_flight_requests": ("gauge", {"source"}),
     "adloader_upstream_reachable": ("gauge", {"source"}),
     "adloader_source_notices": ("counter", {"source", "notice"}),
+    "adloader_loader_enabled": ("gauge", {"loader"}),
+    "adloader_loader_blocked_creatives": ("gauge", {"loader"}),
+    "adloader_config_reloads": ("counter", {"result"}),
     "adloader_connections": ("gauge", set()),
     "adloader_parked_borrows": ("gauge", set()),
     "adloader_open_calls": ("gauge", set()),
@@ -93,7 +96,8 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
         for sample in after[name].samples:
             assert set(sample.labels) - {"le"} == labels, (name, sample.labels)
             if "method" in labels:
-                assert sample.labels["method"] in {"Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen", "_unknown"}
+                assert sample.labels["method"] in {"Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen",
+                                                   "SetLoaderEnabled", "Reload", "_unknown"}
     unexpected = set(after) - set(EXPECTED)
     assert not unexpected, unexpected
 

@@ -166,7 +166,8 @@ def test_reflection_lists_and_describes(served):
             "grpc.reflection.v1alpha.ServerReflection"} <= services
     pool = descriptor_pool.DescriptorPool(database)
     service = pool.FindServiceByName(SERVICE)
-    assert [m.name for m in service.methods] == ["Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen"]
+    assert [m.name for m in service.methods] == ["Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen",
+                                                  "SetLoaderEnabled", "Reload"]
     assert pool.FindMessageTypeByName("adloader.v1.BorrowRequest").fields_by_name["wait_ms"].number == 4
 
 
@@ -237,4 +238,4 @@ def test_conformance_over_both_transports(daemon, transport):
     summary = run.stdout.strip().splitlines()[-1]
     assert " 0 failed" in summary, summary
     if transport == "grpc":
-        assert summary.startswith("15 checks"), summary
+        assert summary.startswith("17 checks"), summary

@@ -27,9 +27,14 @@ typedef struct Adloader__V1__ReturnResponse Adloader__V1__ReturnResponse;
 typedef struct Adloader__V1__StatsRequest Adloader__V1__StatsRequest;
 typedef struct Adloader__V1__PoolStats Adloader__V1__PoolStats;
 typedef struct Adloader__V1__SourceStats Adloader__V1__SourceStats;
+typedef struct Adloader__V1__LoaderStatus Adloader__V1__LoaderStatus;
 typedef struct Adloader__V1__StatsResponse Adloader__V1__StatsResponse;
 typedef struct Adloader__V1__WatchRequest Adloader__V1__WatchRequest;
 typedef struct Adloader__V1__Event Adloader__V1__Event;
+typedef struct Adloader__V1__SetLoaderEnabledRequest Adloader__V1__SetLoaderEnabledRequest;
+typedef struct Adloader__V1__SetLoaderEnabledResponse Adloader__V1__SetLoaderEnabledResponse;
+typedef struct Adloader__V1__ReloadRequest Adloader__V1__ReloadRequest;
+typedef struct Adloader__V1__ReloadResponse Adloader__V1__ReloadResponse;
 typedef struct Adloader__V1__Reward Adloader__V1__Reward;
 typedef struct Adloader__V1__FullScreenCreative Adloader__V1__FullScreenCreative;
 typedef struct Adloader__V1__AppOpenRequest Adloader__V1__AppOpenRequest;
@@ -69,9 +74,16 @@ typedef enum _Adloader__V1__ReturnOutcome {
    */
   ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_EXPIRED = 3,
   /*
-   * its loader was disabled while lent; dropped (version 1: never sent)
+   * its loader was disabled, removed or changed, or its creative
    */
-  ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED = 4
+  ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_REMOVED = 4,
+  /*
+   * invalidated, while lent; dropped
+   */
+  /*
+   * returned with invalidate: dropped, its creative blocked
+   */
+  ADLOADER__V1__RETURN_OUTCOME__RETURN_OUTCOME_INVALIDATED = 5
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__RETURN_OUTCOME)
 } Adloader__V1__ReturnOutcome;
 typedef enum _Adloader__V1__EventKind {
@@ -103,7 +115,11 @@ typedef enum _Adloader__V1__EventKind {
   /*
    * an idle, empty pool was removed (poolRemovalTimeout)
    */
-  ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED = 7
+  ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED = 7,
+  /*
+   * a loader was disabled, enabled, added, removed or reconfigured; see reason
+   */
+  ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED = 8
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__EVENT_KIND)
 } Adloader__V1__EventKind;
 typedef enum _Adloader__V1__AdFormat {
@@ -398,10 +414,17 @@ struct  Adloader__V1__ReturnRequest
    */
   uint64_t lease_id;
   protobuf_c_boolean shown;
+  /*
+   * Invalidate: the ad is removed and its creative is not lent again by its loader for the
+   * loader's invalidationBlockTime (PROTOCOL.md 7.3). invalidate_reason is required with
+   * invalidate (1..1024 bytes of UTF-8, e.g. "bad creative") and refused without it.
+   */
+  protobuf_c_boolean invalidate;
+  char *invalidate_reason;
 };
 #define ADLOADER__V1__RETURN_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__return_request__descriptor) \
-    , 0, 0 }
+    , 0, 0, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Adloader__V1__ReturnResponse
@@ -538,6 +561,32 @@ struct  Adloader__V1__SourceStats
     , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
+/*
+ * One configured loader (PROTOCOL.md 7.4), listed whether or not it has pools.
+ */
+struct  Adloader__V1__LoaderStatus
+{
+  ProtobufCMessage base;
+  char *name;
+  /*
+   * false after SetLoaderEnabled(false) or enabled: false
+   */
+  protobuf_c_boolean enabled;
+  char *source;
+  /*
+   * ad units with a pool now
+   */
+  uint32_t pools;
+  /*
+   * creatives not lent now (invalidated by a Return)
+   */
+  uint32_t blocked_creatives;
+};
+#define ADLOADER__V1__LOADER_STATUS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__loader_status__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0 }
+
+
 struct  Adloader__V1__StatsResponse
 {
   ProtobufCMessage base;
@@ -549,13 +598,18 @@ struct  Adloader__V1__StatsResponse
   size_t n_sources;
   Adloader__V1__SourceStats **sources;
   /*
+   * the loaders matching the loader filter (ad_unit_id does not filter them)
+   */
+  size_t n_loaders;
+  Adloader__V1__LoaderStatus **loaders;
+  /*
    * the answering daemon's instance name (default its host:port); PROTOCOL.md 7.4
    */
   char *instance;
 };
 #define ADLOADER__V1__STATS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__stats_response__descriptor) \
-    , 0,NULL, 0,NULL, (char *)protobuf_c_empty_string }
+    , 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string }
 
 
 struct  Adloader__V1__WatchRequest
@@ -612,17 +666,94 @@ struct  Adloader__V1__Event
    */
   char *error;
   /*
-   * REMOVED: "consumed", "shutdown", "disabled" or "invalidated" (a creative that does not fit
-   * the loader's format, dropped on arrival). RETURNED: empty when the client returned
-   * the lease, else why the server ended it: "reclaimed" (lease timeout), "expired" (its slot
-   * borrowed again after the ad expired), "shutdown" or "disabled". Version 1 servers never
-   * send "disabled". See PROTOCOL.md 7.5.
+   * REMOVED: "consumed", "shutdown", "disabled", "reconfigured" (a reload removed the loader
+   * or changed its source, format or request) or "invalidated" (a creative that does not fit
+   * the loader's format, dropped on arrival, or one a client invalidated: note set by that
+   * Return, empty for ads of it dropped on arrival while it is blocked). RETURNED: empty when
+   * the client returned the lease, else why the server ended it: "reclaimed" (lease timeout),
+   * "expired" (its slot borrowed again after the ad expired), "shutdown", "disabled" or
+   * "reconfigured". LOADER_CHANGED (ad_unit_id empty): "disabled", "enabled", "added",
+   * "removed" or "reconfigured". See PROTOCOL.md 7.5.
    */
   char *reason;
+  /*
+   * REMOVED "invalidated" by a Return: the client's invalidate_reason
+   */
+  char *note;
 };
 #define ADLOADER__V1__EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__event__descriptor) \
-    , ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Adloader__V1__SetLoaderEnabledRequest
+{
+  ProtobufCMessage base;
+  /*
+   * required: a configured loader's name
+   */
+  char *loader;
+  /*
+   * false disables, true enables
+   */
+  protobuf_c_boolean enabled;
+};
+#define ADLOADER__V1__SET_LOADER_ENABLED_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__set_loader_enabled_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Adloader__V1__SetLoaderEnabledResponse
+{
+  ProtobufCMessage base;
+  /*
+   * false when the loader already was in that state
+   */
+  protobuf_c_boolean changed;
+};
+#define ADLOADER__V1__SET_LOADER_ENABLED_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__set_loader_enabled_response__descriptor) \
+    , 0 }
+
+
+/*
+ * Re-reads the configuration file the daemon started with (PROTOCOL.md 7.8).
+ */
+struct  Adloader__V1__ReloadRequest
+{
+  ProtobufCMessage base;
+};
+#define ADLOADER__V1__RELOAD_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__reload_request__descriptor) \
+     }
+
+
+struct  Adloader__V1__ReloadResponse
+{
+  ProtobufCMessage base;
+  /*
+   * loader names, sorted
+   */
+  size_t n_added;
+  char **added;
+  size_t n_removed;
+  char **removed;
+  /*
+   * sizing, caps, timeouts, ...: pools and leases kept
+   */
+  size_t n_changed_keeping_pools;
+  char **changed_keeping_pools;
+  /*
+   * source, format or request changed: pools dropped
+   */
+  size_t n_changed_dropping_pools;
+  char **changed_dropping_pools;
+  size_t n_unchanged;
+  char **unchanged;
+};
+#define ADLOADER__V1__RELOAD_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__reload_response__descriptor) \
+    , 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
 
 
 struct  Adloader__V1__Reward
@@ -991,6 +1122,25 @@ Adloader__V1__SourceStats *
 void   adloader__v1__source_stats__free_unpacked
                      (Adloader__V1__SourceStats *message,
                       ProtobufCAllocator *allocator);
+/* Adloader__V1__LoaderStatus methods */
+void   adloader__v1__loader_status__init
+                     (Adloader__V1__LoaderStatus         *message);
+size_t adloader__v1__loader_status__get_packed_size
+                     (const Adloader__V1__LoaderStatus   *message);
+size_t adloader__v1__loader_status__pack
+                     (const Adloader__V1__LoaderStatus   *message,
+                      uint8_t             *out);
+size_t adloader__v1__loader_status__pack_to_buffer
+                     (const Adloader__V1__LoaderStatus   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__LoaderStatus *
+       adloader__v1__loader_status__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__loader_status__free_unpacked
+                     (Adloader__V1__LoaderStatus *message,
+                      ProtobufCAllocator *allocator);
 /* Adloader__V1__StatsResponse methods */
 void   adloader__v1__stats_response__init
                      (Adloader__V1__StatsResponse         *message);
@@ -1047,6 +1197,82 @@ Adloader__V1__Event *
                       const uint8_t       *data);
 void   adloader__v1__event__free_unpacked
                      (Adloader__V1__Event *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__SetLoaderEnabledRequest methods */
+void   adloader__v1__set_loader_enabled_request__init
+                     (Adloader__V1__SetLoaderEnabledRequest         *message);
+size_t adloader__v1__set_loader_enabled_request__get_packed_size
+                     (const Adloader__V1__SetLoaderEnabledRequest   *message);
+size_t adloader__v1__set_loader_enabled_request__pack
+                     (const Adloader__V1__SetLoaderEnabledRequest   *message,
+                      uint8_t             *out);
+size_t adloader__v1__set_loader_enabled_request__pack_to_buffer
+                     (const Adloader__V1__SetLoaderEnabledRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__SetLoaderEnabledRequest *
+       adloader__v1__set_loader_enabled_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__set_loader_enabled_request__free_unpacked
+                     (Adloader__V1__SetLoaderEnabledRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__SetLoaderEnabledResponse methods */
+void   adloader__v1__set_loader_enabled_response__init
+                     (Adloader__V1__SetLoaderEnabledResponse         *message);
+size_t adloader__v1__set_loader_enabled_response__get_packed_size
+                     (const Adloader__V1__SetLoaderEnabledResponse   *message);
+size_t adloader__v1__set_loader_enabled_response__pack
+                     (const Adloader__V1__SetLoaderEnabledResponse   *message,
+                      uint8_t             *out);
+size_t adloader__v1__set_loader_enabled_response__pack_to_buffer
+                     (const Adloader__V1__SetLoaderEnabledResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__SetLoaderEnabledResponse *
+       adloader__v1__set_loader_enabled_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__set_loader_enabled_response__free_unpacked
+                     (Adloader__V1__SetLoaderEnabledResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__ReloadRequest methods */
+void   adloader__v1__reload_request__init
+                     (Adloader__V1__ReloadRequest         *message);
+size_t adloader__v1__reload_request__get_packed_size
+                     (const Adloader__V1__ReloadRequest   *message);
+size_t adloader__v1__reload_request__pack
+                     (const Adloader__V1__ReloadRequest   *message,
+                      uint8_t             *out);
+size_t adloader__v1__reload_request__pack_to_buffer
+                     (const Adloader__V1__ReloadRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__ReloadRequest *
+       adloader__v1__reload_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__reload_request__free_unpacked
+                     (Adloader__V1__ReloadRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__ReloadResponse methods */
+void   adloader__v1__reload_response__init
+                     (Adloader__V1__ReloadResponse         *message);
+size_t adloader__v1__reload_response__get_packed_size
+                     (const Adloader__V1__ReloadResponse   *message);
+size_t adloader__v1__reload_response__pack
+                     (const Adloader__V1__ReloadResponse   *message,
+                      uint8_t             *out);
+size_t adloader__v1__reload_response__pack_to_buffer
+                     (const Adloader__V1__ReloadResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__ReloadResponse *
+       adloader__v1__reload_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__reload_response__free_unpacked
+                     (Adloader__V1__ReloadResponse *message,
                       ProtobufCAllocator *allocator);
 /* Adloader__V1__Reward methods */
 void   adloader__v1__reward__init
@@ -1162,6 +1388,9 @@ typedef void (*Adloader__V1__PoolStats_Closure)
 typedef void (*Adloader__V1__SourceStats_Closure)
                  (const Adloader__V1__SourceStats *message,
                   void *closure_data);
+typedef void (*Adloader__V1__LoaderStatus_Closure)
+                 (const Adloader__V1__LoaderStatus *message,
+                  void *closure_data);
 typedef void (*Adloader__V1__StatsResponse_Closure)
                  (const Adloader__V1__StatsResponse *message,
                   void *closure_data);
@@ -1170,6 +1399,18 @@ typedef void (*Adloader__V1__WatchRequest_Closure)
                   void *closure_data);
 typedef void (*Adloader__V1__Event_Closure)
                  (const Adloader__V1__Event *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__SetLoaderEnabledRequest_Closure)
+                 (const Adloader__V1__SetLoaderEnabledRequest *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__SetLoaderEnabledResponse_Closure)
+                 (const Adloader__V1__SetLoaderEnabledResponse *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__ReloadRequest_Closure)
+                 (const Adloader__V1__ReloadRequest *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__ReloadResponse_Closure)
+                 (const Adloader__V1__ReloadResponse *message,
                   void *closure_data);
 typedef void (*Adloader__V1__Reward_Closure)
                  (const Adloader__V1__Reward *message,
@@ -1209,9 +1450,14 @@ extern const ProtobufCMessageDescriptor adloader__v1__return_response__descripto
 extern const ProtobufCMessageDescriptor adloader__v1__stats_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__loader_status__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__watch_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__event__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__set_loader_enabled_request__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__set_loader_enabled_response__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__reload_request__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__reload_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__reward__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__full_screen_creative__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__app_open_request__descriptor;
