@@ -227,6 +227,7 @@ public final class Daemon {
             throw error
         }
         state = .running
+        service.instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }

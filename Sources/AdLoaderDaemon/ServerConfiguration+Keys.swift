@@ -21,6 +21,10 @@ extension ServerConfiguration {
             .value(
                 "unixSocketMode", \.listeners.unixSocketMode, .mode, flag: "--unix-socket-mode",
                 "permissions of the Unix-socket file, octal"),
+            .value(
+                "instanceName", \.listeners.instanceName, .optional(.string, none: "host:port", emptyIsNone: true),
+                flag: "--instance-name",
+                "this daemon's name among replicas: in Stats (instance) and every gRPC response's x-adloader-instance header; default the bound host:port"),
         ])
 
     /// `admin`: the admin HTTP listener.

@@ -26,6 +26,9 @@ public struct ServerConfiguration: Hashable, Sendable {
         public var unixSocket: String? = nil
         /// Permission bits of the Unix socket file.
         public var unixSocketMode: UInt32 = 0o660
+        /// The daemon's name among the replicas of a fleet (Stats `instance`, gRPC header
+        /// `x-adloader-instance`); nil: the TCP listener's bound `host:port`.
+        public var instanceName: String? = nil
 
         public init() {}
     }
@@ -103,6 +106,13 @@ public struct ServerConfiguration: Hashable, Sendable {
         }
         if let path = listeners.unixSocket, path.isEmpty || path.utf8.count > 107 {
             throw ConfigError(field: "listeners.unixSocket", message: "must be a path of 1...107 bytes")
+        }
+        if let name = listeners.instanceName,
+            name.utf8.count > 255 || !name.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        {
+            throw ConfigError(
+                field: "listeners.instanceName",
+                message: "must be 1...255 visible ASCII characters (it travels as an HTTP/2 header value), got \"\(name)\"")
         }
         if listeners.unixSocketMode > 0o777 {
             throw ConfigError(field: "listeners.unixSocketMode", message: "must be an octal mode 0...0777")

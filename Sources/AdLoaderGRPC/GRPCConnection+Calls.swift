@@ -56,8 +56,10 @@ extension GRPCConnection {
             if endStream, let stream = streams[header.stream_id] { requestEnded(stream) }
         case Self.resetFrame:
             flood = floodGuard.count(.reset, at: now)
-        case Self.settingsFrame, Self.pingFrame:
+        case Self.settingsFrame:
             if header.flags & Self.ackFlag == 0 { flood = floodGuard.count(.control, at: now) }
+        case Self.pingFrame:
+            if header.flags & Self.ackFlag == 0 { flood = floodGuard.count(.control, at: now) } else { pingAcknowledged() }
         case Self.priorityFrame:
             flood = floodGuard.count(.control, at: now)
         default:
@@ -293,7 +295,8 @@ extension GRPCConnection {
         if !stream.responseStarted {
             stream.responseStarted = true
             var provider = Self.dataProvider()
-            let headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
+            var headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
+            if !service.instanceName.isEmpty { headers.append((GRPCWire.instanceHeader, service.instanceName)) }
             let rv = Self.withHeaderList(headers) { list, count in
                 nghttp2_submit_response(session, stream.id, list, count, &provider)
             }
@@ -320,6 +323,7 @@ extension GRPCConnection {
         stream.finished = true
         var headers = [(":status", String(httpStatus)), ("content-type", "application/grpc")]
         if status.code == .unimplemented, stream.encoding != nil { headers.append(("grpc-accept-encoding", "identity")) }
+        if !service.instanceName.isEmpty { headers.append((GRPCWire.instanceHeader, service.instanceName)) }
         headers += Self.statusHeaders(status)
         _ = Self.withHeaderList(headers) { list, count in
             nghttp2_submit_response(session, stream.id, list, count, nil)

@@ -46,6 +46,11 @@ final class GRPCConnection: CallResponder {
     var isDirty = false
     var floodGuard: FloodGuard
     private var draining = false
+    /// While draining: the PING sent after the first GOAWAY is not acknowledged yet. Streams the
+    /// client opened before it read that GOAWAY arrive before the acknowledgement; the final
+    /// GOAWAY waits for it so that they are read and answered rather than cut (a proxy such as
+    /// nginx cannot resend a call it already wrote).
+    private var awaitingDrainPing = false
     private var lastActivity: Int64
     private var idleTask: (any ScheduledTask)?
     private var lingerTask: (any ScheduledTask)?
@@ -236,8 +241,10 @@ final class GRPCConnection: CallResponder {
     // MARK: Drain and close
 
     /// Server shutdown: the service already ended the open calls. Health watchers hear
-    /// NOT_SERVING and end UNAVAILABLE; a GOAWAY tells the client to open no more streams;
-    /// once the streams in flight are done the final GOAWAY goes out and the connection closes.
+    /// NOT_SERVING and end UNAVAILABLE; a GOAWAY tells the client to open no more streams, and a
+    /// PING after it marks when the client has read it; once that PING is acknowledged and the
+    /// streams in flight are done, the final GOAWAY goes out and the connection closes (a client
+    /// that never acknowledges is closed when the grace period ends).
     func drain(status: Status) {
         guard phase == .open, let session else { return }
         draining = true
@@ -246,13 +253,28 @@ final class GRPCConnection: CallResponder {
             finish(stream, status: status)
         }
         _ = nghttp2_submit_shutdown_notice(session)
+        // The GOAWAY goes out before the PING is queued (nghttp2 would send the PING first):
+        // an acknowledgement of the PING then proves the client read the GOAWAY.
+        flush()
+        guard phase == .open, let open = self.session else { return }
+        awaitingDrainPing = nghttp2_submit_ping(open, UInt8(NGHTTP2_FLAG_NONE.rawValue), Self.drainPingData) == 0
         goAwayIfDrained()
         flush()
     }
 
-    /// While draining, the last stream done: the final GOAWAY.
+    /// A PING acknowledgement arrived: the client has read everything sent before it.
+    func pingAcknowledged() {
+        guard awaitingDrainPing else { return }
+        awaitingDrainPing = false
+        goAwayIfDrained()
+    }
+
+    /// The opaque data of the drain's PING.
+    private static let drainPingData: [UInt8] = Array("drain\0\0\0".utf8)
+
+    /// While draining, the last stream done and the drain's PING acknowledged: the final GOAWAY.
     func goAwayIfDrained() {
-        guard draining, phase == .open, streams.isEmpty, let session else { return }
+        guard draining, !awaitingDrainPing, phase == .open, streams.isEmpty, let session else { return }
         _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
         beginClosing()
     }

@@ -3,6 +3,10 @@ import AdLoaderWire
 /// gRPC-over-HTTP/2 details that are pure text and bytes: `grpc-timeout`, `grpc-message`
 /// percent-encoding, the length-prefixed message header.
 public enum GRPCWire {
+    /// The response header (initial metadata, or the trailers of a trailers-only response) that
+    /// names the daemon instance that answered (``AdLoaderService/instanceName``).
+    public static let instanceHeader = "x-adloader-instance"
+
     /// Parses a `grpc-timeout` value: 1 to 8 ASCII digits and a unit (H, M, S, m, u, n).
     /// - Returns: the duration, or nil when the value is malformed.
     public static func parseTimeout(_ value: String) -> Duration? {

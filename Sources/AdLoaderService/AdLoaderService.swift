@@ -41,6 +41,10 @@ public final class AdLoaderService {
     public let capStoreOutageMode: CapStoreOutageMode
     /// Leases lent by AppOpen, whose shown Return moves counts.
     var appOpenLeases = AppOpenLeases()
+    /// This daemon's name among the replicas of a fleet, answered in Stats (`instance`) and by
+    /// the gRPC transport in every response's `x-adloader-instance` header. The daemon sets it
+    /// once its listener is bound (default `host:port`); empty until then.
+    @exclusivity(unchecked) public var instanceName = ""
     /// Re-reads the configuration and applies it (the daemon's; see ``reload(callID:responder:)``);
     /// nil: Reload answers UNIMPLEMENTED. Set it before the first call.
     @exclusivity(unchecked) public var reloader: (() throws(ConfigError) -> ReconfigureResult)?
@@ -270,7 +274,7 @@ public final class AdLoaderService {
         let pools = loader.stats(loader: nonEmpty(message.loader), adUnitID: nonEmpty(message.adUnitID))
         let answer = StatsResponseMessage(
             pools: pools, sources: loader.sourceStats(loader: nonEmpty(message.loader)),
-            loaders: loader.loaderStates(loader: nonEmpty(message.loader)))
+            loaders: loader.loaderStates(loader: nonEmpty(message.loader)), instance: instanceName)
         // An answer above the message size would make clients with the same limit drop the
         // connection (PROTOCOL.md 8): size it before encoding, refuse it, let the client filter.
         let size = ResponseFrame.envelopeSize(callID: callID, messageSize: answer.encodedSize ?? answer.encoded().count)

@@ -37,17 +37,23 @@ public struct StatsRequestMessage: WireMessage {
 }
 
 /// `StatsResponse`: one entry per matching pool, and the counters of the matching loaders'
-/// sources that keep any.
+/// sources that keep any, and the name of the daemon instance that answered.
 public struct StatsResponseMessage: WireMessage {
     public var pools: [PoolStats]
     public var sources: [DemandSourceStats]
     /// Every configured loader matching the loader filter.
     public var loaders: [LoaderState]
+    /// The answering daemon's instance name (`listeners.instanceName`, default its
+    /// `host:port`); empty from a server that predates the field.
+    public var instance: String
 
-    public init(pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = []) {
+    public init(
+        pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = ""
+    ) {
         self.pools = pools
         self.sources = sources
         self.loaders = loaders
+        self.instance = instance
     }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
@@ -74,7 +80,8 @@ public struct StatsResponseMessage: WireMessage {
                     if let entry = list[i] { loaders.append(LoaderState(entry)) }
                 }
             }
-            return StatsResponseMessage(pools: pools, sources: sources, loaders: loaders)
+            return StatsResponseMessage(
+                pools: pools, sources: sources, loaders: loaders, instance: swiftString(m.pointee.instance))
         }
     }
 
@@ -118,6 +125,7 @@ public struct StatsResponseMessage: WireMessage {
                 m.n_loaders = loaders.count
                 m.loaders = list
             }
+            m.instance = arena.cString(instance)
             return m
     }
 }

@@ -2430,7 +2430,7 @@ const ProtobufCMessageDescriptor adloader__v1__loader_status__descriptor =
   (ProtobufCMessageInit) adloader__v1__loader_status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[4] =
 {
   {
     "pools",
@@ -2468,8 +2468,21 @@ static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "instance",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__StatsResponse, instance),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__stats_response__field_indices_by_name[] = {
+  3,   /* field[3] = instance */
   2,   /* field[2] = loaders */
   0,   /* field[0] = pools */
   1,   /* field[1] = sources */
@@ -2477,7 +2490,7 @@ static const unsigned adloader__v1__stats_response__field_indices_by_name[] = {
 static const ProtobufCIntRange adloader__v1__stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
 {
@@ -2487,7 +2500,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
   "Adloader__V1__StatsResponse",
   "adloader.v1",
   sizeof(Adloader__V1__StatsResponse),
-  3,
+  4,
   adloader__v1__stats_response__field_descriptors,
   adloader__v1__stats_response__field_indices_by_name,
   1,  adloader__v1__stats_response__number_ranges,

@@ -22,11 +22,27 @@ struct Invocation: Sendable {
     }
 
     var endpoint: Endpoint = .default
+    /// `--endpoints`: several daemons, one chosen by ``affinity`` (else the command's ad unit)
+    /// on nginx's consistent-hash ring; nil: ``endpoint``.
+    var endpoints: EndpointSet? = nil
+    /// `--affinity KEY`: the key that picks the daemon among ``endpoints``.
+    var affinity: String? = nil
     var json = false
     var timeoutMilliseconds: UInt32? = nil
     /// Bearer token sent with every call (`--token` or `$ADLOADER_TOKEN`).
     var token: String? = nil
     var command: Command = .help
+
+    /// The key that picks a daemon among ``endpoints``: `--affinity`, else the command's ad
+    /// unit (empty for commands without one: the first endpoint that answers).
+    var affinityKey: String {
+        if let affinity { return affinity }
+        switch command {
+        case .prefetch(let adUnitID, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
+        case .stats(_, let adUnitID), .watch(_, let adUnitID, _, _), .top(_, let adUnitID, _, _): return adUnitID
+        case .returnLease, .setEnabled, .reload, .conformance, .examples, .help: return ""
+        }
+    }
 }
 
 /// A command line that cannot be run; printed with a hint to `--help`, exit status 2.
@@ -46,6 +62,14 @@ enum CommandLineParser {
           --endpoint HOST:PORT   TCP endpoint of the daemon (default 127.0.0.1:7411,
                                  or $ADLOADER_ENDPOINT); [IPV6]:PORT also works
           --unix PATH            connect to the daemon's Unix socket instead
+          --endpoints A,B,C      several daemons (HOST:PORT each, written and ordered as
+                                 nginx's `server` lines): the call goes to the one that
+                                 owns the affinity key on nginx's consistent-hash ring
+                                 (`hash $http_x_adloader_affinity consistent`), else the
+                                 next one along the ring that can be reached
+          --affinity KEY         the affinity key (feed or user id) for --endpoints;
+                                 default the command's ad unit. A return must reach the
+                                 daemon that lent the lease: give the borrow's key
           --timeout MS           deadline of the call in milliseconds (default: none)
           --token TOKEN          bearer token for a daemon with auth.tokens (default:
                                  $ADLOADER_TOKEN; prefer the variable, a flag shows in ps)
@@ -114,6 +138,8 @@ enum CommandLineParser {
           adloader reload
           adloader stats --json
           adloader app-open splash --loader appopen --device d-1 --session s-1 --utc-offset +05:30
+          adloader --endpoints 127.0.0.1:7421,127.0.0.1:7422,127.0.0.1:7423 --affinity feed-42 \\
+              borrow feed-native --slot feed-42/position-7
         """
 
     /// Parses `arguments` (without the program name).
@@ -130,7 +156,7 @@ enum CommandLineParser {
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
-            "--background", "--utc-offset", "--invalidate",
+            "--background", "--utc-offset", "--invalidate", "--endpoints", "--affinity",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--once", "--first-launch", "--from-unlock", "--all"]
         var scanner = ArgumentScanner(arguments)
@@ -164,6 +190,14 @@ enum CommandLineParser {
             guard options["--endpoint"] == nil else { throw UsageError("give --endpoint or --unix, not both") }
             invocation.endpoint = .unix(path: path)
         }
+        if let text = try single("--endpoints") {
+            guard options["--endpoint"] == nil, options["--unix"] == nil else {
+                throw UsageError("give --endpoints or --endpoint/--unix, not both")
+            }
+            do { invocation.endpoints = try EndpointSet(parsing: text) } catch { throw UsageError("--endpoints: \(error.message)") }
+        }
+        invocation.affinity = try single("--affinity")
+        if invocation.affinity != nil, invocation.endpoints == nil { throw UsageError("--affinity needs --endpoints") }
         if let token = environment["ADLOADER_TOKEN"], !token.isEmpty { invocation.token = token }
         if let token = try single("--token") { invocation.token = token }
         if let text = try single("--timeout") { invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self) }
@@ -179,7 +213,7 @@ enum CommandLineParser {
 
         /// Options that only some commands take.
         func allow(_ allowed: Set<String>) throws(UsageError) {
-            let global: Set<String> = ["--endpoint", "--unix", "--timeout", "--token"]
+            let global: Set<String> = ["--endpoint", "--unix", "--timeout", "--token", "--endpoints", "--affinity"]
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
@@ -274,12 +308,15 @@ enum CommandLineParser {
                 throw UsageError("--transport: expected framed or grpc, got \"\(transportName)\"")
             }
             try expectArguments(0, "")
-            guard case .tcp = invocation.endpoint else { throw UsageError("conformance needs a TCP --endpoint") }
+            guard case .tcp = invocation.endpoint, invocation.endpoints == nil else {
+                throw UsageError("conformance needs a TCP --endpoint")
+            }
             invocation.command = .conformance(
                 loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [],
                 transport: transport)
         case "examples":
             try allow(["--all"])
+            guard invocation.endpoints == nil else { throw UsageError("examples runs against one daemon: give --endpoint") }
             invocation.command = .examples(try ExamplesCommand.parse(rest, all: flags.contains("--all")))
         default:
             throw UsageError("unknown command \"\(name)\"")

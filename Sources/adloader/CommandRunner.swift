@@ -44,9 +44,15 @@ enum CommandRunner {
         }
         let client: AdLoaderClient
         do {
-            client = try AdLoaderClient.connect(to: invocation.endpoint, token: invocation.token)
+            if let endpoints = invocation.endpoints {
+                // The daemon nginx would route this key to (consistent hash over the list).
+                client = try AdLoaderClient.connect(to: endpoints, affinityKey: invocation.affinityKey, token: invocation.token)
+            } else {
+                client = try AdLoaderClient.connect(to: invocation.endpoint, token: invocation.token)
+            }
         } catch {
-            printError("adloader: cannot reach adloaderd at \(invocation.endpoint): \(describe(error))")
+            let target = invocation.endpoints.map { $0.endpoints.map(\.description).joined(separator: ",") }
+            printError("adloader: cannot reach adloaderd at \(target ?? invocation.endpoint.description): \(describe(error))")
             return exitConnection
         }
         defer { client.close() }
@@ -73,7 +79,7 @@ enum CommandRunner {
                 output.reloaded(try await client.reload(timeout: timeout))
             case .stats(let loader, let adUnitID):
                 let answer = try await client.statsResponse(loader: loader, adUnitID: adUnitID, timeout: timeout)
-                output.stats(answer.pools, sources: answer.sources, loaders: answer.loaders)
+                output.stats(answer.pools, sources: answer.sources, loaders: answer.loaders, instance: answer.instance)
             case .watch(let loader, let adUnitID, let kinds, let count):
                 var seen = 0
                 if count == 0 { return exitOK }
@@ -84,7 +90,7 @@ enum CommandRunner {
                 }
             case .top(let loader, let adUnitID, let interval, let once):
                 try await TopView.run(
-                    client: client, endpoint: "\(invocation.endpoint)", loader: loader, adUnitID: adUnitID,
+                    client: client, endpoint: "\(client.endpoint)", loader: loader, adUnitID: adUnitID,
                     interval: .milliseconds(Int64(interval)), once: once, timeout: timeout)
             case .appOpen(let request, let adUnitID, let loader):
                 output.appOpen(try await client.appOpen(request, adUnitID: adUnitID, loader: loader, timeout: timeout))

@@ -108,17 +108,19 @@ struct Output {
         }
     }
 
-    func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = []) {
+    /// - Parameter instance: the answering daemon's instance name (empty from an older server).
+    func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = "") {
         if json {
             emit([
                 "pools": pools.map(Self.object), "sources": sources.map(Self.object),
-                "loaders": loaders.map(Self.object),
+                "loaders": loaders.map(Self.object), "instance": instance,
             ])
             return
         }
         defer {
             loaderTable(loaders)
             sourceTable(sources)
+            if !instance.isEmpty { line("instance \(instance)") }
         }
         guard !pools.isEmpty else {
             line("no pools yet (a pool appears with the first prefetch or borrow of an ad unit)")

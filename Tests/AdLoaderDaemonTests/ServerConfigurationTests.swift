@@ -264,6 +264,7 @@ import Testing
             ("--host", "listeners.host", "ADLOADERD_HOST"), ("--port", "listeners.port", "ADLOADERD_PORT"),
             ("--unix-socket", "listeners.unixSocket", "ADLOADERD_UNIX_SOCKET"),
             ("--unix-socket-mode", "listeners.unixSocketMode", "ADLOADERD_UNIX_SOCKET_MODE"),
+            ("--instance-name", "listeners.instanceName", "ADLOADERD_INSTANCE_NAME"),
             ("--log-level", "log.level", "ADLOADERD_LOG_LEVEL"),
             ("--max-message-size", "limits.maxMessageSize", "ADLOADERD_MAX_MESSAGE_SIZE"),
             ("--max-connections", "limits.maxConnections", "ADLOADERD_MAX_CONNECTIONS"),
@@ -368,6 +369,20 @@ import Testing
         #expect(
             error(["--config", "x.json"], file: #"{ "loaders": { "s": { "appOpen": { "maximumShowsPerDay": -1 } } } }"#)?
                 .field == "loaders.s.appOpen.maximumShowsPerDay")
+    }
+
+    @Test func theInstanceNameDefaultsToTheBoundAddressAndIsAVisibleASCIIHeaderValue() throws {
+        #expect(try load([]).listeners.instanceName == nil)
+        #expect(try load(["--instance-name", ""]).listeners.instanceName == nil)
+        #expect(try load(["--instance-name", "replica-a"]).listeners.instanceName == "replica-a")
+        #expect(
+            try load(["--config", "x.json"], file: #"{ "listeners": { "instanceName": "eu-1/b" } }"#).listeners.instanceName
+                == "eu-1/b")
+        #expect(try load([], environment: ["ADLOADERD_INSTANCE_NAME": "c"]).listeners.instanceName == "c")
+        for bad in ["two words", "line\nbreak", "caf\u{E9}", String(repeating: "x", count: 256)] {
+            #expect(error(["--instance-name", bad])?.field == "listeners.instanceName", "\(bad)")
+        }
+        #expect(try load(["--instance-name", String(repeating: "x", count: 255)]).listeners.instanceName?.count == 255)
     }
 
     @Test func aUnixSocketOfNullOrEmptyIsNone() throws {

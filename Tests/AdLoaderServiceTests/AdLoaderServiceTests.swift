@@ -209,6 +209,32 @@ import Testing
         #expect(StatsResponseMessage(pools: []).encodedSize == 0)
     }
 
+    @Test func statsNamesTheInstanceOnceSetAndCountsItInTheSizeLimit() {
+        let service = service()
+        _ = service.handle(.stats(StatsRequestMessage()), callID: 1, timeout: nil, responder: responder)
+        guard case .stats(1, let before)? = responder.take().first else {
+            Issue.record("stats not answered")
+            return
+        }
+        #expect(before.instance.isEmpty)
+        service.instanceName = "127.0.0.1:7421"
+        _ = service.handle(.stats(StatsRequestMessage()), callID: 2, timeout: nil, responder: responder)
+        guard case .stats(2, let after)? = responder.take().first else {
+            Issue.record("stats not answered")
+            return
+        }
+        #expect(after.instance == "127.0.0.1:7421")
+        // A name that makes the answer too large is refused like any large answer.
+        let small = self.service { $0.maxMessageSize = 40 }
+        small.instanceName = String(repeating: "n", count: 60)
+        _ = small.handle(.stats(StatsRequestMessage()), callID: 3, timeout: nil, responder: responder)
+        guard case .status(3, let status)? = responder.take().first else {
+            Issue.record("a too large stats answer was sent")
+            return
+        }
+        #expect(status.code == .resourceExhausted)
+    }
+
     // MARK: Watch
 
     @Test func aWatchStreamsFilteredEventsAndEndsWhenItsClientReadsTooSlowly() throws {

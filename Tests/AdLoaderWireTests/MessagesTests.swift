@@ -49,6 +49,15 @@ import Testing
         #expect(try roundTrips(StatsResponseMessage(pools: [])))
     }
 
+    @Test func statsCarriesTheInstanceNameAsField4() throws {
+        let message = StatsResponseMessage(pools: [PoolStats(loader: "l", adUnitID: "u")], instance: "127.0.0.1:7421")
+        #expect(try roundTrips(message))
+        let bytes = StatsResponseMessage(pools: [], instance: "a").encoded()
+        #expect(bytes == [0x22, 0x01, UInt8(ascii: "a")])  // field 4, length-delimited
+        #expect(StatsResponseMessage(pools: []).encoded().isEmpty)  // empty: not sent
+        #expect(try StatsResponseMessage(decoding: bytes).instance == "a")
+    }
+
     @Test func extremeNumbersClampOrSurvive() throws {
         var ad = Fixtures.ad()
         ad.loadedAt = AdInstant(unixMilliseconds: .min)

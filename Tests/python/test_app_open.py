@@ -18,29 +18,6 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def redis_server():
-    """A redis-server on a free loopback port, no persistence; killed after the test."""
-    port = free_port()
-    proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--daemonize", "no", "--loglevel", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.02)
-    yield port
-    proc.kill()
-    proc.wait(timeout=10)
-
-
 def config(store, daily_cap=None):
     policy = {} if daily_cap is None else {"maximumShowsPerDay": daily_cap}
     return {

@@ -238,3 +238,72 @@ def test_shutdown_finishes_in_flight_streams_then_goaway(daemon):
         assert error.value.code() == grpc.StatusCode.UNAVAILABLE
         assert "shutting down" in error.value.details()
     assert d.wait() == 0
+
+
+
+def read_frames(sock, done, timeout=5.0):
+    """Raw HTTP/2 frames (type, flags, stream, payload) until done(frames) or EOF; h2 cannot be
+    used once a GOAWAY arrived (it refuses later frames)."""
+    frames, buffer = [], b""
+    deadline = time.monotonic() + timeout
+    while not done(frames) and time.monotonic() < deadline:
+        while len(buffer) >= 9 and len(buffer) >= 9 + int.from_bytes(buffer[:3], "big"):
+            length = int.from_bytes(buffer[:3], "big")
+            stream = int.from_bytes(buffer[5:9], "big") & 0x7FFFFFFF
+            frames.append((buffer[3], buffer[4], stream, buffer[9:9 + length]))
+            buffer = buffer[9 + length:]
+        if done(frames):
+            break
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            data = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            data = b""
+        if not data:
+            frames.append(("eof", 0, 0, b""))
+            break
+        buffer += data
+    return frames
+
+
+def test_drain_answers_a_stream_sent_before_its_goaway_was_read(daemon):
+    """What a proxy that reuses connections (nginx) does: it writes a call on a connection just as
+    the daemon starts draining. The daemon sends GOAWAY and a PING, reads on until the PING is
+    acknowledged, and answers that call (UNAVAILABLE, unprocessed) instead of cutting it."""
+    import hpack
+
+    s = grpc_stubs.load()
+    d = daemon(config=CONFIG, args=["--shutdown-grace-period", "5s"])
+    c = RawH2(d)
+    c.read_until(lambda events: any(isinstance(e, h2.events.SettingsAcknowledged) for e in events))
+    d.signal(signal.SIGTERM)
+    GOAWAY, PING, HEADERS, END_STREAM, ACK = 7, 6, 1, 0x1, 0x1
+    goaways = lambda frames: [f for f in frames if f[0] == GOAWAY]
+    first = read_frames(c.sock, lambda frames: any(f[0] == PING for f in frames))
+    assert [f[0] for f in first][-2:] == [GOAWAY, PING], first  # the notice, then the PING
+    assert goaways(first)[0][3][:4] == b"\x7f\xff\xff\xff"  # last stream id 2^31-1
+    # A call the client wrote before it read those (h2 has not seen them).
+    stream = c.conn.get_next_available_stream_id()
+    c.conn.send_headers(stream, c.grpc_headers())
+    c.conn.send_data(stream, grpc_message(s.pb.BorrowRequest(ad_unit_id="late").SerializeToString()),
+                     end_stream=True)
+    c.sock.sendall(c.conn.data_to_send())
+    # Answered, not cut; no final GOAWAY while the PING is unacknowledged.
+    answered = lambda frames: any(f[0] == HEADERS and f[2] == stream and f[1] & END_STREAM for f in frames)
+    later = read_frames(c.sock, answered)
+    assert answered(later) and not goaways(later) and later[-1][0] != "eof", later
+    decoder = hpack.Decoder()
+    blocks = [dict(decoder.decode(f[3])) for f in later if f[0] == HEADERS and f[2] == stream]
+    trailers = {k.decode() if isinstance(k, bytes) else k: v.decode() if isinstance(v, bytes) else v
+                for k, v in blocks[-1].items()}
+    assert trailers["grpc-status"] == "14" and "shutting down" in trailers["grpc-message"], trailers
+    # The acknowledgement: then the final GOAWAY, naming the answered stream, and the close.
+    ping = next(f for f in first if f[0] == PING)
+    c.sock.sendall(len(ping[3]).to_bytes(3, "big") + bytes([PING, ACK]) + b"\x00\x00\x00\x00" + ping[3])
+    last = read_frames(c.sock, lambda frames: frames and frames[-1][0] == "eof")
+    final = goaways(last)
+    assert final and int.from_bytes(final[-1][3][:4], "big") == stream and final[-1][3][4:8] == b"\x00" * 4, last
+    c.close()
+    assert d.wait() == 0

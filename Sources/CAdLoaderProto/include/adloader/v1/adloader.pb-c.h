@@ -602,10 +602,14 @@ struct  Adloader__V1__StatsResponse
    */
   size_t n_loaders;
   Adloader__V1__LoaderStatus **loaders;
+  /*
+   * the answering daemon's instance name (default its host:port); PROTOCOL.md 7.4
+   */
+  char *instance;
 };
 #define ADLOADER__V1__STATS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__stats_response__descriptor) \
-    , 0,NULL, 0,NULL, 0,NULL }
+    , 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string }
 
 
 struct  Adloader__V1__WatchRequest

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Calls/s through nginx's gRPC proxy to three adloaderd replicas vs one replica direct, in one
+# run (issue 13). h2load (nghttp2-client) sends real gRPC Borrow calls (a slot that holds its
+# lease: every call answers REUSED with the ~400-byte ad):
+#   direct  one h2load, C connections x M streams, straight to replica A; then C*M
+#           connections x 1 stream, one call at a time per connection as nginx sends them;
+#   nginx   three h2load at once, C/3 connections each, to nginx (Examples/cluster's
+#           configuration), each with an x-adloader-affinity key that nginx's ring maps to a
+#           different replica, so all three serve.
+# Prints calls/s and CPU per call of each process (utime+stime from /proc/PID/stat over the
+# measured window, divided by the calls answered in it). On a 2-CPU machine the three
+# replicas, nginx and h2load share the same two CPUs: this shows the proxy's overhead, not
+# scaling.
+#
+#   Benchmarks/cluster-load.sh [--conns C] [--streams M] [--duration S] [--runs N]
+#                              [--adloaderd BIN] [--adloader BIN] [--out DIR]
+#
+# Defaults: 30 x 10, 5 s, 1 run, .build/release/{adloaderd,adloader}. Only 127.0.0.1 is used;
+# everything started stops on exit. Writes DIR/cluster-load.csv (default bench-results/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+CONNS=30
+STREAMS=10
+DURATION=5
+RUNS=1
+BIN=$ROOT/.build/release/adloaderd
+CLI=$ROOT/.build/release/adloader
+OUT=$ROOT/bench-results
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --conns) CONNS=$2; shift ;;
+        --streams) STREAMS=$2; shift ;;
+        --duration) DURATION=$2; shift ;;
+        --runs) RUNS=$2; shift ;;
+        --adloaderd) BIN=$2; shift ;;
+        --adloader) CLI=$2; shift ;;
+        --out) OUT=$2; shift ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+command -v h2load >/dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
+command -v nginx >/dev/null || { echo "nginx missing (apt-get install nginx)" >&2; exit 1; }
+[ -x "$BIN" ] && [ -x "$CLI" ] || { echo "no $BIN or $CLI (make release)" >&2; exit 1; }
+mkdir -p "$OUT"
+WORK=$(mktemp -d)
+chmod 755 "$WORK"  # nginx's workers (nobody, when started as root) read and write in it
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+    # Keep the h2load and nginx logs of the last run for a look at failures.
+    mkdir -p "$OUT/cluster-load-logs" && cp "$WORK"/*.log "$OUT/cluster-load-logs/" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+TCK=$(getconf CLK_TCK)
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+cpu_per_call() { awk -v t="$1" -v hz="$TCK" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", t / hz * 1e6 / n; else print "nan" }'; }
+
+# BorrowRequest { ad_unit_id: "bench", slot_key: "cell-1" } with the 5-byte gRPC prefix.
+printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
+GRPC=(-H 'content-type: application/grpc' -H 'te: trailers' -d "$WORK/borrow.grpc")
+PATH_BORROW=/adloader.v1.NativeAdLoader/Borrow
+
+ports=()
+replicas=()
+for i in 0 1 2; do
+    port=$(free_port)
+    "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning > "$WORK/r$i.out" 2> "$WORK/r$i.err" &
+    pid=$!; PIDS+=("$pid"); replicas+=("$pid"); ports+=("$port")
+done
+for port in "${ports[@]}"; do wait_port "$port"; done
+nginx_port=$(free_port)
+sed -e "s|@RUN_DIR@|$WORK|g" -e "s|@PORT@|$nginx_port|g" -e "s|@PORT_A@|${ports[0]}|g" \
+    -e "s|@PORT_B@|${ports[1]}|g" -e "s|@PORT_C@|${ports[2]}|g" \
+    Examples/cluster/nginx.conf.template > "$WORK/nginx.conf"
+# No access log under load: it is a disk write per call.
+sed -i 's|^    access_log .*|    access_log off;|' "$WORK/nginx.conf"
+nginx -p "$WORK" -e "$WORK/error.log" -c "$WORK/nginx.conf" -g 'daemon off;' > /dev/null 2>&1 &
+nginx_pid=$!; PIDS+=("$nginx_pid")
+wait_port "$nginx_port"
+worker=$(pgrep -P "$nginx_pid" | head -1)
+
+# One affinity key per replica, found with the CLI's ring (the same as nginx's).
+endpoints="127.0.0.1:${ports[0]},127.0.0.1:${ports[1]},127.0.0.1:${ports[2]}"
+keys=()
+for i in 0 1 2; do
+    for n in $(seq 0 200); do
+        owner=$("$CLI" --endpoints "$endpoints" --affinity "feed-$n" --json stats | sed -n 's/.*"instance" : "\(.*\)".*/\1/p')
+        if [ "$owner" = "127.0.0.1:${ports[$i]}" ]; then keys+=("feed-$n"); break; fi
+    done
+done
+[ "${#keys[@]}" = 3 ] || { echo "no key found for every replica" >&2; exit 1; }
+# Warm each replica's pool through nginx (the first Borrow finds it empty).
+for key in "${keys[@]}"; do
+    h2load -n 1 "${GRPC[@]}" -H "x-adloader-affinity: $key" "http://127.0.0.1:$nginx_port$PATH_BORROW" > /dev/null
+done
+sleep 0.3  # the pools' first batch arrives after the synthetic source's 5 ms
+
+# rate_and_calls LOGFILE: "calls/s calls" from one h2load log.
+rate_and_calls() {
+    printf '%s %s\n' "$(sed -n 's/^finished in [0-9.]*s, \([0-9.]*\) req\/s.*/\1/p' "$1")" \
+        "$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$1")"
+}
+
+echo "setup,conns,streams,seconds,calls_per_s,calls,failed,replica_cpu_us_per_call,nginx_cpu_us_per_call" > "$OUT/cluster-load.csv"
+for run in $(seq "$RUNS"); do
+    # Direct: replica A alone, C x M; then C*M connections with one call at a time each, the way
+    # nginx's gRPC proxy uses its upstream connections (same calls in flight).
+    url="http://127.0.0.1:${ports[0]}$PATH_BORROW"
+    for shape in "$CONNS $STREAMS" "$((CONNS * STREAMS)) 1"; do
+        read -r c m <<< "$shape"
+        h2load -c "$c" -m "$m" -D 1 "${GRPC[@]}" "$url" > /dev/null 2>&1 || true
+        before=$(ticks "${replicas[0]}")
+        h2load -c "$c" -m "$m" -D "$DURATION" "${GRPC[@]}" "$url" > "$WORK/direct.log" 2>&1 || true
+        after=$(ticks "${replicas[0]}")
+        read -r rate calls < <(rate_and_calls "$WORK/direct.log")
+        failed=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$WORK/direct.log")
+        cpu=$(cpu_per_call $((after - before)) "${calls:-0}")
+        printf '%-34s %4sx%-3s %10s calls/s  replica %6s us/call  (%s calls, %s failed)\n' \
+            "direct, one replica" "$c" "$m" "${rate:-?}" "$cpu" "${calls:-?}" "${failed:-?}"
+        echo "direct,$c,$m,$DURATION,$rate,$calls,$failed,$cpu," >> "$OUT/cluster-load.csv"
+    done
+
+    # Through nginx: three h2load at once, one key (one replica) each.
+    per=$((CONNS / 3))
+    url="http://127.0.0.1:$nginx_port$PATH_BORROW"
+    wait_h2load() { for p in "$@"; do wait "$p" || true; done; }
+    warmups=()
+    for key in "${keys[@]}"; do
+        h2load -c "$per" -m "$STREAMS" -D 1 "${GRPC[@]}" -H "x-adloader-affinity: $key" "$url" > /dev/null 2>&1 &
+        warmups+=("$!")
+    done
+    wait_h2load "${warmups[@]}"
+    r_before=0; for pid in "${replicas[@]}"; do r_before=$((r_before + $(ticks "$pid"))); done
+    n_before=$(ticks "$worker")
+    loads=()
+    for i in 0 1 2; do
+        h2load -c "$per" -m "$STREAMS" -D "$DURATION" "${GRPC[@]}" -H "x-adloader-affinity: ${keys[$i]}" "$url" \
+            > "$WORK/nginx-$i.log" 2>&1 &
+        loads+=("$!")
+    done
+    wait_h2load "${loads[@]}"
+    r_after=0; for pid in "${replicas[@]}"; do r_after=$((r_after + $(ticks "$pid"))); done
+    n_after=$(ticks "$worker")
+    total_rate=0; total_calls=0; total_failed=0
+    for i in 0 1 2; do
+        read -r rate calls < <(rate_and_calls "$WORK/nginx-$i.log")
+        failed=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$WORK/nginx-$i.log")
+        total_rate=$(awk -v a="$total_rate" -v b="${rate:-0}" 'BEGIN { printf "%.2f", a + b }')
+        total_calls=$((total_calls + ${calls:-0})); total_failed=$((total_failed + ${failed:-0}))
+    done
+    rcpu=$(cpu_per_call $((r_after - r_before)) "$total_calls")
+    ncpu=$(cpu_per_call $((n_after - n_before)) "$total_calls")
+    printf '%-34s %4sx%-3s %10s calls/s  replicas %5s us/call, nginx %6s us/call  (%s calls, %s failed)\n' \
+        "nginx -> three replicas" "$CONNS" "$STREAMS" "$total_rate" "$rcpu" "$ncpu" "$total_calls" "$total_failed"
+    echo "nginx,$CONNS,$STREAMS,$DURATION,$total_rate,$total_calls,$total_failed,$rcpu,$ncpu" >> "$OUT/cluster-load.csv"
+done
+echo "results: $OUT/cluster-load.csv"

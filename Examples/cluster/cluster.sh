@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Three adloaderd replicas behind nginx's gRPC proxy, sharing one Redis, on loopback ports.
+#
+#   Examples/cluster/cluster.sh start   # Redis, three daemons, nginx; prints where to connect
+#   Examples/cluster/cluster.sh stop    # stops all of them (SIGTERM: the daemons drain)
+#   Examples/cluster/cluster.sh status  # which of them run
+#
+# Clients connect to nginx on 127.0.0.1:$CLUSTER_PORT (default 7420) and send the affinity key
+# as `x-adloader-affinity` metadata; the framed protocol reaches the same replica with
+# `adloader --endpoints 127.0.0.1:7421,127.0.0.1:7422,127.0.0.1:7423 --affinity KEY ...`.
+# Settings (environment): CLUSTER_DIR (pids, logs, configuration; default /tmp/adloader-cluster),
+# CLUSTER_PORT (nginx; the replicas take the next three ports, their admin listeners the three
+# after), CLUSTER_REDIS_PORT (default 7430), ADLOADERD (default .build/release/adloaderd, from
+# `make release`), NGINX (default nginx), REDIS_SERVER (default redis-server).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+dir=${CLUSTER_DIR:-/tmp/adloader-cluster}
+port=${CLUSTER_PORT:-7420}
+redis_port=${CLUSTER_REDIS_PORT:-7430}
+adloaderd=${ADLOADERD:-$root/.build/release/adloaderd}
+nginx=${NGINX:-nginx}
+redis=${REDIS_SERVER:-redis-server}
+replicas=(a b c)
+
+replica_port() { echo $((port + 1 + $1)); }
+admin_port() { echo $((port + 4 + $1)); }
+
+# Waits (bounded, 10 s) until something accepts on 127.0.0.1:$1.
+wait_port() {
+    for _ in $(seq 1 200); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+        sleep 0.05
+    done
+    echo "nothing listens on 127.0.0.1:$1 after 10 s (logs in $dir)" >&2
+    return 1
+}
+
+running() { [ -f "$dir/$1.pid" ] && kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null; }
+
+# Sends SIGTERM to the process in $dir/$1.pid, waits (bounded, 15 s), then SIGKILL.
+stop_one() {
+    local name=$1 pid
+    [ -f "$dir/$name.pid" ] || return 0
+    pid=$(cat "$dir/$name.pid")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid"
+        for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
+        echo "stopped $name (pid $pid)"
+    fi
+    rm -f "$dir/$name.pid"
+}
+
+start() {
+    [ -x "$adloaderd" ] || { echo "no $adloaderd: run \`make release\` first (or set ADLOADERD)" >&2; exit 1; }
+    command -v "$nginx" >/dev/null || { echo "no nginx: apt-get install nginx (make deps)" >&2; exit 1; }
+    if running nginx; then echo "already running (Examples/cluster/cluster.sh stop first)" >&2; exit 1; fi
+    mkdir -p "$dir"
+    trap 'echo "start failed; stopping what started" >&2; stop' ERR
+
+    "$redis" --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+        --loglevel warning >"$dir/redis.log" 2>&1 &
+    echo $! >"$dir/redis.pid"
+    wait_port "$redis_port"
+    echo "redis    127.0.0.1:$redis_port (pid $(cat "$dir/redis.pid"))"
+
+    for i in 0 1 2; do
+        local name=${replicas[$i]} p
+        p=$(replica_port "$i")
+        # The instance name defaults to host:port, the name nginx's ring hashes.
+        "$adloaderd" --config "$here/adloaderd.json" --port "$p" --redis-port "$redis_port" \
+            --admin-port "$(admin_port "$i")" >"$dir/$name.out" 2>"$dir/$name.log" &
+        echo $! >"$dir/$name.pid"
+    done
+    for i in 0 1 2; do
+        wait_port "$(replica_port "$i")"
+        echo "replica  127.0.0.1:$(replica_port "$i") (pid $(cat "$dir/${replicas[$i]}.pid"), dashboard http://127.0.0.1:$(admin_port "$i")/)"
+    done
+
+    sed -e "s|@RUN_DIR@|$dir|g" -e "s|@PORT@|$port|g" -e "s|@PORT_A@|$(replica_port 0)|g" \
+        -e "s|@PORT_B@|$(replica_port 1)|g" -e "s|@PORT_C@|$(replica_port 2)|g" \
+        "$here/nginx.conf.template" >"$dir/nginx.conf"
+    # Own prefix, pid file, logs and temporary directories: no root needed, nothing in /etc.
+    "$nginx" -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -g 'daemon off;' >"$dir/nginx.out" 2>&1 &
+    echo $! >"$dir/nginx.pid"
+    wait_port "$port"
+    trap - ERR
+    echo "nginx    127.0.0.1:$port (pid $(cat "$dir/nginx.pid")): gRPC, routed by x-adloader-affinity"
+    echo "try:     adloader --endpoints 127.0.0.1:$(replica_port 0),127.0.0.1:$(replica_port 1),127.0.0.1:$(replica_port 2) --affinity feed-42 stats"
+    echo "stop:    $0 stop"
+}
+
+stop() {
+    stop_one nginx
+    for name in "${replicas[@]}"; do stop_one "$name"; done
+    stop_one redis
+}
+
+status() {
+    for name in redis "${replicas[@]}" nginx; do
+        if running "$name"; then echo "$name running (pid $(cat "$dir/$name.pid"))"; else echo "$name stopped"; fi
+    done
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+status) status ;;
+*) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,330 @@
+"""Three daemons behind nginx's gRPC proxy, one Redis (issue 13), on loopback free ports.
+
+nginx runs from Examples/cluster/nginx.conf.template (the shipped configuration) as the
+current user, with its own prefix, pid file, logs and temporary directories in a temporary
+directory, in the foreground (`daemon off`), and is stopped by the test. The daemons use
+Examples/cluster/adloaderd.json; each one's instance name is its default, the bound
+`127.0.0.1:PORT`, which is also how nginx's `server` lines and the CLI's --endpoints name it.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import grpc
+import pytest
+
+import grpc_stubs
+from conftest import CLI, ROOT, free_port
+
+EXAMPLE = os.path.join(ROOT, "Examples", "cluster")
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+AFFINITY = "x-adloader-affinity"
+INSTANCE = "x-adloader-instance"
+
+pytestmark = pytest.mark.skipif(not os.path.exists(NGINX), reason="nginx is not installed (make deps)")
+
+
+def wait_for_port(port, proc, bound=10.0):
+    deadline = time.monotonic() + bound
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"nothing listens on {port}")
+            time.sleep(0.02)
+
+
+class Nginx:
+    """nginx in front of `ports`, from the example's template, in its own temporary prefix."""
+
+    def __init__(self, ports):
+        self.tmp = tempfile.TemporaryDirectory(prefix="adloader-nginx-")
+        # Run as root, nginx's workers drop to "nobody": they must reach the directory.
+        os.chmod(self.tmp.name, 0o755)
+        self.port = free_port()
+        with open(os.path.join(EXAMPLE, "nginx.conf.template")) as f:
+            text = f.read()
+        for name, value in [("@RUN_DIR@", self.tmp.name), ("@PORT@", self.port), ("@PORT_A@", ports[0]),
+                            ("@PORT_B@", ports[1]), ("@PORT_C@", ports[2])]:
+            text = text.replace(name, str(value))
+        conf = os.path.join(self.tmp.name, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(text)
+        self.proc = subprocess.Popen(
+            [NGINX, "-p", self.tmp.name, "-e", os.path.join(self.tmp.name, "error.log"), "-c", conf,
+             "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            wait_for_port(self.port, self.proc)
+        except RuntimeError:
+            self.stop()
+            raise
+        self.endpoint = f"127.0.0.1:{self.port}"
+
+    def log(self, name):
+        with open(os.path.join(self.tmp.name, name), errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.proc.stderr.close()
+        self.tmp.cleanup()
+
+
+class Cluster:
+    def __init__(self, replicas, nginx, stubs):
+        self.replicas = replicas
+        self.nginx = nginx
+        self.s = stubs
+        self.channel = grpc.insecure_channel(nginx.endpoint)
+        self.stub = stubs.grpc.NativeAdLoaderStub(self.channel)
+        self.names = [d.endpoint for d in replicas]
+
+    def stats(self, key, stub=None, timeout=5):
+        """The instance that answers a Stats call for `key` through nginx (Stats and header agree)."""
+        answer, call = (stub or self.stub).Stats.with_call(
+            self.s.pb.StatsRequest(), metadata=[(AFFINITY, key)], timeout=timeout)
+        header = dict(call.initial_metadata()).get(INSTANCE)
+        assert header == answer.instance, (header, answer.instance)
+        return answer.instance
+
+    def borrow(self, key, slot, wait_ms=0, stub=None, timeout=5):
+        answer, call = (stub or self.stub).Borrow.with_call(
+            self.s.pb.BorrowRequest(ad_unit_id="feed-native", slot_key=slot, wait_ms=wait_ms),
+            metadata=[(AFFINITY, key)], timeout=timeout)
+        return answer, dict(call.initial_metadata()).get(INSTANCE)
+
+    def cli_instance(self, key, endpoints=None):
+        out = subprocess.run(
+            [CLI, "--endpoints", ",".join(endpoints or self.names), "--affinity", key, "--json", "stats"],
+            capture_output=True, text=True, timeout=30, check=True).stdout
+        return json.loads(out)["instance"]
+
+
+@pytest.fixture
+def cluster(daemon, redis_server):
+    args = ["--config", os.path.join(EXAMPLE, "adloaderd.json"), "--redis-port", str(redis_server),
+            "--redis-timeout", "10s", "--shutdown-grace-period", "5s"]
+    replicas = [daemon(args=args) for _ in range(3)]
+    nginx = Nginx([d.port for d in replicas])
+    c = Cluster(replicas, nginx, grpc_stubs.load())
+    yield c
+    c.channel.close()
+    nginx.stop()
+
+
+def wait_until(predicate, what, bound=20.0):
+    """Polls `predicate` until true; fails after `bound` seconds."""
+    deadline = time.monotonic() + bound
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def keys_by_instance(c, keys):
+    owners = {}
+    for key in keys:
+        owners.setdefault(c.stats(key), []).append(key)
+    return owners
+
+
+def test_one_key_one_replica_one_lease_and_300_keys_spread(cluster):
+    c = cluster
+    for i in range(6):
+        key = f"feed-{i}"
+        first, where = c.borrow(key, f"{key}/position-7", wait_ms=3000)
+        assert first.outcome == c.s.pb.BORROW_OUTCOME_LEASED, first
+        for _ in range(3):
+            again, landed = c.borrow(key, f"{key}/position-7")
+            assert landed == where
+            assert again.outcome == c.s.pb.BORROW_OUTCOME_REUSED and again.lease.lease_id == first.lease.lease_id
+    owners = keys_by_instance(c, [f"user-{i}" for i in range(300)])
+    counts = {name: len(owners.get(name, [])) for name in c.names}
+    assert set(owners) == set(c.names), counts
+    assert max(counts.values()) <= 150, counts
+
+
+def test_framed_client_with_endpoints_picks_the_replica_nginx_picks(cluster):
+    c = cluster
+    keys = [f"feed-{i}" for i in range(24)]
+    assert [c.cli_instance(k) for k in keys] == [c.stats(k) for k in keys]
+    # The ring is keyed by the names as written, in nginx's order: agreement is not luck.
+    assert len({c.stats(k) for k in keys}) == 3
+
+
+def test_sigkill_moves_only_the_dead_replicas_keys(cluster):
+    c = cluster
+    keys = [f"feed-{i}" for i in range(60)]
+    before = {k: c.stats(k) for k in keys}
+    victim = c.replicas[1]
+    moved = [k for k in keys if before[k] == victim.endpoint]
+    assert 5 <= len(moved) <= 35, len(moved)  # about a third
+    others = [k for k in keys if k not in moved]
+    failures, served = [], []
+    stop = threading.Event()
+
+    def keep_calling():  # the other keys, all the time, through nginx: never fail, never move
+        while not stop.is_set():
+            for k in others:
+                try:
+                    served.append(c.stats(k) == before[k])
+                except grpc.RpcError as error:
+                    failures.append((k, error.code(), error.details()))
+
+    load = threading.Thread(target=keep_calling)
+    load.start()
+    try:
+        victim.signal(signal.SIGKILL)
+        victim.wait()
+        killed_at = time.monotonic()
+        after = {}
+        for k in moved:  # each moved key is served by a survivor within a second of the kill
+            while k not in after:
+                try:
+                    after[k] = c.stats(k, timeout=1)
+                except grpc.RpcError:
+                    pass
+                assert time.monotonic() - killed_at < 1.0, f"{k} not served within 1 s of the kill"
+        count = len(served)
+        wait_until(lambda: len(served) >= count + 2 * len(others), "calls after the kill")
+    finally:
+        stop.set()
+        load.join(timeout=30)
+    assert not failures, failures[:5]
+    assert all(served), "a key of a surviving replica moved"
+    assert all(after[k] != victim.endpoint for k in moved)
+    # The framed client, told of all three, walks the ring past the dead one as nginx does.
+    assert {k: c.cli_instance(k) for k in moved[:8]} == {k: after[k] for k in moved[:8]}
+
+
+def test_sigterm_drain_stops_routing_and_fails_no_call(cluster):
+    c = cluster
+    s = c.s
+    victim = c.replicas[2]
+    keys = [f"feed-{i}" for i in range(30)]
+    before = {k: c.stats(k) for k in keys}
+    victim_keys = [k for k in keys if before[k] == victim.endpoint]
+    assert victim_keys
+    # Health straight from the victim: NOT_SERVING as the drain starts.
+    direct = grpc.insecure_channel(victim.endpoint)
+    health = direct.unary_stream(
+        "/grpc.health.v1.Health/Watch", request_serializer=s.health.HealthCheckRequest.SerializeToString,
+        response_deserializer=s.health.HealthCheckResponse.FromString)
+    updates = health(s.health.HealthCheckRequest(service="adloader.v1.NativeAdLoader"), timeout=20)
+    assert next(updates).status == s.health.HealthCheckResponse.SERVING
+    # Fleet clients retry UNAVAILABLE once (README): nginx cannot resend a gRPC call already
+    # written to a replica, and a call racing the listener's close comes back UNAVAILABLE.
+    config = json.dumps({"methodConfig": [{"name": [{"service": "adloader.v1.NativeAdLoader"}], "retryPolicy": {
+        "maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.1s", "backoffMultiplier": 2,
+        "retryableStatusCodes": ["UNAVAILABLE"]}}]})
+    channel = grpc.insecure_channel(c.nginx.endpoint, options=[("grpc.service_config", config)])
+    stub = s.grpc.NativeAdLoaderStub(channel)
+    failures, landed = [], []
+    exited = threading.Event()
+    stop = threading.Event()
+
+    def keep_borrowing(worker):
+        i = 0
+        while not stop.is_set():
+            k = keys[(worker * 7 + i) % len(keys)]
+            i += 1
+            started_after_exit = exited.is_set()
+            try:
+                answer, where = c.borrow(k, f"{k}/slot-{worker}", stub=stub, timeout=10)
+                landed.append((started_after_exit, k, where))
+            except grpc.RpcError as error:
+                failures.append((k, error.code(), error.details()))
+
+    workers = [threading.Thread(target=keep_borrowing, args=(w,)) for w in range(4)]
+    for w in workers:
+        w.start()
+    try:
+        wait_until(lambda: len(landed) >= 100, "calls before the signal")  # in flight everywhere
+        victim.signal(signal.SIGTERM)
+        assert next(updates).status == s.health.HealthCheckResponse.NOT_SERVING
+        assert victim.wait() == 0
+        exited.set()
+        count = len(landed)
+        wait_until(lambda: len(landed) >= count + 200, "calls after the drain")
+    finally:
+        stop.set()
+        for w in workers:
+            w.join(timeout=30)
+        channel.close()
+        direct.close()
+    assert not failures, (failures[:5], c.nginx.log("error.log")[-2000:])
+    access = c.nginx.log("access.log")
+    # Calls nginx wrote on a kept-alive connection as the drain began: answered UNAVAILABLE
+    # (unprocessed) by the draining replica, or 502 by nginx; the retry sent them elsewhere.
+    retried = access.count('" 502 ') + access.count("grpc_status=14")
+    print(f"drain: {len(landed)} calls, {retried} answered UNAVAILABLE (never processed) and retried by the client")
+    after = [(k, where) for done, k, where in landed if done]
+    assert after and all(where != victim.endpoint for _, where in after)
+    assert {k for k, _ in after} & set(victim_keys)  # its keys are served elsewhere now
+    # Nothing but the victim's keys moved.
+    assert all(c.stats(k) == before[k] for k in keys if k not in victim_keys)
+
+
+def test_app_open_daily_cap_holds_across_replicas(cluster):
+    c = cluster
+    s = c.s
+    # One affinity key per replica (the cap is per device, whatever the key).
+    owners = keys_by_instance(c, [f"user-{i}" for i in range(30)])
+    keys = [owners[name][0] for name in c.names]
+
+    def app_open(key, session):
+        request = s.pb.AppOpenRequest(device_id="device-1", session_id=session, event=s.pb.APP_OPEN_EVENT_LAUNCH,
+                                      ad_unit_id="splash", loader="appopen")
+        deadline = time.monotonic() + 10
+        while True:  # the first call of a pool fills it
+            answer, call = c.stub.AppOpen.with_call(request, metadata=[(AFFINITY, key)], timeout=5)
+            if answer.outcome != s.pb.APP_OPEN_OUTCOME_NO_AD_READY or time.monotonic() > deadline:
+                return answer, dict(call.initial_metadata()).get(INSTANCE)
+            time.sleep(0.02)
+
+    for shown, key in enumerate(keys[:2]):  # the example's cap: 2 a day
+        answer, where = app_open(key, f"session-{shown}")
+        assert where == c.names[shown]
+        assert answer.outcome == s.pb.APP_OPEN_OUTCOME_SHOW and answer.daily_count == shown, answer
+        # The Return goes where the lease is: the same affinity key.
+        returned = c.stub.Return(s.pb.ReturnRequest(lease_id=answer.lease.lease_id, shown=True),
+                                 metadata=[(AFFINITY, key)], timeout=5)
+        assert returned.outcome == s.pb.RETURN_OUTCOME_CONSUMED
+    for key in keys:  # every replica, the third one included, sees the cap reached
+        answer, _ = app_open(key, "session-2")
+        assert answer.outcome == s.pb.APP_OPEN_OUTCOME_SKIP, answer
+        assert answer.reason == s.pb.APP_OPEN_REASON_DAILY_CAP_REACHED and answer.daily_count == 2, answer
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--affinity", "k", "stats"], "--affinity needs --endpoints"),
+    (["--endpoints", "127.0.0.1:1,127.0.0.1:1", "stats"], "listed twice"),
+    (["--endpoints", "127.0.0.1:1", "--endpoint", "127.0.0.1:2", "stats"], "not both"),
+    (["--endpoints", "unix:/tmp/x", "stats"], "only HOST:PORT"),
+    (["--endpoints", "", "stats"], "no endpoints"),
+    (["--endpoints", "127.0.0.1:1", "examples", "list"], "give --endpoint"),
+])
+def test_cli_endpoints_usage_errors(args, message):
+    done = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_cli_endpoints_none_reachable_exits_3():
+    dead = [free_port(), free_port()]
+    done = subprocess.run([CLI, "--endpoints", ",".join(f"127.0.0.1:{p}" for p in dead), "--affinity", "k", "stats"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 3 and "no endpoint reachable" in done.stderr, done.stderr
