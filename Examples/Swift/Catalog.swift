@@ -28,5 +28,6 @@ public enum Catalog {
         Example(
             .operator, .native, "Disable and invalidate at run time",
             file: "Python/operator_native_disable_and_invalidate_at_run_time.py"),
+        Example(.grpc, .native, "The cluster behind nginx", file: "Python/grpc_native_the_cluster_behind_nginx.py"),
     ]
 }

@@ -36,17 +36,21 @@ wait_port() {
     return 1
 }
 
-running() { [ -f "$dir/$1.pid" ] && kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null; }
+# Whether process $1 is alive: an exited one waiting to be reaped (a zombie, where no init
+# reaps orphans promptly, e.g. in a container) counts as gone.
+alive() { case "$(ps -o stat= -p "$1" 2>/dev/null)" in "" | Z*) return 1 ;; esac; }
+
+running() { [ -f "$dir/$1.pid" ] && alive "$(cat "$dir/$1.pid")"; }
 
 # Sends SIGTERM to the process in $dir/$1.pid, waits (bounded, 15 s), then SIGKILL.
 stop_one() {
     local name=$1 pid
     [ -f "$dir/$name.pid" ] || return 0
     pid=$(cat "$dir/$name.pid")
-    if kill -0 "$pid" 2>/dev/null; then
+    if alive "$pid"; then
         kill -TERM "$pid"
-        for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
+        for _ in $(seq 1 150); do alive "$pid" || break; sleep 0.1; done
+        if alive "$pid"; then kill -KILL "$pid"; fi
         echo "stopped $name (pid $pid)"
     fi
     rm -f "$dir/$name.pid"
