@@ -273,8 +273,8 @@ final class GRPCConnection: CallResponder {
     }
 
     /// Draining and the drain's PING not acknowledged yet (the client may not have read the
-    /// GOAWAY: it may still open streams).
-    var isAwaitingDrainPing: Bool { awaitingDrainPing && phase != .closed }
+    /// GOAWAY: it may still open streams) and still reading.
+    var isAwaitingDrainPing: Bool { awaitingDrainPing && phase == .open }
 
     /// The opaque data of the drain's PING.
     private static let drainPingData: [UInt8] = Array("drain\0\0\0".utf8)
