@@ -200,7 +200,13 @@ let package = Package(
             name: "AdLoaderAdminTests",
             dependencies: ["AdLoaderAdmin", "AdLoaderUV", "AdLoaderCore", "AdLoaderLogging", "AdLoaderTestSupport"],
             swiftSettings: strict),
-        .testTarget(name: "AdLoaderGRPCTests", dependencies: ["AdLoaderGRPC"], swiftSettings: strict),
+        .testTarget(
+            name: "AdLoaderGRPCTests",
+            dependencies: [
+                "AdLoaderGRPC", "AdLoaderCore", "AdLoaderLogging", "AdLoaderService", "AdLoaderTestSupport",
+                "AdLoaderWire", "AdSources",
+            ],
+            swiftSettings: strict),
         .testTarget(name: "AdLoaderHTTPTests", dependencies: ["AdLoaderHTTP", "AdLoaderUV"], swiftSettings: strict),
         .testTarget(
             name: "AdLoaderOpenRTBTests",

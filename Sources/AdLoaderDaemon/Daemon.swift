@@ -18,9 +18,10 @@ import Glibc
 ///
 /// Lifecycle: ``init(configuration:logger:)`` builds, ``start()`` binds the listeners and
 /// installs the signal handlers, ``run()`` serves until SIGTERM/SIGINT (or
-/// ``beginShutdown(reason:)``), then drains: stop accepting, the service ends parked borrows
-/// and watches with UNAVAILABLE, the transport announces the shutdown on every connection and
-/// closes each when its client does (all of them when the grace period ends); then every part
+/// ``beginShutdown(reason:)``), then drains: stop accepting, announce the shutdown on every
+/// gRPC connection and wait (briefly) until each client read it, then the service ends parked
+/// borrows and watches with UNAVAILABLE, the transports announce the shutdown on every
+/// connection and close each when its client does (all of them when the grace period ends); then every part
 /// stops in reverse order and the loop closes, within a bound (handles nobody closed are
 /// closed, logged, and make the exit status 1).
 ///
@@ -252,6 +253,7 @@ public final class Daemon {
             throw ListenerError(setting: "admin.port", address: address, error: error)
         }
         metrics.isServing = { [unowned self] in self.state == .running }
+        metrics.isDraining = { [unowned self] in self.state == .draining }
         metrics.adminConnectionCount = { [unowned self] in self.admin?.connectionCount ?? 0 }
         history.listening = addresses.map(\.description) + adminAddress.map { ["admin http://\($0)/"] }!
         history.sample(unixMilliseconds: clock.now.unixMilliseconds)
@@ -298,9 +300,18 @@ public final class Daemon {
         return status
     }
 
-    /// Starts the graceful shutdown: stop accepting, end parked borrows and watches with
-    /// UNAVAILABLE, announce it on every connection, answer later calls UNAVAILABLE, and close
-    /// each connection when its client does (forcibly after the grace period).
+    /// How long the shutdown waits, at most, for every gRPC client to acknowledge the PING
+    /// after its GOAWAY before the service drains (never longer than the grace period).
+    public static let shutdownAnnounceLimit: Duration = .seconds(1)
+
+    /// Starts the graceful shutdown, in two phases. Announce: stop accepting, health
+    /// NOT_SERVING and /readyz 503, GOAWAY and a PING on every gRPC connection; calls are still
+    /// served, so a call a client (a proxy reusing its connection) wrote before it read the
+    /// GOAWAY is answered, not refused. Drain, once every gRPC client acknowledged its PING or
+    /// closed (at most ``shutdownAnnounceLimit``): end parked borrows and watches with
+    /// UNAVAILABLE, announce it on every framed connection, answer later calls UNAVAILABLE, and
+    /// close each connection when its client does (forcibly when the grace period, counted
+    /// from the start of the shutdown, ends).
     public func beginShutdown(reason: String) {
         guard state == .running else { return }
         state = .draining
@@ -311,7 +322,6 @@ public final class Daemon {
              "parkedBorrows": .int(Int64(service.parkedBorrowCount))])
         closeListeners()
         sniffer.closeAll()
-        service.beginDrain()
         // Both transports drain; the last one done stops the parts.
         var transportsDraining = 2
         let oneDrained = { [unowned self] in
@@ -321,8 +331,18 @@ public final class Daemon {
         transport.onDrained = oneDrained
         grpcTransport.onDrained = oneDrained
         let status = Status(code: .unavailable, message: "server shutting down")
-        transport.beginDrain(status: status, gracePeriod: configuration.limits.shutdownGracePeriod)
-        grpcTransport.beginDrain(status: status, gracePeriod: configuration.limits.shutdownGracePeriod)
+        let gracePeriod = configuration.limits.shutdownGracePeriod
+        let started = clock.now
+        grpcTransport.onAnnounced = { [unowned self] in
+            self.logger.info(
+                "shutdown announced; draining",
+                ["parkedBorrows": .int(Int64(self.service.parkedBorrowCount))])
+            self.service.beginDrain()
+            let left = gracePeriod - (self.clock.now - started)
+            self.transport.beginDrain(status: status, gracePeriod: max(left, .zero))
+        }
+        grpcTransport.beginDrain(
+            status: status, gracePeriod: gracePeriod, announceLimit: min(Self.shutdownAnnounceLimit, gracePeriod))
     }
 
     /// Re-reads the configuration (``configurationSource``) and applies its loaders

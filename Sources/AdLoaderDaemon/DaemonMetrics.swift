@@ -40,6 +40,8 @@ final class DaemonMetrics {
     var adminConnectionCount: () -> Int = { 0 }
     /// Whether the daemon is listening and not draining (set by the daemon).
     var isServing: () -> Bool = { false }
+    /// Whether the daemon's shutdown began (set by the daemon; the service drains a moment later).
+    var isDraining: () -> Bool = { false }
     /// Configuration reloads applied and refused (SIGHUP and the Reload call; counted by the daemon).
     var reloadsApplied: UInt64 = 0
     var reloadsRefused: UInt64 = 0
@@ -93,7 +95,7 @@ final class DaemonMetrics {
     /// never asked count as reachable). The reasons say what is not.
     var readiness: (ready: Bool, reasons: [String]) {
         var reasons: [String] = []
-        if service.isDraining {
+        if service.isDraining || isDraining() {
             reasons.append("draining")
         } else if !isServing() {
             reasons.append("not listening")

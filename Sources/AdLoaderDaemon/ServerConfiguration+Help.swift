@@ -59,9 +59,11 @@ extension ServerConfiguration {
                 "sources": { "synthetic": { "latency": "50ms", "fillRate": 0.9, "seed": 7 } },
                 "loaders": { "default": { "numberOfAdvertisements": 3, "maximumRetainedAdvertisements": 10 } } }
 
-            Signals: SIGTERM or SIGINT stops accepting, ends parked borrows and watches with
-            UNAVAILABLE, answers calls still arriving with UNAVAILABLE until each client closes its
-            connection, and exits 0 within the shutdown grace period.
+            Signals: SIGTERM or SIGINT stops accepting and announces the shutdown (health NOT_SERVING,
+            gRPC GOAWAY and PING), serves calls until every gRPC client acknowledged it (at most 1 s),
+            then ends parked borrows and watches with UNAVAILABLE, answers calls still arriving with
+            UNAVAILABLE until each client closes its connection, and exits 0 within the shutdown grace
+            period.
 
             Reload: SIGHUP or the Reload call (adloader reload) reads the configuration as at start
             (the same --config file, the environment the process got, the same flags over them) and

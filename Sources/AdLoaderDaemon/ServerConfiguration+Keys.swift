@@ -142,7 +142,7 @@ extension ServerConfiguration {
             ),
             .value(
                 "shutdownGracePeriod", \.limits.shutdownGracePeriod, .duration, flag: "--shutdown-grace-period",
-                "on SIGTERM/SIGINT, the longest wait for clients to close (new calls get UNAVAILABLE meanwhile)"),
+                "on SIGTERM/SIGINT, the longest wait for clients to close (new calls get UNAVAILABLE once the drain began)"),
         ])
 
     /// `capStore`: where app-open counts are kept (``CapStoreConfiguration``).

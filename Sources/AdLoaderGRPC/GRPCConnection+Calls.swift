@@ -257,7 +257,7 @@ extension GRPCConnection {
             finish(stream, status: Status(code: .invalidArgument, message: "HealthCheckRequest does not decode"))
             return
         }
-        let status = transport.health.status(of: name, draining: service.isDraining)
+        let status = transport.health.status(of: name, draining: transport.isDraining || service.isDraining)
         if stream.route == .healthCheck {
             guard status != .serviceUnknown else {
                 finish(stream, status: Status(code: .notFound, message: "unknown service \"\(name)\""))
@@ -266,8 +266,11 @@ extension GRPCConnection {
             send(stream, message: HealthService.response(status))
             finish(stream, status: .ok)
         } else {
-            // Stays open: the drain sends NOT_SERVING.
+            // Stays open: the drain sends NOT_SERVING. Once it began: NOT_SERVING, then the end.
             send(stream, message: HealthService.response(status))
+            if transport.isDraining {
+                finish(stream, status: Status(code: .unavailable, message: "server shutting down"))
+            }
         }
     }
 

@@ -240,11 +240,13 @@ final class GRPCConnection: CallResponder {
 
     // MARK: Drain and close
 
-    /// Server shutdown: the service already ended the open calls. Health watchers hear
-    /// NOT_SERVING and end UNAVAILABLE; a GOAWAY tells the client to open no more streams, and a
-    /// PING after it marks when the client has read it; once that PING is acknowledged and the
-    /// streams in flight are done, the final GOAWAY goes out and the connection closes (a client
-    /// that never acknowledges is closed when the grace period ends).
+    /// Server shutdown, announced: health watchers hear NOT_SERVING and end UNAVAILABLE; a
+    /// GOAWAY tells the client to open no more streams, and a PING after it marks when the
+    /// client has read it. Calls go on being served until the service drains (the transport
+    /// lets it once every connection acknowledged its PING, or a short limit ended); once that
+    /// PING is acknowledged and the streams in flight are done, the final GOAWAY goes out and
+    /// the connection closes (a client that never acknowledges is closed when the grace period
+    /// ends).
     func drain(status: Status) {
         guard phase == .open, let session else { return }
         draining = true
@@ -267,7 +269,12 @@ final class GRPCConnection: CallResponder {
         guard awaitingDrainPing else { return }
         awaitingDrainPing = false
         goAwayIfDrained()
+        transport.announceIfAcknowledged()
     }
+
+    /// Draining and the drain's PING not acknowledged yet (the client may not have read the
+    /// GOAWAY: it may still open streams) and still reading.
+    var isAwaitingDrainPing: Bool { awaitingDrainPing && phase == .open }
 
     /// The opaque data of the drain's PING.
     private static let drainPingData: [UInt8] = Array("drain\0\0\0".utf8)

@@ -29,8 +29,19 @@ public final class GRPCTransport: ByteStreamAcceptor {
     private var dirty: [GRPCConnection] = []
     private var state = State.running
     private var graceTask: (any ScheduledTask)?
-    /// Called once when, after ``beginDrain(status:gracePeriod:)``, the last connection closed.
+    /// While draining: the GOAWAY and PING went out on every connection; ``onAnnounced`` is
+    /// called once every connection has acknowledged its PING or closed, or the limit ended.
+    private var announcing = false
+    private var announceTask: (any ScheduledTask)?
+    /// Called once when, after ``beginDrain(status:gracePeriod:announceLimit:)``, the last
+    /// connection closed.
     public var onDrained: (() -> Void)?
+    /// Called once when, after ``beginDrain(status:gracePeriod:announceLimit:)``, every
+    /// connection's client has read the GOAWAY (acknowledged the PING after it) or closed, or
+    /// when the announce limit ended: from then on no compliant client opens a new stream, so
+    /// the service can begin its own drain without refusing a call a client wrote before it
+    /// knew. Before then, calls are served as usual.
+    public var onAnnounced: (() -> Void)?
 
     /// - Parameters:
     ///   - limits: the limits shared with the framed transport (message size, idle timeout,
@@ -71,15 +82,28 @@ public final class GRPCTransport: ByteStreamAcceptor {
         connection.start()
     }
 
-    /// Announces the shutdown on every connection (GOAWAY; health watchers hear NOT_SERVING)
-    /// and closes each when its streams are done or its client closes it, or all of them when
-    /// `gracePeriod` ends. Call after the service began its drain.
-    public func beginDrain(status: Status, gracePeriod: Duration) {
+    /// Whether the shutdown began (health answers NOT_SERVING from then on).
+    public var isDraining: Bool { state == .draining }
+
+    /// Announces the shutdown on every connection (GOAWAY and a PING; health watchers hear
+    /// NOT_SERVING), calls ``onAnnounced`` once every client acknowledged its PING or closed
+    /// (at the latest when `announceLimit` ends), and closes each connection when its streams
+    /// are done and its PING acknowledged, or its client closes it, or all of them when
+    /// `gracePeriod` ends. Calls go on being served as usual until the service drains.
+    public func beginDrain(status: Status, gracePeriod: Duration, announceLimit: Duration) {
         guard state == .running else { return }
         state = .draining
         for connection in sortedConnections { connection.drain(status: status) }
         graceTask = scheduler.schedule(at: clock.now + gracePeriod) { [weak self] in
             self?.closeAll(reason: "shutdown grace period ended")
+        }
+        announcing = true
+        announceTask = scheduler.schedule(at: clock.now + announceLimit) { [weak self] in
+            guard let self else { return }
+            let unacknowledged = self.connections.values.filter(\.isAwaitingDrainPing).count
+            self.logger.info(
+                "shutdown announce limit ended", ["unacknowledgedConnections": .int(Int64(unacknowledged))])
+            self.finishAnnouncing()
         }
         finishIfDrained()
     }
@@ -95,14 +119,36 @@ public final class GRPCTransport: ByteStreamAcceptor {
         state = .stopped
         graceTask?.cancel()
         graceTask = nil
+        announceTask?.cancel()
+        announceTask = nil
+        announcing = false
+        onAnnounced = nil
         for connection in sortedConnections { connection.close(reason: "server stopped", level: .warning) }
         deferred.close()
     }
 
     private var sortedConnections: [GRPCConnection] { connections.values.sorted { $0.id < $1.id } }
 
+    /// Every connection acknowledged the drain's PING (or closed): announced.
+    func announceIfAcknowledged() {
+        guard announcing, !connections.values.contains(where: \.isAwaitingDrainPing) else { return }
+        finishAnnouncing()
+    }
+
+    private func finishAnnouncing() {
+        guard announcing else { return }
+        announcing = false
+        announceTask?.cancel()
+        announceTask = nil
+        let announced = onAnnounced
+        onAnnounced = nil
+        announced?()
+    }
+
+    /// Announced first (so the service drains before the transport reports it is done).
     private func finishIfDrained() {
-        guard state == .draining, connections.isEmpty else { return }
+        announceIfAcknowledged()
+        guard state == .draining, !announcing, connections.isEmpty else { return }
         graceTask?.cancel()
         graceTask = nil
         let drained = onDrained

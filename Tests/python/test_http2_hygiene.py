@@ -268,42 +268,89 @@ def read_frames(sock, done, timeout=5.0):
     return frames
 
 
-def test_drain_answers_a_stream_sent_before_its_goaway_was_read(daemon):
-    """What a proxy that reuses connections (nginx) does: it writes a call on a connection just as
-    the daemon starts draining. The daemon sends GOAWAY and a PING, reads on until the PING is
-    acknowledged, and answers that call (UNAVAILABLE, unprocessed) instead of cutting it."""
-    import hpack
+GOAWAY, PING, HEADERS, END_STREAM, ACK = 7, 6, 1, 0x1, 0x1
 
-    s = grpc_stubs.load()
-    d = daemon(config=CONFIG, args=["--shutdown-grace-period", "5s"])
-    c = RawH2(d)
+
+def goaways(frames):
+    return [f for f in frames if f[0] == GOAWAY]
+
+
+def start_drain(d, c):
+    """SIGTERM, then the raw frames up to the drain's PING (after the GOAWAY notice)."""
     c.read_until(lambda events: any(isinstance(e, h2.events.SettingsAcknowledged) for e in events))
     d.signal(signal.SIGTERM)
-    GOAWAY, PING, HEADERS, END_STREAM, ACK = 7, 6, 1, 0x1, 0x1
-    goaways = lambda frames: [f for f in frames if f[0] == GOAWAY]
     first = read_frames(c.sock, lambda frames: any(f[0] == PING for f in frames))
     assert [f[0] for f in first][-2:] == [GOAWAY, PING], first  # the notice, then the PING
     assert goaways(first)[0][3][:4] == b"\x7f\xff\xff\xff"  # last stream id 2^31-1
-    # A call the client wrote before it read those (h2 has not seen them).
+    return next(f for f in first if f[0] == PING)
+
+
+def call_unread(s, c, ad_unit_id):
+    """A Borrow written by a client that has not read the GOAWAY (h2 has not seen it): the raw
+    frames up to its trailers, and those trailers."""
+    import hpack
+
     stream = c.conn.get_next_available_stream_id()
     c.conn.send_headers(stream, c.grpc_headers())
-    c.conn.send_data(stream, grpc_message(s.pb.BorrowRequest(ad_unit_id="late").SerializeToString()),
+    c.conn.send_data(stream, grpc_message(s.pb.BorrowRequest(ad_unit_id=ad_unit_id).SerializeToString()),
                      end_stream=True)
     c.sock.sendall(c.conn.data_to_send())
-    # Answered, not cut; no final GOAWAY while the PING is unacknowledged.
     answered = lambda frames: any(f[0] == HEADERS and f[2] == stream and f[1] & END_STREAM for f in frames)
-    later = read_frames(c.sock, answered)
-    assert answered(later) and not goaways(later) and later[-1][0] != "eof", later
-    decoder = hpack.Decoder()
-    blocks = [dict(decoder.decode(f[3])) for f in later if f[0] == HEADERS and f[2] == stream]
+    frames = read_frames(c.sock, answered)
+    assert answered(frames) and frames[-1][0] != "eof", frames
+    if not hasattr(c, "decoder"):
+        c.decoder = hpack.Decoder()  # one per connection: the server's dynamic table
+    blocks = [dict(c.decoder.decode(f[3])) for f in frames if f[0] == HEADERS]
+    blocks = [b for f, b in zip([f for f in frames if f[0] == HEADERS], blocks) if f[2] == stream]
     trailers = {k.decode() if isinstance(k, bytes) else k: v.decode() if isinstance(v, bytes) else v
                 for k, v in blocks[-1].items()}
-    assert trailers["grpc-status"] == "14" and "shutting down" in trailers["grpc-message"], trailers
+    return stream, frames, trailers
+
+
+def test_drain_serves_a_stream_sent_before_its_goaway_was_read(daemon):
+    """What a proxy that reuses connections (nginx) does: it writes a call on a connection just as
+    the daemon starts draining. The daemon sends GOAWAY and a PING and serves calls as usual
+    until the PING is acknowledged: that call is answered OK (a lease), not refused or cut."""
+    s = grpc_stubs.load()
+    d = daemon(config=CONFIG, args=["--shutdown-grace-period", "5s"])
+    c = RawH2(d)
+    ping = start_drain(d, c)
+    stream, later, trailers = call_unread(s, c, "late")
+    # Served, not refused; no final GOAWAY while the PING is unacknowledged.
+    assert trailers["grpc-status"] == "0", trailers
+    assert any(f[0] == 0 and f[2] == stream and len(f[3]) > 5 for f in later), later  # the answer's DATA
+    assert not goaways(later), later
     # The acknowledgement: then the final GOAWAY, naming the answered stream, and the close.
-    ping = next(f for f in first if f[0] == PING)
     c.sock.sendall(len(ping[3]).to_bytes(3, "big") + bytes([PING, ACK]) + b"\x00\x00\x00\x00" + ping[3])
     last = read_frames(c.sock, lambda frames: frames and frames[-1][0] == "eof")
     final = goaways(last)
     assert final and int.from_bytes(final[-1][3][:4], "big") == stream and final[-1][3][4:8] == b"\x00" * 4, last
     c.close()
     assert d.wait() == 0
+    assert "shutdown announce limit ended" not in d.log()  # the acknowledgement ended the wait
+
+
+def test_drain_does_not_wait_for_a_client_that_never_acknowledges(daemon):
+    """A client that never acknowledges the drain's PING: its calls are served until the announce
+    limit (1 s) ends, then the service drains anyway (later calls UNAVAILABLE, unprocessed), and
+    the daemon exits when the grace period ends."""
+    s = grpc_stubs.load()
+    d = daemon(config=CONFIG, args=["--shutdown-grace-period", "4s"])
+    c = RawH2(d)
+    started = time.monotonic()
+    start_drain(d, c)
+    _, _, trailers = call_unread(s, c, "before-the-limit")
+    assert trailers["grpc-status"] == "0", trailers
+    deadline = time.monotonic() + 5
+    while "shutdown announced; draining" not in d.log() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "shutdown announce limit ended" in d.log() and "shutdown announced; draining" in d.log()
+    assert time.monotonic() - started < 3.5  # the announce limit, not the grace period
+    _, later, trailers = call_unread(s, c, "after-the-limit")
+    assert trailers["grpc-status"] == "14" and "shutting down" in trailers["grpc-message"], trailers
+    assert not goaways(later), later
+    last = read_frames(c.sock, lambda frames: frames and frames[-1][0] == "eof", timeout=10)
+    assert last[-1][0] == "eof", last
+    c.close()
+    assert d.wait() == 0
+    assert "shutdown grace period ended" in d.log()
