@@ -94,18 +94,10 @@ final class AdminConnection {
     }
 
     private func send(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            do {
-                let written = try handle.tryWrite(buffer)
-                if written < buffer.count {
-                    try handle.write(copying: UnsafeRawBufferPointer(rebasing: buffer[written...])) {
-                        [weak self] error in self?.written(error)
-                    }
-                }
-            } catch {
-                close()
-            }
+        let failure = bytes.withUnsafeBytes { buffer in
+            handle.writeNowOrQueue(buffer) { { [weak self] error in self?.written(error) } }
         }
+        if failure != nil { close() }
     }
 
     private func written(_ error: UVError?) {

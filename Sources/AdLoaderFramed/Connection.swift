@@ -254,18 +254,8 @@ final class Connection: CallResponder {
             outputChanged()
             return
         }
-        let result = output.withUnsafeBytes { bytes -> UVError? in
-            do throws(UVError) {
-                let written = try stream.tryWrite(bytes)
-                if written < bytes.count {
-                    try stream.write(copying: UnsafeRawBufferPointer(rebasing: bytes[written...])) { [weak self] error in
-                        self?.writeCompleted(error)
-                    }
-                }
-                return nil
-            } catch {
-                return error
-            }
+        let result = output.withUnsafeBytes { bytes in
+            stream.writeNowOrQueue(bytes) { { [weak self] error in self?.writeCompleted(error) } }
         }
         // Keep a modest buffer for the next answers; give back a big one.
         output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)

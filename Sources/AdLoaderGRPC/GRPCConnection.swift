@@ -173,18 +173,8 @@ final class GRPCConnection: CallResponder {
             output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: count))
         }
         if !output.isEmpty {
-            let failure = output.withUnsafeBytes { bytes -> UVError? in
-                do throws(UVError) {
-                    let written = try stream.tryWrite(bytes)
-                    if written < bytes.count {
-                        try stream.write(copying: UnsafeRawBufferPointer(rebasing: bytes[written...])) { [weak self] error in
-                            self?.writeCompleted(error)
-                        }
-                    }
-                    return nil
-                } catch {
-                    return error
-                }
+            let failure = output.withUnsafeBytes { bytes in
+                stream.writeNowOrQueue(bytes) { { [weak self] error in self?.writeCompleted(error) } }
             }
             output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
             if let failure {

@@ -22,6 +22,27 @@ public protocol ByteStream: AnyObject {
     func close()
 }
 
+extension ByteStream {
+    /// Writes `bytes`: what the peer takes right now, the rest copied and queued, with the
+    /// completion `makeCompletion` builds (called only when something is queued, so a write
+    /// taken whole allocates nothing).
+    /// - Returns: the error that failed the write, or nil.
+    @inlinable
+    public func writeNowOrQueue(
+        _ bytes: UnsafeRawBufferPointer, makeCompletion: () -> (UVError?) -> Void
+    ) -> UVError? {
+        do throws(UVError) {
+            let written = try tryWrite(bytes)
+            if written < bytes.count {
+                try write(copying: UnsafeRawBufferPointer(rebasing: bytes[written...]), makeCompletion())
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
+
 extension UVStream: ByteStream {}
 
 /// Takes freshly accepted byte streams: a transport, or the piece that tells transports apart
