@@ -159,3 +159,34 @@ def test_the_go_example_says_why_it_fails(daemon):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert "Borrow:" in result.stderr and "InvalidArgument" in result.stderr, result.stderr
+
+
+JAVA_CLASSPATH = os.path.join(ROOT, ".build", "java", "classpath")
+
+
+def java(*args):
+    assert os.path.exists(JAVA_CLASSPATH), "build it with `make java-example` (make pytest does)"
+    with open(JAVA_CLASSPATH) as f:
+        classpath = f.read().strip()
+    return subprocess.run(["java", "-cp", classpath, "BorrowReturn", *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_the_java_example_borrows_and_returns(daemon):
+    d = daemon(config=FAST)
+    result = java(d.endpoint, "feed-native", "--shown")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["borrow"]["outcome"] == "BORROW_OUTCOME_LEASED"
+    assert int(answer["borrow"]["lease"]["leaseId"]) > 0 and answer["borrow"]["lease"]["ad"]["headline"]
+    assert answer["return"] == {"outcome": "RETURN_OUTCOME_CONSUMED"}
+    with Client(d.endpoint) as client:
+        [pool] = client.stats(ad_unit_id="feed-native").pools
+        assert pool.consumed == 1 and pool.leased == 0
+
+
+def test_the_java_example_says_why_it_fails(daemon):
+    d = daemon(config=FAST)
+    result = java(d.endpoint, "")
+    assert result.returncode == 1
+    assert "INVALID_ARGUMENT" in result.stderr, result.stderr
