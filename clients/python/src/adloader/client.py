@@ -93,8 +93,13 @@ class _BorrowContext:
         lease = self._lease
         if lease is None or lease.return_outcome is not None:
             return
-        lease.return_outcome = self._client.return_lease(lease, shown=lease.shown and kind is None,
-                                                         affinity=self._affinity, timeout=self._timeout)
+        try:
+            lease.return_outcome = self._client.return_lease(lease, shown=lease.shown and kind is None,
+                                                             affinity=self._affinity, timeout=self._timeout)
+        except grpc.RpcError:
+            # The block's own error wins; the daemon reclaims the lease at its timeout.
+            if kind is None:
+                raise
 
 
 class Client:
