@@ -164,7 +164,7 @@ def main():
         "source", "calls/s", "no ad yet", "lent", "upstream", "per ad", "notices", "RSS KiB measured", "fds"))
     for name in ("openrtb", "synthetic"):
         r = results[name]
-        notices = sum(s.get("noticesSent", 0) for s in r["sources"]) if r["sources"] else "-"
+        notices = sum(int(s.get("noticesSent", 0)) for s in r["sources"]) if r["sources"] else "-"
         print("%-10s %8.0f %9d %8d %10d %8.4f %9s %10d→%-11d %3d→%d" % (
             name, r["load"]["calls_per_s"], r["load"]["no_ad_yet"], r["lent"], r["upstream_requests"],
             r["upstream_per_lent_ad"] or 0, notices, r["rss_kib_first_last"][0], r["rss_kib_first_last"][1],
