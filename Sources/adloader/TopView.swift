@@ -31,9 +31,8 @@ enum TopView {
             let text = render(
                 previous: previous, current: current, seconds: seconds, endpoint: endpoint, at: Date(),
                 width: Terminal.columns())
-            // Home and clear the screen between views (like top); --once prints plain text. In
-            // raw mode the terminal does not turn "\n" into "\r\n" itself.
-            print(once ? text : "\u{1B}[H\u{1B}[2J" + text.replacingOccurrences(of: "\n", with: "\r\n"), terminator: "")
+            // Home and clear the screen between views (like top); --once prints plain text.
+            print(once ? text : "\u{1B}[H\u{1B}[2J" + text, terminator: "")
             fflush(nil)
             if once { return }
             previous = current
