@@ -77,7 +77,7 @@ $(VENV)/.installed: $(PYTHON_REQS) | deps
 # The Python client package (clients/python), installed into the venv as a user would install it
 # (not editable); reinstalled when its files change. Its build backend (setuptools) is already in
 # the venv, so no build isolation (no download).
-CLIENT_PY    := $(shell find clients/python -name '*.py' -o -name '*.toml' -o -name '*.typed' | grep -v -e /build/ -e egg-info)
+CLIENT_PY    := $(shell find clients/python -name '*.py' -o -name '*.pyi' -o -name '*.toml' -o -name '*.md' -o -name '*.typed' | grep -v -e /build/ -e egg-info)
 $(VENV)/.client-installed: $(VENV)/.installed $(CLIENT_PY)
 	$(VENV)/bin/pip install -q --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./clients/python
 	rm -rf clients/python/build clients/python/src/*.egg-info
