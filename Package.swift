@@ -165,7 +165,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "AdLoaderClientTests", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore"],
-            swiftSettings: strict),
+            exclude: ["fixtures"], swiftSettings: strict),
         .testTarget(
             name: "AdSourcesTests", dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport"],
             swiftSettings: strict),

@@ -139,8 +139,8 @@ def main():
             d.sample()
             stats = d.stats()
             pools = stats["pools"]
-            lent = sum(p["borrowHits"] for p in pools)
-            upstream = sum(p["upstreamRequests"] for p in pools)
+            lent = sum(int(p["borrowHits"]) for p in pools)
+            upstream = sum(int(p["upstreamRequests"]) for p in pools)
             # The measured window: from the end of the warmup to the end of the load.
             start = d.samples[0][0] + args.warmup
             window = [x for x in d.samples if x[0] >= start] or d.samples
@@ -148,8 +148,8 @@ def main():
             results[name].update({
                 "lent": lent, "upstream_requests": upstream,
                 "upstream_per_lent_ad": round(upstream / lent, 4) if lent else None,
-                "consumed": sum(p["consumed"] for p in pools),
-                "upstream_failures": sum(p["upstreamFailures"] for p in pools),
+                "consumed": sum(int(p["consumed"]) for p in pools),
+                "upstream_failures": sum(int(p["upstreamFailures"]) for p in pools),
                 "sources": stats.get("sources", []),
                 "rss_kib_first_last": [first[1], last[1]], "rss_kib_max": max(x[1] for x in window),
                 "fds_first_last": [first[2], last[2]], "fds_max": max(x[2] for x in window),
@@ -164,7 +164,7 @@ def main():
         "source", "calls/s", "no ad yet", "lent", "upstream", "per ad", "notices", "RSS KiB measured", "fds"))
     for name in ("openrtb", "synthetic"):
         r = results[name]
-        notices = sum(s.get("noticesSent", 0) for s in r["sources"]) if r["sources"] else "-"
+        notices = sum(int(s.get("noticesSent", 0)) for s in r["sources"]) if r["sources"] else "-"
         print("%-10s %8.0f %9d %8d %10d %8.4f %9s %10d→%-11d %3d→%d" % (
             name, r["load"]["calls_per_s"], r["load"]["no_ad_yet"], r["lent"], r["upstream_requests"],
             r["upstream_per_lent_ad"] or 0, notices, r["rss_kib_first_last"][0], r["rss_kib_first_last"][1],

@@ -68,13 +68,29 @@ public enum ServerMain {
         if case .tcp(let host, let port)? = addresses.first {
             let endpoint = host == ServerConfiguration.defaultHost && port == ServerConfiguration.defaultPort
                 ? "" : " --endpoint \(ListenAddress.tcp(host: host, port: port))"
-            banner += "try: adloader\(endpoint) borrow demo --wait 1000\n"
+            if let command = trySuggestion(loaders: configuration.loaders) { banner += "try: adloader\(endpoint) \(command)\n" }
         }
         if let admin = daemon.adminAddress {
             banner += "admin: http://\(admin)/ (dashboard), /metrics, /healthz, /readyz\n"
         }
         writeOut(banner)
         return daemon.run()
+    }
+
+    /// The banner's first command for a new user: a borrow from a loader that exists (`default`
+    /// when there is one, else the first configured loader that lends by Borrow), or an app-open
+    /// call when every loader is of format appOpen; nil without an enabled loader.
+    static func trySuggestion(loaders: [LoaderConfiguration]) -> String? {
+        let enabled = loaders.filter(\.enabled)
+        let lending = enabled.filter { $0.format != .appOpen }
+        if let loader = lending.first(where: { $0.name == "default" }) ?? lending.first {
+            let option = loader.name == "default" ? "" : " --loader \(loader.name)"
+            return "borrow demo\(option) --wait 1000"
+        }
+        if let loader = enabled.first {
+            return "app-open demo --loader \(loader.name) --device d-1 --session s-1"
+        }
+        return nil
     }
 
     /// The process environment, read from `environ` (no Foundation).

@@ -73,7 +73,12 @@ enum CommandLineParser {
           --timeout MS           deadline of the call in milliseconds (default: none)
           --token TOKEN          bearer token for a daemon with auth.tokens (default:
                                  $ADLOADER_TOKEN; prefer the variable, a flag shows in ps)
-          --json                 print JSON instead of readable text
+          --json                 print the answer as the proto3 JSON mapping of its
+                                 response message (Proto/adloader/v1/adloader.proto:
+                                 enum names, 64-bit integers as strings, times as
+                                 *UnixMs); a call ending with a status prints
+                                 {"code": N, "message": "..."}. Every command but top
+                                 and examples run (which refuse it)
           -h, --help             show this help
 
         COMMANDS
@@ -100,7 +105,8 @@ enum CommandLineParser {
           top [--loader NAME] [--ad-unit AD_UNIT] [--interval MS] [--once]
               Pools at a glance, refreshing like top (every MS, default 2000): available,
               leased, in flight, borrows/s, hit ratio, upstream requests/s, waste. --once
-              prints one view, rates over one interval, and exits. Ctrl-C stops.
+              prints one view, rates over one interval, and exits. q or Ctrl-C stops.
+              Lines are cut to the terminal's width (80 when not a terminal).
           app-open AD_UNIT --device ID --session ID [--event launch|foreground] [--first-launch]
                    [--background SECONDS] [--from-unlock] [--utc-offset ±HH:MM|SECONDS] [--loader NAME]
               Ask whether this app start (launch, the default) or return to the foreground
@@ -262,6 +268,9 @@ enum CommandLineParser {
                 try number("--interval", text, as: UInt32.self)
             } ?? 2000
             guard interval >= 100 else { throw UsageError("--interval: at least 100 ms") }
+            guard !invocation.json else {
+                throw UsageError("top does not take --json (its view is rates between two Stats answers); use `adloader stats --json`")
+            }
             invocation.command = .top(
                 loader: loader, adUnitID: adUnitOption, intervalMilliseconds: interval, once: flags.contains("--once"))
         case "watch":
@@ -317,7 +326,11 @@ enum CommandLineParser {
         case "examples":
             try allow(["--all"])
             guard invocation.endpoints == nil else { throw UsageError("examples runs against one daemon: give --endpoint") }
-            invocation.command = .examples(try ExamplesCommand.parse(rest, all: flags.contains("--all")))
+            let examples = try ExamplesCommand.parse(rest, all: flags.contains("--all"))
+            if case .run = examples, invocation.json {
+                throw UsageError("examples run does not take --json (it prints PASS/FAIL per case); `examples list --json` does")
+            }
+            invocation.command = .examples(examples)
         default:
             throw UsageError("unknown command \"\(name)\"")
         }

@@ -99,6 +99,7 @@ enum CommandRunner {
             }
             return exitOK
         } catch let status as Status {
+            if invocation.json { output.status(status) }
             printError("adloader: \(status)")
             return status.code == .unavailable && status.message.hasPrefix("connection") ? exitConnection : exitStatus
         } catch {

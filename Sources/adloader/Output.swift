@@ -10,36 +10,35 @@ struct Output {
 
     func prefetch(_ result: PrefetchResult) {
         if json {
-            emit(["available": result.available, "inFlight": result.inFlight, "requested": result.requested])
+            emit(ProtoJSON.prefetch(result))
         } else {
             line("available \(result.available), in flight \(result.inFlight), requested now \(result.requested)")
         }
     }
 
     func borrow(_ result: BorrowResult) {
+        if json {
+            emit(ProtoJSON.borrow(result))
+            return
+        }
         switch result {
         case .leased(let lease, let reused):
-            if json {
-                emit(["outcome": reused ? "REUSED" : "LEASED", "lease": Self.object(lease)])
-            } else {
-                let slot = lease.slot.map { " for slot \($0)" } ?? ""
-                line("\(reused ? "reused" : "leased") lease \(lease.id)\(slot), returns by \(Self.time(lease.expiresAt))")
-                describe(lease.ad)
-                line("return it with: adloader return \(lease.id) [--shown]")
-            }
+            let slot = lease.slot.map { " for slot \($0)" } ?? ""
+            line("\(reused ? "reused" : "leased") lease \(lease.id)\(slot), returns by \(Self.time(lease.expiresAt))")
+            describe(lease.ad)
+            line("return it with: adloader return \(lease.id) [--shown]")
         case .noAdYet:
-            if json { emit(["outcome": "NO_AD_YET"]) } else { line("no ad yet (the pool is empty; a top-up has started)") }
+            line("no ad yet (the pool is empty; a top-up has started)")
         case .unavailable:
-            if json { emit(["outcome": "UNAVAILABLE"]) } else { line("unavailable") }
+            line("unavailable")
         case .upstreamFailed(let error):
-            if json { emit(["outcome": "UNAVAILABLE", "error": "\(error)"]) } else { line("upstream failed: \(error)") }
+            line("upstream failed: \(error)")
         }
     }
 
     func returned(leaseID: UInt64, outcome: ReturnOutcome?) {
-        let name = Self.name(outcome)
         if json {
-            emit(["leaseId": String(leaseID), "outcome": name])
+            emit(ProtoJSON.returned(outcome))
         } else {
             let text =
                 switch outcome {
@@ -55,26 +54,13 @@ struct Output {
     }
 
     func appOpen(_ answer: AppOpenResponseMessage) {
-        let reason = answer.reason.map(Self.name) ?? "UNSPECIFIED"
-        let outcome =
-            switch answer.outcome {
-            case .show: "SHOW"
-            case .skip: "SKIP"
-            case .noAdReady: "NO_AD_READY"
-            case .unknown: "UNSPECIFIED"
-            }
         let flags: [(String, Bool)] = [
             ("firstLaunch", answer.flags.firstLaunch), ("thresholdReached", answer.flags.thresholdReached),
             ("sessionCapReached", answer.flags.sessionCapReached), ("dailyCapReached", answer.flags.dailyCapReached),
             ("fromUnlock", answer.flags.fromUnlock), ("storeUnavailable", answer.storeUnavailable),
         ]
         if json {
-            var object: [String: Any] = [
-                "outcome": outcome, "reason": reason, "sessionCount": answer.counts.session, "dailyCount": answer.counts.day,
-                "day": answer.day, "flags": Dictionary(uniqueKeysWithValues: flags),
-            ]
-            if let lease = answer.lease { object["lease"] = Self.object(lease) }
-            emit(object)
+            emit(ProtoJSON.appOpen(answer))
             return
         }
         let why = answer.reason.map { "\($0)" } ?? "unspecified"
@@ -111,10 +97,7 @@ struct Output {
     /// - Parameter instance: the answering daemon's instance name (empty from an older server).
     func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = "") {
         if json {
-            emit([
-                "pools": pools.map(Self.object), "sources": sources.map(Self.object),
-                "loaders": loaders.map(Self.object), "instance": instance,
-            ])
+            emit(ProtoJSON.stats(pools, sources: sources, loaders: loaders, instance: instance))
             return
         }
         defer {
@@ -170,7 +153,7 @@ struct Output {
 
     func loaderSwitched(_ loader: String, enabled: Bool, changed: Bool) {
         if json {
-            emit(["loader": loader, "enabled": enabled, "changed": changed])
+            emit(ProtoJSON.loaderSwitched(changed: changed))
         } else if changed {
             line(
                 enabled
@@ -183,10 +166,7 @@ struct Output {
 
     func reloaded(_ result: ReconfigureResult) {
         if json {
-            emit([
-                "added": result.added, "removed": result.removed, "changedKeepingPools": result.changedKeepingPools,
-                "changedDroppingPools": result.changedDroppingPools, "unchanged": result.unchanged,
-            ])
+            emit(ProtoJSON.reloaded(result))
             return
         }
         line(result.changedAnything ? "configuration reloaded" : "configuration reloaded: no loader changed")
@@ -202,7 +182,7 @@ struct Output {
 
     func event(_ event: AdEvent) {
         if json {
-            emit(Self.object(event), pretty: false)
+            emit(ProtoJSON.event(event), pretty: false)
         } else {
             var parts = [Self.time(event.at), event.kind.wireName, "\(event.loader)/\(event.adUnitID)"]
             if let id = event.adID { parts.append("ad=\(id)") }
@@ -252,83 +232,15 @@ struct Output {
         }
     }
 
-    static func name(_ outcome: ReturnOutcome?) -> String {
-        switch outcome {
-        case .backInPool: "BACK_IN_POOL"
-        case .consumed: "CONSUMED"
-        case .expired: "EXPIRED"
-        case .removed: "REMOVED"
-        case .invalidated: "INVALIDATED"
-        case nil: "UNSPECIFIED"
-        }
-    }
-
     static func time(_ instant: AdInstant) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: Double(instant.unixMilliseconds) / 1000))
     }
 
-    static func object(_ lease: Lease) -> [String: Any] {
-        var object: [String: Any] = ["leaseId": String(lease.id), "expiresAt": time(lease.expiresAt), "ad": object(lease.ad)]
-        if let slot = lease.slot { object["slot"] = slot }
-        return object
-    }
-
     /// The ad's native assets (all empty for a full-screen ad).
     static func nativeContent(of ad: Ad) -> NativeAdContent {
         ad.creative.nativeContent ?? NativeAdContent(headline: "")
-    }
-
-    static func object(_ ad: Ad) -> [String: Any] {
-        if let creative = ad.creative.fullScreenCreative {
-            var fullScreen: [String: Any] = [
-                "orientation": "\(creative.orientation)", "width": creative.width, "height": creative.height,
-            ]
-            switch creative.media {
-            case .markup(let markup): fullScreen["markup"] = markup
-            case .videoURL(let url): fullScreen["videoUrl"] = url
-            }
-            if let reward = creative.reward { fullScreen["reward"] = ["type": reward.type, "amount": reward.amount] }
-            return [
-                "id": ad.id, "adUnitId": ad.adUnitID, "loader": ad.loader, "format": ad.format.name,
-                "fullScreen": fullScreen, "loadedAt": time(ad.loadedAt), "expiresAt": time(ad.expiresAt),
-                "showCount": ad.showCount,
-            ]
-        }
-        let c = nativeContent(of: ad)
-        var object: [String: Any] = [
-            "id": ad.id, "adUnitId": ad.adUnitID, "loader": ad.loader, "headline": c.headline, "body": c.body,
-            "callToAction": c.callToAction, "advertiser": c.advertiser, "clickUrl": c.clickURL,
-            "impressionTrackers": c.impressionTrackers, "clickTrackers": c.clickTrackers,
-            "loadedAt": time(ad.loadedAt), "expiresAt": time(ad.expiresAt), "showCount": ad.showCount,
-        ]
-        func image(_ i: AdImage) -> [String: Any] { ["url": i.url, "width": i.width, "height": i.height] }
-        if let icon = c.icon { object["icon"] = image(icon) }
-        if let img = c.image { object["image"] = image(img) }
-        if let rating = c.starRating { object["starRating"] = rating }
-        if let price = c.price { object["price"] = price }
-        if let store = c.store { object["store"] = store }
-        if let url = c.adChoicesURL { object["adChoicesUrl"] = url }
-        return object
-    }
-
-    static func object(_ p: PoolStats) -> [String: Any] {
-        [
-            "loader": p.loader, "adUnitId": p.adUnitID, "available": p.available, "leased": p.leased, "inFlight": p.inFlight,
-            "parkedBorrows": p.parkedBorrows, "requestsInFlight": p.requestsInFlight, "target": p.target,
-            "idle": p.idle, "loaded": p.loaded, "expired": p.expired, "consumed": p.consumed,
-            "removed": p.removed, "upstreamRequests": p.upstreamRequests, "upstreamFailures": p.upstreamFailures,
-            "borrowHits": p.borrowHits, "borrowMisses": p.borrowMisses, "leasesReclaimed": p.leasesReclaimed,
-        ]
-    }
-
-    static func object(_ s: DemandSourceStats) -> [String: Any] {
-        [
-            "name": s.name, "requests": s.requests, "noFills": s.noFills, "bids": s.bids, "bidsDropped": s.bidsDropped,
-            "failures": s.failures, "noticesSent": s.noticesSent, "noticesFailed": s.noticesFailed,
-            "noticesDropped": s.noticesDropped,
-        ]
     }
 
     /// The sources' counters under the pools, when any source keeps some.
@@ -356,24 +268,9 @@ struct Output {
         }
     }
 
-    static func object(_ e: AdEvent) -> [String: Any] {
-        var object: [String: Any] = ["kind": e.kind.wireName, "at": time(e.at), "loader": e.loader, "adUnitId": e.adUnitID]
-        if let id = e.adID { object["adId"] = id }
-        if let lease = e.leaseID { object["leaseId"] = String(lease) }
-        if let slot = e.slot { object["slot"] = slot }
-        if e.kind == .returned { object["shown"] = e.shown }
-        if e.kind == .loadFinished { object["count"] = e.count }
-        if let error = e.error { object["error"] = error.description }
-        if let reason = e.reason { object["reason"] = reason.wireName }
-        if let note = e.note { object["note"] = note }
-        return object
-    }
-
-    static func object(_ l: LoaderState) -> [String: Any] {
-        [
-            "name": l.name, "enabled": l.enabled, "source": l.source, "pools": l.pools,
-            "blockedCreatives": l.blockedCreatives,
-        ]
+    /// A call that ended with a status, in --json mode: google.rpc.Status's JSON mapping.
+    func status(_ status: Status) {
+        emit(ProtoJSON.status(code: status.code, message: status.message))
     }
 
     private func emit(_ object: [String: Any], pretty: Bool = true) {

@@ -1,4 +1,5 @@
 @testable import AdLoaderClient
+import Foundation
 import Testing
 
 @Suite struct ConsistentHashRingTests {
@@ -97,6 +98,28 @@ import Testing
         #expect(Set(ring.points.map(\.server)) == [0, 2])
         for key in ["\u{0}", String(repeating: "k", count: 100_000), "ключ", "\u{1F600}"] {
             #expect(ring.server(for: key) != nil)
+        }
+    }
+
+    /// The table of keys and owners that the Python client's ring (clients/python,
+    /// adloader.ring) is checked against too (Tests/python/test_clients.py): both rings give
+    /// the same server and the same walk for every key of it.
+    @Test func matchesTheSharedVectorsThePythonRingIsCheckedAgainst() throws {
+        struct Vector: Decodable { var key: String; var server: Int?; var candidates: [Int] }
+        struct Ring: Decodable { var servers: [String]; var weights: [Int]; var points: Int; var vectors: [Vector] }
+        struct Table: Decodable { var rings: [Ring] }
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let data = try Data(contentsOf: folder.appendingPathComponent("fixtures/ring-vectors.json"))
+        let table = try JSONDecoder().decode(Table.self, from: data)
+        #expect(table.rings.count == 4)
+        for entry in table.rings {
+            let ring = ConsistentHashRing(servers: entry.servers, weights: entry.weights)
+            #expect(ring.points.count == entry.points, "\(entry.servers)")
+            #expect(entry.vectors.count >= 70)
+            for vector in entry.vectors {
+                #expect(ring.server(for: vector.key) == vector.server, "\(entry.servers) \(vector.key.prefix(20))")
+                #expect(ring.candidates(for: vector.key) == vector.candidates, "\(entry.servers) \(vector.key.prefix(20))")
+            }
         }
     }
 }

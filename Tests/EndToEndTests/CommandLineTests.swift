@@ -33,7 +33,7 @@ extension EndToEnd {
             #expect(borrow.stdout.hasPrefix("leased lease "))
             let again = try adloader("--json", "borrow", "demo", "--slot", "feed-1/position-3")
             let lease = try #require(try json(again.stdout)["lease"] as? [String: Any])
-            #expect(try json(again.stdout)["outcome"] as? String == "REUSED")
+            #expect(try json(again.stdout)["outcome"] as? String == "BORROW_OUTCOME_REUSED")
             let leaseID = try #require(lease["leaseId"] as? String)
             #expect(borrow.stdout.hasPrefix("leased lease \(leaseID) for slot feed-1/position-3"))
 
@@ -45,9 +45,10 @@ extension EndToEnd {
             let pools = try #require(stats["pools"] as? [[String: Any]])
             #expect(pools.count == 1)
             #expect(pools.first?["adUnitId"] as? String == "demo")
-            #expect(pools.first?["consumed"] as? Int == 1)
+            // The proto3 JSON mapping: uint64 counters are strings, uint32 gauges numbers.
+            #expect(pools.first?["consumed"] as? String == "1")
             #expect(pools.first?["leased"] as? Int == 0)
-            #expect(pools.first?["borrowHits"] as? Int == 2)
+            #expect(pools.first?["borrowHits"] as? String == "2")
         }
 
         @Test func errorsAreClearAndExitNonZero() throws {

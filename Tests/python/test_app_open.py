@@ -39,18 +39,18 @@ def app_open_ready(d, **kw):
     deadline = time.monotonic() + 10
     while True:
         answer = app_open(d, **kw)
-        if answer["outcome"] != "NO_AD_READY" or time.monotonic() > deadline:
+        if answer["outcome"] != "APP_OPEN_OUTCOME_NO_AD_READY" or time.monotonic() > deadline:
             return answer
         time.sleep(0.02)
 
 
 def show_and_confirm(d, **kw):
     answer = app_open_ready(d, **kw)
-    assert answer["outcome"] == "SHOW", answer
+    assert answer["outcome"] == "APP_OPEN_OUTCOME_SHOW", answer
     lease = answer["lease"]["leaseId"]
-    assert answer["lease"]["ad"]["format"] == "appOpen"
+    assert answer["lease"]["ad"]["format"] == "AD_FORMAT_APP_OPEN"
     returned = json.loads(d.cli("return", lease, "--shown", "--json").stdout)
-    assert returned["outcome"] == "CONSUMED", returned
+    assert returned["outcome"] == "RETURN_OUTCOME_CONSUMED", returned
     return answer
 
 
@@ -108,10 +108,10 @@ def test_two_daemons_sharing_one_redis_hold_one_daily_cap(daemon, redis_server):
     # Both daemons now see the cap reached for this device, whatever the session.
     for d in (a, b):
         capped = app_open_ready(d, session="s-c")
-        assert capped["outcome"] == "SKIP" and capped["reason"] == "DAILY_CAP_REACHED", capped
-        assert capped["dailyCount"] == 2 and capped["flags"]["dailyCapReached"], capped
+        assert capped["outcome"] == "APP_OPEN_OUTCOME_SKIP" and capped["reason"] == "APP_OPEN_REASON_DAILY_CAP_REACHED", capped
+        assert capped["dailyCount"] == 2 and capped["dailyCapReached"], capped
     # Another device is not capped.
-    assert app_open_ready(a, device="device-2")["outcome"] == "SHOW"
+    assert app_open_ready(a, device="device-2")["outcome"] == "APP_OPEN_OUTCOME_SHOW"
 
 
 def test_a_redis_outage_refuses_to_show_and_recovers(daemon):
@@ -119,8 +119,8 @@ def test_a_redis_outage_refuses_to_show_and_recovers(daemon):
     store = {"type": "redis", "redisPort": port, "redisReconnectInterval": "100ms"}
     d = daemon(config=config(store))
     down = app_open_ready(d)
-    assert down["outcome"] == "SKIP" and down["reason"] == "STORE_UNAVAILABLE", down
-    assert down["flags"]["storeUnavailable"]
+    assert down["outcome"] == "APP_OPEN_OUTCOME_SKIP" and down["reason"] == "APP_OPEN_REASON_STORE_UNAVAILABLE", down
+    assert down["storeUnavailable"]
     proc = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
          "--daemonize", "no", "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -128,10 +128,10 @@ def test_a_redis_outage_refuses_to_show_and_recovers(daemon):
         deadline = time.monotonic() + 10
         while True:
             answer = app_open(d)
-            if answer["outcome"] == "SHOW" or time.monotonic() > deadline:
+            if answer["outcome"] == "APP_OPEN_OUTCOME_SHOW" or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
-        assert answer["outcome"] == "SHOW" and not answer["flags"]["storeUnavailable"], answer
+        assert answer["outcome"] == "APP_OPEN_OUTCOME_SHOW" and not answer["storeUnavailable"], answer
     finally:
         proc.kill()
         proc.wait(timeout=10)
@@ -153,7 +153,7 @@ def test_cli_readable_output_and_bad_input(daemon, sqlite_path):
     refused = d.cli("app-open", "splash", "--loader", "appopen", "--device", "", "--session", "s", check=False)
     assert refused.returncode == 1 and "device_id: must not be empty" in refused.stderr
     # The daemon still answers.
-    assert app_open(d)["outcome"] == "SHOW"
+    assert app_open(d)["outcome"] == "APP_OPEN_OUTCOME_SHOW"
 
 
 def test_banner_format_is_refused_with_its_reason(tmp_path):
@@ -171,18 +171,20 @@ def test_the_synthetic_source_serves_every_format_through_borrow(daemon):
                        "sources": {"synthetic": {"latency": "1ms"}}})
     for f in formats:
         answer = json.loads(d.cli("borrow", "unit", "--loader", f, "--wait", "2000", "--json").stdout)
-        assert answer["outcome"] == "LEASED", answer
+        assert answer["outcome"] == "BORROW_OUTCOME_LEASED", answer
         ad = answer["lease"]["ad"]
         if f == "native":
             assert "fullScreen" not in ad and ad["headline"], ad
+            assert ad["format"] == "AD_FORMAT_UNSPECIFIED", ad  # as the server sends native ads
             continue
-        assert ad["format"] == f, ad
+        assert ad["format"] == {"interstitial": "AD_FORMAT_INTERSTITIAL", "rewarded": "AD_FORMAT_REWARDED",
+                                "appOpen": "AD_FORMAT_APP_OPEN"}[f], ad
         creative = ad["fullScreen"]
-        assert "headline" not in ad
+        assert ad["headline"] == ""  # the proto mapping prints every field; native ones are empty
         assert creative.get("markup") or creative.get("videoUrl"), creative
         assert ("reward" in creative) == (f == "rewarded"), creative
         if f == "rewarded":
-            assert creative["reward"]["amount"] > 0 and creative["reward"]["type"]
+            assert int(creative["reward"]["amount"]) > 0 and creative["reward"]["type"]
 
 
 @pytest.mark.parametrize("synchronous", ["normal", "full"])

@@ -166,6 +166,22 @@ def test_framed_client_with_endpoints_picks_the_replica_nginx_picks(cluster):
     assert len({c.stats(k) for k in keys}) == 3
 
 
+def test_python_client_ring_picks_the_replica_nginx_picks(cluster):
+    """The Python client's ring (clients/python) against nginx itself, live: the same replica
+    for each key as nginx's `hash $http_x_adloader_affinity consistent`."""
+    from adloader import Client, ConsistentHashRing
+
+    c = cluster
+    keys = [f"user-{i}" for i in range(40)]
+    via_nginx = [c.stats(k) for k in keys]
+    ring = ConsistentHashRing(c.names)
+    assert [c.names[ring.server(k)] for k in keys] == via_nginx
+    assert len(set(via_nginx)) == 3
+    with Client(c.names) as client:
+        for key, expected in zip(keys[:12], via_nginx):
+            assert client.stats(affinity=key).instance == expected
+
+
 def test_sigkill_moves_only_the_dead_replicas_keys(cluster):
     c = cluster
     keys = [f"feed-{i}" for i in range(60)]

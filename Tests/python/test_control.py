@@ -157,7 +157,7 @@ def test_invalidate_tells_the_openrtb_exchange_with_a_loss_notice(daemon):
         answer = json.loads(d.cli("--json", "borrow", "feed-native", "--loader", "feed", "--wait", "10000").stdout)
         lease_id = answer["lease"]["leaseId"]
         out = json.loads(d.cli("--json", "return", lease_id, "--invalidate", "bad creative").stdout)
-        assert out["outcome"] == "INVALIDATED"
+        assert out["outcome"] == "RETURN_OUTCOME_INVALIDATED"
         # Every stub bid has the fixture's crid: the lent ad and its 4 siblings are dropped, each
         # with a loss notice of reason 200 (creative filtered).
         losses = wait_for(lambda: len(exchange.notices_of("loss")) >= 5 and exchange.notices_of("loss"))
@@ -165,7 +165,7 @@ def test_invalidate_tells_the_openrtb_exchange_with_a_loss_notice(daemon):
         assert reasons and all(r == ["200"] for r in reasons)
         # Ads of the creative arriving later are dropped too: nothing of it is lent.
         later = json.loads(d.cli("--json", "borrow", "feed-native", "--loader", "feed", "--wait", "500").stdout)
-        assert later["outcome"] == "NO_AD_YET"
+        assert later["outcome"] == "BORROW_OUTCOME_NO_AD_YET"
     finally:
         exchange.stop()
 

@@ -38,8 +38,14 @@ def borrow(d, unit="feed-native", wait=10000):
     return json.loads(out)
 
 
+def counts(message):
+    """A PoolStats or SourceStats of `--json stats` with its uint64 counters (JSON strings, as the
+    proto3 JSON mapping writes 64-bit integers) as ints."""
+    return {k: int(v) if isinstance(v, str) and v.isdigit() else v for k, v in message.items()}
+
+
 def stats(d):
-    return json.loads(d.cli("--json", "stats").stdout)["pools"]
+    return [counts(p) for p in json.loads(d.cli("--json", "stats").stdout)["pools"]]
 
 
 def pool(d, unit="feed-native"):
@@ -57,7 +63,7 @@ def test_example_configuration_serves_fixture_ads_through_adloader_borrow(daemon
     # Exactly as a user runs it, with the endpoint as a setting (the environment variable).
     d = daemon(args=["--config", EXAMPLE], env={"ADLOADERD_OPENRTB_ENDPOINT": exchange.url})
     answer = borrow(d)
-    assert answer["outcome"] == "LEASED"
+    assert answer["outcome"] == "BORROW_OUTCOME_LEASED"
     ad = answer["lease"]["ad"]
     assert ad["headline"] == "Luxury Mars Cruises"
     assert ad["body"] == "Visit the planet in a luxury spaceship."
@@ -103,7 +109,7 @@ def test_billing_notice_once_with_macros_and_loss_notices_with_reason(daemon, ex
     assert exchange.notices_of("win") == [], "burl is fired instead of nurl"
     assert len(exchange.notices_of("bill")) == 1
     # Notices are counted in Stats, per source.
-    source = lambda: json.loads(d.cli("--json", "stats").stdout)["sources"][0]
+    source = lambda: counts(json.loads(d.cli("--json", "stats").stdout)["sources"][0])
     assert wait_for(lambda: source()["noticesSent"] >= 1 + len(losses))
     src = source()
     assert src["name"] == "openrtb"
@@ -115,7 +121,7 @@ def test_no_fill_forms_are_not_failures(daemon, exchange):
     exchange.faults = ["204", "empty-object", "nbr"]
     exchange.mode = "204"
     d = daemon(config=config(exchange.url))
-    assert borrow(d, wait=300)["outcome"] == "NO_AD_YET"
+    assert borrow(d, wait=300)["outcome"] == "BORROW_OUTCOME_NO_AD_YET"
     d.cli("prefetch", "feed-native", "--loader", "feed")
     d.cli("prefetch", "feed-native", "--loader", "feed")
     wait_for(lambda: len(exchange.requests) >= 3)
@@ -126,10 +132,10 @@ def test_no_fill_forms_are_not_failures(daemon, exchange):
 def test_missing_required_asset_is_dropped_not_lent(daemon, exchange):
     exchange.mode = "missing-asset"
     d = daemon(config=config(exchange.url))
-    assert borrow(d, wait=500)["outcome"] == "NO_AD_YET"
+    assert borrow(d, wait=500)["outcome"] == "BORROW_OUTCOME_NO_AD_YET"
     assert pool(d)["loaded"] == 0
     assert wait_for(lambda: "required asset 1" in d.log())
-    (src,) = json.loads(d.cli("--json", "stats").stdout)["sources"]
+    (src,) = map(counts, json.loads(d.cli("--json", "stats").stdout)["sources"])
     assert src["bidsDropped"] == 5 * src["requests"] and src["noFills"] == src["requests"] and src["bids"] == 0
 
 
@@ -158,7 +164,7 @@ def test_retryable_failures_are_retried_by_the_policy(daemon, exchange, fault):
     exchange.delay = 1.5
     d = daemon(config=config(exchange.url, source={"timeout": "500ms"}))
     answer = borrow(d, wait=5000)
-    assert answer["outcome"] == "LEASED"
+    assert answer["outcome"] == "BORROW_OUTCOME_LEASED"
     assert len(exchange.requests) >= 2  # 2 on an idle machine; a loaded one may time out again
     gap = exchange.times[1] - exchange.times[0]
     assert gap >= 0.2, gap  # retry.delay
@@ -168,7 +174,7 @@ def test_retryable_failures_are_retried_by_the_policy(daemon, exchange, fault):
 def test_429_retry_after_is_honoured(daemon, exchange):
     exchange.faults = ["429"]
     d = daemon(config=config(exchange.url))
-    assert borrow(d, wait=6000)["outcome"] == "LEASED"
+    assert borrow(d, wait=6000)["outcome"] == "BORROW_OUTCOME_LEASED"
     gap = exchange.times[1] - exchange.times[0]
     assert gap >= 1.9, "Retry-After: 2 beats retry.delay 200ms (%.2fs)" % gap
 
@@ -184,7 +190,7 @@ def test_outage_connection_refused_then_recovery_borrows_served_throughout(daemo
     leases = []
     for _ in range(6):  # more than a batch missing: a top-up goes out, and fails
         answer = borrow(d, wait=200)
-        assert answer["outcome"] == "LEASED", "borrows are served from the pool during the outage"
+        assert answer["outcome"] == "BORROW_OUTCOME_LEASED", "borrows are served from the pool during the outage"
         leases.append(answer["lease"]["leaseId"])
     for lease in leases:
         d.cli("return", lease, "--shown")
@@ -195,7 +201,7 @@ def test_outage_connection_refused_then_recovery_borrows_served_throughout(daemo
     try:
         wait_for(lambda: len(back.requests) >= 1, timeout=20)
         assert wait_for(lambda: pool(d)["available"] >= 9, timeout=20)
-        assert borrow(d)["outcome"] == "LEASED"
+        assert borrow(d)["outcome"] == "BORROW_OUTCOME_LEASED"
         assert pool(d)["upstreamFailures"] >= failures
     finally:
         back.stop()

@@ -1,0 +1,1 @@
+"""Stubs generated from Proto/adloader/v1 (grpcio-tools; `make proto` regenerates them)."""
