@@ -64,6 +64,11 @@ public final class Daemon {
     /// How to stop each part started so far, in start order; run in reverse.
     private var stops: [(part: String, stop: () -> Void)] = []
     private var state = State.created
+    /// The version the dashboard shows; `defaultVersion` until the build names one (set it
+    /// before ``start()``; the composition root's one place for the build's identity).
+    public var version = Daemon.defaultVersion
+    /// What a build that names no version reports.
+    public static let defaultVersion = "unversioned"
 
     /// Builds the loop, clock, demand sources, loader, service and transport.
     /// - Throws: ``ConfigError`` for a bad loader or source; ``UVError`` when libuv fails.
@@ -261,6 +266,8 @@ public final class Daemon {
         state = .running
         readinessLog.baseline()
         service.instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
+        history.instance = service.instanceName
+        history.version = version
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }
@@ -272,7 +279,7 @@ public final class Daemon {
         let settings = configuration.admin
         guard settings.port != 0 else { return }
         let address = ListenAddress.tcp(host: settings.host, port: settings.port)
-        let routes = AdminRoutes(metrics: metrics, history: history)
+        let routes = AdminRoutes(metrics: metrics, history: history) { [clock] in clock.now.unixMilliseconds }
         do throws(UVError) {
             admin = try AdminServer(
                 loop: loop, host: settings.host, port: settings.port, limits: settings.limits, clock: clock,

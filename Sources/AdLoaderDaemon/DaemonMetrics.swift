@@ -37,7 +37,7 @@ final class DaemonMetrics {
     private var namedPools: Set<PoolKey> = []
     private var lagTimer: UVTimer?
     private var lastTick: UInt64 = 0
-    private let startedAtUnixSeconds: Double
+    let startedAtUnixSeconds: Double
     /// Admin connections now (set by the daemon when the admin listener exists).
     var adminConnectionCount: () -> Int = { 0 }
     /// Whether the daemon is listening and not draining (set by the daemon).
