@@ -3,21 +3,26 @@
 SWIFT        ?= swift
 APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libcurl4-openssl-dev pkg-config \
                 libhttp-parser-dev python3-venv chromium libsqlite3-dev libhiredis-dev redis-server nghttp2-client jq \
-                nginx
+                nginx debootstrap patchelf
+# Installed without their recommends (prometheus recommends node-exporter and its collectors):
+# promtool checks and unit-tests deploy/prometheus in `make test`. The package's init script is
+# not started by the install where no init runs (a container: policy-rc.d refuses, or no runlevel).
+APT_PACKAGES_NO_RECOMMENDS := prometheus
 # libhttp-parser-dev: the admin HTTP listener's parser. chromium: only for the dashboard test
 # (Tests/python/test_dashboard.py, headless); about 2.5 minutes to install on a fresh machine.
 # libsqlite3-dev, libhiredis-dev: the app-open cap stores; redis-server: started by the tests;
 # nghttp2-client: h2load, the soak's gRPC calls. jq: the shell cases of Examples/. nginx: the
 # gRPC proxy in front of three daemons (Examples/cluster, Tests/python/test_cluster.py), run by
 # the tests as the current user (Debian's package does not start it in a container without an
-# init system).
+# init system). debootstrap, patchelf: `make deb` and its test (Tests/python/test_package.py,
+# a fresh Debian root made once and cached in .build/deb-root).
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 
 VENV         := .venv
 PYTHON_REQS  := Tests/python/requirements.txt
 
-.PHONY: all deps venv pytest examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
+.PHONY: all deb deps venv pytest examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
 
 all: build
 
@@ -26,10 +31,18 @@ deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
+	bare=""; for p in $(APT_PACKAGES_NO_RECOMMENDS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || bare="$$bare $$p"; \
+	done; \
+	if [ -n "$$missing$$bare" ]; then \
+	  echo "installing:$$missing$$bare"; \
+	  $(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -qq || exit 1; \
+	fi; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing || exit 1; \
+	fi; \
+	if [ -n "$$bare" ]; then \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $$bare || exit 1; \
 	fi
 
 build: deps
@@ -38,6 +51,12 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product adloaderd
 	$(SWIFT) build -c release --product adloader
+
+# The Debian package (.build/deb/adloaderd_VERSION_ARCH.deb) from the release binaries: both
+# binaries with the Swift runtime they load, a sandboxed systemd unit running as the adloaderd
+# user, /etc/adloaderd/adloaderd.json, /var/lib/adloaderd (dev/build-deb.sh says what and how).
+deb: release
+	dev/build-deb.sh release
 
 # Starts the daemon on its embedded default (synthetic demand, loader "default"), with the
 # admin listener (dashboard, /metrics) on 127.0.0.1:7412.
