@@ -210,10 +210,10 @@ public final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
         stops.append(("sources", sourceContext.stopSources))
-        // The store first (it joins its worker, the last thread that may wake), then the handle.
         // Readiness (the log's, /readyz's) follows the daemon's state, admin listener or not.
         metrics.isServing = { [unowned self] in self.state == .running }
         metrics.isDraining = { [unowned self] in self.state == .draining }
+        // The store first (it joins its worker, the last thread that may wake), then the handle.
         stops.append(("cap store wake-up", capStoreWakeup.close))
         stops.append(("cap store", capStore.close))
         stops.append(("loader", loader.shutdown))
