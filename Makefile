@@ -6,7 +6,7 @@ APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev 
                 nginx golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev \
                 protoc-gen-go protoc-gen-go-grpc protobuf-compiler \
                 default-jdk-headless libgrpc-java libprotobuf-java protobuf-compiler-grpc-java-plugin libnetty-java \
-                libperfmark-java libgoogle-gson-java libgeronimo-annotation-1.3-spec-java
+                libperfmark-java libgoogle-gson-java libgeronimo-annotation-1.3-spec-java debootstrap patchelf
 # golang-*, protoc-gen-go*, protobuf-compiler: the Go example (clients/go), built offline in GOPATH
 # mode against Debian's /usr/share/gocode (no module downloads) and run by the Python tests. The
 # 1-5 golang/protobuf (APIv2 underneath) replaces the 1-3 that golang-google-grpc-dev would pull
@@ -14,20 +14,25 @@ APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev 
 # default-jdk-headless, lib*-java, protobuf-compiler-grpc-java-plugin: the JVM example (clients/java)
 # with Debian's grpc-java 1.41 on Netty; libgrpc-java does not pull in Netty, perfmark, gson or
 # javax.annotation (the generated stubs' @Generated), so they are listed.
+# Installed without their recommends (prometheus recommends node-exporter and its collectors):
+# promtool checks and unit-tests deploy/prometheus in `make test`. The package's init script is
+# not started by the install where no init runs (a container: policy-rc.d refuses, or no runlevel).
+APT_PACKAGES_NO_RECOMMENDS := prometheus
 # libhttp-parser-dev: the admin HTTP listener's parser. chromium: only for the dashboard test
 # (Tests/python/test_dashboard.py, headless); about 2.5 minutes to install on a fresh machine.
 # libsqlite3-dev, libhiredis-dev: the app-open cap stores; redis-server: started by the tests;
 # nghttp2-client: h2load, the soak's gRPC calls. jq: the shell cases of Examples/. nginx: the
 # gRPC proxy in front of three daemons (Examples/cluster, Tests/python/test_cluster.py), run by
 # the tests as the current user (Debian's package does not start it in a container without an
-# init system).
+# init system). debootstrap, patchelf: `make deb` and its test (Tests/python/test_package.py,
+# a fresh Debian root made once and cached in .build/deb-root).
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 
 VENV         := .venv
 PYTHON_REQS  := Tests/python/requirements.txt
 
-.PHONY: all deps venv go-example java-example pytest examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
+.PHONY: all deb deps venv go-example java-example pytest examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
 
 all: build
 
@@ -36,10 +41,18 @@ deps:
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
+	bare=""; for p in $(APT_PACKAGES_NO_RECOMMENDS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || bare="$$bare $$p"; \
+	done; \
+	if [ -n "$$missing$$bare" ]; then \
+	  echo "installing:$$missing$$bare"; \
+	  $(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -qq || exit 1; \
+	fi; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing || exit 1; \
+	fi; \
+	if [ -n "$$bare" ]; then \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $$bare || exit 1; \
 	fi
 
 build: deps
@@ -48,6 +61,12 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product adloaderd
 	$(SWIFT) build -c release --product adloader
+
+# The Debian package (.build/deb/adloaderd_VERSION_ARCH.deb) from the release binaries: both
+# binaries with the Swift runtime they load, a sandboxed systemd unit running as the adloaderd
+# user, /etc/adloaderd/adloaderd.json, /var/lib/adloaderd (dev/build-deb.sh says what and how).
+deb: release
+	dev/build-deb.sh release
 
 # Starts the daemon on its embedded default (synthetic demand, loader "default"), with the
 # admin listener (dashboard, /metrics) on 127.0.0.1:7412.

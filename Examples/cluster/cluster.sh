@@ -8,14 +8,24 @@
 # Clients connect to nginx on 127.0.0.1:$CLUSTER_PORT (default 7420) and send the affinity key
 # as `x-adloader-affinity` metadata; the framed protocol reaches the same replica with
 # `adloader --endpoints 127.0.0.1:7421,127.0.0.1:7422,127.0.0.1:7423 --affinity KEY ...`.
-# Settings (environment): CLUSTER_DIR (pids, logs, configuration; default /tmp/adloader-cluster),
+# Settings (environment): CLUSTER_DIR (pids, logs, configuration; default /tmp/adloader-cluster;
+# `status` and `stop` default to the directory of the last `start`),
 # CLUSTER_PORT (nginx; the replicas take the next three ports, their admin listeners the three
 # after), CLUSTER_REDIS_PORT (default 7430), ADLOADERD (default .build/release/adloaderd, from
 # `make release`), NGINX (default nginx), REDIS_SERVER (default redis-server).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-dir=${CLUSTER_DIR:-/tmp/adloader-cluster}
+# `start` records its directory here, so that `status` and `stop` find a cluster started with
+# a custom CLUSTER_DIR without being told again (CLUSTER_DIR, when set, still wins).
+pointer=${TMPDIR:-/tmp}/adloader-cluster.dir
+if [ -n "${CLUSTER_DIR:-}" ]; then
+    dir=$CLUSTER_DIR
+elif [ "${1:-}" != start ] && [ -s "$pointer" ] && [ -d "$(cat "$pointer")" ]; then
+    dir=$(cat "$pointer")
+else
+    dir=/tmp/adloader-cluster
+fi
 port=${CLUSTER_PORT:-7420}
 redis_port=${CLUSTER_REDIS_PORT:-7430}
 adloaderd=${ADLOADERD:-$root/.build/release/adloaderd}
@@ -61,6 +71,8 @@ start() {
     command -v "$nginx" >/dev/null || { echo "no nginx: apt-get install nginx (make deps)" >&2; exit 1; }
     if running nginx; then echo "already running (Examples/cluster/cluster.sh stop first)" >&2; exit 1; fi
     mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    echo "$dir" >"$pointer"
     trap 'echo "start failed; stopping what started" >&2; stop' ERR
 
     "$redis" --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
@@ -99,9 +111,11 @@ stop() {
     stop_one nginx
     for name in "${replicas[@]}"; do stop_one "$name"; done
     stop_one redis
+    if [ -s "$pointer" ] && [ "$(cat "$pointer")" = "$(cd "$dir" 2>/dev/null && pwd)" ]; then rm -f "$pointer"; fi
 }
 
 status() {
+    echo "cluster directory $dir"
     for name in redis "${replicas[@]}" nginx; do
         if running "$name"; then echo "$name running (pid $(cat "$dir/$name.pid"))"; else echo "$name stopped"; fi
     done

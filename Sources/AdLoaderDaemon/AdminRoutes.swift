@@ -13,10 +13,13 @@ import AdLoaderMetrics
 final class AdminRoutes {
     private let metrics: DaemonMetrics
     private let history: DashboardHistory
+    /// Now, in Unix milliseconds (the dashboard's uptime).
+    private let now: () -> Int64
 
-    init(metrics: DaemonMetrics, history: DashboardHistory) {
+    init(metrics: DaemonMetrics, history: DashboardHistory, now: @escaping () -> Int64) {
         self.metrics = metrics
         self.history = history
+        self.now = now
     }
 
     func respond(to request: HTTPRequestHead) -> HTTPResponse {
@@ -34,7 +37,7 @@ final class AdminRoutes {
         case "/", "/dashboard":
             return HTTPResponse(contentType: "text/html; charset=utf-8", text: DashboardPage.html)
         case "/dashboard.json":
-            return HTTPResponse(contentType: "application/json", text: history.json(ready: metrics.readiness))
+            return HTTPResponse(contentType: "application/json", text: history.json(ready: metrics.readiness, unixMilliseconds: now()))
         default:
             return HTTPResponse(
                 status: .notFound, text: "not found; try /metrics, /healthz, /readyz or / (dashboard)\n")

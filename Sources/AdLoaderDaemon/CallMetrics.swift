@@ -44,6 +44,13 @@ final class CallMetrics: CallObserver {
     /// Calls of every method and status.
     var total: UInt64 { counts.reduce(0, &+) }
 
+    /// Calls of every method by status, indexed by `Status.Code.rawValue`.
+    var totalsByCode: [UInt64] {
+        var totals = [UInt64](repeating: 0, count: Self.codeCount)
+        for (index, count) in counts.enumerated() { totals[index % Self.codeCount] &+= count }
+        return totals
+    }
+
     /// Latency of the unary methods together (Watch streams are open as long as the client
     /// likes, so they would drown the quantiles).
     var unaryLatency: HistogramSnapshot {

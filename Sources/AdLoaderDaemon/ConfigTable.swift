@@ -37,9 +37,21 @@ struct ConfigTable<Target: Sendable>: Sendable {
                 }
                 try apply(nested, to: &target, prefix: prefix, keyPrefix: key + ".")
             } else {
-                throw ConfigError(field: field, message: "unknown setting")
+                throw ConfigError(field: field, message: "unknown setting" + suggestion(for: name, keyPrefix: keyPrefix))
             }
         }
+    }
+
+    /// ` (did you mean "x"?)` naming the known key nearest `name` at its level (`delay` inside
+    /// `retry`), or an empty string.
+    func suggestion(for name: String, keyPrefix: String = "") -> String {
+        var names: [String] = []
+        for row in keys where row.key.hasPrefix(keyPrefix) {
+            let rest = row.key.dropFirst(keyPrefix.count)
+            let next = String(rest.prefix { $0 != "." })
+            if !names.contains(next) { names.append(next) }
+        }
+        return Suggestion.didYouMean(name, among: names)
     }
 
     /// The rows as the user sees them, for `--help` (and, with ``settings(at:)``, flags).

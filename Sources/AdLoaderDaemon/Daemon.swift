@@ -46,6 +46,8 @@ public final class Daemon {
     /// Every metric, the readiness rule and the dashboard's history (read by the admin routes).
     let metrics: DaemonMetrics
     let history: DashboardHistory
+    /// Logs readiness changes with their reasons (checked after every source answer).
+    let readinessLog: ReadinessLog
     private var admin: AdminServer?
     private var sampleTimer: UVTimer?
     /// App-open counts; in memory (and unused) unless a loader has format appOpen.
@@ -62,6 +64,11 @@ public final class Daemon {
     /// How to stop each part started so far, in start order; run in reverse.
     private var stops: [(part: String, stop: () -> Void)] = []
     private var state = State.created
+    /// The version the dashboard shows; `defaultVersion` until the build names one (set it
+    /// before ``start()``; the composition root's one place for the build's identity).
+    public var version = Daemon.defaultVersion
+    /// What a build that names no version reports.
+    public static let defaultVersion = "unversioned"
 
     /// Builds the loop, clock, demand sources, loader, service and transport.
     /// - Throws: ``ConfigError`` for a bad loader or source; ``UVError`` when libuv fails.
@@ -100,15 +107,30 @@ public final class Daemon {
             // A store on a worker thread wakes the loop through this handle to run its completions.
             let wakeup = try UVAsync(loop: loop)
             createdWakeup = wakeup
-            let capStore: any CapStore
+            let openedStore: any CapStore
             do throws(CapStoreError) {
                 let sender = wakeup.sender
-                capStore = needsStore ? try configuration.capStore.makeStore(wake: { sender.send() }) : InMemoryCapStore()
+                openedStore = needsStore ? try configuration.capStore.makeStore(wake: { sender.send() }) : InMemoryCapStore()
             } catch {
                 throw ConfigError(field: "capStore", message: error.message)
             }
-            if let background = capStore as? BackgroundCapStore {
+            if let background = openedStore as? BackgroundCapStore {
                 wakeup.setAction { [weak background] in background?.drainCompletions() }
+            }
+            // Measured from the outside (operations, up/down), and its outages logged once each.
+            let capStore = MeasuredCapStore(
+                kind: needsStore ? configuration.capStore.type.rawValue : "none", wrapping: openedStore)
+            let storeKind = capStore.kind
+            let outageMode = configuration.capStore.outage.name
+            capStore.onChange = { [logger] up, error in
+                if up {
+                    logger.info("cap store answers again", ["store": .string(storeKind)])
+                } else {
+                    logger.warning(
+                        "cap store down: app-open counts unavailable",
+                        ["store": .string(storeKind), "error": .string(error?.message ?? ""),
+                         "outage": .string(outageMode)])
+                }
             }
             self.capStoreWakeup = wakeup
             let service = AdLoaderService(
@@ -135,12 +157,23 @@ public final class Daemon {
             self.loader = loader
             self.service = service
 
-            metrics = DaemonMetrics(
-                loader: loader, service: service, transport: transport, sources: measured,
+            let metrics = DaemonMetrics(
+                loader: loader, service: service, transport: transport, sources: measured, capStore: capStore,
                 configuration: configuration, startedAtUnixSeconds: Double(clock.now.unixMilliseconds) / 1000)
+            self.metrics = metrics
             // Timing every call costs two clock reads and a histogram update: only when
             // something can read the metrics (the admin listener is on).
             if configuration.admin.port != 0 { service.callObserver = metrics.calls }
+            let sourceLog = DemandSourceLog(logger: logger, clock: clock, interval: configuration.logWarningInterval)
+            let readinessLog = ReadinessLog(logger: logger) { [unowned metrics] in metrics.readiness }
+            self.readinessLog = readinessLog
+            for source in measured {
+                let name = source.name
+                source.onAnswer = { [weak readinessLog] result, asked in
+                    sourceLog.record(source: name, result: result, asked: asked)
+                    readinessLog?.check()
+                }
+            }
             history = DashboardHistory(metrics: metrics, configuration: configuration)
             service.reloader = { [weak self] () throws(ConfigError) -> ReconfigureResult in
                 guard let self else { throw ConfigError(field: "reload", message: "the server is shutting down") }
@@ -177,6 +210,9 @@ public final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
         stops.append(("sources", sourceContext.stopSources))
+        // Readiness (the log's, /readyz's) follows the daemon's state, admin listener or not.
+        metrics.isServing = { [unowned self] in self.state == .running }
+        metrics.isDraining = { [unowned self] in self.state == .draining }
         // The store first (it joins its worker, the last thread that may wake), then the handle.
         stops.append(("cap store wake-up", capStoreWakeup.close))
         stops.append(("cap store", capStore.close))
@@ -228,7 +264,10 @@ public final class Daemon {
             throw error
         }
         state = .running
+        readinessLog.baseline()
         service.instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
+        history.instance = service.instanceName
+        history.version = version
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }
@@ -240,7 +279,7 @@ public final class Daemon {
         let settings = configuration.admin
         guard settings.port != 0 else { return }
         let address = ListenAddress.tcp(host: settings.host, port: settings.port)
-        let routes = AdminRoutes(metrics: metrics, history: history)
+        let routes = AdminRoutes(metrics: metrics, history: history) { [clock] in clock.now.unixMilliseconds }
         do throws(UVError) {
             admin = try AdminServer(
                 loop: loop, host: settings.host, port: settings.port, limits: settings.limits, clock: clock,
@@ -252,8 +291,6 @@ public final class Daemon {
         } catch {
             throw ListenerError(setting: "admin.port", address: address, error: error)
         }
-        metrics.isServing = { [unowned self] in self.state == .running }
-        metrics.isDraining = { [unowned self] in self.state == .draining }
         metrics.adminConnectionCount = { [unowned self] in self.admin?.connectionCount ?? 0 }
         history.listening = addresses.map(\.description) + adminAddress.map { ["admin http://\($0)/"] }!
         history.sample(unixMilliseconds: clock.now.unixMilliseconds)
@@ -320,6 +357,7 @@ public final class Daemon {
             ["reason": .string(reason),
              "connections": .int(Int64(transport.connectionCount + grpcTransport.connectionCount)),
              "parkedBorrows": .int(Int64(service.parkedBorrowCount))])
+        readinessLog.check()
         closeListeners()
         sniffer.closeAll()
         // Both transports drain; the last one done stops the parts.
@@ -367,6 +405,7 @@ public final class Daemon {
             let result = try loader.reconfigure(loaders: next.loaders)
             configuration = next
             history.configuration = next
+            metrics.usedSources = Set(next.loaders.map(\.source))
             metrics.reloadsApplied += 1
             logger.info(
                 "configuration reloaded",

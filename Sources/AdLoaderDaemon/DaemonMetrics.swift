@@ -25,6 +25,8 @@ final class DaemonMetrics {
 
     let calls = CallMetrics()
     let sources: [MeasuredDemandSource]
+    /// The app-open cap store, measured (operations, up).
+    let capStore: MeasuredCapStore?
     let loopLag = Histogram(bounds: Histogram.loopLagSeconds)
     /// Largest lag seen since the dashboard's last sample, in seconds.
     var maxLagSinceSample = 0.0
@@ -35,7 +37,7 @@ final class DaemonMetrics {
     private var namedPools: Set<PoolKey> = []
     private var lagTimer: UVTimer?
     private var lastTick: UInt64 = 0
-    private let startedAtUnixSeconds: Double
+    let startedAtUnixSeconds: Double
     /// Admin connections now (set by the daemon when the admin listener exists).
     var adminConnectionCount: () -> Int = { 0 }
     /// Whether the daemon is listening and not draining (set by the daemon).
@@ -53,8 +55,11 @@ final class DaemonMetrics {
 
     init(
         loader: NativeAdvertisementLoader, service: AdLoaderService, transport: FramedTransport,
-        sources: [MeasuredDemandSource], configuration: ServerConfiguration, startedAtUnixSeconds: Double
+        sources: [MeasuredDemandSource], capStore: MeasuredCapStore? = nil, configuration: ServerConfiguration,
+        startedAtUnixSeconds: Double
     ) {
+        self.capStore = capStore
+        usedSources = Set(configuration.loaders.map(\.source))
         self.loader = loader
         self.service = service
         self.transport = transport
@@ -91,8 +96,11 @@ final class DaemonMetrics {
 
     // MARK: Readiness
 
-    /// Ready: listening and not draining, and at least one demand source reachable (sources
-    /// never asked count as reachable). The reasons say what is not.
+    /// The sources some loader uses (readiness counts only those); set again by a reload.
+    var usedSources: Set<String>
+
+    /// Ready: listening and not draining, and at least one demand source a loader uses reachable
+    /// (sources never asked count as reachable). The reasons say what is not.
     var readiness: (ready: Bool, reasons: [String]) {
         var reasons: [String] = []
         if service.isDraining || isDraining() {
@@ -100,8 +108,11 @@ final class DaemonMetrics {
         } else if !isServing() {
             reasons.append("not listening")
         }
-        if !sources.isEmpty, sources.allSatisfy({ !$0.isReachable }) {
-            reasons.append("every demand source unreachable (" + sources.map(\.name).joined(separator: ", ") + ")")
+        // Only the sources some loader uses: a configured source nobody asks (the built-in
+        // synthetic one beside an exchange) serves nothing and must not keep the replica ready.
+        let used = sources.filter { usedSources.contains($0.name) }
+        if !used.isEmpty, used.allSatisfy({ !$0.isReachable }) {
+            reasons.append("every demand source unreachable (" + used.map(\.name).joined(separator: ", ") + ")")
         }
         return (reasons.isEmpty, reasons)
     }
@@ -135,6 +146,7 @@ final class DaemonMetrics {
         var families = calls.families()
         families += poolFamilies(poolStats())
         families += sourceFamilies()
+        families += capStoreFamilies()
         families += loaderFamilies()
         families += serverFamilies()
         return families
@@ -234,6 +246,31 @@ final class DaemonMetrics {
                         .init(source(s) + [.init("notice", kind)], Double(s.notices[index]))
                     }
                 }),
+        ]
+    }
+
+    private func capStoreFamilies() -> [MetricFamily] {
+        guard let capStore else { return [] }
+        let store = MetricFamily.Label("store", capStore.kind)
+        return [
+            MetricFamily(
+                name: "adloader_cap_store_operations",
+                help: "App-open cap store operations (counts: the read before a decision; confirm_show: the count after a show) by result.",
+                kind: .counter,
+                samples: MeasuredCapStore.operationNames.enumerated().flatMap { index, name in
+                    [
+                        MetricFamily.Sample(
+                            [store, .init("operation", name), .init("result", "ok")],
+                            Double(capStore.operations[index].ok)),
+                        MetricFamily.Sample(
+                            [store, .init("operation", name), .init("result", "error")],
+                            Double(capStore.operations[index].failed)),
+                    ]
+                }),
+            MetricFamily(
+                name: "adloader_cap_store_up",
+                help: "1 unless the cap store's last answer was an error (store none: no appOpen loader, nothing is stored).",
+                kind: .gauge, samples: [.init([store], capStore.isUp ? 1 : 0)]),
         ]
     }
 

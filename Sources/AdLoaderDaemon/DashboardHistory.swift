@@ -2,6 +2,7 @@ import AdLoaderCore
 import AdLoaderLogging
 import AdLoaderMetrics
 import AdLoaderService
+import AdLoaderWire
 
 /// The dashboard's memory: a sample of the pools and the server every
 /// ``ServerConfiguration/Admin/sampleInterval``, the last hour of them (at most 720), served
@@ -9,7 +10,10 @@ import AdLoaderService
 ///
 /// Rates and ratios are over the interval between two samples: calls per second, p99 latency
 /// of the unary calls, borrow hit ratio, upstream requests per impression (requests sent / ads
-/// shown), ads wasted (expired unconsumed), the loop lag's p99 and maximum.
+/// shown), ads wasted (expired unconsumed), the loop lag's p99 and maximum; for triage, calls
+/// per second by status code, upstream failures per second by class (all sources) and leases
+/// reclaimed by the lease timeout (the leak signal). The JSON also names the replica: instance,
+/// version, start time and uptime.
 ///
 /// - Important: loop-confined.
 final class DashboardHistory {
@@ -33,6 +37,11 @@ final class DashboardHistory {
         var wasted: UInt64
         var lagP99Milliseconds: Double?
         var lagMaxMilliseconds: Double
+        /// Calls per second by `Status.Code.rawValue`.
+        var callsByCode: [Double]
+        /// Upstream failures per second by class (``MeasuredDemandSource/failureClasses`` order).
+        var failuresPerSecond: [Double]
+        var reclaimed: UInt64
     }
 
     private struct Totals {
@@ -44,6 +53,9 @@ final class DashboardHistory {
         var upstream: UInt64 = 0
         var shown: UInt64 = 0
         var expired: UInt64 = 0
+        var byCode: [UInt64] = []
+        var failures: [UInt64] = [0, 0, 0]
+        var reclaimed: UInt64 = 0
     }
 
     private let metrics: DaemonMetrics
@@ -54,6 +66,10 @@ final class DashboardHistory {
     private(set) var poolKeys: [DaemonMetrics.PoolKey] = []
     /// The bound addresses, shown with the configuration (set by the daemon once bound).
     var listening: [String] = []
+    /// The replica's name (``AdLoaderService/instanceName``), set by the daemon once bound.
+    var instance = ""
+    /// The build's version, as the composition root names it (``Daemon/version``).
+    var version = Daemon.defaultVersion
     private var previous: Totals?
     private var previousMilliseconds: Int64 = 0
 
@@ -71,11 +87,16 @@ final class DashboardHistory {
         totals.calls = metrics.calls.total
         totals.latency = metrics.calls.unaryLatency
         totals.lag = metrics.loopLag.snapshot
+        totals.byCode = metrics.calls.totalsByCode
         for stats in pools {
             totals.hits += stats.borrowHits
             totals.misses += stats.borrowMisses
             totals.upstream += stats.upstreamRequests
             totals.expired += stats.expired
+            totals.reclaimed += stats.leasesReclaimed
+        }
+        for source in metrics.sources {
+            for index in totals.failures.indices { totals.failures[index] += source.failures[index] }
         }
         totals.shown = metrics.sources.reduce(0) { $0 + $1.notices[0] }
         defer {
@@ -110,14 +131,21 @@ final class DashboardHistory {
                 wasted: totals.expired &- before.expired,
                 // Interpolating inside a bucket can overshoot the largest lag seen: cap it there.
                 lagP99Milliseconds: lag?.quantile(0.99).map { min($0, metrics.maxLagSinceSample) * 1000 },
-                lagMaxMilliseconds: metrics.maxLagSinceSample * 1000))
+                lagMaxMilliseconds: metrics.maxLagSinceSample * 1000,
+                callsByCode: zip(totals.byCode, before.byCode).map { Double($0 &- $1) / seconds },
+                failuresPerSecond: zip(totals.failures, before.failures).map { Double($0 &- $1) / seconds },
+                reclaimed: totals.reclaimed &- before.reclaimed))
         if samples.count > capacity { samples.removeFirst(samples.count - capacity) }
     }
 
-    /// The page's data: readiness, configuration, totals and the sampled series.
-    func json(ready: (ready: Bool, reasons: [String])) -> String {
+    /// The page's data: identity, readiness, configuration, totals and the sampled series.
+    /// - Parameter unixMilliseconds: now, for the uptime.
+    func json(ready: (ready: Bool, reasons: [String]), unixMilliseconds: Int64) -> String {
         var out = "{"
-        out += "\"ready\":\(ready.ready),\"reasons\":[" + ready.reasons.map(JSONWriter.quoted).joined(separator: ",") + "]"
+        out += "\"instance\":\(JSONWriter.quoted(instance)),\"version\":\(JSONWriter.quoted(version))"
+        let started = Int64(metrics.startedAtUnixSeconds * 1000)
+        out += ",\"startedAtMs\":\(started),\"uptimeSeconds\":\(max(0, unixMilliseconds - started) / 1000)"
+        out += ",\"ready\":\(ready.ready),\"reasons\":[" + ready.reasons.map(JSONWriter.quoted).joined(separator: ",") + "]"
         out += ",\"sampleIntervalMs\":\(configuration.admin.sampleInterval.milliseconds)"
         out += ",\"configuration\":[" + configurationRows().map { "[\(JSONWriter.quoted($0.0)),\(JSONWriter.quoted($0.1))]" }
             .joined(separator: ",") + "]"
@@ -132,6 +160,18 @@ final class DashboardHistory {
         series("wasted") { Double($0.wasted) }
         series("lagP99Ms") { $0.lagP99Milliseconds }
         series("lagMaxMs") { $0.lagMaxMilliseconds }
+        series("reclaimed") { Double($0.reclaimed) }
+        // OK always; another code once it happened in the window.
+        out += ",\"codes\":{" + Status.Code.all.filter { code in
+            code == .ok || samples.contains { $0.callsByCode[code.rawValue] > 0 }
+        }.map { code in
+            JSONWriter.quoted(code.description) + ":["
+                + samples.map { number($0.callsByCode[code.rawValue]) }.joined(separator: ",") + "]"
+        }.joined(separator: ",") + "}"
+        out += ",\"failures\":{" + MeasuredDemandSource.failureClasses.enumerated().map { index, code in
+            JSONWriter.quoted(code.description) + ":["
+                + samples.map { number($0.failuresPerSecond[index]) }.joined(separator: ",") + "]"
+        }.joined(separator: ",") + "}"
         out += ",\"pools\":["
         out += poolKeys.map { key in
             var pool = "{\"loader\":\(JSONWriter.quoted(key.loader)),\"adUnit\":\(JSONWriter.quoted(key.adUnitID))"

@@ -48,6 +48,9 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
     /// The source's type, e.g. `synthetic`.
     public var type: String { box.typeName }
 
+    /// The ad formats the source can deliver (``DemandSourceType/formats``).
+    public var formats: [AdFormat] { box.formats }
+
     /// The settings, when they are of type `Settings` (e.g. `SyntheticSource.Configuration`).
     public func settings<Settings>(as _: Settings.Type) -> Settings? { box.settings as? Settings }
 
@@ -100,6 +103,7 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
 /// The settings of a source with their type, without naming the type.
 private protocol DemandSourceBox: Sendable {
     var typeName: String { get }
+    var formats: [AdFormat] { get }
     var settings: any Sendable { get }
     func validate(field: String) throws(ConfigError)
     func makeSource(context: DemandSourceContext) throws -> any DemandSource
@@ -119,6 +123,7 @@ private struct TypedDemandSource<Type: DemandSourceType>: DemandSourceBox {
     }
 
     var typeName: String { type.name }
+    var formats: [AdFormat] { type.formats }
     var settings: any Sendable { typed }
 
     func validate(field: String) throws(ConfigError) { try type.validate(typed, field: field) }
@@ -132,7 +137,9 @@ private struct TypedDemandSource<Type: DemandSourceType>: DemandSourceBox {
     }
 
     mutating func apply(key: String, _ value: ConfigValue, field: String) throws(ConfigError) {
-        guard let row = type.keys.key(named: key) else { throw ConfigError(field: field, message: "unknown setting") }
+        guard let row = type.keys.key(named: key) else {
+            throw ConfigError(field: field, message: "unknown setting" + type.keys.suggestion(for: key))
+        }
         try row.apply(&typed, value, field)
     }
 

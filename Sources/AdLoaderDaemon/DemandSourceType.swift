@@ -32,9 +32,15 @@ protocol DemandSourceType: Sendable {
     ///     its stop there.
     /// - Throws: ``ConfigError`` for settings it cannot use; any error it meets building.
     func makeSource(_ settings: Settings, context: DemandSourceContext) throws -> any DemandSource
+
+    /// The ad formats its sources can deliver; a loader of another format on such a source
+    /// could never lend an ad, and is refused when the configuration loads. Default: every format.
+    var formats: [AdFormat] { get }
 }
 
 extension DemandSourceType {
+    var formats: [AdFormat] { AdFormat.allCases }
+
     /// A source of this type with default settings.
     var defaultConfiguration: DemandSourceConfiguration { DemandSourceConfiguration(self, settings: keys.defaults) }
 

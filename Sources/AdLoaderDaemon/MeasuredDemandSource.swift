@@ -29,6 +29,9 @@ final class MeasuredDemandSource: DemandSource {
     /// Whether any request was answered yet.
     private(set) var hasAnswered = false
     let latency = Histogram(bounds: Histogram.latencySeconds)
+    /// Called with every answer (and the count asked for), after the counters took it and
+    /// before the loader sees it: the daemon's failure warnings and readiness log.
+    var onAnswer: ((Result<[DeliveredAd], UpstreamError>, Int) -> Void)?
 
     init(name: String, wrapping source: any DemandSource) {
         self.name = name
@@ -44,6 +47,7 @@ final class MeasuredDemandSource: DemandSource {
         let started = UVLoop.highResolutionNanoseconds
         wrapped.loadAds(request, count: count) { [weak self] result in
             self?.answered(result, started: started)
+            self?.onAnswer?(result, count)
             completion(result)
         }
     }

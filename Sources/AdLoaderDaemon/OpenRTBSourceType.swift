@@ -13,6 +13,10 @@ struct OpenRTBSourceType: DemandSourceType {
 
     var keys: ConfigTable<OpenRTBSource.Configuration> { Self.keys }
 
+    /// Bid requests carry a `native` impression only (``BidRequestBuilder``), and bids are read
+    /// as Native 1.2 markup: a full-screen loader on this source could never be served.
+    var formats: [AdFormat] { [.native] }
+
     private static let keys = ConfigTable<OpenRTBSource.Configuration>(
         section: "sources.openrtb", defaults: OpenRTBSource.Configuration(),
         keys: [

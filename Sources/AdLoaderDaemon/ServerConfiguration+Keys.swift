@@ -103,7 +103,10 @@ extension ServerConfiguration {
         keys: [
             .value(
                 "level", \.logLevel, .logLevel, flag: "--log-level",
-                "debug, info, warning or error; logs are JSON lines on stderr")
+                "debug, info, warning or error; logs are JSON lines on stderr"),
+            .value(
+                "warningInterval", \.logWarningInterval, .duration, flag: "--log-warning-interval",
+                "shortest time between two warnings of one kind about one demand source (failing, by class; stopped filling): the first at once, each later one counts the failures since"),
         ])
 
     /// `limits`: ``ServerLimits``, checked where bytes arrive.

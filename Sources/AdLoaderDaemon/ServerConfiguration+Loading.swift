@@ -52,7 +52,9 @@ extension ServerConfiguration {
                     configPath = try scanner.value()
                 case .option(let name):
                     guard let setting = settings.first(where: { $0.flag == name }) else {
-                        throw ArgumentScanner.Failure(option: name, message: "unknown option (see --help)")
+                        let flagNames = settings.compactMap(\.flag) + [configFlag, "--help"]
+                        throw ArgumentScanner.Failure(
+                            option: name, message: "unknown option\(Suggestion.didYouMean(name, among: flagNames)) (see --help)")
                     }
                     flags.append((setting, try scanner.value()))
                 case .positional(let text):
@@ -113,7 +115,7 @@ extension ServerConfiguration {
         do {
             document = try JSONValue.parse(fileText)
         } catch {
-            throw ConfigError(field: "config", message: "\(path): invalid JSON at byte \(error.offset): \(error.message)")
+            throw ConfigError(field: "config", message: "\(path):\(error.line):\(error.column): invalid JSON: \(error.message) (byte \(error.offset))")
         }
         guard case .object(let sections) = document else {
             throw ConfigError(field: "config", message: "\(path): must be a JSON object")
@@ -131,7 +133,10 @@ extension ServerConfiguration {
             case "loaders":
                 try applyLoaders(value)
             default:
-                throw ConfigError(field: section, message: "unknown setting (expected listeners, admin, auth, limits, http2, log, capStore, sources, loaders)")
+                let sections = ["listeners", "admin", "auth", "limits", "http2", "log", "capStore", "sources", "loaders"]
+                throw ConfigError(
+                    field: section,
+                    message: "unknown setting\(Suggestion.didYouMean(section, among: sections)) (expected \(sections.joined(separator: ", ")))")
             }
         }
     }

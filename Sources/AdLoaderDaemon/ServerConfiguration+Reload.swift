@@ -22,7 +22,7 @@ extension ServerConfiguration {
         let sections: [(String, Bool)] = [
             ("listeners", listeners == running.listeners), ("admin", admin == running.admin),
             ("auth", auth == running.auth), ("limits", limits == running.limits),
-            ("http2", http2Limits == running.http2Limits), ("log", logLevel == running.logLevel),
+            ("http2", http2Limits == running.http2Limits), ("log", logLevel == running.logLevel && logWarningInterval == running.logWarningInterval),
             ("capStore", capStore == running.capStore),
         ]
         if let (section, _) = sections.first(where: { !$0.1 }) { return section }

@@ -79,6 +79,9 @@ public struct ServerConfiguration: Hashable, Sendable {
         set { http2Limits.floodWindowMilliseconds = max(1, newValue.milliseconds) }
     }
     public var logLevel: LogLevel = .info
+    /// Shortest time between two warnings of one kind about one demand source (failing by
+    /// class, stopped filling); the first is written at once, each later one counts what happened.
+    public var logWarningInterval: Duration = .seconds(10)
     /// Demand sources by name, each of a type (see ``DemandSourceConfiguration``); loaders name
     /// theirs in `source`. By default one, `synthetic`.
     public var sources: [String: DemandSourceConfiguration] = ["synthetic": .synthetic()]
@@ -124,6 +127,9 @@ public struct ServerConfiguration: Hashable, Sendable {
         if admin.port != 0, admin.port == listeners.port {
             throw ConfigError(field: "admin.port", message: "must differ from listeners.port (\(listeners.port))")
         }
+        if logWarningInterval < .milliseconds(100) {
+            throw ConfigError(field: "log.warningInterval", message: "must be at least 100ms")
+        }
         if admin.sampleInterval < .milliseconds(100) {
             throw ConfigError(field: "admin.sampleInterval", message: "must be at least 100ms")
         }
@@ -145,10 +151,15 @@ public struct ServerConfiguration: Hashable, Sendable {
             if !seen.insert(loader.name).inserted {
                 throw ConfigError(field: "loaders.\(loader.name)", message: "duplicate loader name")
             }
-            if sources[loader.source] == nil {
+            guard let source = sources[loader.source] else {
                 throw ConfigError(
                     field: "loaders.\(loader.name).source",
-                    message: "unknown source \"\(loader.source)\" (configured: \(sources.keys.sorted().joined(separator: ", ")))")
+                    message: "unknown source \"\(loader.source)\"\(Suggestion.didYouMean(loader.source, among: sources.keys.sorted())) (configured: \(sources.keys.sorted().joined(separator: ", ")))")
+            }
+            if !source.formats.contains(loader.format) {
+                throw ConfigError(
+                    field: "loaders.\(loader.name).format",
+                    message: "is \(loader.format), but its source \"\(loader.source)\" (type \(source.type)) delivers only \(source.formats.map(\.description).joined(separator: ", ")) ads: this loader could never be served (use a \(source.formats.map(\.description).joined(separator: " or ")) loader, or a source of another type)")
             }
         }
     }

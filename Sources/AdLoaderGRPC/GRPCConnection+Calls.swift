@@ -155,7 +155,11 @@ extension GRPCConnection {
         if streams.count > limit {
             return (Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached"), 200)
         }
-        if let denial = service.authenticate(stream.authorization, peerIsLocal: peerIsLocal) {
+        // Health answers without a token, as an orchestrator's probe (a Kubernetes gRPC probe)
+        // cannot send one; it tells only whether the server serves. Reflection and every
+        // service method keep auth.
+        let isHealth = route == .healthCheck || route == .healthWatch
+        if !isHealth, let denial = service.authenticate(stream.authorization, peerIsLocal: peerIsLocal) {
             return (denial, 200)
         }
         if let value = stream.timeoutValue {

@@ -52,11 +52,36 @@ public enum JSONValue: Hashable, Sendable {
     public struct ParseError: Error, Hashable, Sendable {
         /// Byte offset of the problem.
         public var offset: Int
+        /// Line of the problem, from 1 (0 when not known).
+        public var line: Int
+        /// Column of the problem on its line, in characters from 1 (0 when not known).
+        public var column: Int
         public var message: String
 
-        public init(offset: Int, message: String) {
+        public init(offset: Int, message: String, line: Int = 0, column: Int = 0) {
             self.offset = offset
+            self.line = line
+            self.column = column
             self.message = message
+        }
+
+        /// `line L, column C` when known, else `byte N`: where an editor finds the problem.
+        public var position: String { line > 0 ? "line \(line), column \(column)" : "byte \(offset)" }
+
+        /// The line and column (a column counts characters: UTF-8 continuation bytes and the
+        /// `\r` of a CRLF line end do not add one) of byte `offset` in `bytes`.
+        static func lineAndColumn(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+            var line = 1
+            var column = 1
+            for byte in bytes[0..<min(offset, bytes.count)] {
+                if byte == 0x0A {
+                    line += 1
+                    column = 1
+                } else if byte & 0xC0 != 0x80, byte != 0x0D {
+                    column += 1
+                }
+            }
+            return (line, column)
         }
     }
 
@@ -70,11 +95,17 @@ public enum JSONValue: Hashable, Sendable {
     /// - Throws: ``ParseError`` with the byte offset of the problem.
     public static func parse(bytes: [UInt8]) throws(ParseError) -> JSONValue {
         var parser = Parser(bytes: bytes)
-        parser.skipSpace()
-        let value = try parser.value(depth: 0)
-        parser.skipSpace()
-        guard parser.index == parser.bytes.count else { throw parser.fail("unexpected text after the document") }
-        return value
+        do throws(ParseError) {
+            parser.skipSpace()
+            let value = try parser.value(depth: 0)
+            parser.skipSpace()
+            guard parser.index == parser.bytes.count else { throw parser.fail("unexpected text after the document") }
+            return value
+        } catch {
+            var located = error
+            (located.line, located.column) = ParseError.lineAndColumn(of: error.offset, in: bytes)
+            throw located
+        }
     }
 
     private struct Parser {

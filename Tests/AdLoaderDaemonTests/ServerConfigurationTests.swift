@@ -402,4 +402,66 @@ import Testing
         let failure = error(["--config", "x.json"], file: #"{ "loaders": { "default": { "numberOfAdvertisements": 7 } } }"#)
         #expect(failure?.description == "loaders.default.numberOfAdvertisements: must be 1...5, got 7")
     }
+
+    @Test func aJSONSyntaxErrorNamesTheFileLineAndColumn() {
+        let file = "{\n  \"loaders\": {\n    \"feed\": { \"lifetime\": 30s }\n  }\n}\n"
+        let failure = error(["--config", "x.json"], file: file)
+        #expect(failure?.field == "config")
+        #expect(failure?.message.hasPrefix("x.json:3:29: invalid JSON: ") == true, "\(String(describing: failure))")
+    }
+
+    @Test func aColumnCountsCharactersNotBytesAndACRLFIsOneLineEnd() throws {
+        let file = "{\r\n  \"caf\u{E9}\": \"\u{E9}\u{E9}\", !\r\n}"
+        let failure = error(["--config", "x.json"], file: file)
+        #expect(failure?.message.hasPrefix("x.json:2:17: invalid JSON: ") == true, "\(String(describing: failure))")
+    }
+
+    @Test(arguments: [
+        (#"{ "loaders": { "feed": { "lifetme": "30s" } } }"#, "loaders.feed.lifetme", "lifetime"),
+        (#"{ "loaders": { "feed": { "retry": { "dealy": "1s" } } } }"#, "loaders.feed.retry.dealy", "delay"),
+        (#"{ "loaders": { "feed": { "retry": { "maximumcount": 3 } } } }"#, "loaders.feed.retry.maximumcount", "maximumCount"),
+        (#"{ "limit": {} }"#, "limit", "limits"),
+        (#"{ "sources": { "s": { "type": "synthetc" } } }"#, "sources.s.type", "synthetic"),
+        (#"{ "sources": { "s": { "type": "synthetic", "errorRat": 1 } } }"#, "sources.s.errorRat", "errorRate"),
+    ])
+    func anUnknownKeySuggestsTheNearestKnownOne(file: String, field: String, suggestion: String) {
+        let failure = error(["--config", "x.json"], file: file)
+        #expect(failure?.field == field)
+        #expect(failure?.message.contains("(did you mean \"\(suggestion)\"?)") == true, "\(String(describing: failure))")
+    }
+
+    @Test(arguments: ["interstitial", "rewarded", "appOpen"])
+    func aFullScreenLoaderOnAnOpenRTBSourceIsRefusedAsNeverServable(format: String) {
+        let file = """
+            { "sources": { "rtb": { "type": "openrtb", "endpoint": "http://127.0.0.1:9/a" } },
+              "loaders": { "full": { "source": "rtb", "format": "\(format)" } } }
+            """
+        let failure = error(["--config", "x.json"], file: file)
+        #expect(failure?.field == "loaders.full.format")
+        #expect(failure?.message.hasPrefix("is \(format), but its source \"rtb\" (type openrtb) delivers only native ads") == true)
+        let native = #"{ "sources": { "rtb": { "type": "openrtb", "endpoint": "http://127.0.0.1:9/a" } }, "loaders": { "n": { "source": "rtb" } } }"#
+        #expect(error(["--config", "x.json"], file: native) == nil)
+    }
+
+    @Test func aKeyFarFromEveryKnownOneGetsNoSuggestion() {
+        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "retry": { "count": 5 } } } }"#)
+        #expect(failure == ConfigError(field: "loaders.feed.retry.count", message: "unknown setting"))
+        #expect(error(["--config", "x.json"], file: #"{ "zzzzzz": 1 }"#)?.message.contains("did you mean") == false)
+    }
+
+    @Test func aMisspeltFlagSuggestsTheFlag() {
+        let failure = error(["--admin-prot", "7412"])
+        #expect(failure?.field == "--admin-prot")
+        #expect(failure?.message == "unknown option (did you mean \"--admin-port\"?) (see --help)")
+    }
+
+    @Test func aLoaderNamingAMisspeltSourceSuggestsIt() {
+        let file = #"{ "sources": { "exchange": { "type": "synthetic" } }, "loaders": { "feed": { "source": "exchang" } } }"#
+        #expect(error(["--config", "x.json"], file: file)?.message.contains("(did you mean \"exchange\"?)") == true)
+    }
+
+    @Test(arguments: [("lifetme", "lifetime", 1), ("dealy", "delay", 1), ("abc", "abc", 0), ("", "ab", 2), ("kitten", "sitting", 3)])
+    func editDistanceCountsASwapAsOneEdit(a: String, b: String, distance: Int) {
+        #expect(Suggestion.editDistance(Array(a.unicodeScalars), Array(b.unicodeScalars)) == distance)
+    }
 }

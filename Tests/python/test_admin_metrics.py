@@ -45,6 +45,8 @@ EXPECTED = {
     "adloader_open_calls": ("gauge", set()),
     "adloader_admin_connections": ("gauge", set()),
     "adloader_ready": ("gauge", set()),
+    "adloader_cap_store_operations": ("counter", {"store", "operation", "result"}),
+    "adloader_cap_store_up": ("gauge", {"store"}),
     "adloader_event_loop_lag_seconds": ("histogram", set()),
     "process_resident_memory_bytes": ("gauge", set()),
     "process_open_fds": ("gauge", set()),
@@ -119,6 +121,8 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
     assert value(after, "adloader_source_notices", "_total", source="synthetic", notice="shown") == returns
     assert value(after, "adloader_upstream_reachable", source="synthetic") == 1
     assert value(after, "adloader_ready") == 1
+    # No appOpen loader: no store is opened, and none is down.
+    assert value(after, "adloader_cap_store_up", store="none") == 1
     assert value(after, "adloader_event_loop_lag_seconds", "_count") >= 1
     assert value(after, "process_resident_memory_bytes") > 1_000_000
     assert 3 < value(after, "process_open_fds") < value(after, "process_max_fds")

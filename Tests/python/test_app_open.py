@@ -2,6 +2,7 @@
 cap that holds across two daemons sharing one Redis. Uses the CLI's --json output."""
 
 import json
+import urllib.request
 import os
 import signal
 import socket
@@ -117,10 +118,15 @@ def test_two_daemons_sharing_one_redis_hold_one_daily_cap(daemon, redis_server):
 def test_a_redis_outage_refuses_to_show_and_recovers(daemon):
     port = free_port()
     store = {"type": "redis", "redisPort": port, "redisReconnectInterval": "100ms"}
-    d = daemon(config=config(store))
+    d = daemon(config=config(store), admin=True)
     down = app_open_ready(d)
     assert down["outcome"] == "APP_OPEN_OUTCOME_SKIP" and down["reason"] == "APP_OPEN_REASON_STORE_UNAVAILABLE", down
     assert down["storeUnavailable"]
+    # The outage shows in the metrics and once in the log.
+    metrics = urllib.request.urlopen(d.admin + "/metrics", timeout=5).read().decode()
+    assert 'adloader_cap_store_up{store="redis"} 0' in metrics
+    assert 'adloader_cap_store_operations_total{store="redis",operation="counts",result="error"}' in metrics
+    assert d.log().count('"message":"cap store down: app-open counts unavailable"') == 1
     proc = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
          "--daemonize", "no", "--loglevel", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -132,6 +138,9 @@ def test_a_redis_outage_refuses_to_show_and_recovers(daemon):
                 break
             time.sleep(0.05)
         assert answer["outcome"] == "APP_OPEN_OUTCOME_SHOW" and not answer["storeUnavailable"], answer
+        metrics = urllib.request.urlopen(d.admin + "/metrics", timeout=5).read().decode()
+        assert 'adloader_cap_store_up{store="redis"} 1' in metrics
+        assert '"message":"cap store answers again"' in d.log()
     finally:
         proc.kill()
         proc.wait(timeout=10)

@@ -51,3 +51,38 @@ def test_a_non_loopback_address_without_tokens_is_refused():
     run = subprocess.run([BINARY, "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=20)
     assert run.returncode == 2
     assert "--insecure" in run.stderr and "auth.tokens" in run.stderr
+
+
+def test_health_answers_without_a_token_and_everything_else_keeps_auth(daemon):
+    """An orchestrator's probe (Kubernetes gRPC and HTTP probes) sends no token: the gRPC health
+    service and the admin /healthz /readyz answer without one; reflection and the service do not."""
+    import urllib.request
+
+    from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+
+    s = grpc_stubs.load()
+    d = daemon(config=TOKENS, admin=True)
+    with grpc.insecure_channel(d.endpoint) as channel:
+        check = channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=s.health.HealthCheckRequest.SerializeToString,
+            response_deserializer=s.health.HealthCheckResponse.FromString)
+        serving = s.health.HealthCheckResponse.SERVING
+        assert check(s.health.HealthCheckRequest(service=""), timeout=10).status == serving
+        assert check(s.health.HealthCheckRequest(service="adloader.v1.NativeAdLoader"), timeout=10).status == serving
+        watch = channel.unary_stream(
+            "/grpc.health.v1.Health/Watch",
+            request_serializer=s.health.HealthCheckRequest.SerializeToString,
+            response_deserializer=s.health.HealthCheckResponse.FromString)
+        updates = watch(s.health.HealthCheckRequest(service=""), timeout=10)
+        assert next(updates).status == serving
+        updates.cancel()
+        with pytest.raises(grpc.RpcError) as error:
+            borrow(s.grpc.NativeAdLoaderStub(channel), s)
+        assert error.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        with pytest.raises(grpc.RpcError) as error:
+            ProtoReflectionDescriptorDatabase(channel).get_services()
+        assert error.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    for path in ("/healthz", "/readyz"):
+        with urllib.request.urlopen(d.admin + path, timeout=10) as response:
+            assert response.status == 200, path

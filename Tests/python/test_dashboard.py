@@ -114,7 +114,7 @@ def test_dashboard_draws_live_charts_under_load(daemon):
                 (() => {
                   const charts = [...document.querySelectorAll('figure.chart')];
                   const pools = document.querySelectorAll('#pools figure.chart').length;
-                  return pools >= 3 && charts.length >= 9 && charts.every(f => Number(f.dataset.points) >= 6);
+                  return pools >= 3 && charts.length >= 12 && charts.every(f => Number(f.dataset.points) >= 6);
                 })()"""), timeout=60, interval=0.25, message="charts with data")
             time.sleep(0.6)  # two more samples with the load still running, for the screenshot
             state = browser.evaluate("""
@@ -123,6 +123,12 @@ def test_dashboard_draws_live_charts_under_load(daemon):
                   samples: Number(document.body.dataset.samples),
                   pools: [...document.querySelectorAll('#pools figure')].map(f => f.dataset.pool),
                   server: [...document.querySelectorAll('#server figure')].map(f => f.dataset.chart),
+                  errors: [...document.querySelectorAll('#errors figure')].map(f => f.dataset.chart),
+                  identity: { instance: document.querySelector('.id-instance').textContent,
+                              version: document.querySelector('.id-version').textContent },
+                  // Each chart labels 0, half and max with its unit.
+                  y_axes: [...document.querySelectorAll('figure.chart')].map(f => [...f.querySelectorAll(
+                    'text.axis-y')].filter(t => t.textContent.endsWith(' ' + f.dataset.unit)).length),
                   tiles: Object.fromEntries([...document.querySelectorAll('.tile')].map(
                     t => [t.id, t.querySelector('.value').textContent])),
                   polylines: document.querySelectorAll('svg polyline.series').length,
@@ -147,9 +153,87 @@ def test_dashboard_draws_live_charts_under_load(daemon):
     assert state["samples"] >= 6
     assert set(state["pools"]) == {"default/feed-native", "default/feed-stories", "default/search-results"}
     assert state["server"] == ["calls", "latency", "hit", "upi", "waste", "lag"]
-    assert state["polylines"] == 3 * 4 + 7  # 4 lines per pool; lag draws p99 and max
+    assert state["errors"] == ["codes", "failures", "reclaimed"]
+    # 4 lines per pool; lag draws p99 and max; codes at least OK, failures one per class, reclaimed.
+    assert state["polylines"] >= 3 * 4 + 7 + 1 + 3 + 1
+    assert state["identity"]["instance"] == d.endpoint and state["identity"]["version"]
+    assert all(axes == 3 for axes in state["y_axes"]), state["y_axes"]
     assert state["tiles"]["tile-calls"] != "–", state["tiles"]
     assert state["max_calls_per_second"] > 0  # the load shows in the call-rate series
     assert state["tiles"]["tile-hit"].endswith("%"), state["tiles"]
     assert "loader default" in state["config"] and "listening" in state["config"]
     assert state["width"] <= 1440  # fits a laptop screen without horizontal scrolling
+
+
+def test_dashboard_shows_the_error_and_identity_views_with_failures_injected(daemon):
+    """Failures injected: a source failing half its requests, calls ending INVALID_ARGUMENT, leases never
+    returned. The error views show them by status, by class and as reclaimed leases; the header
+    names the replica. The screenshot (.build/test-artifacts/dashboard-errors.png) is the one in
+    docs/dashboard.png."""
+    config = {
+        "listeners": {"instanceName": "replica-b"},
+        "sources": {"synthetic": {"latency": "10ms", "latencyJitter": "20ms", "errorRate": 0.5}},
+        "loaders": {"default": {"maximumRetainedAdvertisements": 6, "numberOfAdvertisements": 2, "leaseTimeout": "1s",
+                                "retry": {"delay": "50ms", "multiplier": 1, "maximumCount": 1000}}},
+    }
+    d = daemon(config=config, admin=True, args=["--admin-sample-interval", "250ms"])
+    units = ("feed-native", "feed-stories")
+    for unit in units:
+        d.cli("prefetch", unit)
+    browser = Chromium()
+    try:
+        with CLILoad(d, ad_units=units) as load:
+            load.wait_for(2)
+            browser.call("Page.enable")
+            browser.call("Page.navigate", url=d.admin + "/")
+            for i in range(4):  # leases never returned: reclaimed after 1 s
+                d.cli("borrow", "leaky", "--wait", "3000", check=False)
+            for i in range(6):  # calls that fail: an unknown loader is INVALID_ARGUMENT
+                d.cli("borrow", "feed-native", "--loader", "nope", check=False)
+
+            def dashboard():
+                return json.loads(urllib.request.urlopen(d.admin + "/dashboard.json", timeout=5).read())
+            wait_until(lambda: sum(v or 0 for v in dashboard()["reclaimed"]) >= 1, timeout=30, message="reclaimed leases")
+            wait_until(lambda: browser.evaluate("""
+                (() => {
+                  const codes = document.querySelector('figure[data-chart="codes"]');
+                  const failures = document.querySelector('figure[data-chart="failures"] polyline[data-series="retryable"]');
+                  return codes && codes.dataset.legend.includes("INVALID_ARGUMENT") && failures
+                    && Number(failures.dataset.points) >= 6;
+                })()"""), timeout=60, interval=0.25, message="the error views with data")
+            time.sleep(0.6)  # two more samples with the load still running, for the screenshot
+            state = browser.evaluate("""
+                (() => ({
+                  identity: Object.fromEntries(['instance', 'version', 'up', 'since'].map(
+                    k => [k, document.querySelector('.id-' + k).textContent])),
+                  codes: document.querySelector('figure[data-chart="codes"]').dataset.legend.split(','),
+                  failures: document.querySelector('figure[data-chart="failures"]').dataset.legend.split(','),
+                  tiles: Object.fromEntries([...document.querySelectorAll('.tile')].map(
+                    t => [t.id, t.querySelector('.value').textContent])),
+                  bad: [...document.querySelectorAll('.tile.bad')].map(t => t.id),
+                  retryable_max: Math.max(...document.querySelector(
+                    'figure[data-chart="failures"] polyline[data-series="retryable"]').getAttribute('points')
+                    .split(' ').filter(Boolean).map(xy => 96 - Number(xy.split(',')[1]))),
+                  units: [...document.querySelectorAll('#errors figure')].map(f => f.dataset.unit),
+                }))()""")
+            shot = browser.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)
+        assert not load.errors
+    finally:
+        browser.close()
+
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    path = os.path.join(ARTIFACTS, "dashboard-errors.png")
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
+    assert os.path.getsize(path) > 20_000
+
+    assert state["identity"]["instance"] == "replica-b"
+    assert state["identity"]["version"]
+    assert re.fullmatch(r"\d+m \d+s", state["identity"]["up"]), state["identity"]
+    assert state["identity"]["since"].endswith("Z")
+    assert "OK" in state["codes"] and "INVALID_ARGUMENT" in state["codes"]
+    assert state["failures"] == ["retryable", "unreachable", "final"]
+    assert state["retryable_max"] > 0  # the injected failures show in the retryable line
+    assert state["units"] == ["calls/s", "failures/s", "leases/interval"]
+    assert state["tiles"]["tile-failures"] != "–", state["tiles"]
+    assert state["bad"], state["tiles"]  # an error tile above zero is red
