@@ -151,7 +151,7 @@ extension ServerConfiguration {
         keys: [
             .value(
                 "type", \.capStore.type, .choice(), flag: "--cap-store",
-                "app-open counts: sqlite (a file, survives restarts), redis (shared by a fleet) or memory; opened only when a loader has format appOpen"
+                "app-open counts: sqlite (a file, survives restarts), redis (confirmed shows shared by a fleet; SHOWs reserved in flight are per daemon) or memory; opened only when a loader has format appOpen"
             ),
             .value("sqlitePath", \.capStore.sqlitePath, .string, flag: "--cap-store-path", "the SQLite file (WAL mode)"),
             .value(
