@@ -61,9 +61,13 @@ public final class AdLoaderClient: Sendable {
     ///   - loader: empty for "default".
     ///   - timeout: the call's deadline; nil for none.
     /// - Throws: `Status` (INVALID_ARGUMENT, UNAVAILABLE, ...), `CancellationError`.
-    public func prefetch(adUnitID: String, loader: String = "", timeout: Duration? = nil) async throws -> PrefetchResult {
+    /// - Parameter count: the ads the caller will want soon (0: the demand target alone).
+    public func prefetch(
+        adUnitID: String, loader: String = "", count: UInt32 = 0, timeout: Duration? = nil
+    ) async throws -> PrefetchResult {
         let answer = try await unary(
-            method: MethodName.prefetch, request: PrefetchRequestMessage(adUnitID: adUnitID, loader: loader), timeout: timeout)
+            method: MethodName.prefetch, request: PrefetchRequestMessage(adUnitID: adUnitID, loader: loader, count: count),
+            timeout: timeout)
         return try Self.decode(PrefetchResponseMessage.self, answer).result
     }
 

@@ -67,6 +67,10 @@ final class AdPool {
     @exclusivity(unchecked) var target: Int
     /// The measured demand (demand sizing).
     @exclusivity(unchecked) var demand: DemandEstimate
+    /// Ads a Prefetch said the caller will want soon and not yet borrowed: demand sizing
+    /// keeps at least this many beyond the leased ones (``refreshTarget(at:)``); each fresh
+    /// lease takes one off, a later Prefetch replaces it.
+    @exclusivity(unchecked) var prefetchWanted = 0
     /// When a borrow or prefetch last named this pool, Unix milliseconds.
     @exclusivity(unchecked) var lastDemandAt: Int64
     /// The error of the last failed upstream request, for borrows that fail fast.
@@ -146,13 +150,14 @@ final class AdPool {
     var isEmpty: Bool { available.isEmpty && leasedCount == 0 && inFlight == 0 && parked.isEmpty }
 
     /// Recomputes ``target`` for demand sizing (fixed sizing keeps the maximum): leased ads
-    /// plus the stock ``DemandEstimate`` asks for, capped by the memory bound.
+    /// plus the stock ``DemandEstimate`` asks for, or the ads a Prefetch said will be wanted
+    /// (``prefetchWanted``) if more, capped by the memory bound.
     func refreshTarget(at now: AdInstant) {
         guard configuration.sizing == .demand else { return }
         let stock = demand.stock(
             at: now.unixMilliseconds, batch: configuration.numberOfAdvertisements, parked: parked.count,
             lendableMilliseconds: configuration.lifetime.milliseconds - minimumLifeMilliseconds)
-        target = min(configuration.maximumRetainedAdvertisements, leasedCount + stock)
+        target = min(configuration.maximumRetainedAdvertisements, leasedCount + max(stock, prefetchWanted))
     }
 
     /// The record of a live handle. Mutations through it edit the record in place (no copy

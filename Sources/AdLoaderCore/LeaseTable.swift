@@ -20,6 +20,9 @@ struct LeaseTable {
         var adHandle: AdHandle
         var slot: String?
         var expiresAt: AdInstant
+        /// Set on a lease lent by an AppOpen decision to SHOW (``AppOpenCoordinator``): whose
+        /// counts its shown Return moves, and the reservation it holds; nil for every other lease.
+        var appOpen: AppOpenLeaseTag? = nil
     }
 
     private var records = Slab<LeaseHandle, Record>()

@@ -1,7 +1,7 @@
 /// A request the loader refuses; maps to a gRPC status at the server.
 public struct LoaderError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Wrapped: Hashable, Sendable { case invalidArgument, notFound, unavailable, resourceExhausted }
+        private enum Wrapped: Hashable, Sendable { case invalidArgument, notFound, unavailable, resourceExhausted, failedPrecondition }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
 
@@ -15,6 +15,9 @@ public struct LoaderError: Error, Hashable, Sendable, CustomStringConvertible {
         /// ``LoaderConfiguration/maximumPools``; the message names the limit. Nothing was
         /// changed or asked upstream; the same call may succeed once the resource is freed.
         public static let resourceExhausted = Code(.resourceExhausted)
+        /// The call does not fit the state or kind of what it names, e.g. AppOpen on a loader
+        /// whose format is not appOpen; the message says what.
+        public static let failedPrecondition = Code(.failedPrecondition)
 
         public var description: String {
             switch wrapped {
@@ -22,6 +25,7 @@ public struct LoaderError: Error, Hashable, Sendable, CustomStringConvertible {
             case .notFound: "not found"
             case .unavailable: "unavailable"
             case .resourceExhausted: "resource exhausted"
+            case .failedPrecondition: "failed precondition"
             }
         }
     }

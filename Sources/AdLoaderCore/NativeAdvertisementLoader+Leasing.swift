@@ -62,6 +62,9 @@ extension NativeAdvertisementLoader {
     @discardableResult
     func endLease(_ leaseHandle: LeaseHandle, _ end: LeaseEnd, note: String? = nil) -> ReturnOutcome {
         let lease = leases.remove(leaseHandle)
+        // An app-open lease releases its reservation however it ends (a shown Return that
+        // counted the show released it already).
+        lease.appOpen?.leaseEnded()
         switch end {
         case .returned, .invalidated: leases.noteEnded(lease.id, .returned)
         case .reclaimed: leases.noteEnded(lease.id, .reclaimed)

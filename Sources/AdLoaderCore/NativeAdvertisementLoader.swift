@@ -110,22 +110,38 @@ public final class NativeAdvertisementLoader {
     /// The configured loaders, by name; `enabled` reflects ``setEnabled(_:loader:)``.
     public var configurations: [String: LoaderConfiguration] { entries.mapValues(\.configuration) }
 
-    /// Tops the pool up to `maximumRetainedAdvertisements`, counting loaded and in-flight ads.
+    /// Tops the pool up to its target, counting loaded, leased and in-flight ads: under demand
+    /// sizing the larger of the demand target (leased ads plus the stock the measured demand
+    /// asks for; ``DemandEstimate``) and the leased ads plus `count`; under fixed sizing
+    /// `maximumRetainedAdvertisements`. Never beyond `maximumRetainedAdvertisements`.
     ///
-    /// Missing ads are asked for in whole batches of `numberOfAdvertisements` plus one partial
-    /// batch for the rest, so the pool fills completely (unlike the automatic top-ups after a
-    /// borrow, which send whole batches only; see ``LoaderConfiguration/numberOfAdvertisements``).
-    /// Nothing is asked while the source is unreachable (a probe covers it).
-    /// - Throws: ``LoaderError`` `.invalidArgument` for an empty ad unit or unknown loader,
-    ///   `.unavailable` for a disabled loader or after shutdown, `.resourceExhausted` for a
-    ///   new ad unit when the loader already has ``LoaderConfiguration/maximumPools`` pools.
+    /// `count` is how many ads the caller will want soon (a first screen's cells): the pool
+    /// keeps that many beyond its leases until they are borrowed (each fresh lease takes one
+    /// off) or a later Prefetch says otherwise, so what the concurrency cap or the budget held
+    /// back is still asked for by later top-ups. Missing ads are asked for in whole batches of
+    /// `numberOfAdvertisements` plus one partial batch for the rest, so the pool fills to its
+    /// target (unlike the automatic top-ups after a borrow, which send whole batches only; see
+    /// ``LoaderConfiguration/numberOfAdvertisements``). Nothing is asked while the source is
+    /// unreachable (a probe covers it).
+    /// - Parameter count: 0 (the demand target alone) ... `maximumRetainedAdvertisements`.
+    /// - Throws: ``LoaderError`` `.invalidArgument` for an empty ad unit, unknown loader or a
+    ///   `count` out of range (field `count`), `.unavailable` for a disabled loader or after
+    ///   shutdown, `.resourceExhausted` for a new ad unit when the loader already has
+    ///   ``LoaderConfiguration/maximumPools`` pools.
     @discardableResult
-    public func prefetch(adUnitID: String, loader: String = LoaderConfiguration.defaultName) throws(LoaderError)
-        -> PrefetchResult
-    {
+    public func prefetch(
+        adUnitID: String, loader: String = LoaderConfiguration.defaultName, count: Int = 0
+    ) throws(LoaderError) -> PrefetchResult {
         let entry = try validated(adUnitID: adUnitID, loader: loader)
+        let maximum = entry.configuration.maximumRetainedAdvertisements
+        if count < 0 || count > maximum {
+            throw LoaderError(
+                code: .invalidArgument, field: "count",
+                message: "must be 0...\(maximum) (loader \"\(entry.configuration.name)\" maximumRetainedAdvertisements), got \(count)")
+        }
         try requireEnabled(entry)
         let pool = try pool(for: entry, adUnitID: adUnitID)
+        pool.prefetchWanted = count
         pool.lastDemandAt = now.unixMilliseconds
         purgeExpired(pool)
         let requested = topUp(pool, trigger: .explicit, amount: .complete)
@@ -190,7 +206,10 @@ public final class NativeAdvertisementLoader {
         pool.lastDemandAt = nowMilliseconds
         let slot = slot?.isEmpty == true ? nil : slot
         if let result = lend(from: pool, slot: slot) {
-            if case .leased(_, reused: false) = result { pool.demand.noteBorrow(at: nowMilliseconds) }
+            if case .leased(_, reused: false) = result {
+                pool.demand.noteBorrow(at: nowMilliseconds)
+                if pool.prefetchWanted > 0 { pool.prefetchWanted -= 1 }
+            }
             topUp(pool, trigger: .explicit)
             return .answered(result)
         }

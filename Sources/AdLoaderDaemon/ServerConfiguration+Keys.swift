@@ -154,7 +154,7 @@ extension ServerConfiguration {
         keys: [
             .value(
                 "type", \.capStore.type, .choice(), flag: "--cap-store",
-                "app-open counts: sqlite (a file, survives restarts), redis (shared by a fleet) or memory; opened only when a loader has format appOpen"
+                "app-open counts: sqlite (a file, survives restarts), redis (confirmed shows shared by a fleet; SHOWs reserved in flight are per daemon) or memory; opened only when a loader has format appOpen"
             ),
             .value("sqlitePath", \.capStore.sqlitePath, .string, flag: "--cap-store-path", "the SQLite file (WAL mode)"),
             .value(
@@ -229,7 +229,12 @@ extension ServerConfiguration {
             .value("retry.jitter", \.retry.jitter, .double, "random spread, 0...1"),
             .value("retry.maximumCount", \.retry.maximumCount, .int(), "automatic retries in a row"),
             .value("retry.probeInterval", \.retry.probeInterval, .duration, "probe period while unreachable"),
-            .value("appOpen.showOnFirstLaunch", \.appOpen.showOnFirstLaunch, .bool, "AppOpen: show on the app's first launch"),
+            .value(
+                "appOpen.showOnFirstLaunch", \.appOpen.showOnFirstLaunch, .bool,
+                "AppOpen: show on the app's first launch on a device (first_launch set)"),
+            .value(
+                "appOpen.showOnColdStart", \.appOpen.showOnColdStart, .bool,
+                "AppOpen: show on a later process launch (LAUNCH without first_launch); returns to the foreground are apart"),
             .value(
                 "appOpen.backgroundThreshold", \.appOpen.backgroundThreshold, .duration,
                 "AppOpen: background time from which a return is a hot start"),
@@ -238,13 +243,16 @@ extension ServerConfiguration {
                 "AppOpen: never show on a return from screen unlock"),
             .value(
                 "appOpen.maximumShowsPerSession", \.appOpen.maximumShowsPerSession, .optional(.int(), none: "null"),
-                "AppOpen: confirmed shows per app session; null = unlimited"),
+                "AppOpen: shows per app session, confirmed plus reserved; null = unlimited"),
             .value(
                 "appOpen.maximumShowsPerDay", \.appOpen.maximumShowsPerDay, .optional(.int(), none: "null"),
-                "AppOpen: confirmed shows per day in the device's time zone; null = unlimited"),
+                "AppOpen: shows per day in the device's time zone, confirmed plus reserved; null = unlimited"),
             .value(
                 "appOpen.sessionTimeout", \.appOpen.sessionTimeout, .duration,
                 "AppOpen: a session inactive this long ends with its count"),
+            .value(
+                "appOpen.reservationTimeout", \.appOpen.reservationTimeout, .duration,
+                "AppOpen: a SHOW counts against the caps from its decision until its shown Return, its lease's end, or this long"),
         ])
 
     /// Every setting that has a flag (and so an environment variable), in `--help` order: the

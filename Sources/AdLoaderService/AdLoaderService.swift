@@ -35,12 +35,13 @@ public final class AdLoaderService {
     /// Told of every call's method, final status and start (metrics); nil for none. Set it
     /// before the first call.
     @exclusivity(unchecked) public var callObserver: (any CallObserver)?
+    /// App-open decisions, their leases and counts (the core's); AppOpen and the Return of
+    /// an app-open lease shown go to it.
+    public let appOpen: AppOpenCoordinator
     /// App-open counts: read by AppOpen, moved by the Return of an app-open lease shown.
-    public let capStore: any CapStore
+    public var capStore: any CapStore { appOpen.capStore }
     /// What AppOpen does when ``capStore`` fails.
-    public let capStoreOutageMode: CapStoreOutageMode
-    /// Leases lent by AppOpen, whose shown Return moves counts.
-    var appOpenLeases = AppOpenLeases()
+    public var capStoreOutageMode: CapStoreOutageMode { appOpen.outageMode }
     /// This daemon's name among the replicas of a fleet, answered in Stats (`instance`) and by
     /// the gRPC transport in every response's `x-adloader-instance` header. The daemon sets it
     /// once its listener is bound (default `host:port`); empty until then.
@@ -63,8 +64,7 @@ public final class AdLoaderService {
         logger: Logger, capStore: any CapStore = InMemoryCapStore(), capStoreOutageMode: CapStoreOutageMode = .refuse,
         authenticator: CallAuthenticator = CallAuthenticator()
     ) {
-        self.capStore = capStore
-        self.capStoreOutageMode = capStoreOutageMode
+        self.appOpen = AppOpenCoordinator(loader: loader, capStore: capStore, outageMode: capStoreOutageMode)
         self.loader = loader
         self.limits = limits
         self.authenticator = authenticator
@@ -129,7 +129,8 @@ public final class AdLoaderService {
                 return try returnLease(message, callID: callID, timeout: timeout, responder: responder)
             case .prefetch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
-                let result = try loader.prefetch(adUnitID: message.adUnitID, loader: loaderName(message.loader))
+                let result = try loader.prefetch(
+                    adUnitID: message.adUnitID, loader: loaderName(message.loader), count: Int(message.count))
                 responder.answer(callID, prefetch: PrefetchResponseMessage(result: result))
             case .stats(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])

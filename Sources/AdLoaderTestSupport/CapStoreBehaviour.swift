@@ -16,14 +16,16 @@ public enum CapStoreBehaviour {
     static let timeout = Duration.seconds(1800)
 
     /// The names of the checks, for `@Test(arguments:)`.
-    public static var names: [String] { checks.map(\.name) }
+    public static var names: [String] { allChecks.map(\.name) }
+
+    static var allChecks: [Check] { checks + reservationChecks }
 
     /// Runs the check called `name`; `persistent` stores must keep counts across reopening.
     /// - Returns: the failures, empty when the store behaved.
     public static func run(
         _ name: String, persistent: Bool, settle: @escaping () -> Void = {}, open: @escaping Open
     ) -> [String] {
-        guard let check = checks.first(where: { $0.name == name }) else { return ["no check \(name)"] }
+        guard let check = allChecks.first(where: { $0.name == name }) else { return ["no check \(name)"] }
         var context = Context(
             loader: "behaviour-\(name)-\(UInt64.random(in: 0...UInt64.max))", open: open, settle: settle)
         do {

@@ -107,6 +107,9 @@ public struct AppOpenResponseMessage: WireMessage {
     /// The counts could not be read (they read 0).
     public var storeUnavailable: Bool
     public var counts: AppOpenCounts
+    /// SHOWs decided before this call and neither confirmed nor released; the caps applied to
+    /// `counts` plus these.
+    public var reserved: AppOpenCounts
     /// The device's day, "YYYY-MM-DD".
     public var day: String
     /// Set for ``Outcome/show``.
@@ -114,15 +117,30 @@ public struct AppOpenResponseMessage: WireMessage {
 
     public init(
         outcome: Outcome, reason: AppOpenDecision.Reason?, flags: AppOpenDecision.Flags, storeUnavailable: Bool = false,
-        counts: AppOpenCounts, day: String, lease: Lease? = nil
+        counts: AppOpenCounts, reserved: AppOpenCounts = AppOpenCounts(), day: String, lease: Lease? = nil
     ) {
         self.outcome = outcome
         self.reason = reason
         self.flags = flags
         self.storeUnavailable = storeUnavailable
         self.counts = counts
+        self.reserved = reserved
         self.day = day
         self.lease = lease
+    }
+
+    /// The answer of the core's ``AppOpenCoordinator``.
+    public init(_ answer: AppOpenAnswer) {
+        let outcome: Outcome =
+            switch answer.outcome {
+            case .show: .show
+            case .skip: .skip
+            case .noAdReady: .noAdReady
+            }
+        let decision = answer.decision
+        self.init(
+            outcome: outcome, reason: decision.reason, flags: decision.flags, storeUnavailable: answer.storeError != nil,
+            counts: decision.counts, reserved: decision.reserved, day: decision.day.description, lease: answer.lease)
     }
 
     static let reasons: [(AppOpenDecision.Reason, Adloader__V1__AppOpenReason)] = [
@@ -130,6 +148,7 @@ public struct AppOpenResponseMessage: WireMessage {
         (.coldStart, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_COLD_START),
         (.hotStart, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_HOT_START),
         (.firstLaunchExcluded, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FIRST_LAUNCH_EXCLUDED),
+        (.coldStartExcluded, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_COLD_START_EXCLUDED),
         (.belowThreshold, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_BELOW_THRESHOLD),
         (.fromUnlock, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FROM_UNLOCK),
         (.sessionCapReached, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_SESSION_CAP_REACHED),
@@ -152,14 +171,15 @@ public struct AppOpenResponseMessage: WireMessage {
                 }
             let reason = Self.reasons.first { $0.1 == p.reason }?.0
             let flags = AppOpenDecision.Flags(
-                firstLaunch: p.first_launch != 0, thresholdReached: p.threshold_reached != 0,
+                firstLaunch: p.first_launch != 0, coldStart: p.cold_start != 0, thresholdReached: p.threshold_reached != 0,
                 sessionCapReached: p.session_cap_reached != 0, dailyCapReached: p.daily_cap_reached != 0,
                 fromUnlock: p.from_unlock != 0)
             var lease: Lease? = nil
             if let l = p.lease { lease = try Lease(l) }
             return AppOpenResponseMessage(
                 outcome: outcome, reason: reason, flags: flags, storeUnavailable: p.store_unavailable != 0,
-                counts: AppOpenCounts(session: Int(p.session_count), day: Int(p.daily_count)), day: swiftString(p.day),
+                counts: AppOpenCounts(session: Int(p.session_count), day: Int(p.daily_count)),
+                reserved: AppOpenCounts(session: Int(p.session_reserved), day: Int(p.daily_reserved)), day: swiftString(p.day),
                 lease: lease)
         }
     }
@@ -177,6 +197,7 @@ public struct AppOpenResponseMessage: WireMessage {
                 }
             m.reason = Self.reasons.first { $0.0 == reason }?.1 ?? ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED
             m.first_launch = flags.firstLaunch ? 1 : 0
+            m.cold_start = flags.coldStart ? 1 : 0
             m.threshold_reached = flags.thresholdReached ? 1 : 0
             m.session_cap_reached = flags.sessionCapReached ? 1 : 0
             m.daily_cap_reached = flags.dailyCapReached ? 1 : 0
@@ -184,6 +205,8 @@ public struct AppOpenResponseMessage: WireMessage {
             m.store_unavailable = storeUnavailable ? 1 : 0
             m.session_count = UInt32(wire: counts.session)
             m.daily_count = UInt32(wire: counts.day)
+            m.session_reserved = UInt32(wire: reserved.session)
+            m.daily_reserved = UInt32(wire: reserved.day)
             m.day = arena.cString(day)
             m.lease = lease?.cMessage(in: arena)
             appendPacked(&m, to: &buffer)

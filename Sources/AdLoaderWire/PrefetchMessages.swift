@@ -7,10 +7,15 @@ public struct PrefetchRequestMessage: WireMessage {
     public var adUnitID: String
     /// Empty means "default".
     public var loader: String
+    /// Ads the caller will want soon: the pool fills to the larger of this and its demand
+    /// target; 0 = the demand target alone. The server refuses more than the loader's
+    /// `maximumRetainedAdvertisements` (INVALID_ARGUMENT, field `count`).
+    public var count: UInt32
 
-    public init(adUnitID: String, loader: String = "") {
+    public init(adUnitID: String, loader: String = "", count: UInt32 = 0) {
         self.adUnitID = adUnitID
         self.loader = loader
+        self.count = count
     }
 
     public var stringFieldWithNUL: String? { firstFieldWithNUL(["ad_unit_id": adUnitID, "loader": loader]) }
@@ -20,7 +25,8 @@ public struct PrefetchRequestMessage: WireMessage {
             bytes, named: "PrefetchRequest", unpack: adloader__v1__prefetch_request__unpack,
             free: adloader__v1__prefetch_request__free_unpacked
         ) { m in
-            PrefetchRequestMessage(adUnitID: swiftString(m.pointee.ad_unit_id), loader: swiftString(m.pointee.loader))
+            PrefetchRequestMessage(
+                adUnitID: swiftString(m.pointee.ad_unit_id), loader: swiftString(m.pointee.loader), count: m.pointee.count)
         }
     }
 
@@ -30,6 +36,7 @@ public struct PrefetchRequestMessage: WireMessage {
             adloader__v1__prefetch_request__init(&m)
             m.ad_unit_id = arena.cString(adUnitID)
             m.loader = arena.cString(loader)
+            m.count = count
             appendPacked(&m, to: &buffer)
         }
     }

@@ -89,12 +89,14 @@ extension FrameError: StatusConvertible {
 
 extension LoaderError: StatusConvertible {
     /// invalidArgument -> INVALID_ARGUMENT "field: message", notFound -> NOT_FOUND,
-    /// resourceExhausted -> RESOURCE_EXHAUSTED, unavailable -> UNAVAILABLE.
+    /// resourceExhausted -> RESOURCE_EXHAUSTED, failedPrecondition -> FAILED_PRECONDITION
+    /// (message only), unavailable -> UNAVAILABLE.
     public var status: Status {
         switch code {
         case .invalidArgument: Status(code: .invalidArgument, message: description)
         case .notFound: Status(code: .notFound, message: description)
         case .resourceExhausted: Status(code: .resourceExhausted, message: description)
+        case .failedPrecondition: Status(code: .failedPrecondition, message: message)
         default: Status(code: .unavailable, message: description)
         }
     }

@@ -1530,7 +1530,7 @@ const ProtobufCMessageDescriptor adloader__v1__lease__descriptor =
   (ProtobufCMessageInit) adloader__v1__lease__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__prefetch_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor adloader__v1__prefetch_request__field_descriptors[3] =
 {
   {
     "ad_unit_id",
@@ -1556,15 +1556,28 @@ static const ProtobufCFieldDescriptor adloader__v1__prefetch_request__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "count",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrefetchRequest, count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__prefetch_request__field_indices_by_name[] = {
   0,   /* field[0] = ad_unit_id */
+  2,   /* field[2] = count */
   1,   /* field[1] = loader */
 };
 static const ProtobufCIntRange adloader__v1__prefetch_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor adloader__v1__prefetch_request__descriptor =
 {
@@ -1574,7 +1587,7 @@ const ProtobufCMessageDescriptor adloader__v1__prefetch_request__descriptor =
   "Adloader__V1__PrefetchRequest",
   "adloader.v1",
   sizeof(Adloader__V1__PrefetchRequest),
-  2,
+  3,
   adloader__v1__prefetch_request__field_descriptors,
   adloader__v1__prefetch_request__field_indices_by_name,
   1,  adloader__v1__prefetch_request__number_ranges,
@@ -3245,7 +3258,7 @@ const ProtobufCMessageDescriptor adloader__v1__app_open_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__app_open_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__app_open_response__field_descriptors[12] =
+static const ProtobufCFieldDescriptor adloader__v1__app_open_response__field_descriptors[15] =
 {
   {
     "outcome",
@@ -3344,6 +3357,18 @@ static const ProtobufCFieldDescriptor adloader__v1__app_open_response__field_des
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "cold_start",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, cold_start),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "session_count",
     10,
     PROTOBUF_C_LABEL_NONE,
@@ -3391,26 +3416,52 @@ static const ProtobufCFieldDescriptor adloader__v1__app_open_response__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "session_reserved",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, session_reserved),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "daily_reserved",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenResponse, daily_reserved),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__app_open_response__field_indices_by_name[] = {
+  8,   /* field[8] = cold_start */
   5,   /* field[5] = daily_cap_reached */
-  9,   /* field[9] = daily_count */
-  10,   /* field[10] = day */
+  10,   /* field[10] = daily_count */
+  14,   /* field[14] = daily_reserved */
+  11,   /* field[11] = day */
   2,   /* field[2] = first_launch */
   6,   /* field[6] = from_unlock */
-  11,   /* field[11] = lease */
+  12,   /* field[12] = lease */
   0,   /* field[0] = outcome */
   1,   /* field[1] = reason */
   4,   /* field[4] = session_cap_reached */
-  8,   /* field[8] = session_count */
+  9,   /* field[9] = session_count */
+  13,   /* field[13] = session_reserved */
   7,   /* field[7] = store_unavailable */
   3,   /* field[3] = threshold_reached */
 };
-static const ProtobufCIntRange adloader__v1__app_open_response__number_ranges[2 + 1] =
+static const ProtobufCIntRange adloader__v1__app_open_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 10, 8 },
-  { 0, 12 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor adloader__v1__app_open_response__descriptor =
 {
@@ -3420,10 +3471,10 @@ const ProtobufCMessageDescriptor adloader__v1__app_open_response__descriptor =
   "Adloader__V1__AppOpenResponse",
   "adloader.v1",
   sizeof(Adloader__V1__AppOpenResponse),
-  12,
+  15,
   adloader__v1__app_open_response__field_descriptors,
   adloader__v1__app_open_response__field_indices_by_name,
-  2,  adloader__v1__app_open_response__number_ranges,
+  1,  adloader__v1__app_open_response__number_ranges,
   (ProtobufCMessageInit) adloader__v1__app_open_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -3663,7 +3714,7 @@ const ProtobufCEnumDescriptor adloader__v1__app_open_outcome__descriptor =
   adloader__v1__app_open_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue adloader__v1__app_open_reason__enum_values_by_number[10] =
+static const ProtobufCEnumValue adloader__v1__app_open_reason__enum_values_by_number[11] =
 {
   { "APP_OPEN_REASON_UNSPECIFIED", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED", 0 },
   { "APP_OPEN_REASON_FIRST_LAUNCH", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_FIRST_LAUNCH", 1 },
@@ -3675,14 +3726,16 @@ static const ProtobufCEnumValue adloader__v1__app_open_reason__enum_values_by_nu
   { "APP_OPEN_REASON_SESSION_CAP_REACHED", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_SESSION_CAP_REACHED", 7 },
   { "APP_OPEN_REASON_DAILY_CAP_REACHED", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_DAILY_CAP_REACHED", 8 },
   { "APP_OPEN_REASON_STORE_UNAVAILABLE", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_STORE_UNAVAILABLE", 9 },
+  { "APP_OPEN_REASON_COLD_START_EXCLUDED", "ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_COLD_START_EXCLUDED", 10 },
 };
 static const ProtobufCIntRange adloader__v1__app_open_reason__value_ranges[] = {
-{0, 0},{0, 10}
+{0, 0},{0, 11}
 };
-static const ProtobufCEnumValueIndex adloader__v1__app_open_reason__enum_values_by_name[10] =
+static const ProtobufCEnumValueIndex adloader__v1__app_open_reason__enum_values_by_name[11] =
 {
   { "APP_OPEN_REASON_BELOW_THRESHOLD", 5 },
   { "APP_OPEN_REASON_COLD_START", 2 },
+  { "APP_OPEN_REASON_COLD_START_EXCLUDED", 10 },
   { "APP_OPEN_REASON_DAILY_CAP_REACHED", 8 },
   { "APP_OPEN_REASON_FIRST_LAUNCH", 1 },
   { "APP_OPEN_REASON_FIRST_LAUNCH_EXCLUDED", 4 },
@@ -3699,9 +3752,9 @@ const ProtobufCEnumDescriptor adloader__v1__app_open_reason__descriptor =
   "AppOpenReason",
   "Adloader__V1__AppOpenReason",
   "adloader.v1",
-  10,
+  11,
   adloader__v1__app_open_reason__enum_values_by_number,
-  10,
+  11,
   adloader__v1__app_open_reason__enum_values_by_name,
   1,
   adloader__v1__app_open_reason__value_ranges,

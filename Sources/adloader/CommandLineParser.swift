@@ -7,7 +7,7 @@ import AdLoaderWire
 /// The parsed command line of `adloader`.
 struct Invocation: Sendable {
     enum Command: Sendable {
-        case prefetch(adUnitID: String, loader: String)
+        case prefetch(adUnitID: String, loader: String, count: UInt32)
         case borrow(adUnitID: String, loader: String, slot: String, waitMilliseconds: UInt32)
         case returnLease(leaseID: UInt64, shown: Bool, invalidate: String?)
         case setEnabled(loader: String, enabled: Bool)
@@ -38,7 +38,7 @@ struct Invocation: Sendable {
     var affinityKey: String {
         if let affinity { return affinity }
         switch command {
-        case .prefetch(let adUnitID, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
+        case .prefetch(let adUnitID, _, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
         case .stats(_, let adUnitID), .watch(_, let adUnitID, _, _), .top(_, let adUnitID, _, _): return adUnitID
         case .returnLease, .setEnabled, .reload, .conformance, .examples, .help: return ""
         }
@@ -82,8 +82,11 @@ enum CommandLineParser {
           -h, --help             show this help
 
         COMMANDS
-          prefetch AD_UNIT [--loader NAME]
-              Top the pool of AD_UNIT up to the loader's maximum.
+          prefetch AD_UNIT [--loader NAME] [--count N]
+              Top the pool of AD_UNIT up to its target: with demand sizing (the default)
+              the larger of the demand target and N ads beyond those leased (N: the ads
+              you will want soon, e.g. a first screen's cells; at most the loader's
+              maximumRetainedAdvertisements); with fixed sizing, that maximum.
           borrow AD_UNIT [--loader NAME] [--slot KEY] [--wait MS]
               Lend one ad; with --slot the same slot gets the same lease back; with --wait
               the call parks up to MS milliseconds for an ad when the pool is empty.
@@ -136,7 +139,7 @@ enum CommandLineParser {
           or connection lost.
 
         EXAMPLES
-          adloader prefetch feed-native
+          adloader prefetch feed-native --count 8
           adloader borrow feed-native --slot feed-42/position-7 --wait 2000
           adloader return 17 --shown
           adloader return 18 --invalidate "bad creative"
@@ -235,9 +238,10 @@ enum CommandLineParser {
 
         switch name {
         case "prefetch":
-            try allow(["--loader"])
+            try allow(["--loader", "--count"])
             try expectArguments(1, "an AD_UNIT")
-            invocation.command = .prefetch(adUnitID: rest[0], loader: loader)
+            let count = try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: UInt32.self) } ?? 0
+            invocation.command = .prefetch(adUnitID: rest[0], loader: loader, count: count)
         case "borrow":
             try allow(["--loader", "--slot", "--wait"])
             try expectArguments(1, "an AD_UNIT")

@@ -60,8 +60,8 @@ enum CommandRunner {
         let timeout = invocation.timeoutMilliseconds.map { Duration.milliseconds(Int64($0)) }
         do {
             switch invocation.command {
-            case .prefetch(let adUnitID, let loader):
-                output.prefetch(try await client.prefetch(adUnitID: adUnitID, loader: loader, timeout: timeout))
+            case .prefetch(let adUnitID, let loader, let count):
+                output.prefetch(try await client.prefetch(adUnitID: adUnitID, loader: loader, count: count, timeout: timeout))
             case .borrow(let adUnitID, let loader, let slot, let wait):
                 let result = try await client.borrow(
                     adUnitID: adUnitID, loader: loader, slot: slot, wait: .milliseconds(Int64(wait)), timeout: timeout)

@@ -55,7 +55,8 @@ struct Output {
 
     func appOpen(_ answer: AppOpenResponseMessage) {
         let flags: [(String, Bool)] = [
-            ("firstLaunch", answer.flags.firstLaunch), ("thresholdReached", answer.flags.thresholdReached),
+            ("firstLaunch", answer.flags.firstLaunch), ("coldStart", answer.flags.coldStart),
+            ("thresholdReached", answer.flags.thresholdReached),
             ("sessionCapReached", answer.flags.sessionCapReached), ("dailyCapReached", answer.flags.dailyCapReached),
             ("fromUnlock", answer.flags.fromUnlock), ("storeUnavailable", answer.storeUnavailable),
         ]
@@ -71,6 +72,10 @@ struct Output {
         case .unknown: line("outcome unspecified (\(why))")
         }
         line("  shows so far: \(answer.counts.session) this session, \(answer.counts.day) on \(answer.day) (device's day)")
+        if answer.reserved != AppOpenCounts() {
+            line(
+                "  reserved (shows decided, not yet returned shown): \(answer.reserved.session) this session, \(answer.reserved.day) today")
+        }
         let set = flags.filter(\.1).map(\.0)
         line("  flags: " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
         if let lease = answer.lease {
@@ -86,6 +91,7 @@ struct Output {
         case .coldStart: "COLD_START"
         case .hotStart: "HOT_START"
         case .firstLaunchExcluded: "FIRST_LAUNCH_EXCLUDED"
+        case .coldStartExcluded: "COLD_START_EXCLUDED"
         case .belowThreshold: "BELOW_THRESHOLD"
         case .fromUnlock: "FROM_UNLOCK"
         case .sessionCapReached: "SESSION_CAP_REACHED"

@@ -154,10 +154,11 @@ enum ProtoJSON {
             }
         var object: [String: Any] = [
             "outcome": outcome, "reason": "APP_OPEN_REASON_" + (a.reason.map(Output.name) ?? "UNSPECIFIED"),
-            "firstLaunch": a.flags.firstLaunch, "thresholdReached": a.flags.thresholdReached,
+            "firstLaunch": a.flags.firstLaunch, "coldStart": a.flags.coldStart, "thresholdReached": a.flags.thresholdReached,
             "sessionCapReached": a.flags.sessionCapReached, "dailyCapReached": a.flags.dailyCapReached,
             "fromUnlock": a.flags.fromUnlock, "storeUnavailable": a.storeUnavailable, "sessionCount": a.counts.session,
-            "dailyCount": a.counts.day, "day": a.day,
+            "dailyCount": a.counts.day, "sessionReserved": a.reserved.session, "dailyReserved": a.reserved.day,
+            "day": a.day,
         ]
         if let lease = a.lease { object["lease"] = self.lease(lease) }
         return object

@@ -105,18 +105,6 @@ import Testing
         #expect(tomorrow.day == "2026-12-02" && tomorrow.counts == AppOpenCounts() && tomorrow.outcome == .show)
     }
 
-    @Test func aReturnNotShownOrOfAnotherLeaseMovesNoCount() throws {
-        let service = service()
-        try fill()
-        _ = try loader.prefetch(adUnitID: "feed")
-        clock.advance(by: .seconds(1))
-        guard case .answered(.leased(let native, _)) = try loader.borrow(adUnitID: "feed", whenServed: { _ in }) else {
-            throw TestFailure("no native lease")
-        }
-        _ = returnLease(service, native.id, shown: true)
-        #expect(try appOpen(service, Self.call()).counts == AppOpenCounts())
-    }
-
     @Test func aReturnAfterTheLeaseWasReclaimedIsNotFoundAndCountsNothing() throws {
         let service = service()
         try fill()
@@ -141,14 +129,6 @@ import Testing
         store.failure = nil
         let back = try appOpen(service, Self.call())
         #expect(back.outcome == .show && !back.storeUnavailable)
-    }
-
-    @Test func anOutageInAllowModeShowsWithoutCaps() throws {
-        let service = service(outage: .allow)
-        try fill()
-        store.failure = CapStoreError("redis down")
-        let allowed = try appOpen(service, Self.call())
-        #expect(allowed.outcome == .show && allowed.reason == .coldStart && allowed.storeUnavailable)
     }
 
     @Test func aShownReturnDuringAnOutageKeepsTheLeaseOpenForARetry() throws {
@@ -227,6 +207,36 @@ import Testing
         #expect(try appOpen(service, Self.call()).counts == AppOpenCounts(session: 1, day: 1))
     }
 
+    @Test func twoCallsInFlightForOneDeviceAnswerOneShowAndOneRefusalNamingTheCap() throws {
+        let service = service()
+        try fill()
+        store.defersCompletions = true
+        _ = service.handle(Self.call(session: "a"), callID: 1, timeout: nil, responder: responder)
+        _ = service.handle(Self.call(session: "b"), callID: 2, timeout: nil, responder: responder)
+        #expect(responder.answers.isEmpty && service.openCallCount == 2)
+        // One device, daily cap 2: a shown and confirmed one first, then two decisions in flight.
+        store.completeDeferred()
+        let answers = responder.take().compactMap { answer -> AppOpenResponseMessage? in
+            guard case .appOpen(_, let message) = answer else { return nil }
+            return message
+        }
+        #expect(answers.map(\.outcome) == [.show, .show])  // the cap is 2: both fit
+        store.defersCompletions = false
+        _ = returnLease(service, try #require(answers[0].lease).id, shown: true)
+        store.defersCompletions = true
+        _ = service.handle(Self.call(session: "c"), callID: 3, timeout: nil, responder: responder)
+        _ = service.handle(Self.call(session: "d"), callID: 4, timeout: nil, responder: responder)
+        store.completeDeferred()
+        let capped = responder.take()
+        guard case .appOpen(3, let third) = capped.first, case .appOpen(4, let fourth) = capped.last else {
+            throw TestFailure("answers: \(capped)")
+        }
+        // 1 confirmed + 1 reserved (the second SHOW, never returned) reach the cap of 2.
+        #expect(third.outcome == .skip && third.reason == .dailyCapReached && third.flags.dailyCapReached)
+        #expect(third.counts == AppOpenCounts(session: 0, day: 1) && third.reserved == AppOpenCounts(session: 0, day: 1))
+        #expect(fourth.reason == .dailyCapReached && service.openCallCount == 0)
+    }
+
     @Test func aCallWaitingForTheStoreHasADeadlineAndEndsWithTheDrain() throws {
         let service = service()
         try fill()
@@ -239,6 +249,40 @@ import Testing
         #expect(responder.take() == [.status(2, Status(code: .unavailable, message: "server shutting down"))])
         store.completeDeferred()
         #expect(responder.answers.isEmpty && service.openCallCount == 0)
+    }
+
+    @Test func aPrefetchCountPastTheMaximumIsRefusedNamingIt() throws {
+        let service = service()
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "launch", loader: "splash", count: 4)), callID: 1, timeout: nil,
+            responder: responder)
+        #expect(
+            responder.take() == [
+                .status(
+                    1,
+                    Status(
+                        code: .invalidArgument,
+                        message: "count: must be 0...3 (loader \"splash\" maximumRetainedAdvertisements), got 4"))
+            ])
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "launch", loader: "splash", count: UInt32.max)), callID: 2,
+            timeout: nil, responder: responder)
+        guard case .status(2, let status) = responder.take().last else { throw TestFailure("answered") }
+        #expect(status.code == .invalidArgument && status.message.hasPrefix("count:"))
+    }
+
+    @Test func theNewFieldsRoundTripTheWire() throws {
+        let prefetch = PrefetchRequestMessage(adUnitID: "u", loader: "l", count: 12)
+        let decoded = try prefetch.encoded().withUnsafeBytes { (b) throws(FrameError) in
+            try PrefetchRequestMessage(decoding: b)
+        }
+        #expect(decoded.count == 12 && decoded.adUnitID == "u")
+        let answer = AppOpenResponseMessage(
+            outcome: .skip, reason: .coldStartExcluded, flags: AppOpenDecision.Flags(coldStart: true),
+            counts: AppOpenCounts(session: 1, day: 2), reserved: AppOpenCounts(session: 3, day: 4), day: "2026-12-01")
+        let back = try answer.encoded().withUnsafeBytes { (b) throws(FrameError) in try AppOpenResponseMessage(decoding: b) }
+        #expect(back.reason == .coldStartExcluded && back.flags.coldStart && back.reserved == AppOpenCounts(session: 3, day: 4))
+        #expect(back.counts == AppOpenCounts(session: 1, day: 2))
     }
 
     @Test func theMethodDecodesFromTheWire() throws {

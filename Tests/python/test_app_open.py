@@ -232,3 +232,108 @@ def test_app_open_over_grpc_with_the_stock_client(daemon, sqlite_path, synchrono
         assert "event: must be LAUNCH (1) or FOREGROUND (2), got 0" in refused.value.details()
     finally:
         channel.close()
+
+
+def grpc_stub(d):
+    import grpc
+    import grpc_stubs
+    s = grpc_stubs.load()
+    channel = grpc.insecure_channel(d.endpoint)
+    return s, channel, s.grpc.NativeAdLoaderStub(channel)
+
+
+def launch(s, device, session="s-1", first=False):
+    return s.pb.AppOpenRequest(device_id=device, session_id=session, event=s.pb.APP_OPEN_EVENT_LAUNCH,
+                               first_launch=first, ad_unit_id="splash", loader="appopen")
+
+
+def fill_pool(s, stub):
+    """A SHOW for a device of its own, once the pool has an ad (bounded); returns its answer."""
+    deadline = time.monotonic() + 10
+    while True:
+        answer = stub.AppOpen(launch(s, "filler"), timeout=10)
+        if answer.outcome != s.pb.APP_OPEN_OUTCOME_NO_AD_READY or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("kind", ["sqlite-full", "redis"])
+def test_decisions_in_flight_for_one_device_show_once_under_a_cap_of_one(daemon, sqlite_path, redis_server, kind):
+    """A SHOW counts from its decision: calls for one device in flight together (with the
+    SQLite store on its worker thread they all read the store before any decision) give one
+    SHOW; the rest are refused naming the cap, with the reservation reported."""
+    store = ({"type": "sqlite", "sqlitePath": sqlite_path, "sqliteSynchronous": "full"} if kind == "sqlite-full"
+             else {"type": "redis", "redisPort": redis_server, "redisTimeout": "10s"})
+    cfg = config(store)
+    cfg["loaders"]["appopen"]["appOpen"] = {"maximumShowsPerSession": 1, "reservationTimeout": "2s"}
+    cfg["loaders"]["appopen"]["maximumRetainedAdvertisements"] = 8
+    cfg["loaders"]["appopen"]["numberOfAdvertisements"] = 4
+    d = daemon(config=cfg)
+    s, channel, stub = grpc_stub(d)
+    try:
+        assert fill_pool(s, stub).outcome == s.pb.APP_OPEN_OUTCOME_SHOW
+        futures = [stub.AppOpen.future(launch(s, "device-x"), timeout=10) for _ in range(6)]
+        answers = [f.result() for f in futures]
+        shows = [a for a in answers if a.outcome == s.pb.APP_OPEN_OUTCOME_SHOW]
+        refused = [a for a in answers if a.outcome == s.pb.APP_OPEN_OUTCOME_SKIP]
+        assert len(shows) == 1 and len(refused) == 5, [(a.outcome, a.reason) for a in answers]
+        for a in refused:
+            assert a.reason == s.pb.APP_OPEN_REASON_SESSION_CAP_REACHED and a.session_cap_reached, a
+            assert a.session_count == 0 and a.session_reserved == 1, a
+        # Never returned shown: the reservation ends at its bound (2 s), and the device may be
+        # asked again (waited for with a bound, not slept).
+        deadline = time.monotonic() + 10
+        while True:
+            again = stub.AppOpen(launch(s, "device-x"), timeout=10)
+            if again.outcome == s.pb.APP_OPEN_OUTCOME_SHOW or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert again.outcome == s.pb.APP_OPEN_OUTCOME_SHOW and again.session_reserved == 0, again
+        # Confirmed: counted once in the store, the cap then holds on the count itself.
+        returned = stub.Return(s.pb.ReturnRequest(lease_id=again.lease.lease_id, shown=True), timeout=10)
+        assert returned.outcome == s.pb.RETURN_OUTCOME_CONSUMED
+        capped = stub.AppOpen(launch(s, "device-x"), timeout=10)
+        assert capped.reason == s.pb.APP_OPEN_REASON_SESSION_CAP_REACHED, capped
+        assert capped.session_count == 1 and capped.session_reserved == 0, capped
+    finally:
+        channel.close()
+
+
+def test_cold_starts_can_be_turned_off_apart_from_first_launches(daemon, sqlite_path):
+    cfg = config({"type": "sqlite", "sqlitePath": sqlite_path})
+    cfg["loaders"]["appopen"]["appOpen"] = {"showOnColdStart": False}
+    d = daemon(config=cfg)
+    s, channel, stub = grpc_stub(d)
+    try:
+        deadline = time.monotonic() + 10
+        first = stub.AppOpen(launch(s, "d-1", first=True), timeout=10)
+        while first.outcome == s.pb.APP_OPEN_OUTCOME_NO_AD_READY and time.monotonic() < deadline:
+            time.sleep(0.02)
+            first = stub.AppOpen(launch(s, "d-1", first=True), timeout=10)
+        assert first.outcome == s.pb.APP_OPEN_OUTCOME_SHOW and first.reason == s.pb.APP_OPEN_REASON_FIRST_LAUNCH
+        assert first.first_launch and not first.cold_start
+        cold = stub.AppOpen(launch(s, "d-1", session="s-2"), timeout=10)
+        assert cold.outcome == s.pb.APP_OPEN_OUTCOME_SKIP, cold
+        assert cold.reason == s.pb.APP_OPEN_REASON_COLD_START_EXCLUDED and cold.cold_start and not cold.first_launch
+        hot = stub.AppOpen(s.pb.AppOpenRequest(device_id="d-1", session_id="s-2", event=s.pb.APP_OPEN_EVENT_FOREGROUND,
+                                               background_seconds=600, ad_unit_id="splash", loader="appopen"),
+                           timeout=10)
+        assert hot.outcome == s.pb.APP_OPEN_OUTCOME_SHOW and hot.reason == s.pb.APP_OPEN_REASON_HOT_START
+    finally:
+        channel.close()
+    # The CLI says it too.
+    out = app_open(d, "d-2", "s-1")
+    assert out["reason"] == "APP_OPEN_REASON_COLD_START_EXCLUDED" and out["coldStart"], out
+
+
+def test_prefetch_fills_to_the_callers_count_beyond_the_demand_target(daemon):
+    d = daemon(config={"loaders": {"feed": {"maximumRetainedAdvertisements": 50, "numberOfAdvertisements": 5}},
+                       "sources": {"synthetic": {"latency": "1ms"}}})
+    plain = json.loads(d.cli("prefetch", "u-plain", "--loader", "feed", "--json").stdout)
+    counted = json.loads(d.cli("prefetch", "u-count", "--loader", "feed", "--count", "14", "--json").stdout)
+    assert plain["requested"] < 14 and counted["requested"] == 14, (plain, counted)
+    beyond = d.cli("prefetch", "u-count", "--loader", "feed", "--count", "51", check=False)
+    assert beyond.returncode == 1, beyond
+    assert 'count: must be 0...50 (loader "feed" maximumRetainedAdvertisements), got 51' in beyond.stderr, beyond.stderr
+    help_text = d.cli("--help").stdout
+    assert "prefetch AD_UNIT [--loader NAME] [--count N]" in help_text

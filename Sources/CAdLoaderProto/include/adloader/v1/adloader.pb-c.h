@@ -207,7 +207,11 @@ typedef enum _Adloader__V1__AppOpenReason {
   /*
    * skip: counts unreadable, outage mode "refuse"
    */
-  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_STORE_UNAVAILABLE = 9
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_STORE_UNAVAILABLE = 9,
+  /*
+   * skip: a launch that is not the first, showOnColdStart false
+   */
+  ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_COLD_START_EXCLUDED = 10
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__APP_OPEN_REASON)
 } Adloader__V1__AppOpenReason;
 
@@ -340,10 +344,16 @@ struct  Adloader__V1__PrefetchRequest
    * empty = "default"
    */
   char *loader;
+  /*
+   * Ads the caller will want soon (e.g. the cells of a first screen): the pool fills to the
+   * larger of this and its demand target. 0 = the demand target alone; at most the loader's
+   * maximumRetainedAdvertisements (INVALID_ARGUMENT beyond).
+   */
+  uint32_t count;
 };
 #define ADLOADER__V1__PREFETCH_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__prefetch_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Adloader__V1__PrefetchResponse
@@ -876,6 +886,10 @@ struct  Adloader__V1__AppOpenResponse
    */
   protobuf_c_boolean store_unavailable;
   /*
+   * a LAUNCH that is not the first launch (showOnColdStart applies)
+   */
+  protobuf_c_boolean cold_start;
+  /*
    * Confirmed shows before this call: 10..19
    */
   uint32_t session_count;
@@ -888,10 +902,16 @@ struct  Adloader__V1__AppOpenResponse
    * set for SHOW
    */
   Adloader__V1__Lease *lease;
+  /*
+   * SHOWs decided and neither confirmed nor released yet (reservations), before this call;
+   * the caps apply to confirmed + reserved
+   */
+  uint32_t session_reserved;
+  uint32_t daily_reserved;
 };
 #define ADLOADER__V1__APP_OPEN_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__app_open_response__descriptor) \
-    , ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_UNSPECIFIED, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, NULL }
+    , ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_UNSPECIFIED, ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, NULL, 0, 0 }
 
 
 /* Adloader__V1__Image methods */

@@ -74,6 +74,7 @@ class AppOpenReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     APP_OPEN_REASON_SESSION_CAP_REACHED: _ClassVar[AppOpenReason]
     APP_OPEN_REASON_DAILY_CAP_REACHED: _ClassVar[AppOpenReason]
     APP_OPEN_REASON_STORE_UNAVAILABLE: _ClassVar[AppOpenReason]
+    APP_OPEN_REASON_COLD_START_EXCLUDED: _ClassVar[AppOpenReason]
 BORROW_OUTCOME_UNSPECIFIED: BorrowOutcome
 BORROW_OUTCOME_LEASED: BorrowOutcome
 BORROW_OUTCOME_REUSED: BorrowOutcome
@@ -118,6 +119,7 @@ APP_OPEN_REASON_FROM_UNLOCK: AppOpenReason
 APP_OPEN_REASON_SESSION_CAP_REACHED: AppOpenReason
 APP_OPEN_REASON_DAILY_CAP_REACHED: AppOpenReason
 APP_OPEN_REASON_STORE_UNAVAILABLE: AppOpenReason
+APP_OPEN_REASON_COLD_START_EXCLUDED: AppOpenReason
 
 class Image(_message.Message):
     __slots__ = ("url", "width", "height")
@@ -188,12 +190,14 @@ class Lease(_message.Message):
     def __init__(self, lease_id: _Optional[int] = ..., slot_key: _Optional[str] = ..., expires_at_unix_ms: _Optional[int] = ..., ad: _Optional[_Union[NativeAd, _Mapping]] = ...) -> None: ...
 
 class PrefetchRequest(_message.Message):
-    __slots__ = ("ad_unit_id", "loader")
+    __slots__ = ("ad_unit_id", "loader", "count")
     AD_UNIT_ID_FIELD_NUMBER: _ClassVar[int]
     LOADER_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
     ad_unit_id: str
     loader: str
-    def __init__(self, ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ...) -> None: ...
+    count: int
+    def __init__(self, ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
 
 class PrefetchResponse(_message.Message):
     __slots__ = ("available", "in_flight", "requested")
@@ -456,7 +460,7 @@ class AppOpenRequest(_message.Message):
     def __init__(self, device_id: _Optional[str] = ..., session_id: _Optional[str] = ..., event: _Optional[_Union[AppOpenEvent, str]] = ..., first_launch: _Optional[bool] = ..., background_seconds: _Optional[int] = ..., from_unlock: _Optional[bool] = ..., utc_offset_seconds: _Optional[int] = ..., ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ...) -> None: ...
 
 class AppOpenResponse(_message.Message):
-    __slots__ = ("outcome", "reason", "first_launch", "threshold_reached", "session_cap_reached", "daily_cap_reached", "from_unlock", "store_unavailable", "session_count", "daily_count", "day", "lease")
+    __slots__ = ("outcome", "reason", "first_launch", "threshold_reached", "session_cap_reached", "daily_cap_reached", "from_unlock", "store_unavailable", "cold_start", "session_count", "daily_count", "day", "lease", "session_reserved", "daily_reserved")
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     FIRST_LAUNCH_FIELD_NUMBER: _ClassVar[int]
@@ -465,10 +469,13 @@ class AppOpenResponse(_message.Message):
     DAILY_CAP_REACHED_FIELD_NUMBER: _ClassVar[int]
     FROM_UNLOCK_FIELD_NUMBER: _ClassVar[int]
     STORE_UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    COLD_START_FIELD_NUMBER: _ClassVar[int]
     SESSION_COUNT_FIELD_NUMBER: _ClassVar[int]
     DAILY_COUNT_FIELD_NUMBER: _ClassVar[int]
     DAY_FIELD_NUMBER: _ClassVar[int]
     LEASE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_RESERVED_FIELD_NUMBER: _ClassVar[int]
+    DAILY_RESERVED_FIELD_NUMBER: _ClassVar[int]
     outcome: AppOpenOutcome
     reason: AppOpenReason
     first_launch: bool
@@ -477,8 +484,11 @@ class AppOpenResponse(_message.Message):
     daily_cap_reached: bool
     from_unlock: bool
     store_unavailable: bool
+    cold_start: bool
     session_count: int
     daily_count: int
     day: str
     lease: Lease
-    def __init__(self, outcome: _Optional[_Union[AppOpenOutcome, str]] = ..., reason: _Optional[_Union[AppOpenReason, str]] = ..., first_launch: _Optional[bool] = ..., threshold_reached: _Optional[bool] = ..., session_cap_reached: _Optional[bool] = ..., daily_cap_reached: _Optional[bool] = ..., from_unlock: _Optional[bool] = ..., store_unavailable: _Optional[bool] = ..., session_count: _Optional[int] = ..., daily_count: _Optional[int] = ..., day: _Optional[str] = ..., lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
+    session_reserved: int
+    daily_reserved: int
+    def __init__(self, outcome: _Optional[_Union[AppOpenOutcome, str]] = ..., reason: _Optional[_Union[AppOpenReason, str]] = ..., first_launch: _Optional[bool] = ..., threshold_reached: _Optional[bool] = ..., session_cap_reached: _Optional[bool] = ..., daily_cap_reached: _Optional[bool] = ..., from_unlock: _Optional[bool] = ..., store_unavailable: _Optional[bool] = ..., cold_start: _Optional[bool] = ..., session_count: _Optional[int] = ..., daily_count: _Optional[int] = ..., day: _Optional[str] = ..., lease: _Optional[_Union[Lease, _Mapping]] = ..., session_reserved: _Optional[int] = ..., daily_reserved: _Optional[int] = ...) -> None: ...

@@ -82,7 +82,8 @@ class NativeAdLoaderServicer:
     """
 
     def Prefetch(self, request, context):
-        """Tops a pool up to its loader's maximumRetainedAdvertisements.
+        """Tops a pool up to the larger of its demand target and the request's count (bounded by
+        the loader's maximumRetainedAdvertisements); fixed sizing fills to that maximum.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

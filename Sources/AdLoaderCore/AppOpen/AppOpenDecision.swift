@@ -5,12 +5,14 @@ public struct AppOpenDecision: Hashable, Sendable {
     public enum Reason: Hashable, Sendable, CaseIterable, CustomStringConvertible {
         /// Show: the app's first launch (``AppOpenPolicy/showOnFirstLaunch``).
         case firstLaunch
-        /// Show: a launch that is not the first.
+        /// Show: a launch that is not the first (``AppOpenPolicy/showOnColdStart``).
         case coldStart
         /// Show: a return after at least ``AppOpenPolicy/backgroundThreshold`` in the background.
         case hotStart
         /// Skip: the first launch, and the policy does not show on it.
         case firstLaunchExcluded
+        /// Skip: a launch that is not the first, and the policy does not show on cold starts.
+        case coldStartExcluded
         /// Skip: a return after less than the background threshold.
         case belowThreshold
         /// Skip: a return from unlocking the screen, which the policy excludes.
@@ -38,6 +40,7 @@ public struct AppOpenDecision: Hashable, Sendable {
             case .coldStart: "cold start"
             case .hotStart: "hot start"
             case .firstLaunchExcluded: "first launch excluded"
+            case .coldStartExcluded: "cold start excluded"
             case .belowThreshold: "below background threshold"
             case .fromUnlock: "return from unlock excluded"
             case .sessionCapReached: "session cap reached"
@@ -51,6 +54,8 @@ public struct AppOpenDecision: Hashable, Sendable {
     public struct Flags: Hashable, Sendable {
         /// The request said this is the app's first launch.
         public var firstLaunch: Bool
+        /// A launch that is not the first: ``AppOpenPolicy/showOnColdStart`` applied.
+        public var coldStart: Bool
         /// The background time reached the policy's threshold.
         public var thresholdReached: Bool
         /// The session's count reached its cap (false when unlimited).
@@ -61,10 +66,11 @@ public struct AppOpenDecision: Hashable, Sendable {
         public var fromUnlock: Bool
 
         public init(
-            firstLaunch: Bool = false, thresholdReached: Bool = false, sessionCapReached: Bool = false,
-            dailyCapReached: Bool = false, fromUnlock: Bool = false
+            firstLaunch: Bool = false, coldStart: Bool = false, thresholdReached: Bool = false,
+            sessionCapReached: Bool = false, dailyCapReached: Bool = false, fromUnlock: Bool = false
         ) {
             self.firstLaunch = firstLaunch
+            self.coldStart = coldStart
             self.thresholdReached = thresholdReached
             self.sessionCapReached = sessionCapReached
             self.dailyCapReached = dailyCapReached
@@ -77,13 +83,19 @@ public struct AppOpenDecision: Hashable, Sendable {
     /// The confirmed shows the decision read (before this call: counts move only when the
     /// client returns the ad as shown).
     public var counts: AppOpenCounts
+    /// The shows decided before this call and neither confirmed nor released (reservations,
+    /// see ``AppOpenPolicy/reservationTimeout``); caps apply to `counts` plus these.
+    public var reserved: AppOpenCounts
     /// The device's day the daily count is for.
     public var day: LocalDay
 
-    public init(reason: Reason, flags: Flags, counts: AppOpenCounts, day: LocalDay) {
+    public init(
+        reason: Reason, flags: Flags, counts: AppOpenCounts, reserved: AppOpenCounts = AppOpenCounts(), day: LocalDay
+    ) {
         self.reason = reason
         self.flags = flags
         self.counts = counts
+        self.reserved = reserved
         self.day = day
     }
 
