@@ -103,7 +103,7 @@ public final class Daemon {
             let capStore: any CapStore
             do throws(CapStoreError) {
                 let sender = wakeup.sender
-                capStore = needsStore ? try configuration.capStore.makeStore(wake: { sender.send() }) : InMemoryCapStore()
+                capStore = needsStore ? try configuration.capStore.makeStore(loop: loop, wake: { sender.send() }) : InMemoryCapStore()
             } catch {
                 throw ConfigError(field: "capStore", message: error.message)
             }

@@ -162,7 +162,16 @@ extension ServerConfiguration {
             .value("redisKeyPrefix", \.capStore.redisKeyPrefix, .string, flag: "--redis-key-prefix", "first part of every key"),
             .value(
                 "redisTimeout", \.capStore.redisTimeout, .duration, flag: "--redis-timeout",
-                "connect and reply timeout (calls block the loop at most this long)"),
+                "connect and reply timeout (a timer: calls never block the loop)"),
+            .value(
+                "redisCluster", \.capStore.redisCluster, .bool, flag: "--redis-cluster",
+                "Redis Cluster: redisHost:redisPort is a seed; calls go to their device's slot master, MOVED/ASK followed"),
+            .value(
+                "redisUser", \.capStore.redisUser, .string, flag: "--redis-user",
+                "ACL user for AUTH (empty: the default user; needs redisPasswordFile)"),
+            .value(
+                "redisPasswordFile", \.capStore.redisPasswordFile, .string, flag: "--redis-password-file",
+                "file holding the AUTH password (first line; empty setting: no AUTH); read at start"),
             .value(
                 "redisReconnectInterval", \.capStore.redisReconnectInterval, .duration, flag: "--redis-reconnect-interval",
                 "after a Redis failure, calls fail at once this long, then the next one reconnects"),
