@@ -57,7 +57,7 @@ func report(_ name: String, _ samples: [Double], extra: String = "") {
     }
     let sorted = samples.sorted()
     func at(_ q: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
-    let padded = name + String(repeating: " ", count: max(0, 34 - name.count))
+    let padded = name + String(repeating: " ", count: max(0, 46 - name.count))
     print(
         padded
             + String(format: "n=%7d  p50 %8.1f us  p99 %8.1f us  max %9.1f us", sorted.count, at(0.5), at(0.99), sorted.last ?? 0)
@@ -152,22 +152,43 @@ func measureLoopPauses(port: Int, scenario: String, seconds: Double) throws {
         }
     }
     var iterations: [Double] = []
-    iterations.reserveCapacity(4_000_000)
+    var own: [Double] = []
+    iterations.reserveCapacity(1_000_000)
+    own.reserveCapacity(1_000_000)
     let end = nowMicroseconds() + seconds * 1e6
     while nowMicroseconds() < end {
+        let waitedBefore = runQueueWaitMicroseconds()
         let began = nowMicroseconds()
         loop.runNoWait()
-        iterations.append(nowMicroseconds() - began)
+        let took = nowMicroseconds() - began
+        iterations.append(took)
+        // Minus the time the kernel kept this thread off a CPU (other processes' turn): what
+        // is left is the loop's own work and any wait it chose (a blocking call).
+        own.append(max(0, took - (runQueueWaitMicroseconds() - waitedBefore)))
     }
+    let failedBeforeClose = failed
     ticker.close()
     store.close()
     _ = loop.runUntilIdle()
     try loop.close()
-    report("async store, \(scenario): loop iteration", iterations)
+    report("async store, \(scenario): loop iteration (wall)", iterations)
+    report("async store, \(scenario): loop iteration (own)", own)
     report(
         "async store, \(scenario): call", latencies,
-        extra: String(format: "  issued %d, answered %d, failed %d", issued, answered, failed))
+        extra: String(format: "  issued %d, answered %d, failed %d", issued, answered, failedBeforeClose))
     try measureBlockingPeer(port: port, scenario: scenario, seconds: min(seconds, 2))
+}
+
+/// This thread's time spent runnable but waiting for a CPU (`/proc/thread-self/schedstat`,
+/// second field, nanoseconds), in microseconds; 0 when unreadable.
+let schedstat = open("/proc/thread-self/schedstat", O_RDONLY)
+func runQueueWaitMicroseconds() -> Double {
+    var buffer = [UInt8](repeating: 0, count: 96)
+    let n = buffer.withUnsafeMutableBytes { pread(schedstat, $0.baseAddress, 95, 0) }
+    guard n > 0 else { return 0 }
+    let fields = String(decoding: buffer[0..<n], as: UTF8.self).split(separator: " ")
+    guard fields.count >= 2, let waited = Double(fields[1]) else { return 0 }
+    return waited / 1e3
 }
 
 /// The peer: hiredis' blocking API with a 200 ms timeout (how the store ran before), one
@@ -180,6 +201,7 @@ func measureBlockingPeer(port: Int, scenario: String, seconds: Double) throws {
     let end = nowMicroseconds() + seconds * 1e6
     var i = 0
     while nowMicroseconds() < end {
+        let waitedBefore = runQueueWaitMicroseconds()
         let began = nowMicroseconds()
         if context == nil {
             context = redisConnectWithTimeout("127.0.0.1", Int32(port), tv)
@@ -207,12 +229,12 @@ func measureBlockingPeer(port: Int, scenario: String, seconds: Double) throws {
         } else {
             failures += 1
         }
-        pauses.append(nowMicroseconds() - began)
+        pauses.append(nowMicroseconds() - began - (runQueueWaitMicroseconds() - waitedBefore))
         i += 1
         usleep(20_000)
     }
     if let context { redisFree(context) }
-    report("blocking hiredis, \(scenario): call", pauses, extra: "  failed \(failures)")
+    report("blocking hiredis, \(scenario): call (own)", pauses, extra: "  failed \(failures)")
 }
 
 do {

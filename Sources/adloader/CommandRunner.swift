@@ -42,6 +42,9 @@ enum CommandRunner {
                 return await ExamplesCommand.run(names: names, all: all, endpoint: invocation.endpoint, token: invocation.token)
             }
         }
+        if let endpoints = invocation.endpoints, FleetControl.appliesTo(invocation.command) {
+            return await FleetControl.run(invocation, endpoints: endpoints)
+        }
         let client: AdLoaderClient
         do {
             if let endpoints = invocation.endpoints {

@@ -332,3 +332,43 @@ def test_cli_endpoints_none_reachable_exits_3():
     done = subprocess.run([CLI, "--endpoints", ",".join(f"127.0.0.1:{p}" for p in dead), "--affinity", "k", "stats"],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 3 and "no endpoint reachable" in done.stderr, done.stderr
+
+
+def loader_enabled(endpoint, loader="default"):
+    out = subprocess.run([CLI, "--endpoint", endpoint, "--json", "stats"], capture_output=True, text=True,
+                         timeout=30, check=True).stdout
+    return {entry["name"]: entry["enabled"] for entry in json.loads(out)["loaders"]}[loader]
+
+
+def test_fleet_control_reaches_every_replica_and_reports_each_answer(cluster):
+    """disable/enable/reload with --endpoints go to every replica; each one's answer is printed."""
+    endpoints = ",".join(cluster.names)
+    run = lambda *args: subprocess.run([CLI, "--endpoints", endpoints, *args], capture_output=True, text=True,
+                                       timeout=30)
+    done = run("--json", "disable", "default")
+    assert done.returncode == 0, done.stderr
+    answers = json.loads(done.stdout)
+    assert [a["endpoint"] for a in answers] == cluster.names
+    assert all(a["ok"] and a["changed"] for a in answers), answers
+    assert [loader_enabled(name) for name in cluster.names] == [False, False, False]
+    # Again: every replica says nothing changed.
+    again = run("disable", "default")
+    assert again.returncode == 0 and again.stdout.count("was already disabled") == 3, again.stdout
+    enabled = run("enable", "default")
+    assert enabled.returncode == 0 and enabled.stdout.count(": loader default enabled") == 3, enabled.stdout
+    assert [loader_enabled(name) for name in cluster.names] == [True, True, True]
+    reloaded = run("--json", "reload")
+    assert reloaded.returncode == 0, reloaded.stderr
+    assert all(a["ok"] and "default" in a["unchanged"] for a in json.loads(reloaded.stdout))
+    # One replica gone: the others still switch; it is named UNREACHABLE and the exit says so.
+    cluster.replicas[1].proc.kill()
+    cluster.replicas[1].proc.wait(timeout=10)
+    partial = run("disable", "default")
+    assert partial.returncode == 3, partial.stdout + partial.stderr
+    lines = partial.stdout.splitlines()
+    assert lines[1].startswith(cluster.names[1] + ": UNREACHABLE"), lines
+    assert lines[0] == f"{cluster.names[0]}: loader default disabled" and lines[2].endswith("loader default disabled")
+    # An unknown loader: every replica answers its status, exit 1.
+    unknown = run("--json", "enable", "nope")
+    assert unknown.returncode == 3
+    assert [a["code"] for a in json.loads(unknown.stdout)] == ["NOT_FOUND", "UNREACHABLE", "NOT_FOUND"], unknown.stdout
