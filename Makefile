@@ -3,14 +3,14 @@
 SWIFT        ?= swift
 APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libcurl4-openssl-dev pkg-config \
                 libhttp-parser-dev python3-venv chromium libsqlite3-dev libhiredis-dev redis-server nghttp2-client jq \
-                nginx
+                nginx haproxy
 # libhttp-parser-dev: the admin HTTP listener's parser. chromium: only for the dashboard test
 # (Tests/python/test_dashboard.py, headless); about 2.5 minutes to install on a fresh machine.
 # libsqlite3-dev, libhiredis-dev: the app-open cap stores; redis-server: started by the tests;
 # nghttp2-client: h2load, the soak's gRPC calls. jq: the shell cases of Examples/. nginx: the
 # gRPC proxy in front of three daemons (Examples/cluster, Tests/python/test_cluster.py), run by
 # the tests as the current user (Debian's package does not start it in a container without an
-# init system).
+# init system). haproxy: the multiplexing proxy beside nginx (the same tests, cluster-load.sh).
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 

@@ -28,6 +28,7 @@ $bench --count "$count" --dir .build/cap-store-latency/run --redis-port "$port"
 $bench --scenario normal --seconds "$seconds" --redis-port "$port"
 redis-cli -p "$port" client pause 600000 ALL >/dev/null
 $bench --scenario paused --seconds "$seconds" --redis-port "$port"
-redis-cli -p "$port" client unpause >/dev/null
-kill -9 $redis; wait $redis 2>/dev/null || true
+redis-cli -p "$port" client unpause >/dev/null || true
+kill -9 "$redis" || true
+wait "$redis" 2>/dev/null || true
 $bench --scenario down --seconds "$seconds" --redis-port "$port"

@@ -85,6 +85,43 @@ class Nginx:
         self.tmp.cleanup()
 
 
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+
+
+class HAProxy:
+    """HAProxy in front of `ports`, from the example's template (Examples/cluster/haproxy.cfg.template)."""
+
+    def __init__(self, ports):
+        self.tmp = tempfile.TemporaryDirectory(prefix="adloader-haproxy-")
+        self.port = free_port()
+        with open(os.path.join(EXAMPLE, "haproxy.cfg.template")) as f:
+            text = f.read()
+        for name, value in [("@RUN_DIR@", self.tmp.name), ("@PORT@", self.port), ("@PORT_A@", ports[0]),
+                            ("@PORT_B@", ports[1]), ("@PORT_C@", ports[2])]:
+            text = text.replace(name, str(value))
+        conf = os.path.join(self.tmp.name, "haproxy.cfg")
+        with open(conf, "w") as f:
+            f.write(text)
+        self.proc = subprocess.Popen([HAPROXY, "-db", "-f", conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            wait_for_port(self.port, self.proc)
+        except RuntimeError:
+            self.stop()
+            raise
+        self.endpoint = f"127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.proc.stderr.close()
+        self.tmp.cleanup()
+
+
 class Cluster:
     def __init__(self, replicas, nginx, stubs):
         self.replicas = replicas
@@ -127,6 +164,24 @@ def cluster(daemon, redis_server):
     nginx.stop()
 
 
+@pytest.fixture(params=["nginx", "haproxy"])
+def proxy_cluster(request, daemon, redis_server):
+    """The three replicas behind either proxy: the properties both must have."""
+    proxy_type = {"nginx": Nginx, "haproxy": HAProxy}[request.param]
+    binary = NGINX if request.param == "nginx" else HAPROXY
+    if not os.path.exists(binary):
+        pytest.skip(f"{request.param} is not installed (make deps)")
+    args = ["--config", os.path.join(EXAMPLE, "adloaderd.json"), "--redis-port", str(redis_server),
+            "--redis-timeout", "10s", "--shutdown-grace-period", "5s"]
+    replicas = [daemon(args=args) for _ in range(3)]
+    proxy = proxy_type([d.port for d in replicas])
+    c = Cluster(replicas, proxy, grpc_stubs.load())
+    c.proxy_name = request.param
+    yield c
+    c.channel.close()
+    proxy.stop()
+
+
 def wait_until(predicate, what, bound=20.0):
     """Polls `predicate` until true; fails after `bound` seconds."""
     deadline = time.monotonic() + bound
@@ -142,8 +197,8 @@ def keys_by_instance(c, keys):
     return owners
 
 
-def test_one_key_one_replica_one_lease_and_300_keys_spread(cluster):
-    c = cluster
+def test_one_key_one_replica_one_lease_and_300_keys_spread(proxy_cluster):
+    c = proxy_cluster
     for i in range(6):
         key = f"feed-{i}"
         first, where = c.borrow(key, f"{key}/position-7", wait_ms=3000)
@@ -368,7 +423,42 @@ def test_fleet_control_reaches_every_replica_and_reports_each_answer(cluster):
     lines = partial.stdout.splitlines()
     assert lines[1].startswith(cluster.names[1] + ": UNREACHABLE"), lines
     assert lines[0] == f"{cluster.names[0]}: loader default disabled" and lines[2].endswith("loader default disabled")
-    # An unknown loader: every replica answers its status, exit 1.
+    # An unknown loader: each reachable replica answers its status (exit 3: one is still down).
     unknown = run("--json", "enable", "nope")
     assert unknown.returncode == 3
-    assert [a["code"] for a in json.loads(unknown.stdout)] == ["NOT_FOUND", "UNREACHABLE", "NOT_FOUND"], unknown.stdout
+    assert [a["code"] for a in json.loads(unknown.stdout)] == ["INVALID_ARGUMENT", "UNREACHABLE", "INVALID_ARGUMENT"], \
+        unknown.stdout
+
+
+def test_replica_loss_moves_exactly_its_share_and_keeps_the_others_leases(proxy_cluster):
+    """One replica SIGKILLed: the keys that move are exactly the ones it owned (its share of the
+    ring, measured over 300 keys), and the survivors' leases are untouched."""
+    c = proxy_cluster
+    keys = [f"user-{i}" for i in range(300)]
+    before = {k: c.stats(k) for k in keys}
+    victim = c.replicas[2]
+    share = sum(1 for k in keys if before[k] == victim.endpoint) / len(keys)
+    assert 0.15 <= share <= 0.5, share
+    # A lease on each surviving replica, held across the loss.
+    survivors_keys = [k for k in keys if before[k] != victim.endpoint][:6]
+    leases = {}
+    for k in survivors_keys:
+        answer, where = c.borrow(k, f"{k}/cell", wait_ms=3000)
+        assert answer.outcome == c.s.pb.BORROW_OUTCOME_LEASED and where == before[k], (answer, where)
+        leases[k] = answer.lease.lease_id
+    victim.signal(signal.SIGKILL)
+    victim.wait()
+
+    def settled():
+        try:
+            return all(c.stats(k, timeout=2) != victim.endpoint for k in keys)
+        except grpc.RpcError:
+            return False
+    wait_until(settled, "every key served by a survivor")
+    after = {k: c.stats(k) for k in keys}
+    moved = {k for k in keys if after[k] != before[k]}
+    print(f"{c.proxy_name}: victim's share of the ring {share:.3f}, share of keys moved {len(moved) / len(keys):.3f}")
+    assert moved == {k for k in keys if before[k] == victim.endpoint}
+    for k, lease in leases.items():
+        answer, where = c.borrow(k, f"{k}/cell")
+        assert answer.outcome == c.s.pb.BORROW_OUTCOME_REUSED and answer.lease.lease_id == lease, answer
