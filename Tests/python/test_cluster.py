@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -462,3 +463,28 @@ def test_replica_loss_moves_exactly_its_share_and_keeps_the_others_leases(proxy_
     for k, lease in leases.items():
         answer, where = c.borrow(k, f"{k}/cell")
         assert answer.outcome == c.s.pb.BORROW_OUTCOME_REUSED and answer.lease.lease_id == lease, answer
+
+
+def test_proxyless_ring_hash_client_is_sticky_and_spreads(cluster):
+    """grpcio's ring_hash policy keyed by x-adloader-affinity (Examples/cluster/ring_hash_client.py):
+    one key, one replica, every call; keys spread over all three; no proxy involved."""
+    code = (
+        "import sys, json; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "import ring_hash_client, grpc_stubs\n"
+        "s = grpc_stubs.load()\n"
+        "ch = ring_hash_client.ring_hash_channel(sys.argv[3].split(','))\n"
+        "stub = s.grpc.NativeAdLoaderStub(ch)\n"
+        "owners = {}\n"
+        "for i in range(90):\n"
+        "    k = f'user-{i}'\n"
+        "    owners[k] = sorted({stub.Stats(s.pb.StatsRequest(), metadata=[('x-adloader-affinity', k)], timeout=5).instance"
+        " for _ in range(4)})\n"
+        "print(json.dumps(owners))\n")
+    out = subprocess.run([sys.executable, "-c", code, EXAMPLE,
+                          os.path.join(ROOT, "Tests", "python"), ",".join(cluster.names)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    owners = json.loads(out.stdout)
+    assert all(len(v) == 1 for v in owners.values()), owners
+    counts = {name: sum(1 for v in owners.values() if v == [name]) for name in cluster.names}
+    assert all(n >= 10 for n in counts.values()), counts
