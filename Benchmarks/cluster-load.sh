@@ -146,7 +146,7 @@ p99_ms() { cat "$@" | awk '{ print $3 }' | sort -n | awk '{ a[NR] = $1 } END { i
 # one key (one replica) each; calls/s, p99, replica and proxy CPU per call.
 measure_proxy() {
     local name=$1 pport=$2 ppid=$3; shift 3
-    local pkeys=("$@") per=$((CONNS / 3)) url="http://127.0.0.1:$2$PATH_BORROW"
+    local pkeys=("$@") per=$((CONNS / 3)) url="http://127.0.0.1:$pport$PATH_BORROW"
     local warmups=() loads=() r_before=0 r_after=0 p_before p_after i pid
     for key in "${pkeys[@]}"; do
         h2load -c "$per" -m "$STREAMS" -D 1 "${GRPC[@]}" -H "x-adloader-affinity: $key" "$url" > /dev/null 2>&1 &

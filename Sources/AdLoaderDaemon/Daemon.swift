@@ -229,6 +229,9 @@ public final class Daemon {
         }
         state = .running
         service.instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
+        // Before the loop runs: no lease is lent yet.
+        loader.leaseReplica = configuration.listeners.replicaIndex ?? LeaseReplica.index(forInstance: service.instanceName)
+        logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(service.instanceName)])
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }

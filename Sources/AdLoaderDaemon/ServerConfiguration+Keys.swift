@@ -25,6 +25,10 @@ extension ServerConfiguration {
                 "instanceName", \.listeners.instanceName, .optional(.string, none: "host:port", emptyIsNone: true),
                 flag: "--instance-name",
                 "this daemon's name among replicas: in Stats (instance) and every gRPC response's x-adloader-instance header; default the bound host:port"),
+            .value(
+                "replicaIndex", \.listeners.replicaIndex, .optional(.int(in: 1...LeaseReplica.maximum), none: "from the instance name"),
+                flag: "--replica-index",
+                "1...4095, carried in the top 12 bits of every lease id so a Return sent to another replica is answered naming this one; default derived from instanceName"),
         ])
 
     /// `admin`: the admin HTTP listener.

@@ -74,7 +74,15 @@ enum CommandRunner {
                     leaseID, shown: shown, reason: invalidate, timeout: timeout)
                 output.returned(leaseID: leaseID, outcome: outcome)
             case .returnLease(let leaseID, let shown, nil):
-                output.returned(leaseID: leaseID, outcome: try await client.returnLease(leaseID, shown: shown, timeout: timeout))
+                // With several replicas: the one that lent it answers (the lease id names it).
+                let outcome =
+                    if let endpoints = invocation.endpoints {
+                        try await client.returnLease(
+                            leaseID, shown: shown, retryingIn: endpoints, token: invocation.token, timeout: timeout)
+                    } else {
+                        try await client.returnLease(leaseID, shown: shown, timeout: timeout)
+                    }
+                output.returned(leaseID: leaseID, outcome: outcome)
             case .setEnabled(let loader, let enabled):
                 let changed = try await client.setLoaderEnabled(loader, enabled: enabled, timeout: timeout)
                 output.loaderSwitched(loader, enabled: enabled, changed: changed)

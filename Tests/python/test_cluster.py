@@ -488,3 +488,42 @@ def test_proxyless_ring_hash_client_is_sticky_and_spreads(cluster):
     assert all(len(v) == 1 for v in owners.values()), owners
     counts = {name: sum(1 for v in owners.values() if v == [name]) for name in cluster.names}
     assert all(n >= 10 for n in counts.values()), counts
+
+
+def replica_index(name):
+    """LeaseReplica.index(forInstance:): 1 + FNV-1a 32 of the name, mod 4095 (PROTOCOL.md 7.3)."""
+    h = 0x811C9DC5
+    for byte in name.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return 1 + h % 4095
+
+
+def test_a_return_sent_to_the_wrong_replica_names_the_lender_and_the_cli_retries_there(cluster):
+    c = cluster
+    lender, other = c.replicas[0], c.replicas[1]
+    direct = grpc.insecure_channel(lender.endpoint)
+    wrong = grpc.insecure_channel(other.endpoint)
+    try:
+        stub = c.s.grpc.NativeAdLoaderStub(direct)
+        answer = stub.Borrow(c.s.pb.BorrowRequest(ad_unit_id="feed-native", slot_key="cell-1", wait_ms=3000), timeout=5)
+        assert answer.outcome == c.s.pb.BORROW_OUTCOME_LEASED, answer
+        lease = answer.lease.lease_id
+        assert lease >> 52 == replica_index(lender.endpoint), (hex(lease), lender.endpoint)
+        with pytest.raises(grpc.RpcError) as error:
+            c.s.grpc.NativeAdLoaderStub(wrong).Return(c.s.pb.ReturnRequest(lease_id=lease), timeout=5)
+        assert error.value.code() == grpc.StatusCode.NOT_FOUND
+        assert (f"lease {lease} was lent by replica {replica_index(lender.endpoint)}, "
+                f"not this one (replica {replica_index(other.endpoint)})") in error.value.details()
+        # The CLI, connected by affinity to the other replica, follows the answer to the lender.
+        key = next(f"k-{i}" for i in range(500) if c.cli_instance(f"k-{i}") == other.endpoint)
+        out = subprocess.run([CLI, "--endpoints", ",".join(c.names), "--affinity", key, "return", str(lease)],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        assert "back in the pool" in out.stdout or "BACK_IN_POOL" in out.stdout, out.stdout
+        # Now it is returned: the lender says so.
+        with pytest.raises(grpc.RpcError) as again:
+            stub.Return(c.s.pb.ReturnRequest(lease_id=lease), timeout=5)
+        assert "already returned" in again.value.details()
+    finally:
+        direct.close()
+        wrong.close()
