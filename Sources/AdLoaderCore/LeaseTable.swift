@@ -122,7 +122,8 @@ struct LeaseTable {
     func endCause(of id: UInt64, ids: IdentifierGenerator) -> EndCause {
         if let entry = ended.last(where: { $0.id == id }) { return entry.cause }
         let lender = IdentifierGenerator.replica(of: id)
-        if lender != ids.replica { return .lentByReplica(lender) }
+        // Index 0 names no replica (ids of a daemon outside a fleet, or made up): "never lent".
+        if lender != ids.replica && lender != 0 { return .lentByReplica(lender) }
         let (slot, generation) = ids.leaseSlot(of: id)
         if slot < generations.count, generation < generations[slot] { return .endedLongAgo }
         return .neverLent
