@@ -142,6 +142,30 @@ import Testing
         #expect(anonymous.message.contains("NOAUTH"), "\(anonymous)")
     }
 
+    /// Something that is not Redis, or a Redis answering nonsense: every call gets a clear
+    /// failure naming the address, and the loop and its handles end clean.
+    @Test(arguments: [
+        ("protocol garbage", Array("hello, this is not RESP\r\n".utf8), false, "Protocol error"),
+        ("a status instead of the script's array", Array("+OK\r\n".utf8), false, "unexpected reply"),
+        ("an array of the wrong shape", Array("*1\r\n:5\r\n".utf8), false, "unexpected reply"),
+        ("an error reply", Array("-ERR unknown command\r\n".utf8), false, "ERR unknown command"),
+        ("a half reply, then close", Array("*2\r\n:1".utf8), true, "127.0.0.1"),
+        ("a huge bulk length", Array("$99999999999999999999\r\n".utf8), false, "127.0.0.1"),
+    ])
+    func aBrokenServerIsAClearErrorAndNothingLeaks(_ what: String, _ answer: [UInt8], _ close: Bool, _ expected: String) throws {
+        defer { server.stop() }
+        let fake = try FakeRedisServer(answer: answer, closeAfterAnswer: close)
+        defer { fake.stop() }
+        let loop = try StoreLoop()
+        let store = loop.open(port: fake.port, timeout: .milliseconds(300))
+        guard case .failure(let error) = loop.call(store, Self.key, at: Self.now, confirm: true) else {
+            throw StoreTestFailure("\(what): answered")
+        }
+        #expect(error.message.hasPrefix("redis 127.0.0.1:\(fake.port): "), "\(what): \(error)")
+        #expect(error.message.contains(expected), "\(what): \(error)")
+        #expect(loop.finish(), "\(what): handles left open")
+    }
+
     @Test func closeFailsWhatIsInFlightAndLeavesNoHandle() throws {
         defer { server.stop() }
         let loop = try StoreLoop()
