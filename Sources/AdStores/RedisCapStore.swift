@@ -23,7 +23,8 @@ import AdLoaderUV
 /// Redis Cluster (`cluster`): the store reads the slot map with `CLUSTER SLOTS` from the seed
 /// (or any node it knows), sends each call to the master of its device's slot, follows
 /// `MOVED` (updating the map, and reading it again) and `ASK` (`ASKING` first), at most 5
-/// redirections per call, and reads the map again after a node failed. hiredis 0.14 has no
+/// redirections per call, and reads the map again after a node failed (at most one read per
+/// 100 ms). hiredis 0.14 has no
 /// cluster client; this is that client, for the one command this store sends.
 ///
 /// Outage: a failed connect, a closed connection, a reply later than `timeout` fail the call
@@ -83,6 +84,10 @@ public final class RedisCapStore: CapStore {
     /// The script's SHA-1, as `EVALSHA` names it.
     static let scriptDigest = ScriptDigest.sha1Hex(script)
     static let maximumRedirections = 5
+    /// Slot-map reads after the first are at least this far apart (by the calls' `now`), so
+    /// that calls failing fast during an outage do not send a `CLUSTER SLOTS` each.
+    static let minimumSlotMapInterval: Duration = .milliseconds(100)
+    private var lastSlotMapRead: AdInstant?
 
     /// One call on its way: what to send, where it has been redirected, who to answer.
     private struct Call {
@@ -292,6 +297,8 @@ public final class RedisCapStore: CapStore {
             refreshWanted = true
             return
         }
+        if hasSlotMap, let last = lastSlotMapRead, now < last + Self.minimumSlotMapInterval { return }
+        lastSlotMapRead = now
         let candidates = [seed] + owners.filter { $0 != seed }
         refreshing = true
         refreshWanted = false
