@@ -7,7 +7,22 @@ final class RedisCluster {
     let directory: String
     private(set) var nodes: [RedisServer] = []
 
-    init(masters: Int = 3) throws {
+    /// Starts the cluster; a port taken between the check and the bind (other suites start
+    /// servers in parallel) fails a start: up to three attempts, each on fresh ports.
+    convenience init(masters: Int = 3) throws {
+        var lastError: (any Error)?
+        for _ in 0..<3 {
+            do {
+                try self.init(masters: masters, attempt: ())
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? RedisServer.RedisServerError(message: "redis cluster did not start")
+    }
+
+    private init(masters: Int, attempt: Void) throws {
         directory = NSTemporaryDirectory() + "redis-cluster-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         do {
@@ -29,11 +44,15 @@ final class RedisCluster {
             create.arguments = ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + [
                 "--cluster-replicas", "1", "--cluster-yes",
             ]
-            create.standardOutput = FileHandle.nullDevice
-            create.standardError = FileHandle.nullDevice
+            let output = Pipe()
+            create.standardOutput = output
+            create.standardError = output
             try create.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             create.waitUntilExit()
-            guard create.terminationStatus == 0 else { throw RedisServer.RedisServerError(message: "redis-cli --cluster create failed") }
+            guard create.terminationStatus == 0 else {
+                throw RedisServer.RedisServerError(message: "redis-cli --cluster create failed: \(text.suffix(500))")
+            }
             try waitUntil("every node sees cluster_state:ok and every replica is in sync") {
                 try nodes.allSatisfy { node in
                     let info = try node.cli(["CLUSTER", "INFO"])
@@ -74,10 +93,11 @@ final class RedisCluster {
         throw RedisServer.RedisServerError(message: "timed out waiting until \(what)")
     }
 
-    /// A free port whose cluster bus port (port + 10000) is free and valid too.
+    /// A free port whose cluster bus port (port + 10000) is free too, both below the
+    /// kernel's ephemeral range (32768...), where other tests' servers and clients take ports.
     static func clusterPort() throws -> Int {
         for _ in 0..<1_000 {
-            let port = Int.random(in: 20_000...30_000)
+            let port = Int.random(in: 10_000...22_000)
             if !RedisServer.accepts(port: port) && !RedisServer.accepts(port: port + 10_000) { return port }
         }
         throw RedisServer.RedisServerError(message: "no free cluster port")
