@@ -26,7 +26,8 @@ mkdir -p .build/cap-store-latency
 bench=.build/release/CapStoreLatency
 $bench --count "$count" --dir .build/cap-store-latency/run --redis-port "$port"
 $bench --scenario normal --seconds "$seconds" --redis-port "$port"
-redis-cli -p "$port" client pause 600000 ALL >/dev/null
+# WRITE, not ALL: ALL would pause the CLIENT UNPAUSE below too (EVALSHA is paused either way).
+redis-cli -p "$port" client pause 600000 WRITE >/dev/null
 $bench --scenario paused --seconds "$seconds" --redis-port "$port"
 redis-cli -p "$port" client unpause >/dev/null || true
 kill -9 "$redis" || true

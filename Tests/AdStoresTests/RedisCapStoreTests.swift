@@ -73,7 +73,7 @@ import Testing
         defer { loop.finish() }
         let store = loop.open(port: server.port, timeout: .milliseconds(100))
         #expect(loop.call(store, Self.key, at: Self.now) == .success(AppOpenCounts()))
-        #expect(try server.cli(["CLIENT", "PAUSE", "1000", "ALL"]) == "OK")
+        #expect(try server.cli(["CLIENT", "PAUSE", "1000", "WRITE"]) == "OK")
         var result: Result<AppOpenCounts, CapStoreError>?
         store.confirmShow(for: Self.key, at: Self.now, sessionTimeout: .seconds(60)) { result = $0 }
         #expect(result == nil, "answered inside the call: the loop would have waited")
