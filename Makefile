@@ -6,7 +6,8 @@ APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev 
                 nginx golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev \
                 protoc-gen-go protoc-gen-go-grpc protobuf-compiler \
                 default-jdk-headless libgrpc-java libprotobuf-java protobuf-compiler-grpc-java-plugin libnetty-java \
-                libperfmark-java libgoogle-gson-java libgeronimo-annotation-1.3-spec-java debootstrap patchelf
+                libperfmark-java libgoogle-gson-java libgeronimo-annotation-1.3-spec-java debootstrap patchelf \
+                haproxy
 # golang-*, protoc-gen-go*, protobuf-compiler: the Go example (clients/go), built offline in GOPATH
 # mode against Debian's /usr/share/gocode (no module downloads) and run by the Python tests. The
 # 1-5 golang/protobuf (APIv2 underneath) replaces the 1-3 that golang-google-grpc-dev would pull
@@ -26,6 +27,7 @@ APT_PACKAGES_NO_RECOMMENDS := prometheus
 # the tests as the current user (Debian's package does not start it in a container without an
 # init system). debootstrap, patchelf: `make deb` and its test (Tests/python/test_package.py,
 # a fresh Debian root made once and cached in .build/deb-root).
+# haproxy: the multiplexing proxy beside nginx (the same tests, cluster-load.sh).
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 

@@ -39,7 +39,7 @@ let package = Package(
         // Demand sources.
         .target(name: "AdSources", dependencies: ["AdLoaderCore"], swiftSettings: strict),
         // App-open cap stores: SQLite (embedded, durable) and Redis (shared by a fleet).
-        .target(name: "AdStores", dependencies: ["AdLoaderCore", "CSQLite", "CHiredis"], swiftSettings: strict),
+        .target(name: "AdStores", dependencies: ["AdLoaderCore", "AdLoaderUV", "CSQLite", "CHiredis"], swiftSettings: strict),
         // libuv wrappers: loop, handles, streams, timers, signals, idle/prepare, poll; and the
         // loop-backed clock. libuv and nothing else (the clock implements the core's protocols).
         .target(name: "AdLoaderUV", dependencies: ["AdLoaderCore", "CLibUV"], swiftSettings: strict),
@@ -132,7 +132,7 @@ let package = Package(
 
         // Cap-store latency (BENCHMARKS.md, app-open stores): what AppOpen and a shown Return wait for.
         .executableTarget(
-            name: "CapStoreLatency", dependencies: ["AdLoaderCore", "AdStores", "AdLoaderArguments"],
+            name: "CapStoreLatency", dependencies: ["AdLoaderCore", "AdStores", "AdLoaderUV", "AdLoaderArguments", "CHiredis"],
             path: "Benchmarks/CapStoreLatency", swiftSettings: strict),
 
         // Fuzzing (Fuzz/README.md, `make fuzz`, `make fuzz-smoke`): the targets' checks in one
@@ -181,7 +181,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "AdStoresTests", dependencies: ["AdStores", "AdLoaderCore", "AdLoaderTestSupport"], swiftSettings: strict),
+            name: "AdStoresTests", dependencies: ["AdStores", "AdLoaderCore", "AdLoaderUV", "AdLoaderTestSupport"], swiftSettings: strict),
         .testTarget(name: "AdLoaderUVTests", dependencies: ["AdLoaderUV", "AdLoaderCore"], swiftSettings: strict),
         .testTarget(
             name: "AdLoaderServiceTests",

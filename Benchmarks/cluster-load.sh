@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Calls/s through nginx's gRPC proxy to three adloaderd replicas vs one replica direct, in one
-# run (issue 13). h2load (nghttp2-client) sends real gRPC Borrow calls (a slot that holds its
-# lease: every call answers REUSED with the ~400-byte ad):
+# Calls/s through nginx's and HAProxy's gRPC proxies to three adloaderd replicas vs one replica
+# direct, in one run (issues 13, 27). h2load (nghttp2-client) sends real gRPC Borrow calls (a
+# slot that holds its lease: every call answers REUSED with the ~400-byte ad):
 #   direct  one h2load, C connections x M streams, straight to replica A; then C*M
 #           connections x 1 stream, one call at a time per connection as nginx sends them;
 #   nginx   three h2load at once, C/3 connections each, to nginx (Examples/cluster's
 #           configuration), each with an x-adloader-affinity key that nginx's ring maps to a
-#           different replica, so all three serve.
-# Prints calls/s and CPU per call of each process (utime+stime from /proc/PID/stat over the
+#           different replica, so all three serve;
+#   haproxy the same three h2load to HAProxy (Examples/cluster/haproxy.cfg.template: HTTP/2
+#           to the replicas, many calls per upstream connection), keys found through it.
+# Prints calls/s, the p99 of the calls' times (h2load --log-file) and CPU per call of each
+# process (utime+stime from /proc/PID/stat over the
 # measured window, divided by the calls answered in it). On a 2-CPU machine the three
 # replicas, nginx and h2load share the same two CPUs: this shows the proxy's overhead, not
 # scaling.
@@ -44,6 +47,8 @@ while [ $# -gt 0 ]; do
 done
 command -v h2load >/dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
 command -v nginx >/dev/null || { echo "nginx missing (apt-get install nginx)" >&2; exit 1; }
+command -v haproxy >/dev/null || { echo "haproxy missing (apt-get install haproxy)" >&2; exit 1; }
+command -v nghttp >/dev/null || { echo "nghttp missing (apt-get install nghttp2-client)" >&2; exit 1; }
 [ -x "$BIN" ] && [ -x "$CLI" ] || { echo "no $BIN or $CLI (make release)" >&2; exit 1; }
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
@@ -103,13 +108,79 @@ for key in "${keys[@]}"; do
 done
 sleep 0.3  # the pools' first batch arrives after the synthetic source's 5 ms
 
+# HAProxy beside nginx, in front of the same replicas; its ring is its own: find one key per
+# replica through it (Stats answers with the replica's x-adloader-instance header).
+haproxy_port=$(free_port)
+sed -e "s|@RUN_DIR@|$WORK|g" -e "s|@PORT@|$haproxy_port|g" -e "s|@PORT_A@|${ports[0]}|g" \
+    -e "s|@PORT_B@|${ports[1]}|g" -e "s|@PORT_C@|${ports[2]}|g" \
+    Examples/cluster/haproxy.cfg.template > "$WORK/haproxy.cfg"
+haproxy -db -f "$WORK/haproxy.cfg" > "$WORK/haproxy.log" 2>&1 &
+haproxy_pid=$!; PIDS+=("$haproxy_pid")
+wait_port "$haproxy_port"
+printf '\x00\x00\x00\x00\x00' > "$WORK/stats.grpc"
+hkeys=()
+for i in 0 1 2; do
+    for n in $(seq 0 200); do
+        owner=$(nghttp -n -v -H 'content-type: application/grpc' -H 'te: trailers' -H "x-adloader-affinity: feed-$n" \
+            -d "$WORK/stats.grpc" "http://127.0.0.1:$haproxy_port/adloader.v1.NativeAdLoader/Stats" 2>/dev/null \
+            | sed -n 's/.*x-adloader-instance: \([0-9.:]*\).*/\1/p' | head -1)
+        if [ "$owner" = "127.0.0.1:${ports[$i]}" ]; then hkeys+=("feed-$n"); break; fi
+    done
+done
+[ "${#hkeys[@]}" = 3 ] || { echo "no key found for every replica through HAProxy" >&2; exit 1; }
+for key in "${hkeys[@]}"; do
+    h2load -n 1 "${GRPC[@]}" -H "x-adloader-affinity: $key" "http://127.0.0.1:$haproxy_port$PATH_BORROW" > /dev/null
+done
+sleep 0.3
+
 # rate_and_calls LOGFILE: "calls/s calls" from one h2load log.
 rate_and_calls() {
     printf '%s %s\n' "$(sed -n 's/^finished in [0-9.]*s, \([0-9.]*\) req\/s.*/\1/p' "$1")" \
         "$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$1")"
 }
 
-echo "setup,conns,streams,seconds,calls_per_s,calls,failed,replica_cpu_us_per_call,nginx_cpu_us_per_call" > "$OUT/cluster-load.csv"
+# p99 in ms of the calls logged by h2load --log-file (third column: microseconds).
+p99_ms() { cat "$@" | awk '{ print $3 }' | sort -n | awk '{ a[NR] = $1 } END { if (NR) printf "%.2f", a[int(NR * 0.99)] / 1000; else print "nan" }'; }
+
+# measure_proxy NAME PORT PROXY_PID KEY_A KEY_B KEY_C: three h2load at once through the proxy,
+# one key (one replica) each; calls/s, p99, replica and proxy CPU per call.
+measure_proxy() {
+    local name=$1 pport=$2 ppid=$3; shift 3
+    local pkeys=("$@") per=$((CONNS / 3)) url="http://127.0.0.1:$pport$PATH_BORROW"
+    local warmups=() loads=() r_before=0 r_after=0 p_before p_after i pid
+    for key in "${pkeys[@]}"; do
+        h2load -c "$per" -m "$STREAMS" -D 1 "${GRPC[@]}" -H "x-adloader-affinity: $key" "$url" > /dev/null 2>&1 &
+        warmups+=("$!")
+    done
+    for pid in "${warmups[@]}"; do wait "$pid" || true; done
+    for pid in "${replicas[@]}"; do r_before=$((r_before + $(ticks "$pid"))); done
+    p_before=$(ticks "$ppid")
+    for i in 0 1 2; do
+        h2load -c "$per" -m "$STREAMS" -D "$DURATION" "${GRPC[@]}" -H "x-adloader-affinity: ${pkeys[$i]}" \
+            --log-file "$WORK/$name-$i.calls" "$url" > "$WORK/$name-$i.log" 2>&1 &
+        loads+=("$!")
+    done
+    for pid in "${loads[@]}"; do wait "$pid" || true; done
+    for pid in "${replicas[@]}"; do r_after=$((r_after + $(ticks "$pid"))); done
+    p_after=$(ticks "$ppid")
+    local total_rate=0 total_calls=0 total_failed=0 rate calls failed
+    for i in 0 1 2; do
+        read -r rate calls < <(rate_and_calls "$WORK/$name-$i.log")
+        failed=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$WORK/$name-$i.log")
+        total_rate=$(awk -v a="$total_rate" -v b="${rate:-0}" 'BEGIN { printf "%.2f", a + b }')
+        total_calls=$((total_calls + ${calls:-0})); total_failed=$((total_failed + ${failed:-0}))
+    done
+    local rcpu pcpu p99
+    rcpu=$(cpu_per_call $((r_after - r_before)) "$total_calls")
+    pcpu=$(cpu_per_call $((p_after - p_before)) "$total_calls")
+    p99=$(p99_ms "$WORK/$name"-*.calls)
+    rm -f "$WORK/$name"-*.calls
+    printf '%-34s %4sx%-3s %10s calls/s  p99 %6s ms  replicas %5s us/call, %s %6s us/call  (%s calls, %s failed)\n' \
+        "$name -> three replicas" "$CONNS" "$STREAMS" "$total_rate" "$p99" "$rcpu" "$name" "$pcpu" "$total_calls" "$total_failed"
+    echo "$name,$CONNS,$STREAMS,$DURATION,$total_rate,$total_calls,$total_failed,$rcpu,$pcpu,$p99" >> "$OUT/cluster-load.csv"
+}
+
+echo "setup,conns,streams,seconds,calls_per_s,calls,failed,replica_cpu_us_per_call,proxy_cpu_us_per_call,p99_ms" > "$OUT/cluster-load.csv"
 for run in $(seq "$RUNS"); do
     # Direct: replica A alone, C x M; then C*M connections with one call at a time each, the way
     # nginx's gRPC proxy uses its upstream connections (same calls in flight).
@@ -118,48 +189,18 @@ for run in $(seq "$RUNS"); do
         read -r c m <<< "$shape"
         h2load -c "$c" -m "$m" -D 1 "${GRPC[@]}" "$url" > /dev/null 2>&1 || true
         before=$(ticks "${replicas[0]}")
-        h2load -c "$c" -m "$m" -D "$DURATION" "${GRPC[@]}" "$url" > "$WORK/direct.log" 2>&1 || true
+        h2load -c "$c" -m "$m" -D "$DURATION" "${GRPC[@]}" --log-file "$WORK/direct.calls" "$url" > "$WORK/direct.log" 2>&1 || true
         after=$(ticks "${replicas[0]}")
         read -r rate calls < <(rate_and_calls "$WORK/direct.log")
         failed=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$WORK/direct.log")
         cpu=$(cpu_per_call $((after - before)) "${calls:-0}")
-        printf '%-34s %4sx%-3s %10s calls/s  replica %6s us/call  (%s calls, %s failed)\n' \
-            "direct, one replica" "$c" "$m" "${rate:-?}" "$cpu" "${calls:-?}" "${failed:-?}"
-        echo "direct,$c,$m,$DURATION,$rate,$calls,$failed,$cpu," >> "$OUT/cluster-load.csv"
+        p99=$(p99_ms "$WORK/direct.calls"); rm -f "$WORK/direct.calls"
+        printf '%-34s %4sx%-3s %10s calls/s  p99 %6s ms  replica %6s us/call  (%s calls, %s failed)\n' \
+            "direct, one replica" "$c" "$m" "${rate:-?}" "$p99" "$cpu" "${calls:-?}" "${failed:-?}"
+        echo "direct,$c,$m,$DURATION,$rate,$calls,$failed,$cpu,,$p99" >> "$OUT/cluster-load.csv"
     done
 
-    # Through nginx: three h2load at once, one key (one replica) each.
-    per=$((CONNS / 3))
-    url="http://127.0.0.1:$nginx_port$PATH_BORROW"
-    wait_h2load() { for p in "$@"; do wait "$p" || true; done; }
-    warmups=()
-    for key in "${keys[@]}"; do
-        h2load -c "$per" -m "$STREAMS" -D 1 "${GRPC[@]}" -H "x-adloader-affinity: $key" "$url" > /dev/null 2>&1 &
-        warmups+=("$!")
-    done
-    wait_h2load "${warmups[@]}"
-    r_before=0; for pid in "${replicas[@]}"; do r_before=$((r_before + $(ticks "$pid"))); done
-    n_before=$(ticks "$worker")
-    loads=()
-    for i in 0 1 2; do
-        h2load -c "$per" -m "$STREAMS" -D "$DURATION" "${GRPC[@]}" -H "x-adloader-affinity: ${keys[$i]}" "$url" \
-            > "$WORK/nginx-$i.log" 2>&1 &
-        loads+=("$!")
-    done
-    wait_h2load "${loads[@]}"
-    r_after=0; for pid in "${replicas[@]}"; do r_after=$((r_after + $(ticks "$pid"))); done
-    n_after=$(ticks "$worker")
-    total_rate=0; total_calls=0; total_failed=0
-    for i in 0 1 2; do
-        read -r rate calls < <(rate_and_calls "$WORK/nginx-$i.log")
-        failed=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$WORK/nginx-$i.log")
-        total_rate=$(awk -v a="$total_rate" -v b="${rate:-0}" 'BEGIN { printf "%.2f", a + b }')
-        total_calls=$((total_calls + ${calls:-0})); total_failed=$((total_failed + ${failed:-0}))
-    done
-    rcpu=$(cpu_per_call $((r_after - r_before)) "$total_calls")
-    ncpu=$(cpu_per_call $((n_after - n_before)) "$total_calls")
-    printf '%-34s %4sx%-3s %10s calls/s  replicas %5s us/call, nginx %6s us/call  (%s calls, %s failed)\n' \
-        "nginx -> three replicas" "$CONNS" "$STREAMS" "$total_rate" "$rcpu" "$ncpu" "$total_calls" "$total_failed"
-    echo "nginx,$CONNS,$STREAMS,$DURATION,$total_rate,$total_calls,$total_failed,$rcpu,$ncpu" >> "$OUT/cluster-load.csv"
+    measure_proxy nginx "$nginx_port" "$worker" "${keys[@]}"
+    measure_proxy haproxy "$haproxy_port" "$haproxy_pid" "${hkeys[@]}"
 done
 echo "results: $OUT/cluster-load.csv"

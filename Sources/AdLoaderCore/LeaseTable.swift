@@ -48,6 +48,8 @@ struct LeaseTable {
         case endedLongAgo
         /// No lease with this id was ever lent by this loader.
         case neverLent
+        /// The id names another replica as its lender (its top bits, ``IdentifierGenerator``).
+        case lentByReplica(Int)
     }
 
     init() {}
@@ -64,6 +66,7 @@ struct LeaseTable {
 
     /// The open lease `id` names, if any.
     func handle(forID id: UInt64, ids: IdentifierGenerator) -> LeaseHandle? {
+        guard IdentifierGenerator.replica(of: id) == ids.replica else { return nil }
         let handle = LeaseHandle(index: ids.leaseSlot(of: id).slot)
         guard records.isLive(handle), records[handle].id == id else { return nil }
         return handle
@@ -95,7 +98,7 @@ struct LeaseTable {
     @discardableResult
     mutating func remove(_ handle: LeaseHandle) -> Record {
         // A slot that used its last generations is never reused: its ids would repeat.
-        let record = records.remove(handle, retiring: generations[handle.index] >= UInt32.max - 1)
+        let record = records.remove(handle, retiring: generations[handle.index] >= IdentifierGenerator.generationLimit - 1)
         timeouts.remove(handle: handle)
         return record
     }
@@ -121,6 +124,9 @@ struct LeaseTable {
     /// ever named one (its slot's generation has moved past it).
     func endCause(of id: UInt64, ids: IdentifierGenerator) -> EndCause {
         if let entry = ended.last(where: { $0.id == id }) { return entry.cause }
+        let lender = IdentifierGenerator.replica(of: id)
+        // Index 0 names no replica (ids of a daemon outside a fleet, or made up): "never lent".
+        if lender != ids.replica && lender != 0 { return .lentByReplica(lender) }
         let (slot, generation) = ids.leaseSlot(of: id)
         if slot < generations.count, generation < generations[slot] { return .endedLongAgo }
         return .neverLent

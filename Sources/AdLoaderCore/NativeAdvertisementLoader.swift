@@ -259,8 +259,26 @@ public final class NativeAdvertisementLoader {
         case .dropped: "lease \(leaseID) was ended by the loader (its ad was dropped)"
         case .endedLongAgo: "lease \(leaseID) has ended (returned or reclaimed)"
         case .neverLent: "lease \(leaseID) was never lent"
+        case .lentByReplica(let lender):
+            "lease \(leaseID) was lent by replica \(lender), not this one (replica \(ids.replica))"
         }
     }
+
+    /// The replica index every lease id of this loader carries in its top 12 bits (0, the
+    /// default, outside a fleet), so that a replica given another's lease id names the lender
+    /// (``returnLease(_:shown:)``'s NOT_FOUND "was lent by replica N"). Set it before the first
+    /// lease is lent.
+    public var leaseReplica: Int {
+        get { ids.replica }
+        set {
+            precondition((0...IdentifierGenerator.maximumReplica).contains(newValue), "replica index out of range")
+            precondition(leases.count == 0, "the replica index changes before any lease is lent")
+            ids.replica = newValue
+        }
+    }
+
+    /// The replica index a lease id names as its lender (0: no fleet).
+    public static func lendingReplica(of leaseID: UInt64) -> Int { IdentifierGenerator.replica(of: leaseID) }
 
     /// Whether `leaseID` names an open lease (one ``returnLease(_:shown:)`` would end).
     public func hasLease(_ leaseID: UInt64) -> Bool {

@@ -1,6 +1,8 @@
 import AdLoaderCore
 import AdLoaderService
+import AdLoaderUV
 import AdStores
+import Foundation
 
 /// Where app-open counts are kept (`capStore` in the configuration): the store type and
 /// its settings. The store is opened only when a loader has format appOpen.
@@ -26,8 +28,16 @@ public struct CapStoreConfiguration: Hashable, Sendable {
     public var redisHost = "127.0.0.1"
     public var redisPort = 6379
     public var redisKeyPrefix = "adloader:appopen"
-    /// For the connect and every reply.
+    /// For the connect and every reply (a timer on the loop: the loop never waits for Redis).
     public var redisTimeout: Duration = .milliseconds(200)
+    /// Redis Cluster: `redisHost:redisPort` is a seed node; calls go to the master of their
+    /// device's slot.
+    public var redisCluster = false
+    /// The ACL user to `AUTH` as (empty: the default user).
+    public var redisUser = ""
+    /// A file whose first line is the `AUTH` password (empty: no AUTH). A file, not a value,
+    /// so the password is in neither the command line nor the configuration.
+    public var redisPasswordFile = ""
     /// After a failure, calls fail at once for this long, then the next one reconnects.
     public var redisReconnectInterval: Duration = .seconds(1)
     /// What AppOpen does while the store fails.
@@ -40,6 +50,13 @@ public struct CapStoreConfiguration: Hashable, Sendable {
         if type == .sqlite && sqlitePath.isEmpty { throw ConfigError(field: "capStore.sqlitePath", message: "must not be empty") }
         if redisHost.isEmpty { throw ConfigError(field: "capStore.redisHost", message: "must not be empty") }
         if redisKeyPrefix.isEmpty { throw ConfigError(field: "capStore.redisKeyPrefix", message: "must not be empty") }
+        if redisKeyPrefix.contains(where: { $0 == "{" || $0 == "}" }) {
+            throw ConfigError(
+                field: "capStore.redisKeyPrefix", message: "must not contain { or }: the store puts the device in a hash tag")
+        }
+        if !redisUser.isEmpty && redisPasswordFile.isEmpty {
+            throw ConfigError(field: "capStore.redisUser", message: "needs capStore.redisPasswordFile (AUTH user password)")
+        }
         if redisTimeout <= .zero { throw ConfigError(field: "capStore.redisTimeout", message: "must be positive") }
         if redisReconnectInterval < .zero {
             throw ConfigError(field: "capStore.redisReconnectInterval", message: "must not be negative")
@@ -49,17 +66,31 @@ public struct CapStoreConfiguration: Hashable, Sendable {
     /// Opens the configured store. SQLite with `synchronous` full runs on a worker thread
     /// (``BackgroundCapStore``: its fsyncs would stall the loop), which wakes the loop with
     /// `wake` after each commit; the caller makes that wake-up call ``BackgroundCapStore/drainCompletions()``.
-    /// - Throws: ``CapStoreError`` when the SQLite file cannot be opened (Redis connects lazily).
-    func makeStore(wake: @escaping @Sendable () -> Void) throws(CapStoreError) -> any CapStore {
+    /// - Throws: ``CapStoreError`` when the SQLite file or the Redis password file cannot be
+    ///   read (Redis connects lazily).
+    func makeStore(loop: UVLoop, wake: @escaping @Sendable () -> Void) throws(CapStoreError) -> any CapStore {
         switch type {
         case .sqlite where sqliteSynchronous == .full:
             try BackgroundCapStore(store: SQLiteCapStore(path: sqlitePath, synchronous: .full), wake: wake)
         case .sqlite: try SQLiteCapStore(path: sqlitePath, synchronous: sqliteSynchronous)
         case .redis:
             RedisCapStore(
-                host: redisHost, port: redisPort, keyPrefix: redisKeyPrefix, timeout: redisTimeout,
-                reconnectInterval: redisReconnectInterval)
+                loop: loop, host: redisHost, port: redisPort, keyPrefix: redisKeyPrefix, timeout: redisTimeout,
+                reconnectInterval: redisReconnectInterval, credentials: try redisCredentials(), cluster: redisCluster)
         case .memory: InMemoryCapStore()
         }
+    }
+
+    /// The AUTH credentials from `redisPasswordFile` and `redisUser`; nil without a file.
+    /// - Throws: ``CapStoreError`` when the file cannot be read or is empty.
+    func redisCredentials() throws(CapStoreError) -> RedisCredentials? {
+        guard !redisPasswordFile.isEmpty else { return nil }
+        guard let data = FileManager.default.contents(atPath: redisPasswordFile) else {
+            throw CapStoreError("redisPasswordFile \(redisPasswordFile): cannot be read")
+        }
+        let password = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .first.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\r")) } ?? ""
+        if password.isEmpty { throw CapStoreError("redisPasswordFile \(redisPasswordFile): empty first line") }
+        return RedisCredentials(user: redisUser.isEmpty ? nil : redisUser, password: password)
     }
 }

@@ -110,7 +110,7 @@ public final class Daemon {
             let openedStore: any CapStore
             do throws(CapStoreError) {
                 let sender = wakeup.sender
-                openedStore = needsStore ? try configuration.capStore.makeStore(wake: { sender.send() }) : InMemoryCapStore()
+                openedStore = needsStore ? try configuration.capStore.makeStore(loop: loop, wake: { sender.send() }) : InMemoryCapStore()
             } catch {
                 throw ConfigError(field: "capStore", message: error.message)
             }
@@ -268,6 +268,9 @@ public final class Daemon {
         service.instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
         history.instance = service.instanceName
         history.version = version
+        // Before the loop runs: no lease is lent yet.
+        loader.leaseReplica = configuration.listeners.replicaIndex ?? LeaseReplica.index(forInstance: service.instanceName)
+        logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(service.instanceName)])
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }

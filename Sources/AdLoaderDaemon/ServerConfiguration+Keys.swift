@@ -25,6 +25,10 @@ extension ServerConfiguration {
                 "instanceName", \.listeners.instanceName, .optional(.string, none: "host:port", emptyIsNone: true),
                 flag: "--instance-name",
                 "this daemon's name among replicas: in Stats (instance) and every gRPC response's x-adloader-instance header; default the bound host:port"),
+            .value(
+                "replicaIndex", \.listeners.replicaIndex, .optional(.int(in: 1...LeaseReplica.maximum), none: "from the instance name"),
+                flag: "--replica-index",
+                "1...4095, carried in the top 12 bits of every lease id so a Return sent to another replica is answered naming this one; default derived from instanceName"),
         ])
 
     /// `admin`: the admin HTTP listener.
@@ -165,7 +169,16 @@ extension ServerConfiguration {
             .value("redisKeyPrefix", \.capStore.redisKeyPrefix, .string, flag: "--redis-key-prefix", "first part of every key"),
             .value(
                 "redisTimeout", \.capStore.redisTimeout, .duration, flag: "--redis-timeout",
-                "connect and reply timeout (calls block the loop at most this long)"),
+                "connect and reply timeout (a timer: calls never block the loop)"),
+            .value(
+                "redisCluster", \.capStore.redisCluster, .bool, flag: "--redis-cluster",
+                "Redis Cluster: redisHost:redisPort is a seed; calls go to their device's slot master, MOVED/ASK followed"),
+            .value(
+                "redisUser", \.capStore.redisUser, .string, flag: "--redis-user",
+                "ACL user for AUTH (empty: the default user; needs redisPasswordFile)"),
+            .value(
+                "redisPasswordFile", \.capStore.redisPasswordFile, .string, flag: "--redis-password-file",
+                "file holding the AUTH password (first line; empty setting: no AUTH); read at start"),
             .value(
                 "redisReconnectInterval", \.capStore.redisReconnectInterval, .duration, flag: "--redis-reconnect-interval",
                 "after a Redis failure, calls fail at once this long, then the next one reconnects"),

@@ -29,6 +29,10 @@ public struct ServerConfiguration: Hashable, Sendable {
         /// The daemon's name among the replicas of a fleet (Stats `instance`, gRPC header
         /// `x-adloader-instance`); nil: the TCP listener's bound `host:port`.
         public var instanceName: String? = nil
+        /// The replica index in the top bits of this daemon's lease ids (1...4095), so that a
+        /// Return sent to the wrong replica is answered naming the lender; nil: derived from
+        /// the instance name (``LeaseReplica/index(forInstance:)``).
+        public var replicaIndex: Int? = nil
 
         public init() {}
     }

@@ -44,6 +44,14 @@ public final class UVLoop {
         uv_run(raw, UV_RUN_DEFAULT) != 0
     }
 
+    /// Runs one iteration, waiting for I/O or the next timer if nothing is ready (a test
+    /// drives the loop this way until the event it waits for; a timer bounds the wait).
+    /// - Returns: true when handles are still active.
+    @discardableResult
+    public func runOnce() -> Bool {
+        uv_run(raw, UV_RUN_ONCE) != 0
+    }
+
     /// Runs one iteration without blocking; used to drain close callbacks.
     @discardableResult
     public func runNoWait() -> Bool {

@@ -67,6 +67,9 @@ enum CommandLineParser {
                                  owns the affinity key on nginx's consistent-hash ring
                                  (`hash $http_x_adloader_affinity consistent`), else the
                                  next one along the ring that can be reached
+                                 disable, enable and reload go to every daemon of the
+                                 list and print each one's answer (exit 0 only when all
+                                 answered OK, 3 when one could not be reached)
           --affinity KEY         the affinity key (feed or user id) for --endpoints;
                                  default the command's ad unit. A return must reach the
                                  daemon that lent the lease: give the borrow's key

@@ -42,6 +42,9 @@ enum CommandRunner {
                 return await ExamplesCommand.run(names: names, all: all, endpoint: invocation.endpoint, token: invocation.token)
             }
         }
+        if let endpoints = invocation.endpoints, FleetControl.appliesTo(invocation.command) {
+            return await FleetControl.run(invocation, endpoints: endpoints)
+        }
         let client: AdLoaderClient
         do {
             if let endpoints = invocation.endpoints {
@@ -71,7 +74,15 @@ enum CommandRunner {
                     leaseID, shown: shown, reason: invalidate, timeout: timeout)
                 output.returned(leaseID: leaseID, outcome: outcome)
             case .returnLease(let leaseID, let shown, nil):
-                output.returned(leaseID: leaseID, outcome: try await client.returnLease(leaseID, shown: shown, timeout: timeout))
+                // With several replicas: the one that lent it answers (the lease id names it).
+                let outcome =
+                    if let endpoints = invocation.endpoints {
+                        try await client.returnLease(
+                            leaseID, shown: shown, retryingIn: endpoints, token: invocation.token, timeout: timeout)
+                    } else {
+                        try await client.returnLease(leaseID, shown: shown, timeout: timeout)
+                    }
+                output.returned(leaseID: leaseID, outcome: outcome)
             case .setEnabled(let loader, let enabled):
                 let changed = try await client.setLoaderEnabled(loader, enabled: enabled, timeout: timeout)
                 output.loaderSwitched(loader, enabled: enabled, changed: changed)

@@ -71,7 +71,7 @@ struct IdentifiersTests {
         let second = IdentifierGenerator(seed: 2)
         var seen = Set<UInt64>()
         for slot in [0, 1, 2, 1_000, Int(UInt32.max)] {
-            for generation: UInt32 in [0, 1, 2, 3, 77, UInt32.max - 1, UInt32.max] {
+            for generation: UInt32 in [0, 1, 2, 3, 77, IdentifierGenerator.generationLimit - 2, IdentifierGenerator.generationLimit - 1] {
                 let id = first.leaseID(slot: slot, generation: generation)
                 seen.insert(id)
                 #expect(first.leaseSlot(of: id) == (slot, generation))
@@ -84,6 +84,26 @@ struct IdentifiersTests {
         }
         #expect(seen.count == 35 + 10_000 - 15)  // slots 0...2 at generations 0...3 and 77 were counted above
         #expect(IdentifierGenerator(seed: 1).leaseID(slot: 5, generation: 6) != second.leaseID(slot: 5, generation: 6))
+    }
+
+    @Test func leaseIDsCarryTheReplicaInTheirTopBitsAndStillDecode() {
+        var ids = IdentifierGenerator(seed: 7)
+        var seen = Set<UInt64>()
+        for replica in [0, 1, 2, 3, IdentifierGenerator.maximumReplica] {
+            ids.replica = replica
+            for slot in [0, 1, 9_999, Int(UInt32.max)] {
+                for generation: UInt32 in [0, 1, IdentifierGenerator.generationLimit - 1] {
+                    let id = ids.leaseID(slot: slot, generation: generation)
+                    #expect(IdentifierGenerator.replica(of: id) == replica)
+                    #expect(ids.leaseSlot(of: id) == (slot, generation))
+                    seen.insert(id)
+                }
+            }
+        }
+        #expect(seen.count == 5 * 4 * 3)
+        // Replica 0 keeps ids below 2^52: an unconfigured daemon's ids look as before in size.
+        ids.replica = 0
+        #expect(ids.leaseID(slot: 12, generation: 3) < 1 << 52)
     }
 
     @Test func unmixInvertsMix() {

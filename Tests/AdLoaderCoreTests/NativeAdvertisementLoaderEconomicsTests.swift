@@ -116,6 +116,29 @@ struct NativeAdvertisementLoaderEconomicsTests {
         #expect(message(12_345).contains("never lent"))
     }
 
+    @Test func leaseIDsCarryTheReplicaAndAForeignOneNamesItsLender() throws {
+        let h = try Harness()
+        h.loader.leaseReplica = 7
+        try h.fill()
+        let lease = try h.lease()
+        #expect(NativeAdvertisementLoader.lendingReplica(of: lease.id) == 7)
+        func message(_ id: UInt64) -> String {
+            do {
+                try h.loader.returnLease(id, shown: false)
+                return "returned"
+            } catch {
+                #expect(error.code == .notFound)
+                return error.message
+            }
+        }
+        // The same low bits under replica 9: another replica's lease.
+        let foreign = (lease.id & ((1 << 52) - 1)) | 9 << 52
+        #expect(message(foreign) == "lease \(foreign) was lent by replica 9, not this one (replica 7)")
+        // Index 0 names no replica: an id from outside any fleet was never lent here.
+        #expect(message(12_345).contains("never lent"))
+        #expect(message(lease.id) == "returned")
+    }
+
     // MARK: - Fail fast
 
     @Test func parkedBorrowsFailFastWhenTheSourceIsUnreachable() throws {

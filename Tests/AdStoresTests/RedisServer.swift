@@ -3,13 +3,19 @@ import Foundation
 /// A `redis-server` the test starts on a free loopback port (no persistence), and stops.
 final class RedisServer {
     let port: Int
+    /// Added to the command line (`--requirepass`, `--cluster-enabled yes`, ...).
+    let extraArguments: [String]
     private var process: Process?
 
     /// Starts redis-server on `port` (a free one when nil) and waits (bounded) until it answers.
-    init(port: Int? = nil) throws {
+    init(port: Int? = nil, extraArguments: [String] = []) throws {
         self.port = try port ?? Self.freePort()
+        self.extraArguments = extraArguments
         try start()
     }
+
+    /// The process id while it runs.
+    var processIdentifier: Int32? { process?.processIdentifier }
 
     deinit { stop() }
 
@@ -19,7 +25,7 @@ final class RedisServer {
         p.arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
             "--loglevel", "warning",
-        ]
+        ] + extraArguments
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()

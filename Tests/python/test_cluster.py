@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -85,6 +86,43 @@ class Nginx:
         self.tmp.cleanup()
 
 
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+
+
+class HAProxy:
+    """HAProxy in front of `ports`, from the example's template (Examples/cluster/haproxy.cfg.template)."""
+
+    def __init__(self, ports):
+        self.tmp = tempfile.TemporaryDirectory(prefix="adloader-haproxy-")
+        self.port = free_port()
+        with open(os.path.join(EXAMPLE, "haproxy.cfg.template")) as f:
+            text = f.read()
+        for name, value in [("@RUN_DIR@", self.tmp.name), ("@PORT@", self.port), ("@PORT_A@", ports[0]),
+                            ("@PORT_B@", ports[1]), ("@PORT_C@", ports[2])]:
+            text = text.replace(name, str(value))
+        conf = os.path.join(self.tmp.name, "haproxy.cfg")
+        with open(conf, "w") as f:
+            f.write(text)
+        self.proc = subprocess.Popen([HAPROXY, "-db", "-f", conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            wait_for_port(self.port, self.proc)
+        except RuntimeError:
+            self.stop()
+            raise
+        self.endpoint = f"127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.proc.stderr.close()
+        self.tmp.cleanup()
+
+
 class Cluster:
     def __init__(self, replicas, nginx, stubs):
         self.replicas = replicas
@@ -127,6 +165,24 @@ def cluster(daemon, redis_server):
     nginx.stop()
 
 
+@pytest.fixture(params=["nginx", "haproxy"])
+def proxy_cluster(request, daemon, redis_server):
+    """The three replicas behind either proxy: the properties both must have."""
+    proxy_type = {"nginx": Nginx, "haproxy": HAProxy}[request.param]
+    binary = NGINX if request.param == "nginx" else HAPROXY
+    if not os.path.exists(binary):
+        pytest.skip(f"{request.param} is not installed (make deps)")
+    args = ["--config", os.path.join(EXAMPLE, "adloaderd.json"), "--redis-port", str(redis_server),
+            "--redis-timeout", "10s", "--shutdown-grace-period", "5s"]
+    replicas = [daemon(args=args) for _ in range(3)]
+    proxy = proxy_type([d.port for d in replicas])
+    c = Cluster(replicas, proxy, grpc_stubs.load())
+    c.proxy_name = request.param
+    yield c
+    c.channel.close()
+    proxy.stop()
+
+
 def wait_until(predicate, what, bound=20.0):
     """Polls `predicate` until true; fails after `bound` seconds."""
     deadline = time.monotonic() + bound
@@ -142,8 +198,8 @@ def keys_by_instance(c, keys):
     return owners
 
 
-def test_one_key_one_replica_one_lease_and_300_keys_spread(cluster):
-    c = cluster
+def test_one_key_one_replica_one_lease_and_300_keys_spread(proxy_cluster):
+    c = proxy_cluster
     for i in range(6):
         key = f"feed-{i}"
         first, where = c.borrow(key, f"{key}/position-7", wait_ms=3000)
@@ -348,3 +404,142 @@ def test_cli_endpoints_none_reachable_exits_3():
     done = subprocess.run([CLI, "--endpoints", ",".join(f"127.0.0.1:{p}" for p in dead), "--affinity", "k", "stats"],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 3 and "no endpoint reachable" in done.stderr, done.stderr
+
+
+def loader_enabled(endpoint, loader="default"):
+    out = subprocess.run([CLI, "--endpoint", endpoint, "--json", "stats"], capture_output=True, text=True,
+                         timeout=30, check=True).stdout
+    return {entry["name"]: entry["enabled"] for entry in json.loads(out)["loaders"]}[loader]
+
+
+def test_fleet_control_reaches_every_replica_and_reports_each_answer(cluster):
+    """disable/enable/reload with --endpoints go to every replica; each one's answer is printed."""
+    endpoints = ",".join(cluster.names)
+    run = lambda *args: subprocess.run([CLI, "--endpoints", endpoints, *args], capture_output=True, text=True,
+                                       timeout=30)
+    done = run("--json", "disable", "default")
+    assert done.returncode == 0, done.stderr
+    answers = json.loads(done.stdout)
+    assert [a["endpoint"] for a in answers] == cluster.names
+    assert all(a["ok"] and a["changed"] for a in answers), answers
+    assert [loader_enabled(name) for name in cluster.names] == [False, False, False]
+    # Again: every replica says nothing changed.
+    again = run("disable", "default")
+    assert again.returncode == 0 and again.stdout.count("was already disabled") == 3, again.stdout
+    enabled = run("enable", "default")
+    assert enabled.returncode == 0 and enabled.stdout.count(": loader default enabled") == 3, enabled.stdout
+    assert [loader_enabled(name) for name in cluster.names] == [True, True, True]
+    reloaded = run("--json", "reload")
+    assert reloaded.returncode == 0, reloaded.stderr
+    assert all(a["ok"] and "default" in a["unchanged"] for a in json.loads(reloaded.stdout))
+    # One replica gone: the others still switch; it is named UNREACHABLE and the exit says so.
+    cluster.replicas[1].proc.kill()
+    cluster.replicas[1].proc.wait(timeout=10)
+    partial = run("disable", "default")
+    assert partial.returncode == 3, partial.stdout + partial.stderr
+    lines = partial.stdout.splitlines()
+    assert lines[1].startswith(cluster.names[1] + ": UNREACHABLE"), lines
+    assert lines[0] == f"{cluster.names[0]}: loader default disabled" and lines[2].endswith("loader default disabled")
+    # An unknown loader: each reachable replica answers its status (exit 3: one is still down).
+    unknown = run("--json", "enable", "nope")
+    assert unknown.returncode == 3
+    assert [a["code"] for a in json.loads(unknown.stdout)] == ["INVALID_ARGUMENT", "UNREACHABLE", "INVALID_ARGUMENT"], \
+        unknown.stdout
+
+
+def test_replica_loss_moves_exactly_its_share_and_keeps_the_others_leases(proxy_cluster):
+    """One replica SIGKILLed: the keys that move are exactly the ones it owned (its share of the
+    ring, measured over 300 keys), and the survivors' leases are untouched."""
+    c = proxy_cluster
+    keys = [f"user-{i}" for i in range(300)]
+    before = {k: c.stats(k) for k in keys}
+    victim = c.replicas[2]
+    share = sum(1 for k in keys if before[k] == victim.endpoint) / len(keys)
+    assert 0.15 <= share <= 0.5, share
+    # A lease on each surviving replica, held across the loss.
+    survivors_keys = [k for k in keys if before[k] != victim.endpoint][:6]
+    leases = {}
+    for k in survivors_keys:
+        answer, where = c.borrow(k, f"{k}/cell", wait_ms=3000)
+        assert answer.outcome == c.s.pb.BORROW_OUTCOME_LEASED and where == before[k], (answer, where)
+        leases[k] = answer.lease.lease_id
+    victim.signal(signal.SIGKILL)
+    victim.wait()
+
+    def settled():
+        try:
+            return all(c.stats(k, timeout=2) != victim.endpoint for k in keys)
+        except grpc.RpcError:
+            return False
+    wait_until(settled, "every key served by a survivor")
+    after = {k: c.stats(k) for k in keys}
+    moved = {k for k in keys if after[k] != before[k]}
+    print(f"{c.proxy_name}: victim's share of the ring {share:.3f}, share of keys moved {len(moved) / len(keys):.3f}")
+    assert moved == {k for k in keys if before[k] == victim.endpoint}
+    for k, lease in leases.items():
+        answer, where = c.borrow(k, f"{k}/cell")
+        assert answer.outcome == c.s.pb.BORROW_OUTCOME_REUSED and answer.lease.lease_id == lease, answer
+
+
+def test_proxyless_ring_hash_client_is_sticky_and_spreads(cluster):
+    """grpcio's ring_hash policy keyed by x-adloader-affinity (Examples/cluster/ring_hash_client.py):
+    one key, one replica, every call; keys spread over all three; no proxy involved."""
+    code = (
+        "import sys, json; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "import ring_hash_client, grpc_stubs\n"
+        "s = grpc_stubs.load()\n"
+        "ch = ring_hash_client.ring_hash_channel(sys.argv[3].split(','))\n"
+        "stub = s.grpc.NativeAdLoaderStub(ch)\n"
+        "owners = {}\n"
+        "for i in range(90):\n"
+        "    k = f'user-{i}'\n"
+        "    owners[k] = sorted({stub.Stats(s.pb.StatsRequest(), metadata=[('x-adloader-affinity', k)], timeout=5).instance"
+        " for _ in range(4)})\n"
+        "print(json.dumps(owners))\n")
+    out = subprocess.run([sys.executable, "-c", code, EXAMPLE,
+                          os.path.join(ROOT, "Tests", "python"), ",".join(cluster.names)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    owners = json.loads(out.stdout)
+    assert all(len(v) == 1 for v in owners.values()), owners
+    counts = {name: sum(1 for v in owners.values() if v == [name]) for name in cluster.names}
+    assert all(n >= 10 for n in counts.values()), counts
+
+
+def replica_index(name):
+    """LeaseReplica.index(forInstance:): 1 + FNV-1a 32 of the name, mod 4095 (PROTOCOL.md 7.3)."""
+    h = 0x811C9DC5
+    for byte in name.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return 1 + h % 4095
+
+
+def test_a_return_sent_to_the_wrong_replica_names_the_lender_and_the_cli_retries_there(cluster):
+    c = cluster
+    lender, other = c.replicas[0], c.replicas[1]
+    direct = grpc.insecure_channel(lender.endpoint)
+    wrong = grpc.insecure_channel(other.endpoint)
+    try:
+        stub = c.s.grpc.NativeAdLoaderStub(direct)
+        answer = stub.Borrow(c.s.pb.BorrowRequest(ad_unit_id="feed-native", slot_key="cell-1", wait_ms=3000), timeout=5)
+        assert answer.outcome == c.s.pb.BORROW_OUTCOME_LEASED, answer
+        lease = answer.lease.lease_id
+        assert lease >> 52 == replica_index(lender.endpoint), (hex(lease), lender.endpoint)
+        with pytest.raises(grpc.RpcError) as error:
+            c.s.grpc.NativeAdLoaderStub(wrong).Return(c.s.pb.ReturnRequest(lease_id=lease), timeout=5)
+        assert error.value.code() == grpc.StatusCode.NOT_FOUND
+        assert (f"lease {lease} was lent by replica {replica_index(lender.endpoint)}, "
+                f"not this one (replica {replica_index(other.endpoint)})") in error.value.details()
+        # The CLI, connected by affinity to the other replica, follows the answer to the lender.
+        key = next(f"k-{i}" for i in range(500) if c.cli_instance(f"k-{i}") == other.endpoint)
+        out = subprocess.run([CLI, "--endpoints", ",".join(c.names), "--affinity", key, "return", str(lease)],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        assert "back in the pool" in out.stdout or "BACK_IN_POOL" in out.stdout, out.stdout
+        # Now it is returned: the lender says so.
+        with pytest.raises(grpc.RpcError) as again:
+            stub.Return(c.s.pb.ReturnRequest(lease_id=lease), timeout=5)
+        assert "already returned" in again.value.details()
+    finally:
+        direct.close()
+        wrong.close()

@@ -14,8 +14,9 @@ from conftest import BINARY, ROOT
 SCRIPT = os.path.join(ROOT, "Examples", "cluster", "cluster.sh")
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 REDIS = shutil.which("redis-server")
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
-pytestmark = pytest.mark.skipif(not (os.path.exists(NGINX) and REDIS), reason="nginx or redis-server missing (make deps)")
+pytestmark = pytest.mark.skipif(not (os.path.exists(HAPROXY) and REDIS), reason="haproxy or redis-server missing (make deps)")
 
 
 def free(port):
@@ -54,16 +55,16 @@ def test_status_and_stop_find_a_cluster_started_with_a_custom_cluster_dir(tmp_pa
         status = run("status", env)  # no CLUSTER_DIR: the one `start` used
         assert status.returncode == 0, status.stderr
         assert f"cluster directory {cluster_dir}" in status.stdout
-        for name in ("redis", "a", "b", "c", "nginx"):
+        for name in ("redis", "a", "b", "c", "haproxy"):  # the default proxy
             assert f"{name} running (pid " in status.stdout, status.stdout
         # CLUSTER_DIR, when given, still wins.
         elsewhere = run("status", dict(env, CLUSTER_DIR=str(tmp_path / "other")))
         assert "a stopped" in elsewhere.stdout and "a running" not in elsewhere.stdout
         stopped = run("stop", env)
         assert stopped.returncode == 0, stopped.stderr
-        assert "stopped nginx" in stopped.stdout and "stopped a" in stopped.stdout
+        assert "stopped haproxy" in stopped.stdout and "stopped a" in stopped.stdout
         after = run("status", env)
-        assert "a running" not in after.stdout and "nginx running" not in after.stdout
+        assert "a running" not in after.stdout and "haproxy running" not in after.stdout
         assert not (pointer_dir / "adloader-cluster.dir").exists()
     finally:
         run("stop", dict(env, CLUSTER_DIR=str(cluster_dir)))

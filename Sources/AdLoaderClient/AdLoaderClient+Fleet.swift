@@ -1,0 +1,44 @@
+import AdLoaderCore
+import AdLoaderWire
+
+extension EndpointSet {
+    /// The endpoint whose name derives replica index `index` (``LeaseReplica/index(forInstance:)``
+    /// of `host:port` as written in the set: a replica's default instance name); nil when none.
+    public func endpoint(forReplica index: Int) -> Endpoint? {
+        endpoints.first { LeaseReplica.index(forInstance: $0.description) == index }
+    }
+
+    /// The endpoint that lent `leaseID`, by the replica index in its top bits; nil when the id
+    /// names no replica of the set (index 0, or a configured `replicaIndex`).
+    public func lender(of leaseID: UInt64) -> Endpoint? {
+        endpoint(forReplica: NativeAdvertisementLoader.lendingReplica(of: leaseID))
+    }
+}
+
+extension AdLoaderClient {
+    /// Returns a lease, following the server when it was lent by another replica of `fleet`:
+    /// a NOT_FOUND "lease N was lent by replica R, ..." (PROTOCOL.md 7.3) is retried once on
+    /// the endpoint of `fleet` whose name derives index R, over a connection opened for it.
+    /// - Throws: `Status` as ``returnLease(_:shown:timeout:)``; the lender's own answer when
+    ///   retried there; ``AdLoaderClientError`` when the lender cannot be reached.
+    public func returnLease(
+        _ leaseID: UInt64, shown: Bool, retryingIn fleet: EndpointSet, token: String? = nil, timeout: Duration? = nil
+    ) async throws -> ReturnOutcome? {
+        do {
+            return try await returnLease(leaseID, shown: shown, timeout: timeout)
+        } catch let status as Status where status.code == .notFound {
+            guard let lender = Self.lendingReplica(in: status.message), let target = fleet.endpoint(forReplica: lender),
+                target != endpoint
+            else { throw status }
+            let other = try Self.connect(to: target, token: token)
+            defer { other.close() }
+            return try await other.returnLease(leaseID, shown: shown, timeout: timeout)
+        }
+    }
+
+    /// R from a NOT_FOUND message "... was lent by replica R, not this one (replica S)".
+    static func lendingReplica(in message: String) -> Int? {
+        guard let range = message.range(of: "was lent by replica ") else { return nil }
+        return Int(message[range.upperBound...].prefix { $0.isNumber })
+    }
+}
