@@ -30,6 +30,7 @@ final class GRPCConnection: CallResponder {
     let stream: any ByteStream
     unowned let transport: GRPCTransport
     let logger: Logger
+    let server: ServerContext
     let service: AdLoaderService
     let limits: ServerLimits
     let http2: HTTP2Limits
@@ -61,6 +62,7 @@ final class GRPCConnection: CallResponder {
         self.stream = stream
         self.transport = transport
         self.logger = transport.logger.with(["connection": .int(Int64(id)), "peer": .string(peer), "transport": .string("grpc")])
+        self.server = transport.server
         self.service = transport.service
         self.limits = transport.limits
         self.http2 = transport.http2Limits

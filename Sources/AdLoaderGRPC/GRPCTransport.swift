@@ -12,10 +12,14 @@ import AdLoaderWire
 /// framed transport's; `grpc.health.v1.Health` and server reflection are answered here.
 ///
 /// - Important: loop-confined.
-public final class GRPCTransport: ByteStreamAcceptor {
+public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
     private enum State { case running, draining, stopped }
 
-    public let service: AdLoaderService
+    /// What this transport shares with the others: service, connection limit, admission,
+    /// response metadata, the encoded-ad cache.
+    public let server: ServerContext
+    public var service: AdLoaderService { server.service }
+    public let name = "grpc"
     let limits: ServerLimits
     let http2Limits: HTTP2Limits
     let logger: Logger
@@ -49,11 +53,11 @@ public final class GRPCTransport: ByteStreamAcceptor {
     ///   - http2Limits: the HTTP/2 settings and flood bounds.
     ///   - deferred: runs the flush of connections answered outside their own read callback.
     public init(
-        service: AdLoaderService, limits: ServerLimits, http2Limits: HTTP2Limits = HTTP2Limits(), clock: any AdClock,
+        server: ServerContext, http2Limits: HTTP2Limits = HTTP2Limits(), clock: any AdClock,
         scheduler: any AdScheduler, deferred: any DeferredWork, logger: Logger
     ) {
-        self.service = service
-        self.limits = limits
+        self.server = server
+        self.limits = server.limits
         self.http2Limits = http2Limits
         self.clock = clock
         self.scheduler = scheduler
@@ -61,16 +65,27 @@ public final class GRPCTransport: ByteStreamAcceptor {
         self.logger = logger
     }
 
+    /// A transport of its own server (tests, fuzzing).
+    public convenience init(
+        service: AdLoaderService, limits: ServerLimits, http2Limits: HTTP2Limits = HTTP2Limits(), clock: any AdClock,
+        scheduler: any AdScheduler, deferred: any DeferredWork, logger: Logger
+    ) {
+        self.init(
+            server: ServerContext(service: service, limits: limits), http2Limits: http2Limits, clock: clock,
+            scheduler: scheduler, deferred: deferred, logger: logger)
+    }
+
     /// Connections open now.
     public var connectionCount: Int { connections.count }
 
     /// Takes a stream whose first bytes are the HTTP/2 client preface (or will be): serves it,
-    /// or closes it at once (over ``ServerLimits/maxConnections``, or while draining).
+    /// or closes it at once (over ``ServerLimits/maxConnections``, all transports together,
+    /// or while draining).
     public func accept(_ stream: any ByteStream, peer: String) {
-        guard state == .running, connections.count < limits.maxConnections else {
+        if let status = server.admitConnection(transport: name, draining: state != .running) {
             logger.warning(
                 "connection refused", ["peer": .string(peer), "transport": .string("grpc"),
-                "reason": .string(state == .running ? "too many connections" : "shutting down")])
+                "reason": .string(status.message)])
             stream.close()
             return
         }
@@ -105,6 +120,24 @@ public final class GRPCTransport: ByteStreamAcceptor {
                 "shutdown announce limit ended", ["unacknowledgedConnections": .int(Int64(unacknowledged))])
             self.finishAnnouncing()
         }
+        finishIfDrained()
+    }
+
+    // MARK: ServerTransport
+
+    /// GOAWAY and a PING on every connection; announced when every client acknowledged its
+    /// PING or closed, at the latest at `announceLimit` (see ``beginDrain(status:gracePeriod:announceLimit:)``).
+    public func announceShutdown(
+        status: Status, gracePeriod: Duration, announceLimit: Duration, whenAnnounced: @escaping () -> Void
+    ) {
+        onAnnounced = whenAnnounced
+        beginDrain(status: status, gracePeriod: gracePeriod, announceLimit: announceLimit)
+    }
+
+    /// The connections already close as their streams end (the announce set that going);
+    /// `whenDrained` once the last did. The grace period of the announce still applies.
+    public func drain(status: Status, gracePeriod: Duration, whenDrained: @escaping () -> Void) {
+        onDrained = whenDrained
         finishIfDrained()
     }
 
@@ -157,7 +190,8 @@ public final class GRPCTransport: ByteStreamAcceptor {
     }
 
     func connectionClosed(_ connection: GRPCConnection) {
-        connections[connection.id] = nil
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        server.connectionClosed(transport: name)
         finishIfDrained()
     }
 

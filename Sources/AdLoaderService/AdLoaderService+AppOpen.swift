@@ -85,7 +85,7 @@ extension AdLoaderService {
             outcome: decision.shows ? .show : .skip, reason: decision.reason, flags: decision.flags,
             storeUnavailable: storeUnavailable, counts: decision.counts, day: key.day.description)
         guard decision.shows else {
-            responder.answer(callID, appOpen: answer)
+            responder.answer(callID, .message(answer))
             return
         }
         let outcome = try loader.borrow(
@@ -108,7 +108,7 @@ extension AdLoaderService {
         case .unavailable:
             throw Status(code: .unavailable, message: isDraining ? "server shutting down" : "loader disabled")
         }
-        responder.answer(callID, appOpen: answer)
+        responder.answer(callID, .message(answer))
     }
 
     /// A Return: an app-open lease returned shown first moves its device's counts (durably),
@@ -123,13 +123,13 @@ extension AdLoaderService {
         try checkInvalidation(message)
         guard appOpenLeases.count > 0, let entry = appOpenLeases[message.leaseID] else {
             let outcome = try endLease(message)
-            responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+            responder.answer(callID, .returned(ReturnResponseMessage(outcome: outcome)))
             return nil
         }
         guard message.shown, loader.hasLease(message.leaseID) else {
             appOpenLeases.remove(message.leaseID)
             let outcome = try endLease(message)
-            responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+            responder.answer(callID, .returned(ReturnResponseMessage(outcome: outcome)))
             return nil
         }
         let now = clock.now
@@ -148,7 +148,7 @@ extension AdLoaderService {
                 do throws(LoaderError) {
                     let outcome = try self.endLease(message)
                     if answer && responder.isOpen {
-                        responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+                        responder.answer(callID, .returned(ReturnResponseMessage(outcome: outcome)))
                     }
                 } catch {
                     if answer && responder.isOpen { responder.finish(callID, status: error.status) }

@@ -26,9 +26,6 @@ public final class AdLoaderService {
     @exclusivity(unchecked) public private(set) var parkedBorrowCount = 0
     /// Set by ``beginDrain()``: new calls are answered UNAVAILABLE.
     @exclusivity(unchecked) public private(set) var isDraining = false
-    /// Encodings of lent ads, shared by every connection of every transport; an ad is
-    /// forgotten when it leaves the loader for good.
-    public let adEncodings = EncodedAdCache()
     /// Parked borrows and watches, by serial (for the drain).
     @exclusivity(unchecked) private var openCalls: [UInt64: OpenCall] = [:]
     @exclusivity(unchecked) private var nextSerial: UInt64 = 1
@@ -71,8 +68,6 @@ public final class AdLoaderService {
         self.clock = clock
         self.scheduler = scheduler
         self.logger = logger
-        let encodings = adEncodings
-        loader.onAdRetired = { encodings.forget(id: $0.id) }
     }
 
     /// The serial the next open call gets.
@@ -130,7 +125,7 @@ public final class AdLoaderService {
             case .prefetch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 let result = try loader.prefetch(adUnitID: message.adUnitID, loader: loaderName(message.loader))
-                responder.answer(callID, prefetch: PrefetchResponseMessage(result: result))
+                responder.answer(callID, .message(PrefetchResponseMessage(result: result)))
             case .stats(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 try stats(message, callID: callID, responder: responder)
@@ -242,7 +237,7 @@ public final class AdLoaderService {
         // The result is moved into the answer, not copied (its lease holds the slot and the ad).
         switch result {
         case .leased, .noAdYet:
-            if let message = BorrowResponseMessage(result) { responder.answer(callID, borrow: message) }
+            if let message = BorrowResponseMessage(result) { responder.answer(callID, .borrow(message)) }
             return .ok
         case .unavailable:
             let reason = isDraining ? "server shutting down" : "loader disabled (or removed by a reload)"
@@ -277,14 +272,15 @@ public final class AdLoaderService {
             loaders: loader.loaderStates(loader: nonEmpty(message.loader)), instance: instanceName)
         // An answer above the message size would make clients with the same limit drop the
         // connection (PROTOCOL.md 8): size it before encoding, refuse it, let the client filter.
-        let size = ResponseFrame.envelopeSize(callID: callID, messageSize: answer.encodedSize ?? answer.encoded().count)
+        // The transport says what its limit applies to (the framed envelope, the gRPC message).
+        let size = responder.answerSize(callID, messageSize: answer.encodedSize ?? answer.encoded().count)
         let limit = limits.maxMessageSize
         if size > limit {
             throw Status(
                 code: .resourceExhausted,
                 message: "stats answer of \(size) bytes exceeds the limit of \(limit) bytes; filter by loader or ad_unit_id")
         }
-        responder.answer(callID, stats: answer)
+        responder.answer(callID, .message(answer))
     }
 
     // MARK: Watch

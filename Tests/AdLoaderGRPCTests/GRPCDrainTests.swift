@@ -44,8 +44,7 @@ import Testing
             stack = try InProcessTransport(
                 loaders: [LoaderConfiguration(name: "default")], sources: ["synthetic": source], clock: clock)
             grpc = GRPCTransport(
-                service: stack.service, limits: ServerLimits(), clock: clock, scheduler: clock, deferred: deferred,
-                logger: Logger(level: .error))
+                server: stack.server, clock: clock, scheduler: clock, deferred: deferred, logger: Logger(level: .error))
             grpc.accept(stream, peer: "127.0.0.1:1")
             stream.clientSends(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(4, flags: 0, stream: 0, []))
             stream.clientSends(Self.frame(4, flags: 1, stream: 0, []))  // ack of the server's SETTINGS
