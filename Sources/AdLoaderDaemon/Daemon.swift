@@ -237,6 +237,7 @@ public final class Daemon {
             throw error
         }
         state = .running
+        service.features = features
         let instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
         service.instanceName = instanceName
         if !instanceName.isEmpty { server.responseMetadata = [(GRPCWire.instanceHeader, instanceName)] }
@@ -245,6 +246,18 @@ public final class Daemon {
         }
         if let adminAddress { logger.info("admin listening", ["address": .string("http://\(adminAddress)/")]) }
         return addresses
+    }
+
+    /// What ServerInfo lists as enabled: the transports and the options that change what a
+    /// client may do.
+    private var features: [String] {
+        var features = transports.map(\.name)
+        if !configuration.auth.tokens.isEmpty { features.append("auth") }
+        if configurationSource != nil { features.append("reload") }
+        if configuration.admin.port != 0 { features.append("admin") }
+        if configuration.listeners.unixSocket != nil { features.append("unix-socket") }
+        if configuration.loaders.contains(where: { $0.format == .appOpen }) { features.append("app-open") }
+        return features.sorted()
     }
 
     private func startAdmin() throws(ListenerError) {

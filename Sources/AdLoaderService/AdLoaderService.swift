@@ -42,6 +42,11 @@ public final class AdLoaderService {
     /// the gRPC transport in every response's `x-adloader-instance` header. The daemon sets it
     /// once its listener is bound (default `host:port`); empty until then.
     @exclusivity(unchecked) public var instanceName = ""
+    /// The features ServerInfo lists as enabled (the daemon's: transports, auth, reload, ...);
+    /// set before the first call.
+    @exclusivity(unchecked) public var features: [String] = []
+    /// When the service was created: ServerInfo's uptime counts from here.
+    let startedAt: AdInstant
     /// Re-reads the configuration and applies it (the daemon's; see ``reload(callID:responder:)``);
     /// nil: Reload answers UNIMPLEMENTED. Set it before the first call.
     @exclusivity(unchecked) public var reloader: (() throws(ConfigError) -> ReconfigureResult)?
@@ -68,6 +73,7 @@ public final class AdLoaderService {
         self.clock = clock
         self.scheduler = scheduler
         self.logger = logger
+        startedAt = clock.now
     }
 
     /// The serial the next open call gets.
@@ -138,6 +144,8 @@ public final class AdLoaderService {
                 try setLoaderEnabled(message, callID: callID, responder: responder)
             case .reload:
                 try reload(callID: callID, responder: responder)
+            case .serverInfo:
+                responder.answer(callID, .message(serverInfo()))
             }
         } catch let error as any StatusConvertible {
             let status = error.status
@@ -281,6 +289,15 @@ public final class AdLoaderService {
                 message: "stats answer of \(size) bytes exceeds the limit of \(limit) bytes; filter by loader or ad_unit_id")
         }
         responder.answer(callID, .message(answer))
+    }
+
+    // MARK: ServerInfo
+
+    private func serverInfo() -> ServerInfoResponseMessage {
+        let uptime = clock.now - startedAt
+        return ServerInfoResponseMessage(
+            version: BuildInfo.version, build: BuildInfo.build, instance: instanceName,
+            uptimeMilliseconds: UInt64(max(uptime.milliseconds, 0)), features: features.sorted())
     }
 
     // MARK: Watch

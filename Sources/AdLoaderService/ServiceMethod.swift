@@ -57,10 +57,13 @@ public struct ServiceMethod: Hashable, Sendable, CustomStringConvertible {
         .setLoaderEnabled(try decoded(bytes))
     }
     public static let reload = ServiceMethod(7, "Reload", MethodName.reload) { (bytes) throws(Status) in .reload(try decoded(bytes)) }
+    public static let serverInfo = ServiceMethod(8, "ServerInfo", MethodName.serverInfo) { (bytes) throws(Status) in
+        .serverInfo(try decoded(bytes))
+    }
 
     /// Every method, in the proto's declaration order (``rawValue`` is the position).
     public static let allCases: [ServiceMethod] = [
-        prefetch, borrow, returnLease, stats, watch, appOpen, setLoaderEnabled, reload,
+        prefetch, borrow, returnLease, stats, watch, appOpen, setLoaderEnabled, reload, serverInfo,
     ]
 
     /// The method named by a full gRPC method name; nil for one this service does not serve.
@@ -90,6 +93,7 @@ extension ServiceRequest {
         case .appOpen: .appOpen
         case .setLoaderEnabled: .setLoaderEnabled
         case .reload: .reload
+        case .serverInfo: .serverInfo
         }
     }
 }

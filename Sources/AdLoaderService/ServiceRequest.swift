@@ -13,6 +13,7 @@ public enum ServiceRequest: Hashable, Sendable {
     case appOpen(AppOpenRequestMessage)
     case setLoaderEnabled(SetLoaderEnabledRequestMessage)
     case reload(ReloadRequestMessage)
+    case serverInfo(ServerInfoRequestMessage)
 
     /// Decodes the request message of `method` where its bytes are (Borrow and Return, the hot
     /// calls, without copying).
