@@ -23,11 +23,12 @@ public final class InProcessTransport {
 
     public init(
         loaders: [LoaderConfiguration], sources: [String: any DemandSource], limits: ServerLimits = ServerLimits(),
-        clock: ManualClock, logger: Logger = Logger(level: .error)
+        clock: ManualClock, logger: Logger = Logger(level: .error), authenticator: CallAuthenticator = CallAuthenticator()
     ) throws {
         self.clock = clock
         loader = try NativeAdvertisementLoader(loaders: loaders, sources: sources, clock: clock, scheduler: clock)
-        service = AdLoaderService(loader: loader, limits: limits, clock: clock, scheduler: clock, logger: logger)
+        service = AdLoaderService(
+            loader: loader, limits: limits, clock: clock, scheduler: clock, logger: logger, authenticator: authenticator)
         server = ServerContext(service: service, limits: limits)
         transport = FramedTransport(server: server, clock: clock, scheduler: clock, deferred: deferred, logger: logger)
     }
