@@ -13,7 +13,10 @@ import AdLoaderWire
 ///
 /// - Important: loop-confined.
 public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
-    private enum State { case running, draining, stopped }
+    /// Running; announcing the shutdown (GOAWAY and PING out, waiting for every client's
+    /// acknowledgement or the announce limit; calls still served); draining (closing
+    /// connections as their streams end); stopped.
+    private enum State { case running, announcing, draining, stopped }
 
     /// What this transport shares with the others: service, connection limit, admission,
     /// response metadata, the encoded-ad cache.
@@ -33,9 +36,7 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
     private var dirty: [GRPCConnection] = []
     private var state = State.running
     private var graceTask: (any ScheduledTask)?
-    /// While draining: the GOAWAY and PING went out on every connection; ``onAnnounced`` is
-    /// called once every connection has acknowledged its PING or closed, or the limit ended.
-    private var announcing = false
+    /// Ends the announcing state at the announce limit.
     private var announceTask: (any ScheduledTask)?
     /// Called once when, after ``beginDrain(status:gracePeriod:announceLimit:)``, the last
     /// connection closed.
@@ -98,7 +99,7 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
     }
 
     /// Whether the shutdown began (health answers NOT_SERVING from then on).
-    public var isDraining: Bool { state == .draining }
+    public var isDraining: Bool { state == .announcing || state == .draining }
 
     /// Announces the shutdown on every connection (GOAWAY and a PING; health watchers hear
     /// NOT_SERVING), calls ``onAnnounced`` once every client acknowledged its PING or closed
@@ -107,12 +108,11 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
     /// `gracePeriod` ends. Calls go on being served as usual until the service drains.
     public func beginDrain(status: Status, gracePeriod: Duration, announceLimit: Duration) {
         guard state == .running else { return }
-        state = .draining
+        state = .announcing
         for connection in sortedConnections { connection.drain(status: status) }
         graceTask = scheduler.schedule(at: clock.now + gracePeriod) { [weak self] in
             self?.closeAll(reason: "shutdown grace period ended")
         }
-        announcing = true
         announceTask = scheduler.schedule(at: clock.now + announceLimit) { [weak self] in
             guard let self else { return }
             let unacknowledged = self.connections.values.filter(\.isAwaitingDrainPing).count
@@ -154,7 +154,6 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
         graceTask = nil
         announceTask?.cancel()
         announceTask = nil
-        announcing = false
         onAnnounced = nil
         for connection in sortedConnections { connection.close(reason: "server stopped", level: .warning) }
         deferred.close()
@@ -164,13 +163,13 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
 
     /// Every connection acknowledged the drain's PING (or closed): announced.
     func announceIfAcknowledged() {
-        guard announcing, !connections.values.contains(where: \.isAwaitingDrainPing) else { return }
+        guard state == .announcing, !connections.values.contains(where: \.isAwaitingDrainPing) else { return }
         finishAnnouncing()
     }
 
     private func finishAnnouncing() {
-        guard announcing else { return }
-        announcing = false
+        guard state == .announcing else { return }
+        state = .draining
         announceTask?.cancel()
         announceTask = nil
         let announced = onAnnounced
@@ -181,7 +180,7 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
     /// Announced first (so the service drains before the transport reports it is done).
     private func finishIfDrained() {
         announceIfAcknowledged()
-        guard state == .draining, !announcing, connections.isEmpty else { return }
+        guard state == .draining, connections.isEmpty else { return }
         graceTask?.cancel()
         graceTask = nil
         let drained = onDrained

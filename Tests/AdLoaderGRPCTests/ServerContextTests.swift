@@ -105,3 +105,26 @@ import Testing
                 == .resourceExhausted)
     }
 }
+
+/// The gRPC connection's drain, as a state machine.
+@Suite struct DrainStateTests {
+    @Test func servingThenAwaitingTheAcknowledgementThenAnnounced() {
+        var drain = DrainState()
+        #expect(drain.state == .serving)
+        var acknowledged = drain.pingAcknowledged()
+        #expect(!acknowledged, "a PING acknowledgement while serving is not the drain's")
+        drain.pingSent()
+        #expect(drain.state == .serving, "no PING before the GOAWAY")
+        drain.announce()
+        #expect(drain.state == .announced)
+        drain.pingSent()
+        #expect(drain.state == .awaitingPingAcknowledgement)
+        drain.announce()
+        #expect(drain.state == .awaitingPingAcknowledgement, "announcing again changes nothing")
+        acknowledged = drain.pingAcknowledged()
+        #expect(acknowledged)
+        #expect(drain.state == .announced)
+        acknowledged = drain.pingAcknowledged()
+        #expect(!acknowledged, "a second acknowledgement is not the drain's")
+    }
+}
