@@ -53,7 +53,8 @@ extension Connection {
             }
             // The server's admission step, as on every transport: calls in flight, the
             // method, the token; only then the request message (PROTOCOL.md 5.2).
-            let methodIsKnown = call.request != nil || call.requestError?.code != .unimplemented
+            // A request decoded has no error: only an unknown method is UNIMPLEMENTED here.
+            let methodIsKnown = call.requestError?.code != .unimplemented
             if let refusal = server.admitCall(
                 method: frame.method, methodIsKnown: methodIsKnown, callsInFlight: calls.count,
                 authorization: frame.authorization, peerIsLocal: peerIsLocal)

@@ -26,12 +26,15 @@ final class RecordingResponder: CallResponder {
         switch response {
         case .borrow(let message): answers.append(.borrow(callID, message))
         case .returned(let message): answers.append(.returned(callID, message))
-        case .message(let message as PrefetchResponseMessage): answers.append(.prefetch(callID, message))
-        case .message(let message as StatsResponseMessage): answers.append(.stats(callID, message))
-        case .message(let message as AppOpenResponseMessage): answers.append(.appOpen(callID, message))
-        case .message(let message as SetLoaderEnabledResponseMessage): answers.append(.setLoaderEnabled(callID, message))
-        case .message(let message as ReloadResponseMessage): answers.append(.reload(callID, message))
-        case .message(let message): answers.append(.other(callID, AnyHashable(message)))
+        case .other(let boxed):
+            switch boxed.message {
+            case let message as PrefetchResponseMessage: answers.append(.prefetch(callID, message))
+            case let message as StatsResponseMessage: answers.append(.stats(callID, message))
+            case let message as AppOpenResponseMessage: answers.append(.appOpen(callID, message))
+            case let message as SetLoaderEnabledResponseMessage: answers.append(.setLoaderEnabled(callID, message))
+            case let message as ReloadResponseMessage: answers.append(.reload(callID, message))
+            default: answers.append(.other(callID, AnyHashable(boxed.message)))
+            }
         }
     }
     /// As the framed transport sizes an answer (the Stats size check's tests depend on it).
