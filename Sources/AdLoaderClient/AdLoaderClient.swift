@@ -129,6 +129,12 @@ public final class AdLoaderClient: Sendable {
         return try Self.decode(ReloadResponseMessage.self, answer).result
     }
 
+    /// Which daemon answered and what it runs (version, build, instance, uptime, features).
+    public func serverInfo(timeout: Duration? = nil) async throws -> ServerInfoResponseMessage {
+        let answer = try await unary(method: MethodName.serverInfo, request: ServerInfoRequestMessage(), timeout: timeout)
+        return try Self.decode(ServerInfoResponseMessage.self, answer)
+    }
+
     /// Asks whether an app start or return to the foreground shows an app-open ad; see
     /// PROTOCOL.md 7.6. When the answer is SHOW, return its lease with `shown` once displayed:
     /// that moves the device's counts.

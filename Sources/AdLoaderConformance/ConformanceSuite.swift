@@ -97,6 +97,8 @@ public struct ConformanceSuite: Sendable {
         "invalid.unknown-loader", "invalid.identifier-too-long", "invalid.wait-above-maximum", "invalid.lease-id-zero",
         "invalid.watch-unknown-kind", "call.unknown-method-unimplemented", "call.undecodable-message",
         "control.invalidate-needs-a-reason", "control.set-loader-enabled-unknown-loader",
+        "serverinfo.round-trip", "control.set-loader-enabled-round-trip", "control.reload-round-trip",
+        "appopen.round-trip", "watch.round-trip",
     ]
 
     public let host: String
@@ -239,5 +241,5 @@ final class ConformanceRun {
     }
 
     /// Every check, in the order they run: well-formed calls first, abuse and limits last.
-    static var checks: [Check] { callChecks + streamChecks + abuseChecks + limitChecks }
+    static var checks: [Check] { callChecks + roundTripChecks + streamChecks + abuseChecks + limitChecks }
 }

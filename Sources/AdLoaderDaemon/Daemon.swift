@@ -55,6 +55,11 @@ public final class Daemon {
     /// Wakes the loop for a cap store on a worker thread; closed after the store.
     let capStoreWakeup: UVAsync
     let grpcTransport: GRPCTransport
+    /// What the transports share (connections, admission, response metadata, ad encodings).
+    let server: ServerContext
+    /// Every transport, in the order they are announced and drained.
+    let transports: [any ServerTransport]
+    private var shutdown: ShutdownSequence?
     /// Both transports share each listener: this tells their connections apart.
     let sniffer: ProtocolSniffer
     /// Built sources' stops (their HTTP clients' handles), run after the loader's shutdown.
@@ -64,11 +69,6 @@ public final class Daemon {
     /// How to stop each part started so far, in start order; run in reverse.
     private var stops: [(part: String, stop: () -> Void)] = []
     private var state = State.created
-    /// The version the dashboard shows; `defaultVersion` until the build names one (set it
-    /// before ``start()``; the composition root's one place for the build's identity).
-    public var version = Daemon.defaultVersion
-    /// What a build that names no version reports.
-    public static let defaultVersion = "unversioned"
 
     /// Builds the loop, clock, demand sources, loader, service and transport.
     /// - Throws: ``ConfigError`` for a bad loader or source; ``UVError`` when libuv fails.
@@ -140,25 +140,31 @@ public final class Daemon {
                     tokens: configuration.auth.tokens, requireOnLoopback: configuration.auth.requireOnLoopback))
             self.capStore = capStore
             capStoreOpened = needsStore
-            transport = FramedTransport(
-                service: service, limits: configuration.limits, clock: clock, scheduler: clock, deferred: deferred,
-                logger: logger)
+            // One server: one connection set and limit, one admission step, one encoded-ad
+            // cache for every transport.
+            let server = ServerContext(service: service, limits: configuration.limits)
+            self.server = server
+            transport = FramedTransport(server: server, clock: clock, scheduler: clock, deferred: deferred, logger: logger)
             let grpcDeferred = try UVDeferredWork(loop: loop)
             createdGRPCDeferred = grpcDeferred
             grpcTransport = GRPCTransport(
-                service: service, limits: configuration.limits, http2Limits: configuration.http2Limits, clock: clock,
-                scheduler: clock, deferred: grpcDeferred, logger: logger)
+                server: server, http2Limits: configuration.http2Limits, clock: clock, scheduler: clock,
+                deferred: grpcDeferred, logger: logger)
+            // Every transport, in shutdown order; a new one is one more entry here and a
+            // route in the sniffer when it shares the port.
+            transports = [transport, grpcTransport]
             sniffer = ProtocolSniffer(
-                framed: transport, http2: grpcTransport, clock: clock, scheduler: clock,
-                timeout: configuration.limits.partialFrameTimeout, maxPending: configuration.limits.maxConnections,
-                logger: logger)
+                routes: [.init(preface: ProtocolSniffer.http2Preface, acceptor: grpcTransport)], fallback: transport,
+                clock: clock, scheduler: clock, timeout: configuration.limits.partialFrameTimeout,
+                maxPending: configuration.limits.maxConnections, logger: logger)
             self.clock = clock
             self.sourceContext = context
             self.loader = loader
             self.service = service
 
             let metrics = DaemonMetrics(
-                loader: loader, service: service, transport: transport, sources: measured, capStore: capStore,
+                loader: loader, service: service, server: server, transports: transports, sources: measured,
+                capStore: capStore,
                 configuration: configuration, startedAtUnixSeconds: Double(clock.now.unixMilliseconds) / 1000)
             self.metrics = metrics
             // Timing every call costs two clock reads and a histogram update: only when
@@ -217,8 +223,7 @@ public final class Daemon {
         stops.append(("cap store wake-up", capStoreWakeup.close))
         stops.append(("cap store", capStore.close))
         stops.append(("loader", loader.shutdown))
-        stops.append(("transport", transport.stop))
-        stops.append(("grpc transport", grpcTransport.stop))
+        for transport in transports { stops.append(("\(transport.name) transport", transport.stop)) }
         stops.append(("sniffer", sniffer.closeAll))
         let settings = configuration.listeners
         do throws(ListenerError) {
@@ -265,17 +270,32 @@ public final class Daemon {
         }
         state = .running
         readinessLog.baseline()
-        service.instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
-        history.instance = service.instanceName
-        history.version = version
+        service.features = features
+        let instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
+        service.instanceName = instanceName
+        if !instanceName.isEmpty { server.responseMetadata = [(GRPCWire.instanceHeader, instanceName)] }
+        history.instance = instanceName
+        history.version = BuildInfo.version
         // Before the loop runs: no lease is lent yet.
-        loader.leaseReplica = configuration.listeners.replicaIndex ?? LeaseReplica.index(forInstance: service.instanceName)
-        logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(service.instanceName)])
+        loader.leaseReplica = configuration.listeners.replicaIndex ?? LeaseReplica.index(forInstance: instanceName)
+        logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(instanceName)])
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }
         if let adminAddress { logger.info("admin listening", ["address": .string("http://\(adminAddress)/")]) }
         return addresses
+    }
+
+    /// What ServerInfo lists as enabled: the transports and the options that change what a
+    /// client may do.
+    private var features: [String] {
+        var features = transports.map(\.name)
+        if !configuration.auth.tokens.isEmpty { features.append("auth") }
+        if configurationSource != nil { features.append("reload") }
+        if configuration.admin.port != 0 { features.append("admin") }
+        if configuration.listeners.unixSocket != nil { features.append("unix-socket") }
+        if configuration.loaders.contains(where: { $0.format == .appOpen }) { features.append("app-open") }
+        return features.sorted()
     }
 
     private func startAdmin() throws(ListenerError) {
@@ -358,32 +378,25 @@ public final class Daemon {
         logger.info(
             "shutting down",
             ["reason": .string(reason),
-             "connections": .int(Int64(transport.connectionCount + grpcTransport.connectionCount)),
+             "connections": .int(Int64(server.connectionCount)),
              "parkedBorrows": .int(Int64(service.parkedBorrowCount))])
         readinessLog.check()
         closeListeners()
         sniffer.closeAll()
-        // Both transports drain; the last one done stops the parts.
-        var transportsDraining = 2
-        let oneDrained = { [unowned self] in
-            transportsDraining -= 1
-            if transportsDraining == 0 { self.drained() }
-        }
-        transport.onDrained = oneDrained
-        grpcTransport.onDrained = oneDrained
-        let status = Status(code: .unavailable, message: "server shutting down")
         let gracePeriod = configuration.limits.shutdownGracePeriod
         let started = clock.now
-        grpcTransport.onAnnounced = { [unowned self] in
-            self.logger.info(
-                "shutdown announced; draining",
-                ["parkedBorrows": .int(Int64(self.service.parkedBorrowCount))])
-            self.service.beginDrain()
-            let left = gracePeriod - (self.clock.now - started)
-            self.transport.beginDrain(status: status, gracePeriod: max(left, .zero))
-        }
-        grpcTransport.beginDrain(
-            status: status, gracePeriod: gracePeriod, announceLimit: min(Self.shutdownAnnounceLimit, gracePeriod))
+        let sequence = ShutdownSequence(
+            transports: transports, status: Status(code: .unavailable, message: "server shutting down"),
+            gracePeriod: gracePeriod, announceLimit: min(Self.shutdownAnnounceLimit, gracePeriod),
+            remainingGrace: { [unowned self] in gracePeriod - (self.clock.now - started) },
+            drainService: { [unowned self] in
+                self.logger.info(
+                    "shutdown announced; draining", ["parkedBorrows": .int(Int64(self.service.parkedBorrowCount))])
+                self.service.beginDrain()
+            },
+            stop: { [unowned self] in self.drained() })
+        shutdown = sequence
+        sequence.begin()
     }
 
     /// Re-reads the configuration (``configurationSource``) and applies its loaders
@@ -435,8 +448,7 @@ public final class Daemon {
         switch state {
         case .running: beginShutdown(reason: name)
         case .draining:
-            transport.closeAll(reason: "second \(name)")
-            grpcTransport.closeAll(reason: "second \(name)")
+            for transport in transports { transport.closeAll(reason: "second \(name)") }
         default: break
         }
     }

@@ -3,6 +3,7 @@ import AdLoaderFramed
 import AdLoaderMetrics
 import AdLoaderService
 import AdLoaderUV
+import AdLoaderWire
 
 /// Every metric the daemon exposes, gathered from the parts the composition root owns: the
 /// service's ``CallMetrics`` hook, the loader's pool stats, the measured demand sources, the
@@ -32,7 +33,8 @@ final class DaemonMetrics {
     var maxLagSinceSample = 0.0
     private let loader: NativeAdvertisementLoader
     private let service: AdLoaderService
-    private let transport: FramedTransport
+    private let server: ServerContext
+    private let transports: [any ServerTransport]
     private let maxPoolSeries: Int
     private var namedPools: Set<PoolKey> = []
     private var lagTimer: UVTimer?
@@ -54,15 +56,16 @@ final class DaemonMetrics {
     }
 
     init(
-        loader: NativeAdvertisementLoader, service: AdLoaderService, transport: FramedTransport,
-        sources: [MeasuredDemandSource], capStore: MeasuredCapStore? = nil, configuration: ServerConfiguration,
-        startedAtUnixSeconds: Double
+        loader: NativeAdvertisementLoader, service: AdLoaderService, server: ServerContext,
+        transports: [any ServerTransport], sources: [MeasuredDemandSource], capStore: MeasuredCapStore? = nil,
+        configuration: ServerConfiguration, startedAtUnixSeconds: Double
     ) {
         self.capStore = capStore
         usedSources = Set(configuration.loaders.map(\.source))
         self.loader = loader
         self.service = service
-        self.transport = transport
+        self.server = server
+        self.transports = transports
         self.sources = sources.sorted { $0.name < $1.name }
         maxPoolSeries = configuration.admin.maxPoolSeries
         self.startedAtUnixSeconds = startedAtUnixSeconds
@@ -304,7 +307,19 @@ final class DaemonMetrics {
             MetricFamily(name: name, help: help, kind: .gauge, samples: [.init([], value)])
         }
         return [
-            gauge("adloader_connections", "Open framed-protocol connections.", Double(transport.connectionCount)),
+            gauge("adloader_connections", "Open client connections, every transport.", Double(server.connectionCount)),
+            MetricFamily(
+                name: "adloader_transport_connections", help: "Open client connections, by transport.", kind: .gauge,
+                samples: transports.map { .init([.init("transport", $0.name)], Double(server.connectionCount(transport: $0.name))) }),
+            MetricFamily(
+                name: "adloader_connections_refused",
+                help: "Connections closed at accept (limits.maxConnections, all transports together, or shutting down).",
+                kind: .counter,
+                samples: transports.map { .init([.init("transport", $0.name)], Double(server.connectionsRefused(transport: $0.name))) }),
+            MetricFamily(
+                name: "adloader_build_info", help: "Always 1; the labels say which build runs (as ServerInfo and --version).",
+                kind: .gauge,
+                samples: [.init([.init("version", BuildInfo.version), .init("build", BuildInfo.build)], 1)]),
             gauge("adloader_parked_borrows", "Borrows parked waiting for an ad, whole server.", Double(service.parkedBorrowCount)),
             gauge("adloader_open_calls", "Calls open now (parked borrows and watches).", Double(service.openCallCount)),
             gauge("adloader_admin_connections", "Open admin HTTP connections.", Double(adminConnectionCount())),

@@ -69,7 +69,7 @@ final class DashboardHistory {
     /// The replica's name (``AdLoaderService/instanceName``), set by the daemon once bound.
     var instance = ""
     /// The build's version, as the composition root names it (``Daemon/version``).
-    var version = Daemon.defaultVersion
+    var version = BuildInfo.version
     private var previous: Totals?
     private var previousMilliseconds: Int64 = 0
 

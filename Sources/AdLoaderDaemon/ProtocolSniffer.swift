@@ -2,9 +2,10 @@ import AdLoaderCore
 import AdLoaderLogging
 import AdLoaderUV
 
-/// Tells the framed protocol and gRPC (HTTP/2 with prior knowledge) apart on one listening
-/// port by a connection's first bytes, and hands the connection — its first bytes included —
-/// to the transport that speaks it.
+/// Tells protocols apart on one listening port by a connection's first bytes — a list of
+/// routes, each a preface and its transport (today gRPC's HTTP/2 preface; the framed
+/// protocol is the fallback) — and hands the connection, its first bytes included, to the
+/// transport that speaks it.
 ///
 /// A connection whose bytes so far are a prefix of the HTTP/2 client preface
 /// (`PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`, 24 bytes) is held until they complete it (HTTP/2) or
@@ -34,8 +35,23 @@ public final class ProtocolSniffer: ByteStreamAcceptor {
         }
     }
 
-    private let framed: any ByteStreamAcceptor
-    private let http2: any ByteStreamAcceptor
+    /// A protocol recognised by its client's first bytes.
+    public struct Route {
+        /// The bytes a client of this protocol sends first.
+        public let preface: [UInt8]
+        public let acceptor: any ByteStreamAcceptor
+
+        public init(preface: [UInt8], acceptor: any ByteStreamAcceptor) {
+            precondition(!preface.isEmpty, "a route needs a preface")
+            self.preface = preface
+            self.acceptor = acceptor
+        }
+    }
+
+    private let routes: [Route]
+    /// Where a connection matching no route goes (the framed transport, which answers garbage
+    /// and silence in its own protocol).
+    private let fallback: any ByteStreamAcceptor
     private let clock: any AdClock
     private let scheduler: any AdScheduler
     private let logger: Logger
@@ -45,20 +61,32 @@ public final class ProtocolSniffer: ByteStreamAcceptor {
     private var nextID: UInt64 = 1
 
     /// - Parameters:
-    ///   - framed, http2: where each kind of connection goes.
+    ///   - routes: the protocols told apart by their preface, in order; a connection goes to
+    ///     the first whose preface it sent.
+    ///   - fallback: where a connection matching none goes.
     ///   - timeout: how long a connection may take to send its first bytes.
     ///   - maxPending: connections being sniffed at once.
     public init(
-        framed: any ByteStreamAcceptor, http2: any ByteStreamAcceptor, clock: any AdClock, scheduler: any AdScheduler,
+        routes: [Route], fallback: any ByteStreamAcceptor, clock: any AdClock, scheduler: any AdScheduler,
         timeout: Duration, maxPending: Int, logger: Logger
     ) {
-        self.framed = framed
-        self.http2 = http2
+        self.routes = routes
+        self.fallback = fallback
         self.clock = clock
         self.scheduler = scheduler
         self.timeout = timeout
         self.maxPending = maxPending
         self.logger = logger
+    }
+
+    /// The framed protocol and gRPC (HTTP/2 with prior knowledge) on one port.
+    public convenience init(
+        framed: any ByteStreamAcceptor, http2: any ByteStreamAcceptor, clock: any AdClock, scheduler: any AdScheduler,
+        timeout: Duration, maxPending: Int, logger: Logger
+    ) {
+        self.init(
+            routes: [Route(preface: Self.http2Preface, acceptor: http2)], fallback: framed, clock: clock,
+            scheduler: scheduler, timeout: timeout, maxPending: maxPending, logger: logger)
     }
 
     /// Connections whose protocol is not known yet.
@@ -86,7 +114,7 @@ public final class ProtocolSniffer: ByteStreamAcceptor {
             guard let self, let connection, self.pending[connection.id] != nil else { return }
             // The framed transport answers silence in its own protocol (after its own preface
             // timeout), as it did before the sniffer: a client of an older version reads why.
-            self.handOver(connection, to: self.framed)
+            self.handOver(connection, to: self.fallback)
         }
     }
 
@@ -105,14 +133,19 @@ public final class ProtocolSniffer: ByteStreamAcceptor {
             drop(connection, reason: error.isEndOfFile ? nil : "read failed: \(error)")
         case .success(let bytes):
             connection.bytes.append(contentsOf: bytes)
-            let preface = Self.http2Preface
-            let compared = min(connection.bytes.count, preface.count)
-            if connection.bytes[..<compared].elementsEqual(preface[..<compared]) {
-                if connection.bytes.count >= preface.count { handOver(connection, to: http2) }
-                // Else: a prefix of the HTTP/2 preface so far; wait for more.
-            } else {
-                handOver(connection, to: framed)
+            var mayStillMatch = false
+            for route in routes {
+                let preface = route.preface
+                let compared = min(connection.bytes.count, preface.count)
+                guard connection.bytes[..<compared].elementsEqual(preface[..<compared]) else { continue }
+                if connection.bytes.count >= preface.count {
+                    handOver(connection, to: route.acceptor)
+                    return
+                }
+                // A prefix of this preface so far; wait for more.
+                mayStillMatch = true
             }
+            if !mayStillMatch { handOver(connection, to: fallback) }
         }
     }
 

@@ -20,6 +20,7 @@ extension ServerConfiguration {
             status 2 and a message naming it.
 
               --config FILE  (env \(configEnvironment))  JSON configuration file; default: none
+              --version      print the version (the same as `adloader --version`) and exit
 
             """
         text += "\nListeners (\"listeners\" in the JSON file):\n" + flagBlocks(listenerKeys.settings)

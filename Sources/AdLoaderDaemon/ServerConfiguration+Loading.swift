@@ -1,6 +1,7 @@
 import AdLoaderArguments
 import AdLoaderCore
 import AdLoaderJSON
+import AdLoaderWire
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,6 +49,8 @@ extension ServerConfiguration {
                 switch argument {
                 case .option("--help"), .option("-h"):
                     return .help(helpText(sourceTypes: sourceTypes))
+                case .option("--version"):
+                    return .help("adloaderd \(BuildInfo.version) (\(BuildInfo.build))\n")
                 case .option(configFlag):
                     configPath = try scanner.value()
                 case .option(let name):

@@ -51,11 +51,16 @@ extension Connection {
                 openCallEnded()
                 throw Status(code: Self.duplicateCallCode, message: "call_id: \(callID) is already in flight")
             }
-            let limit = limits.maxCallsInFlightPerConnection
-            if calls.count >= limit {
-                throw Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached")
+            // The server's admission step, as on every transport: calls in flight, the
+            // method, the token; only then the request message (PROTOCOL.md 5.2).
+            // A request decoded has no error: only an unknown method is UNIMPLEMENTED here.
+            let methodIsKnown = call.requestError?.code != .unimplemented
+            if let refusal = server.admitCall(
+                method: frame.method, methodIsKnown: methodIsKnown, callsInFlight: calls.count,
+                authorization: frame.authorization, peerIsLocal: peerIsLocal)
+            {
+                throw refusal
             }
-            if let denial = service.authenticate(frame.authorization, peerIsLocal: peerIsLocal) { throw denial }
             guard let request = call.request else {
                 throw call.requestError ?? Status(code: .internalError, message: "request not decoded")
             }
@@ -64,7 +69,7 @@ extension Connection {
                 calls[callID] = open
             }
         } catch {
-            service.callRefused(method: frame.method, code: error.code)
+            server.callRefused(method: frame.method, code: error.code)
             finish(callID, status: error)
         }
     }

@@ -31,8 +31,9 @@ final class Connection: CallResponder {
     let stream: any FramedByteStream
     unowned let transport: FramedTransport
     let logger: Logger
-    /// The transport's service, limits and ad encodings, held here: every `unowned` access to
+    /// The transport's server, service, limits and ad encodings, held here: every `unowned` access to
     /// `transport` costs a swift_unownedRetainStrong and a release, several per request frame.
+    let server: ServerContext
     let service: AdLoaderService
     let limits: ServerLimits
     let adEncodings: EncodedAdCache
@@ -61,6 +62,7 @@ final class Connection: CallResponder {
         self.stream = stream
         self.transport = transport
         self.logger = transport.logger.with(["connection": .int(Int64(id)), "peer": .string(peer)])
+        self.server = transport.server
         self.service = transport.service
         self.limits = transport.limits
         self.adEncodings = transport.adEncodings
@@ -186,40 +188,15 @@ final class Connection: CallResponder {
 
     var unsentByteCount: Int { output.count + stream.queuedWriteBytes }
 
-    /// A Borrow's OK answer; the lease's ad is encoded once per ad (transport-wide cache).
-    func answer(_ callID: UInt64, borrow message: BorrowResponseMessage) {
-        ResponseFrame.append(callID: callID, borrow: message, cache: adEncodings, to: &output)
+    /// A unary call's OK answer; a Borrow's ad is encoded once per ad (server-wide cache).
+    func answer(_ callID: UInt64, _ response: ServiceResponse) {
+        ResponseFrame.append(callID: callID, response: response, cache: adEncodings, to: &output)
         markDirty()
     }
 
-    func answer(_ callID: UInt64, returned message: ReturnResponseMessage) {
-        ResponseFrame.append(callID: callID, returned: message, to: &output)
-        markDirty()
-    }
-
-    func answer(_ callID: UInt64, prefetch message: PrefetchResponseMessage) {
-        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
-        markDirty()
-    }
-
-    func answer(_ callID: UInt64, stats message: StatsResponseMessage) {
-        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
-        markDirty()
-    }
-
-    func answer(_ callID: UInt64, appOpen message: AppOpenResponseMessage) {
-        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
-        markDirty()
-    }
-
-    func answer(_ callID: UInt64, setLoaderEnabled message: SetLoaderEnabledResponseMessage) {
-        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
-        markDirty()
-    }
-
-    func answer(_ callID: UInt64, reload message: ReloadResponseMessage) {
-        ResponseFrame.append(callID: callID, message: message, end: true, to: &output)
-        markDirty()
+    /// A framed client's message size limit applies to the whole envelope.
+    func answerSize(_ callID: UInt64, messageSize: Int) -> Int {
+        ResponseFrame.envelopeSize(callID: callID, messageSize: messageSize)
     }
 
     func stream(_ callID: UInt64, event message: EventMessage) {

@@ -10,16 +10,19 @@ import AdLoaderWire
 /// It knows bytes and connections; calls go to its ``AdLoaderService``.
 ///
 /// - Important: loop-confined.
-public final class FramedTransport: ByteStreamAcceptor {
+public final class FramedTransport: ByteStreamAcceptor, ServerTransport {
     private enum State { case running, draining, stopped }
 
-    public let service: AdLoaderService
+    /// What this transport shares with the others: service, connection limit, admission.
+    public let server: ServerContext
+    public var service: AdLoaderService { server.service }
+    public let name = "framed"
     let limits: ServerLimits
     let logger: Logger
     let clock: any AdClock
     let scheduler: any AdScheduler
-    /// Encodings of lent ads, shared by every connection (the service's).
-    var adEncodings: EncodedAdCache { service.adEncodings }
+    /// Encodings of lent ads, shared by every connection of every transport.
+    var adEncodings: EncodedAdCache { server.adEncodings }
     private let deferred: any DeferredWork
     // Stored properties are `@exclusivity(unchecked)`: loop-confined, and no method holds an
     // access across a call that re-enters it.
@@ -35,11 +38,10 @@ public final class FramedTransport: ByteStreamAcceptor {
     ///   - deferred: runs the flush of connections answered outside their own read callback
     ///     (timers, Watch events, parked borrows served) once the loop's callbacks are done.
     public init(
-        service: AdLoaderService, limits: ServerLimits, clock: any AdClock, scheduler: any AdScheduler,
-        deferred: any DeferredWork, logger: Logger
+        server: ServerContext, clock: any AdClock, scheduler: any AdScheduler, deferred: any DeferredWork, logger: Logger
     ) {
-        self.service = service
-        self.limits = limits
+        self.server = server
+        self.limits = server.limits
         self.clock = clock
         self.scheduler = scheduler
         self.deferred = deferred
@@ -51,19 +53,27 @@ public final class FramedTransport: ByteStreamAcceptor {
 
     public var isDraining: Bool { state == .draining }
 
+    /// A transport of its own server (tests, a daemon with one transport).
+    public convenience init(
+        service: AdLoaderService, limits: ServerLimits, clock: any AdClock, scheduler: any AdScheduler,
+        deferred: any DeferredWork, logger: Logger
+    ) {
+        self.init(
+            server: ServerContext(service: service, limits: limits), clock: clock, scheduler: scheduler,
+            deferred: deferred, logger: logger)
+    }
+
     /// Takes a freshly accepted stream: serves it, or refuses it with a call-0 status and
-    /// closes it (over ``ServerLimits/maxConnections``, or while draining).
+    /// closes it (over ``ServerLimits/maxConnections``, all transports together, or while
+    /// draining).
     /// - Parameter peer: how the logs name the client ("127.0.0.1:5000", "unix").
     public func accept(_ stream: any FramedByteStream, peer: String) {
-        guard state == .running, connections.count < limits.maxConnections else {
+        if let status = server.admitConnection(transport: name, draining: state != .running) {
             logger.warning(
-                "connection refused: too many connections",
-                ["peer": .string(peer), "limit": .int(Int64(limits.maxConnections))])
+                "connection refused",
+                ["peer": .string(peer), "limit": .int(Int64(limits.maxConnections)), "reason": .string(status.message)])
             // Best effort, never blocking: the preface and a call-0 status, then close.
             var refusal = ProtocolPreface.bytes
-            let status = state == .running
-                ? Status(code: .resourceExhausted, message: "connections: limit of \(limits.maxConnections) reached")
-                : Status(code: .unavailable, message: "server shutting down")
             ResponseFrame.append(callID: 0, status: status, to: &refusal)
             _ = refusal.withUnsafeBytes { try? stream.tryWrite($0) }
             stream.close()
@@ -88,6 +98,20 @@ public final class FramedTransport: ByteStreamAcceptor {
             self?.closeAll(reason: "shutdown grace period ended")
         }
         finishIfDrained()
+    }
+
+    // MARK: ServerTransport
+
+    /// The framed protocol has no announcement apart from its drain's call-0 status: announced at once.
+    public func announceShutdown(
+        status: Status, gracePeriod: Duration, announceLimit: Duration, whenAnnounced: @escaping () -> Void
+    ) {
+        whenAnnounced()
+    }
+
+    public func drain(status: Status, gracePeriod: Duration, whenDrained: @escaping () -> Void) {
+        onDrained = whenDrained
+        beginDrain(status: status, gracePeriod: gracePeriod)
     }
 
     /// Closes every connection now (pending writes are cancelled).
@@ -117,7 +141,8 @@ public final class FramedTransport: ByteStreamAcceptor {
     }
 
     func connectionClosed(_ connection: Connection) {
-        connections[connection.id] = nil
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        server.connectionClosed(transport: name)
         finishIfDrained()
     }
 

@@ -130,7 +130,7 @@ extension GRPCConnection {
     private func headersReceived(_ stream: GRPCStream) {
         if stream.refusal == nil { stream.refusal = check(stream) }
         if let refusal = stream.refusal {
-            finish(stream, status: refusal.status, httpStatus: refusal.httpStatus)
+            refuse(stream, refusal.status, httpStatus: refusal.httpStatus)
             return
         }
         stream.accepted = true
@@ -147,20 +147,19 @@ extension GRPCConnection {
         if let encoding = stream.encoding, encoding != "identity" {
             return (Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported; use identity"), 200)
         }
-        guard let route = Self.route(stream.path) else {
-            return (Status(code: .unimplemented, message: "unknown method \"\(stream.path)\""), 200)
-        }
-        stream.route = route
-        let limit = limits.maxCallsInFlightPerConnection
-        if streams.count > limit {
-            return (Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached"), 200)
-        }
+        // The server's admission step, as on every transport: calls in flight, the method,
+        // the token (PROTOCOL.md 5.2); health and reflection are methods of this transport.
         // Health answers without a token, as an orchestrator's probe (a Kubernetes gRPC probe)
         // cannot send one; it tells only whether the server serves. Reflection and every
         // service method keep auth.
+        let route = Self.route(stream.path)
+        if let route { stream.route = route }
         let isHealth = route == .healthCheck || route == .healthWatch
-        if !isHealth, let denial = service.authenticate(stream.authorization, peerIsLocal: peerIsLocal) {
-            return (denial, 200)
+        if let refusal = server.admitCall(
+            method: stream.path, methodIsKnown: route != nil, callsInFlight: streams.count - 1,
+            authorization: stream.authorization, peerIsLocal: peerIsLocal, needsToken: !isHealth)
+        {
+            return (refusal, 200)
         }
         if let value = stream.timeoutValue {
             guard let timeout = GRPCWire.parseTimeout(value) else {
@@ -182,16 +181,16 @@ extension GRPCConnection {
                 Int(stream.body[start + 1]) << 24 | Int(stream.body[start + 2]) << 16 | Int(stream.body[start + 3]) << 8
                 | Int(stream.body[start + 4])
             if length > limits.maxMessageSize {
-                finish(
+                refuse(
                     stream,
-                    status: Status(
+                    Status(
                         code: .resourceExhausted,
                         message: "message of \(length) bytes exceeds the limit of \(limits.maxMessageSize) bytes"))
                 return
             }
             if flag != 0 {
                 let reason = flag == 1 ? "a compressed message with grpc-encoding identity" : "compressed flag \(flag)"
-                finish(stream, status: Status(code: .internalError, message: reason))
+                refuse(stream, Status(code: .internalError, message: reason))
                 return
             }
             guard available >= 5 + length else { break }
@@ -201,7 +200,7 @@ extension GRPCConnection {
             if stream.route == .reflection {
                 answerReflection(stream, message)
             } else if stream.messageCount > 1 {
-                finish(stream, status: Status(code: .invalidArgument, message: "more than one request message"))
+                refuse(stream, Status(code: .invalidArgument, message: "more than one request message"))
                 return
             } else {
                 stream.message = message
@@ -219,7 +218,7 @@ extension GRPCConnection {
         guard stream.accepted, !stream.finished, stream.trailer == nil, !stream.dispatched else { return }
         stream.dispatched = true
         if stream.bodyStart < stream.body.count {
-            finish(stream, status: Status(code: .internalError, message: "the request ended inside a message"))
+            refuse(stream, Status(code: .internalError, message: "the request ended inside a message"))
             return
         }
         if stream.route == .reflection {
@@ -227,7 +226,7 @@ extension GRPCConnection {
             return
         }
         guard let message = stream.message else {
-            finish(stream, status: Status(code: .invalidArgument, message: "no request message"))
+            refuse(stream, Status(code: .invalidArgument, message: "no request message"))
             return
         }
         switch stream.route {
@@ -248,12 +247,21 @@ extension GRPCConnection {
         }
         switch decoded {
         case .failure(let status):
-            finish(stream, status: status)
+            refuse(stream, status)
         case .success(let request):
             if let open = service.handle(request, callID: UInt64(stream.id), timeout: stream.timeout, responder: self) {
                 stream.call = open
             }
         }
+    }
+
+    /// Answers a call refused before it reached the service, reporting it with the
+    /// service's refusals (metrics count every transport's); health and reflection calls are
+    /// this transport's own and not reported.
+    private func refuse(_ stream: GRPCStream, _ status: Status, httpStatus: Int = 200) {
+        guard !stream.finished, stream.trailer == nil else { return }
+        if stream.route == nil || stream.route == .service { server.callRefused(method: stream.path, code: status.code) }
+        finish(stream, status: status, httpStatus: httpStatus)
     }
 
     private func answerHealth(_ stream: GRPCStream, _ message: [UInt8]) {
@@ -303,7 +311,7 @@ extension GRPCConnection {
             stream.responseStarted = true
             var provider = Self.dataProvider()
             var headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
-            if !service.instanceName.isEmpty { headers.append((GRPCWire.instanceHeader, service.instanceName)) }
+            for entry in server.responseMetadata { headers.append((entry.key, entry.value)) }
             let rv = Self.withHeaderList(headers) { list, count in
                 nghttp2_submit_response(session, stream.id, list, count, &provider)
             }
@@ -330,7 +338,7 @@ extension GRPCConnection {
         stream.finished = true
         var headers = [(":status", String(httpStatus)), ("content-type", "application/grpc")]
         if status.code == .unimplemented, stream.encoding != nil { headers.append(("grpc-accept-encoding", "identity")) }
-        if !service.instanceName.isEmpty { headers.append((GRPCWire.instanceHeader, service.instanceName)) }
+        for entry in server.responseMetadata { headers.append((entry.key, entry.value)) }
         headers += Self.statusHeaders(status)
         _ = Self.withHeaderList(headers) { list, count in
             nghttp2_submit_response(session, stream.id, list, count, nil)
@@ -380,19 +388,16 @@ extension GRPCConnection {
 
     private func open(_ callID: UInt64) -> GRPCStream? { streams[Int32(truncatingIfNeeded: callID)] }
 
-    func answer(_ callID: UInt64, borrow message: BorrowResponseMessage) { answer(callID, message) }
-    func answer(_ callID: UInt64, returned message: ReturnResponseMessage) { answer(callID, message) }
-    func answer(_ callID: UInt64, prefetch message: PrefetchResponseMessage) { answer(callID, message) }
-    func answer(_ callID: UInt64, stats message: StatsResponseMessage) { answer(callID, message) }
-    func answer(_ callID: UInt64, appOpen message: AppOpenResponseMessage) { answer(callID, message) }
-    func answer(_ callID: UInt64, setLoaderEnabled message: SetLoaderEnabledResponseMessage) { answer(callID, message) }
-    func answer(_ callID: UInt64, reload message: ReloadResponseMessage) { answer(callID, message) }
-
-    private func answer(_ callID: UInt64, _ message: some WireMessage) {
+    /// A unary call's OK answer; a Borrow's ad is copied from the server-wide encoding cache.
+    func answer(_ callID: UInt64, _ response: ServiceResponse) {
         guard let stream = open(callID) else { return }
-        send(stream) { message.appendFrame(to: &$0) }
+        let encodings = server.adEncodings
+        send(stream) { response.appendLengthPrefixed(cache: encodings, to: &$0) }
         finish(stream, status: .ok)
     }
+
+    /// A gRPC client's message size limit applies to the message itself.
+    func answerSize(_ callID: UInt64, messageSize: Int) -> Int { messageSize }
 
     func stream(_ callID: UInt64, event message: EventMessage) {
         guard let stream = open(callID) else { return }

@@ -30,6 +30,7 @@ final class GRPCConnection: CallResponder {
     let stream: any ByteStream
     unowned let transport: GRPCTransport
     let logger: Logger
+    let server: ServerContext
     let service: AdLoaderService
     let limits: ServerLimits
     let http2: HTTP2Limits
@@ -45,12 +46,8 @@ final class GRPCConnection: CallResponder {
     private var inReadCallback = false
     var isDirty = false
     var floodGuard: FloodGuard
-    private var draining = false
-    /// While draining: the PING sent after the first GOAWAY is not acknowledged yet. Streams the
-    /// client opened before it read that GOAWAY arrive before the acknowledgement; the final
-    /// GOAWAY waits for it so that they are read and answered rather than cut (a proxy such as
-    /// nginx cannot resend a call it already wrote).
-    private var awaitingDrainPing = false
+    /// The connection's part of the shutdown (``DrainState``).
+    private var drainState = DrainState()
     private var lastActivity: Int64
     private var idleTask: (any ScheduledTask)?
     private var lingerTask: (any ScheduledTask)?
@@ -61,6 +58,7 @@ final class GRPCConnection: CallResponder {
         self.stream = stream
         self.transport = transport
         self.logger = transport.logger.with(["connection": .int(Int64(id)), "peer": .string(peer), "transport": .string("grpc")])
+        self.server = transport.server
         self.service = transport.service
         self.limits = transport.limits
         self.http2 = transport.http2Limits
@@ -239,7 +237,7 @@ final class GRPCConnection: CallResponder {
     /// ends).
     func drain(status: Status) {
         guard phase == .open, let session else { return }
-        draining = true
+        drainState.announce()
         for stream in streams.values.sorted(by: { $0.id < $1.id }) where stream.route == .healthWatch && !stream.finished {
             send(stream, message: HealthService.response(.notServing))
             finish(stream, status: status)
@@ -249,29 +247,30 @@ final class GRPCConnection: CallResponder {
         // an acknowledgement of the PING then proves the client read the GOAWAY.
         flush()
         guard phase == .open, let open = self.session else { return }
-        awaitingDrainPing = nghttp2_submit_ping(open, UInt8(NGHTTP2_FLAG_NONE.rawValue), Self.drainPingData) == 0
+        if nghttp2_submit_ping(open, UInt8(NGHTTP2_FLAG_NONE.rawValue), Self.drainPingData) == 0 {
+            drainState.pingSent()
+        }
         goAwayIfDrained()
         flush()
     }
 
     /// A PING acknowledgement arrived: the client has read everything sent before it.
     func pingAcknowledged() {
-        guard awaitingDrainPing else { return }
-        awaitingDrainPing = false
+        guard drainState.pingAcknowledged() else { return }
         goAwayIfDrained()
         transport.announceIfAcknowledged()
     }
 
     /// Draining and the drain's PING not acknowledged yet (the client may not have read the
     /// GOAWAY: it may still open streams) and still reading.
-    var isAwaitingDrainPing: Bool { awaitingDrainPing && phase == .open }
+    var isAwaitingDrainPing: Bool { drainState.state == .awaitingPingAcknowledgement && phase == .open }
 
     /// The opaque data of the drain's PING.
     private static let drainPingData: [UInt8] = Array("drain\0\0\0".utf8)
 
     /// While draining, the last stream done and the drain's PING acknowledged: the final GOAWAY.
     func goAwayIfDrained() {
-        guard draining, !awaitingDrainPing, phase == .open, streams.isEmpty, let session else { return }
+        guard drainState.state == .announced, phase == .open, streams.isEmpty, let session else { return }
         _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
         beginClosing()
     }
@@ -302,5 +301,37 @@ final class GRPCConnection: CallResponder {
                 service.end(call, answering: nil)
             }
         }
+    }
+}
+
+/// A gRPC connection's part of the shutdown: serving; GOAWAY sent and its PING not yet
+/// acknowledged (the client may still open streams, which are served); announced (the final
+/// GOAWAY may go once the streams in flight are done). One mutating method per event.
+struct DrainState: Equatable {
+    enum State: Equatable {
+        case serving
+        /// The first GOAWAY went out; the PING after it is not acknowledged yet.
+        case awaitingPingAcknowledgement
+        /// The client has read the GOAWAY (or no PING could be sent).
+        case announced
+    }
+
+    private(set) var state = State.serving
+
+    /// The first GOAWAY went out (no PING yet: nothing to wait for).
+    mutating func announce() {
+        if state == .serving { state = .announced }
+    }
+
+    /// The drain's PING went out after the GOAWAY.
+    mutating func pingSent() {
+        if state == .announced { state = .awaitingPingAcknowledgement }
+    }
+
+    /// A PING acknowledgement arrived. - Returns: whether it was the one the drain waited for.
+    mutating func pingAcknowledged() -> Bool {
+        guard state == .awaitingPingAcknowledgement else { return false }
+        state = .announced
+        return true
     }
 }

@@ -12,10 +12,17 @@ import AdLoaderWire
 /// framed transport's; `grpc.health.v1.Health` and server reflection are answered here.
 ///
 /// - Important: loop-confined.
-public final class GRPCTransport: ByteStreamAcceptor {
-    private enum State { case running, draining, stopped }
+public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
+    /// Running; announcing the shutdown (GOAWAY and PING out, waiting for every client's
+    /// acknowledgement or the announce limit; calls still served); draining (closing
+    /// connections as their streams end); stopped.
+    private enum State { case running, announcing, draining, stopped }
 
-    public let service: AdLoaderService
+    /// What this transport shares with the others: service, connection limit, admission,
+    /// response metadata, the encoded-ad cache.
+    public let server: ServerContext
+    public var service: AdLoaderService { server.service }
+    public let name = "grpc"
     let limits: ServerLimits
     let http2Limits: HTTP2Limits
     let logger: Logger
@@ -29,9 +36,7 @@ public final class GRPCTransport: ByteStreamAcceptor {
     private var dirty: [GRPCConnection] = []
     private var state = State.running
     private var graceTask: (any ScheduledTask)?
-    /// While draining: the GOAWAY and PING went out on every connection; ``onAnnounced`` is
-    /// called once every connection has acknowledged its PING or closed, or the limit ended.
-    private var announcing = false
+    /// Ends the announcing state at the announce limit.
     private var announceTask: (any ScheduledTask)?
     /// Called once when, after ``beginDrain(status:gracePeriod:announceLimit:)``, the last
     /// connection closed.
@@ -49,11 +54,11 @@ public final class GRPCTransport: ByteStreamAcceptor {
     ///   - http2Limits: the HTTP/2 settings and flood bounds.
     ///   - deferred: runs the flush of connections answered outside their own read callback.
     public init(
-        service: AdLoaderService, limits: ServerLimits, http2Limits: HTTP2Limits = HTTP2Limits(), clock: any AdClock,
+        server: ServerContext, http2Limits: HTTP2Limits = HTTP2Limits(), clock: any AdClock,
         scheduler: any AdScheduler, deferred: any DeferredWork, logger: Logger
     ) {
-        self.service = service
-        self.limits = limits
+        self.server = server
+        self.limits = server.limits
         self.http2Limits = http2Limits
         self.clock = clock
         self.scheduler = scheduler
@@ -61,16 +66,27 @@ public final class GRPCTransport: ByteStreamAcceptor {
         self.logger = logger
     }
 
+    /// A transport of its own server (tests, fuzzing).
+    public convenience init(
+        service: AdLoaderService, limits: ServerLimits, http2Limits: HTTP2Limits = HTTP2Limits(), clock: any AdClock,
+        scheduler: any AdScheduler, deferred: any DeferredWork, logger: Logger
+    ) {
+        self.init(
+            server: ServerContext(service: service, limits: limits), http2Limits: http2Limits, clock: clock,
+            scheduler: scheduler, deferred: deferred, logger: logger)
+    }
+
     /// Connections open now.
     public var connectionCount: Int { connections.count }
 
     /// Takes a stream whose first bytes are the HTTP/2 client preface (or will be): serves it,
-    /// or closes it at once (over ``ServerLimits/maxConnections``, or while draining).
+    /// or closes it at once (over ``ServerLimits/maxConnections``, all transports together,
+    /// or while draining).
     public func accept(_ stream: any ByteStream, peer: String) {
-        guard state == .running, connections.count < limits.maxConnections else {
+        if let status = server.admitConnection(transport: name, draining: state != .running) {
             logger.warning(
                 "connection refused", ["peer": .string(peer), "transport": .string("grpc"),
-                "reason": .string(state == .running ? "too many connections" : "shutting down")])
+                "reason": .string(status.message)])
             stream.close()
             return
         }
@@ -83,7 +99,7 @@ public final class GRPCTransport: ByteStreamAcceptor {
     }
 
     /// Whether the shutdown began (health answers NOT_SERVING from then on).
-    public var isDraining: Bool { state == .draining }
+    public var isDraining: Bool { state == .announcing || state == .draining }
 
     /// Announces the shutdown on every connection (GOAWAY and a PING; health watchers hear
     /// NOT_SERVING), calls ``onAnnounced`` once every client acknowledged its PING or closed
@@ -92,12 +108,11 @@ public final class GRPCTransport: ByteStreamAcceptor {
     /// `gracePeriod` ends. Calls go on being served as usual until the service drains.
     public func beginDrain(status: Status, gracePeriod: Duration, announceLimit: Duration) {
         guard state == .running else { return }
-        state = .draining
+        state = .announcing
         for connection in sortedConnections { connection.drain(status: status) }
         graceTask = scheduler.schedule(at: clock.now + gracePeriod) { [weak self] in
             self?.closeAll(reason: "shutdown grace period ended")
         }
-        announcing = true
         announceTask = scheduler.schedule(at: clock.now + announceLimit) { [weak self] in
             guard let self else { return }
             let unacknowledged = self.connections.values.filter(\.isAwaitingDrainPing).count
@@ -105,6 +120,24 @@ public final class GRPCTransport: ByteStreamAcceptor {
                 "shutdown announce limit ended", ["unacknowledgedConnections": .int(Int64(unacknowledged))])
             self.finishAnnouncing()
         }
+        finishIfDrained()
+    }
+
+    // MARK: ServerTransport
+
+    /// GOAWAY and a PING on every connection; announced when every client acknowledged its
+    /// PING or closed, at the latest at `announceLimit` (see ``beginDrain(status:gracePeriod:announceLimit:)``).
+    public func announceShutdown(
+        status: Status, gracePeriod: Duration, announceLimit: Duration, whenAnnounced: @escaping () -> Void
+    ) {
+        onAnnounced = whenAnnounced
+        beginDrain(status: status, gracePeriod: gracePeriod, announceLimit: announceLimit)
+    }
+
+    /// The connections already close as their streams end (the announce set that going);
+    /// `whenDrained` once the last did. The grace period of the announce still applies.
+    public func drain(status: Status, gracePeriod: Duration, whenDrained: @escaping () -> Void) {
+        onDrained = whenDrained
         finishIfDrained()
     }
 
@@ -121,7 +154,6 @@ public final class GRPCTransport: ByteStreamAcceptor {
         graceTask = nil
         announceTask?.cancel()
         announceTask = nil
-        announcing = false
         onAnnounced = nil
         for connection in sortedConnections { connection.close(reason: "server stopped", level: .warning) }
         deferred.close()
@@ -131,13 +163,13 @@ public final class GRPCTransport: ByteStreamAcceptor {
 
     /// Every connection acknowledged the drain's PING (or closed): announced.
     func announceIfAcknowledged() {
-        guard announcing, !connections.values.contains(where: \.isAwaitingDrainPing) else { return }
+        guard state == .announcing, !connections.values.contains(where: \.isAwaitingDrainPing) else { return }
         finishAnnouncing()
     }
 
     private func finishAnnouncing() {
-        guard announcing else { return }
-        announcing = false
+        guard state == .announcing else { return }
+        state = .draining
         announceTask?.cancel()
         announceTask = nil
         let announced = onAnnounced
@@ -148,7 +180,7 @@ public final class GRPCTransport: ByteStreamAcceptor {
     /// Announced first (so the service drains before the transport reports it is done).
     private func finishIfDrained() {
         announceIfAcknowledged()
-        guard state == .draining, !announcing, connections.isEmpty else { return }
+        guard state == .draining, connections.isEmpty else { return }
         graceTask?.cancel()
         graceTask = nil
         let drained = onDrained
@@ -157,7 +189,8 @@ public final class GRPCTransport: ByteStreamAcceptor {
     }
 
     func connectionClosed(_ connection: GRPCConnection) {
-        connections[connection.id] = nil
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        server.connectionClosed(transport: name)
         finishIfDrained()
     }
 

@@ -35,7 +35,7 @@ extension AdLoaderService {
                         "app-open counts unavailable",
                         ["error": .string(error.message), "mode": .string(self.capStoreOutageMode.name)])
                 }
-                responder.answer(callID, appOpen: AppOpenResponseMessage(answer))
+                responder.answer(callID, .message(AppOpenResponseMessage(answer)))
             case .failure(let error):
                 let status =
                     error.code == .unavailable && self.isDraining
@@ -58,7 +58,7 @@ extension AdLoaderService {
         try checkInvalidation(message)
         guard appOpen.needsConfirmation(leaseID: message.leaseID, shown: message.shown) else {
             let outcome = try endLease(message)
-            responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+            responder.answer(callID, .returned(ReturnResponseMessage(outcome: outcome)))
             return nil
         }
         let waiting = StoreWait()
@@ -72,7 +72,7 @@ extension AdLoaderService {
                 do throws(LoaderError) {
                     let outcome = try self.endLease(message)
                     if answer && responder.isOpen {
-                        responder.answer(callID, returned: ReturnResponseMessage(outcome: outcome))
+                        responder.answer(callID, .returned(ReturnResponseMessage(outcome: outcome)))
                     }
                 } catch {
                     if answer && responder.isOpen { responder.finish(callID, status: error.status) }

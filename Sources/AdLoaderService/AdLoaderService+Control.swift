@@ -61,7 +61,7 @@ extension AdLoaderService {
         if changed {
             logger.info(message.enabled ? "loader enabled" : "loader disabled", ["loader": .string(message.loader)])
         }
-        responder.answer(callID, setLoaderEnabled: SetLoaderEnabledResponseMessage(changed: changed))
+        responder.answer(callID, .message(SetLoaderEnabledResponseMessage(changed: changed)))
     }
 
     /// Reload: re-reads and applies the configuration through ``reloader``.
@@ -73,7 +73,7 @@ extension AdLoaderService {
         }
         do throws(ConfigError) {
             let result = try reloader()
-            responder.answer(callID, reload: ReloadResponseMessage(result: result))
+            responder.answer(callID, .message(ReloadResponseMessage(result: result)))
         } catch {
             throw Status(
                 code: .failedPrecondition,

@@ -26,9 +26,6 @@ public final class AdLoaderService {
     @exclusivity(unchecked) public private(set) var parkedBorrowCount = 0
     /// Set by ``beginDrain()``: new calls are answered UNAVAILABLE.
     @exclusivity(unchecked) public private(set) var isDraining = false
-    /// Encodings of lent ads, shared by every connection of every transport; an ad is
-    /// forgotten when it leaves the loader for good.
-    public let adEncodings = EncodedAdCache()
     /// Parked borrows and watches, by serial (for the drain).
     @exclusivity(unchecked) private var openCalls: [UInt64: OpenCall] = [:]
     @exclusivity(unchecked) private var nextSerial: UInt64 = 1
@@ -46,6 +43,11 @@ public final class AdLoaderService {
     /// the gRPC transport in every response's `x-adloader-instance` header. The daemon sets it
     /// once its listener is bound (default `host:port`); empty until then.
     @exclusivity(unchecked) public var instanceName = ""
+    /// The features ServerInfo lists as enabled (the daemon's: transports, auth, reload, ...);
+    /// set before the first call.
+    @exclusivity(unchecked) public var features: [String] = []
+    /// When the service was created: ServerInfo's uptime counts from here.
+    let startedAt: AdInstant
     /// Re-reads the configuration and applies it (the daemon's; see ``reload(callID:responder:)``);
     /// nil: Reload answers UNIMPLEMENTED. Set it before the first call.
     @exclusivity(unchecked) public var reloader: (() throws(ConfigError) -> ReconfigureResult)?
@@ -71,8 +73,7 @@ public final class AdLoaderService {
         self.clock = clock
         self.scheduler = scheduler
         self.logger = logger
-        let encodings = adEncodings
-        loader.onAdRetired = { encodings.forget(id: $0.id) }
+        startedAt = clock.now
     }
 
     /// The serial the next open call gets.
@@ -131,7 +132,7 @@ public final class AdLoaderService {
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 let result = try loader.prefetch(
                     adUnitID: message.adUnitID, loader: loaderName(message.loader), count: Int(message.count))
-                responder.answer(callID, prefetch: PrefetchResponseMessage(result: result))
+                responder.answer(callID, .message(PrefetchResponseMessage(result: result)))
             case .stats(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 try stats(message, callID: callID, responder: responder)
@@ -144,6 +145,8 @@ public final class AdLoaderService {
                 try setLoaderEnabled(message, callID: callID, responder: responder)
             case .reload:
                 try reload(callID: callID, responder: responder)
+            case .serverInfo:
+                responder.answer(callID, .message(serverInfo()))
             }
         } catch let error as any StatusConvertible {
             let status = error.status
@@ -243,7 +246,7 @@ public final class AdLoaderService {
         // The result is moved into the answer, not copied (its lease holds the slot and the ad).
         switch result {
         case .leased, .noAdYet:
-            if let message = BorrowResponseMessage(result) { responder.answer(callID, borrow: message) }
+            if let message = BorrowResponseMessage(result) { responder.answer(callID, .borrow(message)) }
             return .ok
         case .unavailable:
             let reason = isDraining ? "server shutting down" : "loader disabled (or removed by a reload)"
@@ -278,14 +281,24 @@ public final class AdLoaderService {
             loaders: loader.loaderStates(loader: nonEmpty(message.loader)), instance: instanceName)
         // An answer above the message size would make clients with the same limit drop the
         // connection (PROTOCOL.md 8): size it before encoding, refuse it, let the client filter.
-        let size = ResponseFrame.envelopeSize(callID: callID, messageSize: answer.encodedSize ?? answer.encoded().count)
+        // The transport says what its limit applies to (the framed envelope, the gRPC message).
+        let size = responder.answerSize(callID, messageSize: answer.encodedSize ?? answer.encoded().count)
         let limit = limits.maxMessageSize
         if size > limit {
             throw Status(
                 code: .resourceExhausted,
                 message: "stats answer of \(size) bytes exceeds the limit of \(limit) bytes; filter by loader or ad_unit_id")
         }
-        responder.answer(callID, stats: answer)
+        responder.answer(callID, .message(answer))
+    }
+
+    // MARK: ServerInfo
+
+    private func serverInfo() -> ServerInfoResponseMessage {
+        let uptime = clock.now - startedAt
+        return ServerInfoResponseMessage(
+            version: BuildInfo.version, build: BuildInfo.build, instance: instanceName,
+            uptimeMilliseconds: UInt64(max(uptime.milliseconds, 0)), features: features.sorted())
     }
 
     // MARK: Watch

@@ -4,7 +4,7 @@ import AdLoaderWire
 ///
 /// A call is identified by the id the transport gave it in
 /// ``AdLoaderService/handle(_:callID:timeout:responder:)``. Every call gets exactly one final
-/// answer: an `answer(...)` (status OK) or ``finish(_:status:)``. A Watch streams events with
+/// answer: ``answer(_:_:)`` (status OK) or ``finish(_:status:)``. A Watch streams events with
 /// ``stream(_:event:)`` before its final status.
 ///
 /// - Important: loop-confined, like the service.
@@ -16,20 +16,13 @@ public protocol CallResponder: AnyObject {
     /// reads too slowly (``ServerLimits/maxUnsentOutputPerConnection``).
     var unsentByteCount: Int { get }
 
-    /// The final OK answer of a Borrow.
-    func answer(_ callID: UInt64, borrow: BorrowResponseMessage)
-    /// The final OK answer of a Return.
-    func answer(_ callID: UInt64, returned: ReturnResponseMessage)
-    /// The final OK answer of a Prefetch.
-    func answer(_ callID: UInt64, prefetch: PrefetchResponseMessage)
-    /// The final OK answer of a Stats; its size was checked against the message size limit.
-    func answer(_ callID: UInt64, stats: StatsResponseMessage)
-    /// The final OK answer of an AppOpen.
-    func answer(_ callID: UInt64, appOpen: AppOpenResponseMessage)
-    /// The final OK answer of a SetLoaderEnabled.
-    func answer(_ callID: UInt64, setLoaderEnabled: SetLoaderEnabledResponseMessage)
-    /// The final OK answer of a Reload.
-    func answer(_ callID: UInt64, reload: ReloadResponseMessage)
+    /// The final OK answer of a unary call (status OK): one entry point for every method, so
+    /// a new call adds a message and a handler in the service, nothing here.
+    func answer(_ callID: UInt64, _ response: ServiceResponse)
+    /// The size this transport's message size limit applies to for a final OK answer to
+    /// `callID` carrying a message of `messageSize` bytes (the framed envelope, or the gRPC
+    /// message itself): what the service checks before answering a Stats.
+    func answerSize(_ callID: UInt64, messageSize: Int) -> Int
     /// One streamed message of an open Watch.
     func stream(_ callID: UInt64, event: EventMessage)
     /// The final answer with a status and no message.

@@ -2,7 +2,8 @@ import AdLoaderWire
 
 /// One decoded call of `adloader.v1.NativeAdLoader`: what a transport hands the service.
 ///
-/// The method table lives here, so that every transport decodes the same methods the same way.
+/// Decoded by the method's ``ServiceMethod`` descriptor, so that every transport decodes the
+/// same methods the same way.
 public enum ServiceRequest: Hashable, Sendable {
     case prefetch(PrefetchRequestMessage)
     case borrow(BorrowRequestMessage)
@@ -12,6 +13,7 @@ public enum ServiceRequest: Hashable, Sendable {
     case appOpen(AppOpenRequestMessage)
     case setLoaderEnabled(SetLoaderEnabledRequestMessage)
     case reload(ReloadRequestMessage)
+    case serverInfo(ServerInfoRequestMessage)
 
     /// Decodes the request message of `method` where its bytes are (Borrow and Return, the hot
     /// calls, without copying).
@@ -24,7 +26,7 @@ public enum ServiceRequest: Hashable, Sendable {
         // The hot methods by identity first: decoders intern known method names (the same
         // storage as MethodName's), and comparing a Return's name with Borrow's by content
         // was a 34-byte compare (~120 instructions, callgrind). Any other string falls
-        // through to the comparisons by content below.
+        // through to the descriptors' names, compared by content.
         if Self.isSameStorage(method, MethodName.borrow) {
             self = .borrow(try Self.decode(message))
             return
@@ -33,17 +35,10 @@ public enum ServiceRequest: Hashable, Sendable {
             self = .returnLease(try Self.decode(message))
             return
         }
-        switch method {
-        case MethodName.borrow: self = .borrow(try Self.decode(message))
-        case MethodName.returnLease: self = .returnLease(try Self.decode(message))
-        case MethodName.prefetch: self = .prefetch(try Self.decode(message))
-        case MethodName.stats: self = .stats(try Self.decode(message))
-        case MethodName.watch: self = .watch(try Self.decode(message))
-        case MethodName.appOpen: self = .appOpen(try Self.decode(message))
-        case MethodName.setLoaderEnabled: self = .setLoaderEnabled(try Self.decode(message))
-        case MethodName.reload: self = .reload(try Self.decode(message))
-        default: throw Status(code: .unimplemented, message: "unknown method \"\(method)\"")
+        guard let descriptor = ServiceMethod(fullName: method) else {
+            throw Status(code: .unimplemented, message: "unknown method \"\(method)\"")
         }
+        self = try descriptor.decode(message)
     }
 
     private static func decode<M: WireMessage>(_ bytes: UnsafeRawBufferPointer) throws(Status) -> M {
@@ -65,5 +60,5 @@ public enum ServiceRequest: Hashable, Sendable {
     }
 
     /// Whether `method` is one this service serves.
-    public static func isKnown(_ method: String) -> Bool { MethodName.all.contains(method) }
+    public static func isKnown(_ method: String) -> Bool { ServiceMethod(fullName: method) != nil }
 }

@@ -16,18 +16,21 @@ public final class InProcessTransport {
     public let clock: ManualClock
     public let loader: NativeAdvertisementLoader
     public let service: AdLoaderService
+    /// What every transport of this server shares (give it to a second transport under test).
+    public let server: ServerContext
     public let transport: FramedTransport
     public let deferred = ManualDeferredWork()
 
     public init(
         loaders: [LoaderConfiguration], sources: [String: any DemandSource], limits: ServerLimits = ServerLimits(),
-        clock: ManualClock, logger: Logger = Logger(level: .error)
+        clock: ManualClock, logger: Logger = Logger(level: .error), authenticator: CallAuthenticator = CallAuthenticator()
     ) throws {
         self.clock = clock
         loader = try NativeAdvertisementLoader(loaders: loaders, sources: sources, clock: clock, scheduler: clock)
-        service = AdLoaderService(loader: loader, limits: limits, clock: clock, scheduler: clock, logger: logger)
-        transport = FramedTransport(
-            service: service, limits: limits, clock: clock, scheduler: clock, deferred: deferred, logger: logger)
+        service = AdLoaderService(
+            loader: loader, limits: limits, clock: clock, scheduler: clock, logger: logger, authenticator: authenticator)
+        server = ServerContext(service: service, limits: limits)
+        transport = FramedTransport(server: server, clock: clock, scheduler: clock, deferred: deferred, logger: logger)
     }
 
     /// Opens a connection; the client has not sent anything yet.

@@ -19,6 +19,9 @@ public enum MethodName {
     /// Unary: ReloadRequest -> ReloadResponse.
     public static let reload = "/adloader.v1.NativeAdLoader/Reload"
 
+    /// Unary: ServerInfoRequest -> ServerInfoResponse.
+    public static let serverInfo = "/adloader.v1.NativeAdLoader/ServerInfo"
+
     /// Every method, in declaration order.
-    public static let all = [prefetch, borrow, returnLease, stats, watch, appOpen, setLoaderEnabled, reload]
+    public static let all = [prefetch, borrow, returnLease, stats, watch, appOpen, setLoaderEnabled, reload, serverInfo]
 }

@@ -907,6 +907,96 @@ void   adloader__v1__reload_response__free_unpacked
   assert(message->base.descriptor == &adloader__v1__reload_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   adloader__v1__server_info_request__init
+                     (Adloader__V1__ServerInfoRequest         *message)
+{
+  static const Adloader__V1__ServerInfoRequest init_value = ADLOADER__V1__SERVER_INFO_REQUEST__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__server_info_request__get_packed_size
+                     (const Adloader__V1__ServerInfoRequest *message)
+{
+  assert(message->base.descriptor == &adloader__v1__server_info_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__server_info_request__pack
+                     (const Adloader__V1__ServerInfoRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__server_info_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__server_info_request__pack_to_buffer
+                     (const Adloader__V1__ServerInfoRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__server_info_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__ServerInfoRequest *
+       adloader__v1__server_info_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__ServerInfoRequest *)
+     protobuf_c_message_unpack (&adloader__v1__server_info_request__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__server_info_request__free_unpacked
+                     (Adloader__V1__ServerInfoRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__server_info_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__server_info_response__init
+                     (Adloader__V1__ServerInfoResponse         *message)
+{
+  static const Adloader__V1__ServerInfoResponse init_value = ADLOADER__V1__SERVER_INFO_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__server_info_response__get_packed_size
+                     (const Adloader__V1__ServerInfoResponse *message)
+{
+  assert(message->base.descriptor == &adloader__v1__server_info_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__server_info_response__pack
+                     (const Adloader__V1__ServerInfoResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__server_info_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__server_info_response__pack_to_buffer
+                     (const Adloader__V1__ServerInfoResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__server_info_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__ServerInfoResponse *
+       adloader__v1__server_info_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__ServerInfoResponse *)
+     protobuf_c_message_unpack (&adloader__v1__server_info_response__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__server_info_response__free_unpacked
+                     (Adloader__V1__ServerInfoResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__server_info_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   adloader__v1__reward__init
                      (Adloader__V1__Reward         *message)
 {
@@ -2960,6 +3050,127 @@ const ProtobufCMessageDescriptor adloader__v1__reload_response__descriptor =
   adloader__v1__reload_response__field_indices_by_name,
   1,  adloader__v1__reload_response__number_ranges,
   (ProtobufCMessageInit) adloader__v1__reload_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+#define adloader__v1__server_info_request__field_descriptors NULL
+#define adloader__v1__server_info_request__field_indices_by_name NULL
+#define adloader__v1__server_info_request__number_ranges NULL
+const ProtobufCMessageDescriptor adloader__v1__server_info_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.ServerInfoRequest",
+  "ServerInfoRequest",
+  "Adloader__V1__ServerInfoRequest",
+  "adloader.v1",
+  sizeof(Adloader__V1__ServerInfoRequest),
+  0,
+  adloader__v1__server_info_request__field_descriptors,
+  adloader__v1__server_info_request__field_indices_by_name,
+  0,  adloader__v1__server_info_request__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__server_info_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__server_info_response__field_descriptors[6] =
+{
+  {
+    "version",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ServerInfoResponse, version),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "build",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ServerInfoResponse, build),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "instance",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ServerInfoResponse, instance),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "uptime_ms",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ServerInfoResponse, uptime_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "features",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__ServerInfoResponse, n_features),
+    offsetof(Adloader__V1__ServerInfoResponse, features),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "protocol",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ServerInfoResponse, protocol),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__server_info_response__field_indices_by_name[] = {
+  1,   /* field[1] = build */
+  4,   /* field[4] = features */
+  2,   /* field[2] = instance */
+  5,   /* field[5] = protocol */
+  3,   /* field[3] = uptime_ms */
+  0,   /* field[0] = version */
+};
+static const ProtobufCIntRange adloader__v1__server_info_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor adloader__v1__server_info_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.ServerInfoResponse",
+  "ServerInfoResponse",
+  "Adloader__V1__ServerInfoResponse",
+  "adloader.v1",
+  sizeof(Adloader__V1__ServerInfoResponse),
+  6,
+  adloader__v1__server_info_response__field_descriptors,
+  adloader__v1__server_info_response__field_indices_by_name,
+  1,  adloader__v1__server_info_response__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__server_info_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor adloader__v1__reward__field_descriptors[2] =

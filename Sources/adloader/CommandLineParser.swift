@@ -12,6 +12,8 @@ struct Invocation: Sendable {
         case returnLease(leaseID: UInt64, shown: Bool, invalidate: String?)
         case setEnabled(loader: String, enabled: Bool)
         case reload
+        case serverInfo
+        case version
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
         case appOpen(AppOpenRequest, adUnitID: String, loader: String)
@@ -40,7 +42,7 @@ struct Invocation: Sendable {
         switch command {
         case .prefetch(let adUnitID, _, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
         case .stats(_, let adUnitID), .watch(_, let adUnitID, _, _), .top(_, let adUnitID, _, _): return adUnitID
-        case .returnLease, .setEnabled, .reload, .conformance, .examples, .help: return ""
+        case .returnLease, .setEnabled, .reload, .serverInfo, .conformance, .examples, .help, .version: return ""
         }
     }
 }
@@ -83,6 +85,7 @@ enum CommandLineParser {
                                  {"code": N, "message": "..."}. Every command but top
                                  and examples run (which refuse it)
           -h, --help             show this help
+          --version              print the version (the same as `adloaderd --version`)
 
         COMMANDS
           prefetch AD_UNIT [--loader NAME] [--count N]
@@ -103,6 +106,9 @@ enum CommandLineParser {
           reload
               Re-read the daemon's configuration file (as SIGHUP does) and print what
               changed per loader; a refused configuration prints the reason, exit 1.
+          server-info
+              Which daemon answered: version, build, instance name, uptime, enabled
+              features (the ServerInfo call).
           stats [--loader NAME] [--ad-unit AD_UNIT]
               Counters and gauges per pool (empty filters: all).
           watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
@@ -170,7 +176,7 @@ enum CommandLineParser {
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
             "--background", "--utc-offset", "--invalidate", "--endpoints", "--affinity",
         ]
-        let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--once", "--first-launch", "--from-unlock", "--all"]
+        let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--version", "--once", "--first-launch", "--from-unlock", "--all"]
         var scanner = ArgumentScanner(arguments)
         do throws(ArgumentScanner.Failure) {
             while let argument = scanner.next() {
@@ -214,6 +220,10 @@ enum CommandLineParser {
         if let token = try single("--token") { invocation.token = token }
         if let text = try single("--timeout") { invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self) }
         invocation.json = flags.contains("--json")
+        if flags.contains("--version") {
+            invocation.command = .version
+            return invocation
+        }
         if flags.contains("--help") || flags.contains("-h") || positional.first == "help" {
             invocation.command = .help
             return invocation
@@ -264,6 +274,10 @@ enum CommandLineParser {
             try allow([])
             try expectArguments(0, "")
             invocation.command = .reload
+        case "server-info":
+            try allow([])
+            try expectArguments(0, "")
+            invocation.command = .serverInfo
         case "stats":
             try allow(["--loader", "--ad-unit"])
             try expectArguments(0, "")

@@ -26,6 +26,10 @@ enum CommandRunner {
             print(CommandLineParser.usage)
             return exitOK
         }
+        if case .version = invocation.command {
+            print("adloader \(BuildInfo.version) (\(BuildInfo.build))")
+            return exitOK
+        }
         if case .conformance(let loader, let parkingLoader, let only, let transport) = invocation.command,
             case .tcp(let host, let port) = invocation.endpoint
         {
@@ -88,6 +92,8 @@ enum CommandRunner {
                 output.loaderSwitched(loader, enabled: enabled, changed: changed)
             case .reload:
                 output.reloaded(try await client.reload(timeout: timeout))
+            case .serverInfo:
+                output.serverInfo(try await client.serverInfo(timeout: timeout))
             case .stats(let loader, let adUnitID):
                 let answer = try await client.statsResponse(loader: loader, adUnitID: adUnitID, timeout: timeout)
                 output.stats(answer.pools, sources: answer.sources, loaders: answer.loaders, instance: answer.instance)
@@ -105,7 +111,7 @@ enum CommandRunner {
                     interval: .milliseconds(Int64(interval)), once: once, timeout: timeout)
             case .appOpen(let request, let adUnitID, let loader):
                 output.appOpen(try await client.appOpen(request, adUnitID: adUnitID, loader: loader, timeout: timeout))
-            case .help, .conformance, .examples:
+            case .help, .version, .conformance, .examples:
                 break
             }
             return exitOK

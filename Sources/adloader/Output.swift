@@ -170,6 +170,20 @@ struct Output {
         }
     }
 
+    func serverInfo(_ info: ServerInfoResponseMessage) {
+        if json {
+            emit([
+                "version": info.version, "build": info.build, "instance": info.instance,
+                "uptimeMs": info.uptimeMilliseconds, "features": info.features, "protocol": info.protocolVersion,
+            ])
+            return
+        }
+        line("adloaderd \(info.version) (\(info.build)), \(info.protocolVersion)")
+        line("  instance: \(info.instance.isEmpty ? "(unnamed)" : info.instance)")
+        line("  uptime:   \(info.uptimeMilliseconds / 1000) s")
+        line("  features: \(info.features.isEmpty ? "(none)" : info.features.joined(separator: ", "))")
+    }
+
     func reloaded(_ result: ReconfigureResult) {
         if json {
             emit(ProtoJSON.reloaded(result))

@@ -19,6 +19,19 @@ import Testing
         }
     }
 
+    /// Driven by the method list: every method has a check making an OK call of it, and
+    /// that check runs on both transports.
+    @Test func everyMethodHasARoundTripCheckOnBothTransports() {
+        #expect(Set(ConformanceSuite.roundTripChecks.keys) == Set(MethodName.all))
+        for (method, check) in ConformanceSuite.roundTripChecks {
+            #expect(ConformanceSuite.checkNames.contains(check), "\(method): \(check)")
+            #expect(ConformanceSuite.transportNeutralChecks.contains(check), "\(method): \(check) runs on gRPC too")
+        }
+        for check in ConformanceSuite.transportNeutralChecks {
+            #expect(ConformanceSuite.checkNames.contains(check), "\(check)")
+        }
+    }
+
     @Test func parsesEndpoints() {
         let v4 = ConformanceSuite(endpoint: "127.0.0.1:7411")
         #expect(v4?.host == "127.0.0.1" && v4?.port == 7411)

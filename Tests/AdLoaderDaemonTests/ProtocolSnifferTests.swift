@@ -92,3 +92,33 @@ import Testing
         #expect(waiting[1].isClosed && sniffer.pendingCount == 0)
     }
 }
+
+/// The sniffer is a list of routes: a third protocol is one more route.
+@Suite struct ProtocolSnifferRouteTests {
+    @Test func aThirdRouteGetsItsConnectionsAndTheOthersKeepTheirs() {
+        let clock = ManualClock()
+        let framed = ProtocolSnifferTests.Recorder()
+        let http2 = ProtocolSnifferTests.Recorder()
+        let third = ProtocolSnifferTests.Recorder()
+        let sniffer = ProtocolSniffer(
+            routes: [
+                .init(preface: ProtocolSniffer.http2Preface, acceptor: http2),
+                .init(preface: Array("PRX/1\r\n".utf8), acceptor: third),
+            ],
+            fallback: framed, clock: clock, scheduler: clock, timeout: .seconds(1), maxPending: 8,
+            logger: Logger(level: .error))
+        for (bytes, expected) in [
+            (Array("PRX/1\r\nhello".utf8), third), (ProtocolSnifferTests.http2Preface, http2),
+            (Array("ADLOADER/1\r\n".utf8), framed), (Array("PRZ".utf8), framed),
+        ] {
+            let stream = InProcessStream()
+            sniffer.accept(stream, peer: "test")
+            // Byte by byte: "PR" is a prefix of two routes' prefaces, then one, then none.
+            for byte in bytes { stream.clientSends([byte]) }
+            #expect(expected.streams.count >= 1, "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        #expect(third.streams.count == 1 && http2.streams.count == 1 && framed.streams.count == 2)
+        #expect(third.bytes == Array("PRX/1\r\nhello".utf8))
+        #expect(sniffer.pendingCount == 0)
+    }
+}

@@ -37,15 +37,15 @@ import Testing
         var drained = 0
         private var nextStream: UInt32 = 1
 
-        init(clock: ManualClock) throws {
+        init(clock: ManualClock, limits: ServerLimits = ServerLimits()) throws {
             var settings = SyntheticSource.Configuration()
             settings.latency = .milliseconds(100)
             let source = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
             stack = try InProcessTransport(
-                loaders: [LoaderConfiguration(name: "default")], sources: ["synthetic": source], clock: clock)
+                loaders: [LoaderConfiguration(name: "default")], sources: ["synthetic": source], limits: limits,
+                clock: clock)
             grpc = GRPCTransport(
-                service: stack.service, limits: ServerLimits(), clock: clock, scheduler: clock, deferred: deferred,
-                logger: Logger(level: .error))
+                server: stack.server, clock: clock, scheduler: clock, deferred: deferred, logger: Logger(level: .error))
             grpc.accept(stream, peer: "127.0.0.1:1")
             stream.clientSends(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(4, flags: 0, stream: 0, []))
             stream.clientSends(Self.frame(4, flags: 1, stream: 0, []))  // ack of the server's SETTINGS
@@ -88,12 +88,12 @@ import Testing
         }
 
         /// Sends a Borrow (HPACK literals without indexing); returns its stream id.
-        func borrow(_ adUnit: String) -> UInt32 {
+        func borrow(_ adUnit: String, path: String = "/adloader.v1.NativeAdLoader/Borrow") -> UInt32 {
             let id = nextStream
             nextStream += 2
             var block: [UInt8] = []
             for (name, value) in [
-                (":method", "POST"), (":scheme", "http"), (":path", "/adloader.v1.NativeAdLoader/Borrow"),
+                (":method", "POST"), (":scheme", "http"), (":path", path),
                 (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers"),
             ] {
                 block += [0, UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(value.utf8.count)] + Array(value.utf8)

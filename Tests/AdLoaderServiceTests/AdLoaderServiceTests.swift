@@ -323,7 +323,9 @@ import Testing
 @Suite struct EncodingLifetimeTests {
     let clock = ManualClock()
 
-    func lentAd(_ service: AdLoaderService, _ responder: RecordingResponder, callID: UInt64) throws -> Lease {
+    func lentAd(
+        _ service: AdLoaderService, _ server: ServerContext, _ responder: RecordingResponder, callID: UInt64
+    ) throws -> Lease {
         _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: callID, timeout: nil, responder: responder)
         let answer = responder.take().last
         guard case .borrow(_, let message)? = answer else {
@@ -331,9 +333,9 @@ import Testing
             throw CancellationError()
         }
         let lease = try #require(message.lease)
-        // What a transport does when it answers: encode through the service's cache.
+        // What a transport does when it answers: encode through the server's cache.
         var frame: [UInt8] = []
-        ResponseFrame.append(callID: callID, borrow: message, cache: service.adEncodings, to: &frame)
+        ResponseFrame.append(callID: callID, borrow: message, cache: server.adEncodings, to: &frame)
         return lease
     }
 
@@ -352,20 +354,21 @@ import Testing
             loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock)
         let service = AdLoaderService(
             loader: loader, limits: ServerLimits(), clock: clock, scheduler: clock, logger: Logger(level: .error))
+        let server = ServerContext(service: service, limits: ServerLimits())
         let responder = RecordingResponder()
         _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
         clock.advance(by: .milliseconds(10))
 
-        let consumed = try lentAd(service, responder, callID: 2)
-        let unshown = try lentAd(service, responder, callID: 3)
-        #expect(service.adEncodings.count == 2)
+        let consumed = try lentAd(service, server, responder, callID: 2)
+        let unshown = try lentAd(service, server, responder, callID: 3)
+        #expect(server.adEncodings.count == 2)
         _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: consumed.id, shown: true)), callID: 4, timeout: nil, responder: responder)
-        #expect(service.adEncodings.count == 1, "a consumed ad is never lent again")
+        #expect(server.adEncodings.count == 1, "a consumed ad is never lent again")
         _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: unshown.id, shown: false)), callID: 5, timeout: nil, responder: responder)
-        #expect(service.adEncodings.count == 1, "an ad back in the pool may be lent again")
+        #expect(server.adEncodings.count == 1, "an ad back in the pool may be lent again")
 
         clock.advance(by: .seconds(32))
         #expect(loader.stats().first?.expired ?? 0 > 0)
-        #expect(service.adEncodings.count == 0, "expired ads are forgotten")
+        #expect(server.adEncodings.count == 0, "expired ads are forgotten")
     }
 }

@@ -9,7 +9,8 @@ extension EndToEnd {
         @Test func everyCheckPassesAgainstTheRealDaemon() throws {
             let config = """
                 { "sources": { "synthetic": { "latency": "5ms" }, "empty": { "type": "synthetic", "fillRate": 0 } },
-                  "loaders": { "default": {}, "parking": { "source": "empty" } },
+                  "loaders": { "default": {}, "parking": { "source": "empty" }, "appopen": { "format": "appOpen" } },
+                  "capStore": { "type": "memory" },
                   "limits": { "maxConnections": 20, "maxParkedBorrows": 50, "maxCallsInFlightPerConnection": 64,
                               "idleTimeout": "1s", "partialFrameTimeout": "500ms", "maxMessageSize": "64KiB",
                               "maxUnsentOutputPerConnection": "64KiB" } }

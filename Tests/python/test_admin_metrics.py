@@ -4,7 +4,11 @@
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
+import json
+import subprocess
+
 from adminhttp import CLILoad, get
+from conftest import BINARY, CLI
 
 CONFIG = {
     "sources": {"synthetic": {"latency": "5ms"}},
@@ -41,6 +45,9 @@ EXPECTED = {
     "adloader_loader_blocked_creatives": ("gauge", {"loader"}),
     "adloader_config_reloads": ("counter", {"result"}),
     "adloader_connections": ("gauge", set()),
+    "adloader_transport_connections": ("gauge", {"transport"}),
+    "adloader_connections_refused": ("counter", {"transport"}),
+    "adloader_build_info": ("gauge", {"version", "build"}),
     "adloader_parked_borrows": ("gauge", set()),
     "adloader_open_calls": ("gauge", set()),
     "adloader_admin_connections": ("gauge", set()),
@@ -99,7 +106,7 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
             assert set(sample.labels) - {"le"} == labels, (name, sample.labels)
             if "method" in labels:
                 assert sample.labels["method"] in {"Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen",
-                                                   "SetLoaderEnabled", "Reload", "_unknown"}
+                                                   "SetLoaderEnabled", "Reload", "ServerInfo", "_unknown"}
     unexpected = set(after) - set(EXPECTED)
     assert not unexpected, unexpected
 
@@ -155,3 +162,22 @@ def test_healthz_and_unknown_paths(daemon):
     assert get(d.admin, "/healthz")[0] == 200
     status, _, body = get(d.admin, "/nope")
     assert status == 404 and "/metrics" in body
+
+
+def test_one_version_in_both_binaries_server_info_and_build_info(daemon):
+    """`adloaderd --version`, `adloader --version`, the ServerInfo call and adloader_build_info
+    say the same version (one source: BuildInfo.version)."""
+    daemon_version = subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=True).stdout.split()
+    cli_version = subprocess.run([CLI, "--version"], capture_output=True, text=True, check=True).stdout.split()
+    assert daemon_version[0] == "adloaderd" and cli_version[0] == "adloader"
+    assert daemon_version[1:] == cli_version[1:], (daemon_version, cli_version)
+    version = daemon_version[1]
+    d = daemon(config=CONFIG, admin=True)
+    info = json.loads(d.cli("--json", "server-info").stdout)
+    assert info["version"] == version
+    assert info["instance"] == d.endpoint
+    assert "framed" in info["features"] and "grpc" in info["features"] and "admin" in info["features"]
+    assert info["features"] == sorted(info["features"])
+    _, text = scrape(d)
+    families = by_name(parse_text(text))
+    assert value(families, "adloader_build_info", version=version) == 1

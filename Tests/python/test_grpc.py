@@ -167,7 +167,7 @@ def test_reflection_lists_and_describes(served):
     pool = descriptor_pool.DescriptorPool(database)
     service = pool.FindServiceByName(SERVICE)
     assert [m.name for m in service.methods] == ["Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen",
-                                                  "SetLoaderEnabled", "Reload"]
+                                                  "SetLoaderEnabled", "Reload", "ServerInfo"]
     assert pool.FindMessageTypeByName("adloader.v1.BorrowRequest").fields_by_name["wait_ms"].number == 4
 
 
@@ -232,10 +232,33 @@ def test_grpcurl_lists_and_calls_by_reflection_only(served):
 def test_conformance_over_both_transports(daemon, transport):
     """`adloader conformance --transport framed|grpc`: the transport-neutral checks are the same
     cases over both transports; over the framed protocol every other check runs too."""
-    d = daemon(config={key: value for key, value in CONFIG.items() if key != "limits"})
+    config = {key: value for key, value in CONFIG.items() if key != "limits"}
+    # An app-open loader, so that AppOpen's round trip runs (the suite finds it by asking).
+    config["loaders"] = {**config["loaders"], "appopen": {"format": "appOpen"}}
+    config["capStore"] = {"type": "memory"}
+    d = daemon(config=config)
     run = d.cli("conformance", "--transport", transport, "--parking-loader", "parking", check=False, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     summary = run.stdout.strip().splitlines()[-1]
     assert " 0 failed" in summary, summary
+    # Every method's round trip ran and passed (ConformanceSuite.roundTripChecks).
+    for check in ["prefetch.round-trip", "borrow-return.round-trip", "stats.round-trip", "watch.round-trip",
+                  "appopen.round-trip", "control.set-loader-enabled-round-trip", "control.reload-round-trip",
+                  "serverinfo.round-trip"]:
+        assert any(line.startswith("PASS  " + check + " ") for line in run.stdout.splitlines()), (check, run.stdout)
     if transport == "grpc":
-        assert summary.startswith("17 checks"), summary
+        assert summary.startswith("22 checks"), summary
+
+
+def test_server_info_over_grpc_says_the_binarys_version(served):
+    """ServerInfo, added without a transport change, answers over gRPC as over the framed
+    protocol: the version `adloaderd --version` prints, the instance header's name."""
+    import subprocess
+    from conftest import BINARY
+
+    d, s, stub, _ = served
+    version = subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=True).stdout.split()[1]
+    info, call = stub.ServerInfo.with_call(s.pb.ServerInfoRequest(), timeout=10)
+    assert info.version == version and info.protocol == "adloader.v1"
+    assert {"framed", "grpc"} <= set(info.features)
+    assert dict(call.initial_metadata())["x-adloader-instance"] == info.instance == d.endpoint

@@ -35,6 +35,8 @@ typedef struct Adloader__V1__SetLoaderEnabledRequest Adloader__V1__SetLoaderEnab
 typedef struct Adloader__V1__SetLoaderEnabledResponse Adloader__V1__SetLoaderEnabledResponse;
 typedef struct Adloader__V1__ReloadRequest Adloader__V1__ReloadRequest;
 typedef struct Adloader__V1__ReloadResponse Adloader__V1__ReloadResponse;
+typedef struct Adloader__V1__ServerInfoRequest Adloader__V1__ServerInfoRequest;
+typedef struct Adloader__V1__ServerInfoResponse Adloader__V1__ServerInfoResponse;
 typedef struct Adloader__V1__Reward Adloader__V1__Reward;
 typedef struct Adloader__V1__FullScreenCreative Adloader__V1__FullScreenCreative;
 typedef struct Adloader__V1__AppOpenRequest Adloader__V1__AppOpenRequest;
@@ -766,6 +768,53 @@ struct  Adloader__V1__ReloadResponse
     , 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
 
 
+struct  Adloader__V1__ServerInfoRequest
+{
+  ProtobufCMessage base;
+};
+#define ADLOADER__V1__SERVER_INFO_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__server_info_request__descriptor) \
+     }
+
+
+/*
+ * Which server answered and what it runs: the same version as `adloaderd --version` and the
+ * `adloader_build_info` metric.
+ */
+struct  Adloader__V1__ServerInfoResponse
+{
+  ProtobufCMessage base;
+  /*
+   * release version, e.g. "0.21.0"
+   */
+  char *version;
+  /*
+   * "release" or "debug"
+   */
+  char *build;
+  /*
+   * listeners.instanceName (default host:port)
+   */
+  char *instance;
+  /*
+   * since the daemon started
+   */
+  uint64_t uptime_ms;
+  /*
+   * enabled features, sorted, e.g. "auth", "grpc", "reload"
+   */
+  size_t n_features;
+  char **features;
+  /*
+   * "adloader.v1"
+   */
+  char *protocol;
+};
+#define ADLOADER__V1__SERVER_INFO_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__server_info_response__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, (char *)protobuf_c_empty_string }
+
+
 struct  Adloader__V1__Reward
 {
   ProtobufCMessage base;
@@ -1294,6 +1343,44 @@ Adloader__V1__ReloadResponse *
 void   adloader__v1__reload_response__free_unpacked
                      (Adloader__V1__ReloadResponse *message,
                       ProtobufCAllocator *allocator);
+/* Adloader__V1__ServerInfoRequest methods */
+void   adloader__v1__server_info_request__init
+                     (Adloader__V1__ServerInfoRequest         *message);
+size_t adloader__v1__server_info_request__get_packed_size
+                     (const Adloader__V1__ServerInfoRequest   *message);
+size_t adloader__v1__server_info_request__pack
+                     (const Adloader__V1__ServerInfoRequest   *message,
+                      uint8_t             *out);
+size_t adloader__v1__server_info_request__pack_to_buffer
+                     (const Adloader__V1__ServerInfoRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__ServerInfoRequest *
+       adloader__v1__server_info_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__server_info_request__free_unpacked
+                     (Adloader__V1__ServerInfoRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__ServerInfoResponse methods */
+void   adloader__v1__server_info_response__init
+                     (Adloader__V1__ServerInfoResponse         *message);
+size_t adloader__v1__server_info_response__get_packed_size
+                     (const Adloader__V1__ServerInfoResponse   *message);
+size_t adloader__v1__server_info_response__pack
+                     (const Adloader__V1__ServerInfoResponse   *message,
+                      uint8_t             *out);
+size_t adloader__v1__server_info_response__pack_to_buffer
+                     (const Adloader__V1__ServerInfoResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__ServerInfoResponse *
+       adloader__v1__server_info_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__server_info_response__free_unpacked
+                     (Adloader__V1__ServerInfoResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Adloader__V1__Reward methods */
 void   adloader__v1__reward__init
                      (Adloader__V1__Reward         *message);
@@ -1432,6 +1519,12 @@ typedef void (*Adloader__V1__ReloadRequest_Closure)
 typedef void (*Adloader__V1__ReloadResponse_Closure)
                  (const Adloader__V1__ReloadResponse *message,
                   void *closure_data);
+typedef void (*Adloader__V1__ServerInfoRequest_Closure)
+                 (const Adloader__V1__ServerInfoRequest *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__ServerInfoResponse_Closure)
+                 (const Adloader__V1__ServerInfoResponse *message,
+                  void *closure_data);
 typedef void (*Adloader__V1__Reward_Closure)
                  (const Adloader__V1__Reward *message,
                   void *closure_data);
@@ -1478,6 +1571,8 @@ extern const ProtobufCMessageDescriptor adloader__v1__set_loader_enabled_request
 extern const ProtobufCMessageDescriptor adloader__v1__set_loader_enabled_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__reload_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__reload_response__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__server_info_request__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__server_info_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__reward__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__full_screen_creative__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__app_open_request__descriptor;

@@ -413,6 +413,26 @@ class ReloadResponse(_message.Message):
     unchanged: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, added: _Optional[_Iterable[str]] = ..., removed: _Optional[_Iterable[str]] = ..., changed_keeping_pools: _Optional[_Iterable[str]] = ..., changed_dropping_pools: _Optional[_Iterable[str]] = ..., unchanged: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class ServerInfoRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ServerInfoResponse(_message.Message):
+    __slots__ = ("version", "build", "instance", "uptime_ms", "features", "protocol")
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    BUILD_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_MS_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    version: str
+    build: str
+    instance: str
+    uptime_ms: int
+    features: _containers.RepeatedScalarFieldContainer[str]
+    protocol: str
+    def __init__(self, version: _Optional[str] = ..., build: _Optional[str] = ..., instance: _Optional[str] = ..., uptime_ms: _Optional[int] = ..., features: _Optional[_Iterable[str]] = ..., protocol: _Optional[str] = ...) -> None: ...
+
 class Reward(_message.Message):
     __slots__ = ("type", "amount")
     TYPE_FIELD_NUMBER: _ClassVar[int]

@@ -75,6 +75,11 @@ class NativeAdLoaderStub:
                 request_serializer=adloader_dot_v1_dot_adloader__pb2.ReloadRequest.SerializeToString,
                 response_deserializer=adloader_dot_v1_dot_adloader__pb2.ReloadResponse.FromString,
                 _registered_method=True)
+        self.ServerInfo = channel.unary_unary(
+                '/adloader.v1.NativeAdLoader/ServerInfo',
+                request_serializer=adloader_dot_v1_dot_adloader__pb2.ServerInfoRequest.SerializeToString,
+                response_deserializer=adloader_dot_v1_dot_adloader__pb2.ServerInfoResponse.FromString,
+                _registered_method=True)
 
 
 class NativeAdLoaderServicer:
@@ -141,6 +146,13 @@ class NativeAdLoaderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ServerInfo(self, request, context):
+        """Which server answered: version, build, instance name, uptime, enabled features (PROTOCOL.md 7.9).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NativeAdLoaderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -183,6 +195,11 @@ def add_NativeAdLoaderServicer_to_server(servicer, server):
                     servicer.Reload,
                     request_deserializer=adloader_dot_v1_dot_adloader__pb2.ReloadRequest.FromString,
                     response_serializer=adloader_dot_v1_dot_adloader__pb2.ReloadResponse.SerializeToString,
+            ),
+            'ServerInfo': grpc.unary_unary_rpc_method_handler(
+                    servicer.ServerInfo,
+                    request_deserializer=adloader_dot_v1_dot_adloader__pb2.ServerInfoRequest.FromString,
+                    response_serializer=adloader_dot_v1_dot_adloader__pb2.ServerInfoResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -402,6 +419,33 @@ class NativeAdLoader:
             '/adloader.v1.NativeAdLoader/Reload',
             adloader_dot_v1_dot_adloader__pb2.ReloadRequest.SerializeToString,
             adloader_dot_v1_dot_adloader__pb2.ReloadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ServerInfo(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/adloader.v1.NativeAdLoader/ServerInfo',
+            adloader_dot_v1_dot_adloader__pb2.ServerInfoRequest.SerializeToString,
+            adloader_dot_v1_dot_adloader__pb2.ServerInfoResponse.FromString,
             options,
             channel_credentials,
             insecure,

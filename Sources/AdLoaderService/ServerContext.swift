@@ -1,0 +1,100 @@
+import AdLoaderCore
+import AdLoaderWire
+
+/// What every transport of one server shares: the service, one connection set across
+/// transports with its limit, the admission step every call goes through, the metadata
+/// every answer carries and the wire-level cache of encoded ads.
+///
+/// A transport (``ServerTransport``) knows its own bytes; it asks this object whether a
+/// connection may open and whether a call may start, in the same order on every transport
+/// (PROTOCOL.md 5.2), so that limits, auth and the metrics of refusals cannot drift apart.
+///
+/// - Important: loop-confined, like the service.
+public final class ServerContext {
+    public let service: AdLoaderService
+    public let limits: ServerLimits
+    /// Encodings of lent ads, shared by every connection of every transport; an ad is
+    /// forgotten when it leaves the loader for good (``NativeAdvertisementLoader/onAdRetired``).
+    public let adEncodings: EncodedAdCache
+    /// Metadata sent with every answer, as gRPC response headers (e.g. `x-adloader-instance`).
+    /// The daemon sets it once its listener is bound.
+    @exclusivity(unchecked) public var responseMetadata: [(key: String, value: String)] = []
+    // Loop-confined, and no method holds an access across a call that re-enters it.
+    @exclusivity(unchecked) public private(set) var connectionCount = 0
+    @exclusivity(unchecked) private var countsByTransport: [String: Int] = [:]
+    @exclusivity(unchecked) private var refusedByTransport: [String: UInt64] = [:]
+
+    /// - Parameters:
+    ///   - service: where every transport's calls go.
+    ///   - limits: ``ServerLimits/maxConnections`` (all transports together) and
+    ///     ``ServerLimits/maxCallsInFlightPerConnection`` are applied here.
+    public init(service: AdLoaderService, limits: ServerLimits, adEncodings: EncodedAdCache = EncodedAdCache()) {
+        self.service = service
+        self.limits = limits
+        self.adEncodings = adEncodings
+        service.loader.onAdRetired = { [adEncodings] in adEncodings.forget(id: $0.id) }
+    }
+
+    // MARK: Connections
+
+    /// The admission of a new connection: nil when it may open (it is counted until
+    /// ``connectionClosed(transport:)``), else the status it is refused with.
+    /// - Parameters:
+    ///   - transport: the transport's name, for the count by transport.
+    ///   - draining: whether that transport is shutting down.
+    public func admitConnection(transport: String, draining: Bool) -> Status? {
+        if draining {
+            refusedByTransport[transport, default: 0] += 1
+            return Status(code: .unavailable, message: "server shutting down")
+        }
+        if connectionCount >= limits.maxConnections {
+            refusedByTransport[transport, default: 0] += 1
+            return Status(code: .resourceExhausted, message: "connections: limit of \(limits.maxConnections) reached")
+        }
+        connectionCount += 1
+        countsByTransport[transport, default: 0] += 1
+        return nil
+    }
+
+    /// A connection admitted by ``admitConnection(transport:draining:)`` closed.
+    public func connectionClosed(transport: String) {
+        connectionCount -= 1
+        countsByTransport[transport, default: 0] -= 1
+    }
+
+    /// Connections open now on one transport.
+    public func connectionCount(transport: String) -> Int { countsByTransport[transport] ?? 0 }
+
+    /// Connections refused so far on one transport (limit or shutdown).
+    public func connectionsRefused(transport: String) -> UInt64 { refusedByTransport[transport] ?? 0 }
+
+    // MARK: Calls
+
+    /// The admission step of a call, after the transport's own checks of its call id: the
+    /// calls-in-flight limit, then the method, then the token (PROTOCOL.md 5.2 and 11.6).
+    /// The request message is decoded only after this passes.
+    /// - Parameters:
+    ///   - methodIsKnown: whether the method is one the service serves.
+    ///   - callsInFlight: the connection's calls in flight, this one not included.
+    ///   - needsToken: false for the calls that answer without a token (gRPC health, for probes).
+    /// - Returns: nil to go on, else the status the call is refused with (report it with
+    ///   ``callRefused(method:code:)``).
+    @inline(__always)
+    public func admitCall(
+        method: String, methodIsKnown: Bool, callsInFlight: Int, authorization: String?, peerIsLocal: Bool,
+        needsToken: Bool = true
+    ) -> Status? {
+        let limit = limits.maxCallsInFlightPerConnection
+        if callsInFlight >= limit {
+            return Status(code: .resourceExhausted, message: "calls in flight: limit of \(limit) reached")
+        }
+        if !methodIsKnown { return Status(code: .unimplemented, message: "unknown method \"\(method)\"") }
+        guard needsToken else { return nil }
+        return service.authenticate(authorization, peerIsLocal: peerIsLocal)
+    }
+
+    /// A transport refused a call before handing it to the service: counted with the others.
+    public func callRefused(method: String, code: Status.Code) {
+        service.callRefused(method: method, code: code)
+    }
+}
