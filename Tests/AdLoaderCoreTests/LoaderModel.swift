@@ -57,6 +57,11 @@ final class ModelRun {
     private var pooled = Set<PoolKey>()
     /// The source's request-rate budget (half the seeds have one).
     let budget: RequestRateBudget?
+    /// The daemon-wide memory budget (``NativeAdvertisementLoader/maximumAds``; half the seeds).
+    private(set) var memoryBudget: Int?
+    /// Per pool, the earliest time a request may go after its last failure: the least retry
+    /// delay (less the jitter) or the failure's Retry-After, whichever is later.
+    private var backoffUntil: [PoolKey: AdInstant] = [:]
     /// The model's own token bucket for the budget: tokens left after the last request, and when.
     private var budgetTokens = 0.0
     private var budgetCheckedAt: AdInstant
@@ -73,6 +78,8 @@ final class ModelRun {
         loader = try! NativeAdvertisementLoader(
             loaders: configurations, sources: ["model": source], budgets: budget.map { ["model": $0] } ?? [:],
             clock: clock, scheduler: clock, idSeed: seed)
+        memoryBudget = Self.memoryBudget(seed: seed)
+        if let memoryBudget { loader.maximumAds = memoryBudget }
         _ = loader.addObserver { [unowned self] in observe($0) }
         source.onRequest = { [unowned self] in checkRequest(loader: $0, unit: $1, count: $2) }
     }
@@ -121,8 +128,15 @@ final class ModelRun {
         return RequestRateBudget(maximumRequestsPerSecond: rates[Int(random.next() % UInt64(rates.count))])
     }
 
+    /// A memory budget of 3...40 ads for half the seeds (drawn apart from the other settings).
+    static func memoryBudget(seed: UInt64) -> Int? {
+        var random = SplitMix64(seed: seed ^ 0x4D45_4D4F_5259)
+        guard random.next() % 2 == 0 else { return nil }
+        return 3 + Int(random.next() % 38)
+    }
+
     static func describeConfiguration(seed: UInt64) -> String {
-        "budget \(budget(seed: seed).map { "\($0.maximumRequestsPerSecond)/s" } ?? "none"); "
+        "memory \(memoryBudget(seed: seed).map(String.init) ?? "none"); budget \(budget(seed: seed).map { "\($0.maximumRequestsPerSecond)/s" } ?? "none"); "
             + configurations(seed: seed).map {
             "\($0.name): batch \($0.numberOfAdvertisements), max \($0.maximumRetainedAdvertisements), "
                 + "lifetime \($0.lifetime), sweep \($0.sweepInterval), shows \($0.showCountThreshold), "
@@ -229,7 +243,19 @@ final class ModelRun {
             source.succeed(pick % source.pending.count, fill: fill, sourceExpiry: expiry.map { clock.now + .milliseconds($0) })
         case .fail(let pick, let code):
             guard !source.pending.isEmpty else { return }
-            source.fail(pick % source.pending.count, Self.codes[code])
+            let index = pick % source.pending.count
+            let failed = source.pending[index]
+            let pool = PoolKey(loader: failed.loader, unit: failed.unit)
+            // Every third failure carries a Retry-After of 1...7 s (an exchange's 503 or 429).
+            let retryAfter: Duration? = pick % 3 == 0 ? .seconds(1 + pick % 7) : nil
+            if let l = configurations.firstIndex(where: { $0.name == failed.loader }), enabled[l] {
+                let retry = configurations[l].retry
+                let least = Duration.milliseconds(Int64(Double(retry.delay.milliseconds) * (1 - retry.jitter)))
+                let until = clock.now + max(least, retryAfter ?? .zero)
+                backoffUntil[pool] = max(backoffUntil[pool] ?? until, until)
+            }
+            if retryAfter != nil { coverage["failure with Retry-After", default: 0] += 1 }
+            source.fail(index, Self.codes[code], retryAfter: retryAfter)
         case .setEnabled(let l, let on):
             let name = configurations[l].name
             isDisabling = !on
@@ -239,6 +265,8 @@ final class ModelRun {
                 violation("setEnabled threw \(error)")
             }
             isDisabling = false
+            // Disabling drops the pools' state, backoff included; enabling starts afresh.
+            backoffUntil = backoffUntil.filter { $0.key.loader != name }
             if !on && enabled[l] {
                 unreachablePools = unreachablePools.filter { $0.loader != name }
                 for id in leaseOrder where openLeases[id]?.pool.loader == name { openLeases[id]?.dropped = true }
@@ -411,6 +439,13 @@ final class ModelRun {
             violation("\(pool) has \(requests) requests in flight, above \(configuration.maximumConcurrentRequests)")
         }
         checkBudget()
+        if let until = backoffUntil[pool], clock.now < until {
+            violation("request for \(pool) at \(clock.now), before its backoff ends at \(until)")
+        }
+        if backoffUntil[pool] != nil { coverage["request after a backoff", default: 0] += 1 }
+        if let memoryBudget, loader.adsHeld > memoryBudget {
+            violation("request takes the ads held to \(loader.adsHeld), above the memory budget \(memoryBudget)")
+        }
         if lastDemandCandidate != pool, let demand = lastDemand[pool], clock.now - demand >= configuration.idleTimeout {
             violation("automatic request for idle \(pool) (last demand \(demand))")
         }
@@ -504,6 +539,8 @@ final class ModelRun {
             if let error = event.error {
                 if error.code == .unreachable { unreachablePools.insert(pool) }
             } else {
+                // The first answer after an outage ends the backoff: filling resumes at once.
+                if unreachablePools.contains(pool) { backoffUntil[pool] = nil }
                 unreachablePools.remove(pool)
             }
         case .leased:
@@ -605,6 +642,13 @@ final class ModelRun {
     private func checkState() {
         checkDropNotices()
         let pools = Set(loader.stats().map { PoolKey(loader: $0.loader, unit: $0.adUnitID) })
+        if let memoryBudget {
+            let held = loader.stats().reduce(0) { $0 + $1.available + $1.leased + $1.inFlight }
+            if held > memoryBudget || loader.adsHeld > memoryBudget {
+                violation("\(held) ads loaded + in flight (\(loader.adsHeld) counted), above the memory budget \(memoryBudget)")
+            }
+            if held == memoryBudget { coverage["memory budget full", default: 0] += 1 }
+        }
         if pools != pooled { violation("pools \(pools.sorted { $0.description < $1.description }) but model has \(pooled.count)") }
         for (index, configuration) in configurations.enumerated() {
             let name = configuration.name

@@ -154,8 +154,9 @@ final class ModelSource: DemandSource {
         request.completion(.success(contents))
     }
 
-    func fail(_ index: Int, _ code: UpstreamError.Code) {
-        pending.remove(at: index).completion(.failure(UpstreamError(code: code, message: "model \(code)")))
+    func fail(_ index: Int, _ code: UpstreamError.Code, retryAfter: Duration? = nil) {
+        pending.remove(at: index).completion(
+            .failure(UpstreamError(code: code, message: "model \(code)", retryAfter: retryAfter)))
     }
 }
 
