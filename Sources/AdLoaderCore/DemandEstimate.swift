@@ -99,8 +99,10 @@ struct DemandEstimate {
         let rate = self.rate(at: now)
         let expected = rate * refillMilliseconds
         var stock = Int((expected + 3 * expected.squareRoot()).rounded(.up)) + batch + parked
+        // The cover follows the average rate, not a window's burst: one borrow after a quiet
+        // spell does not buy minutes of stock.
         let cover = min(coverMilliseconds, lendableMilliseconds / 10)
-        if cover > 0 { stock = max(stock, Int((rate * Double(cover)).rounded(.up))) }
+        if cover > 0 { stock = max(stock, Int((averageRate * Double(cover)).rounded(.up))) }
         let lifeBound = Int(rate * Double(lendableMilliseconds))
         stock = min(stock, max(batch + parked, lifeBound))
         return stock

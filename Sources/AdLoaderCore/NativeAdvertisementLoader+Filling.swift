@@ -19,7 +19,7 @@ extension NativeAdvertisementLoader {
             // Unreachable: a borrow or prefetch may send one probe once the backoff allows, so
             // the first answer after an outage resumes filling without waiting for the timer.
             if trigger == .explicit, pool.fill.state == .unreachable, pool.requestsInFlight == 0,
-                nowMilliseconds >= pool.notBefore, !pool.isIdle(at: now), takeBudget(pool, waitAs: nil)
+                nowMilliseconds >= pool.notBefore, !pool.isIdle(at: now), memory.room > 0, takeBudget(pool, waitAs: nil)
             {
                 send(pool, count: 1, probe: true)
                 return 1
@@ -43,7 +43,12 @@ extension NativeAdvertisementLoader {
         if wanted > room {
             pool.stats.budgetRefused += UInt64(wanted - room)
             refusedByMemory = true
-            plan = AdPool.TopUpPlan(wholeBatches: room / batch, partial: room % batch)
+            // What fits: whole batches, and the rest as a partial batch only where one would
+            // go anyway (an explicit prefetch's completion, a pool running dry).
+            let whole = min(plan.wholeBatches, room / batch)
+            let mayPartial = amount == .complete || (whole == 0 && pool.isRunningDry)
+            plan = AdPool.TopUpPlan(
+                wholeBatches: whole, partial: mayPartial ? min(room - whole * batch, batch - 1, wanted - whole * batch) : 0)
         }
         let requests = plan.wholeBatches + (plan.partial > 0 ? 1 : 0)
         pool.heldBackByCap = requests > free
@@ -258,7 +263,7 @@ extension NativeAdvertisementLoader {
             } else if now.unixMilliseconds < pool.notBefore {
                 // A Retry-After longer than the probe interval holds probes back too.
                 perform(.scheduleProbe, for: pool)
-            } else if pool.missing > 0 {
+            } else if pool.missing > 0 && memory.room > 0 {
                 // A probe never waits in the budget's queue: without a token, the next interval.
                 if takeBudget(pool, waitAs: nil) {
                     send(pool, count: 1, probe: true)

@@ -452,6 +452,12 @@ public final class NativeAdvertisementLoader {
             scheduleRemovalCheck(pool, notBefore: now + pool.configuration.sweepInterval)
             return
         }
+        // A pool backing off keeps its backoff: removed now, a borrow would create it afresh
+        // and ask upstream before the failure's Retry-After.
+        guard now.unixMilliseconds >= pool.notBefore else {
+            scheduleRemovalCheck(pool, notBefore: AdInstant(unixMilliseconds: pool.notBefore))
+            return
+        }
         pool.cancelTimers()
         entry.pools[pool.adUnitID] = nil
         if entry.lastPool?.pool === pool { entry.lastPool = nil }

@@ -240,7 +240,15 @@ final class ModelRun {
             clock.advance(by: .milliseconds(milliseconds))
         case .succeed(let pick, let fill, let expiry):
             guard !source.pending.isEmpty else { return }
-            source.succeed(pick % source.pending.count, fill: fill, sourceExpiry: expiry.map { clock.now + .milliseconds($0) })
+            let index = pick % source.pending.count
+            let answered = source.pending[index]
+            if min(fill ?? answered.count, answered.count) > 0 {
+                let pool = PoolKey(loader: answered.loader, unit: answered.unit)
+                var life = configurations.first { $0.name == answered.loader }!.lifetime
+                if let expiry { life = min(life, .milliseconds(expiry)) }
+                if life > .zero { shortestLife[pool] = min(shortestLife[pool] ?? life, life) }
+            }
+            source.succeed(index, fill: fill, sourceExpiry: expiry.map { clock.now + .milliseconds($0) })
         case .fail(let pick, let code):
             guard !source.pending.isEmpty else { return }
             let index = pick % source.pending.count
@@ -284,7 +292,7 @@ final class ModelRun {
                 guard let lease = openLeases[id], lease.pool == pool, lease.slot == slot, !lease.dropped,
                     let expiry = lease.adExpiresAt
                 else { return false }
-                return clock.now + minimumLife(pool.loader) < expiry
+                return clock.now + minimumLife(pool) < expiry
             }
         }
         let parkedID = nextParkedID
@@ -369,7 +377,7 @@ final class ModelRun {
                 violation("ad \(ad.id) of \(ad.loader)/\(ad.adUnitID) lent through \(pool)")
             }
             if !(clock.now < ad.expiresAt) { violation("expired ad \(ad.id) lent (expires \(ad.expiresAt))") }
-            let minimum = minimumLife(pool.loader)
+            let minimum = minimumLife(pool)
             if !(clock.now + minimum < ad.expiresAt) {
                 violation("ad \(ad.id) lent with less than \(minimum) left (expires \(ad.expiresAt))")
             }
@@ -417,9 +425,18 @@ final class ModelRun {
     /// The pool a borrow or prefetch step names while it runs: its requests are demand-driven.
     private var lastDemandCandidate: PoolKey?
 
-    private func minimumLife(_ loader: String) -> Duration {
-        configurations.first { $0.name == loader }!.effectiveMinimumRemainingLife
+    /// The least remaining life an ad of `pool` needs to be lent: the configured one, or by
+    /// default the configured one lowered to a quarter of the shortest life of the ads the
+    /// pool received (the minimum follows the ads' real life).
+    private func minimumLife(_ pool: PoolKey) -> Duration {
+        let configuration = configurations.first { $0.name == pool.loader }!
+        let configured = configuration.effectiveMinimumRemainingLife
+        guard configuration.followsAdLife, let shortest = shortestLife[pool] else { return configured }
+        return min(configured, .milliseconds(shortest.milliseconds / 4))
     }
+
+    /// The shortest life (load to expiry) of an ad each pool received.
+    private var shortestLife: [PoolKey: Duration] = [:]
 
     // MARK: - Requests
 
@@ -506,7 +523,7 @@ final class ModelRun {
         let shownBefore = source.shownNotices[open.adID] ?? 0
         let expected: ReturnOutcome =
             if open.dropped { .removed } else if shown && open.showCount + 1 >= threshold { .consumed } else if clock.now
-                + minimumLife(open.pool.loader) >= expiry
+                + minimumLife(open.pool) >= expiry
             { .expired } else { .backInPool }
         do {
             let outcome = try loader.returnLease(id, shown: shown)
@@ -596,6 +613,7 @@ final class ModelRun {
         case .poolRemoved:
             let pool = PoolKey(loader: event.loader, unit: event.adUnitID)
             coverage["pool removed", default: 0] += 1
+            shortestLife[pool] = nil  // a new pool starts from the configured minimum
             guard let configuration = configurations.first(where: { $0.name == event.loader }) else { break }
             if let demand = lastDemand[pool], clock.now - demand < configuration.poolRemovalTimeout {
                 violation("\(pool) removed \(clock.now - demand) after its last demand")
