@@ -88,14 +88,14 @@ public final class OpenRTBSource: DemandSource {
                 HTTPHeader("x-openrtb-version", "2.6"),
             ],
             body: Array(body.utf8), timeout: configuration.timeout, connectTimeout: configuration.connectTimeout)
+        counters.requests += 1
         let impressionIDs = Set(BidRequestBuilder.impressionIDs(count: count))
         client.send(http) { [self] result in
             // Only requests the exchange could have received count as sent: not one that
             // failed while connecting (or before its first byte went out).
             if case .failure(let error) = result, !error.requestSent {
+                counters.requests -= 1
                 counters.unsent += 1
-            } else {
-                counters.requests += 1
             }
             completion(answer(result, auctionID: auctionID, impressionIDs: impressionIDs, adUnitID: request.adUnitID))
         }

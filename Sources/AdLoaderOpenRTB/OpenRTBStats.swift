@@ -1,6 +1,7 @@
 /// Counters of one OpenRTB source since it started.
 public struct OpenRTBStats: Hashable, Sendable {
-    /// BidRequests sent (answered or not): the exchange could have received them.
+    /// BidRequests sent, answered or still in flight, less those that turned out never to
+    /// have left (``unsent``): the exchange could have received each.
     public var requests: UInt64 = 0
     /// BidRequests that failed before any byte went out (connecting, name resolution): not
     /// counted in ``requests``; counted in ``failures``.
