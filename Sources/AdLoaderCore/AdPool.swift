@@ -70,9 +70,13 @@ final class AdPool {
     @exclusivity(unchecked) var heldBackSince: Int64 = 0
     /// Time spent held back before the current spell, milliseconds.
     @exclusivity(unchecked) var heldBackMilliseconds: Int64 = 0
-    /// No request goes upstream, on any path, before this (Unix milliseconds): set after a
-    /// failed request from the retry delay and the source's `Retry-After`.
-    @exclusivity(unchecked) var notBefore: Int64 = 0
+    /// After a failed request, no request goes upstream on any path before the retry delay
+    /// has passed (Unix milliseconds); a successful answer ends it (the source answers again).
+    @exclusivity(unchecked) var backoffUntil: Int64 = 0
+    /// The source's `Retry-After`: no request on any path before it, whatever answers meanwhile.
+    @exclusivity(unchecked) var retryAfterUntil: Int64 = 0
+    /// No request goes upstream, on any path, before this (Unix milliseconds).
+    var notBefore: Int64 { max(backoffUntil, retryAfterUntil) }
     /// A borrow missed (answered no ad, was refused parking, or parked) and no request was
     /// sent since: the pool has on-screen demand (see ``hasOnScreenDemand``).
     @exclusivity(unchecked) var onScreenMiss = false

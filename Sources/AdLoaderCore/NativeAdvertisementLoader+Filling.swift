@@ -140,12 +140,12 @@ extension NativeAdvertisementLoader {
             pool.demand.noteLatency(milliseconds: now.unixMilliseconds - sentAt)
             pool.demand.noteAnswer(asked: asked, accepted: accepted.count)
             pool.lastError = nil
+            // An answer ends the failure backoff at once (after an outage too): the source
+            // answers again. A Retry-After still holds.
+            pool.backoffUntil = 0
             serveParked(pool)
             scheduleSweep(pool)
-            let action = pool.fill.loadSucceeded()
-            // An answer after an outage ends the backoff at once: filling resumes now.
-            if action == .resume { pool.notBefore = 0 }
-            perform(action, for: pool)
+            perform(pool.fill.loadSucceeded(), for: pool)
             // What the concurrency cap held back goes now that a request is answered. A short
             // answer that still made progress, with borrows left waiting: ask again now rather
             // than leave them to time out (a pool with borrows parked counts as running dry,
@@ -160,14 +160,16 @@ extension NativeAdvertisementLoader {
             emit(.loadFinished, pool) { $0.error = error }
             guard pool.enabled, !isShutDown else { return }
             let retryAfter = error.retryAfter ?? .zero
+            if retryAfter > .zero {
+                pool.retryAfterUntil = max(pool.retryAfterUntil, (now + retryAfter).unixMilliseconds)
+            }
             let action = pool.fill.loadFailed(error.code, probe: probe)
             if case .scheduleRetry = action {
-                // The retry timer sets the backoff (its own delay, at least Retry-After).
+                // The retry timer sets the backoff: its own delay.
             } else {
                 // Backing off already, suspended or unreachable: borrows and prefetches wait
-                // out the retry delay (and Retry-After) too.
-                let until = (now + max(pool.configuration.retry.delay, retryAfter)).unixMilliseconds
-                pool.notBefore = max(pool.notBefore, until)
+                // out the retry delay too (until an answer comes).
+                pool.backoffUntil = max(pool.backoffUntil, (now + pool.configuration.retry.delay).unixMilliseconds)
             }
             perform(action, for: pool, leastRetryDelay: retryAfter)
             failParkedIfNothingComing(pool)
@@ -234,7 +236,7 @@ extension NativeAdvertisementLoader {
             break
         case .scheduleRetry(let attempt):
             let delay = max(retryDelay(attempt: attempt, policy: pool.configuration.retry), leastRetryDelay)
-            pool.notBefore = max(pool.notBefore, (now + delay).unixMilliseconds)
+            pool.backoffUntil = max(pool.backoffUntil, (now + delay).unixMilliseconds)
             scheduleRetryTimer(pool)
         case .scheduleProbe:
             pool.retryTimer?.cancel()

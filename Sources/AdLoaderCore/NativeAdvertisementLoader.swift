@@ -483,7 +483,8 @@ public final class NativeAdvertisementLoader {
     func drain(_ pool: AdPool, reason: AdDropReason) {
         pool.cancelTimers()
         pool.fill.reset()
-        pool.notBefore = 0
+        pool.backoffUntil = 0
+        pool.retryAfterUntil = 0
         pool.onScreenMiss = false
         pool.budgetWait = nil  // its queue entry is skipped
         for handle in pool.availableHandles {

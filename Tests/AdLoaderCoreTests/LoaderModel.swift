@@ -60,8 +60,10 @@ final class ModelRun {
     /// The daemon-wide memory budget (``NativeAdvertisementLoader/maximumAds``; half the seeds).
     private(set) var memoryBudget: Int?
     /// Per pool, the earliest time a request may go after its last failure: the least retry
-    /// delay (less the jitter) or the failure's Retry-After, whichever is later.
+    /// delay (less the jitter), until an answer comes; and the failures' Retry-After, whatever
+    /// answers meanwhile.
     private var backoffUntil: [PoolKey: AdInstant] = [:]
+    private var retryAfterUntil: [PoolKey: AdInstant] = [:]
     /// The model's own token bucket for the budget: tokens left after the last request, and when.
     private var budgetTokens = 0.0
     private var budgetCheckedAt: AdInstant
@@ -259,8 +261,12 @@ final class ModelRun {
             if let l = configurations.firstIndex(where: { $0.name == failed.loader }), enabled[l] {
                 let retry = configurations[l].retry
                 let least = Duration.milliseconds(Int64(Double(retry.delay.milliseconds) * (1 - retry.jitter)))
-                let until = clock.now + max(least, retryAfter ?? .zero)
+                let until = clock.now + least
                 backoffUntil[pool] = max(backoffUntil[pool] ?? until, until)
+                if let retryAfter {
+                    let after = clock.now + retryAfter
+                    retryAfterUntil[pool] = max(retryAfterUntil[pool] ?? after, after)
+                }
             }
             if retryAfter != nil { coverage["failure with Retry-After", default: 0] += 1 }
             source.fail(index, Self.codes[code], retryAfter: retryAfter)
@@ -275,6 +281,7 @@ final class ModelRun {
             isDisabling = false
             // Disabling drops the pools' state, backoff included; enabling starts afresh.
             backoffUntil = backoffUntil.filter { $0.key.loader != name }
+            retryAfterUntil = retryAfterUntil.filter { $0.key.loader != name }
             if !on && enabled[l] {
                 unreachablePools = unreachablePools.filter { $0.loader != name }
                 for id in leaseOrder where openLeases[id]?.pool.loader == name { openLeases[id]?.dropped = true }
@@ -457,9 +464,13 @@ final class ModelRun {
         }
         checkBudget()
         if let until = backoffUntil[pool], clock.now < until {
-            violation("request for \(pool) at \(clock.now), before its backoff ends at \(until)")
+            violation("request for \(pool) at \(clock.now), before its backoff ends at \(until) (no answer since)")
+        }
+        if let until = retryAfterUntil[pool], clock.now < until {
+            violation("request for \(pool) at \(clock.now), before its Retry-After ends at \(until)")
         }
         if backoffUntil[pool] != nil { coverage["request after a backoff", default: 0] += 1 }
+        if retryAfterUntil[pool] != nil { coverage["request after a Retry-After", default: 0] += 1 }
         if let memoryBudget, loader.adsHeld > memoryBudget {
             violation("request takes the ads held to \(loader.adsHeld), above the memory budget \(memoryBudget)")
         }
@@ -556,8 +567,8 @@ final class ModelRun {
             if let error = event.error {
                 if error.code == .unreachable { unreachablePools.insert(pool) }
             } else {
-                // The first answer after an outage ends the backoff: filling resumes at once.
-                if unreachablePools.contains(pool) { backoffUntil[pool] = nil }
+                // An answer ends the failure backoff (after an outage too): filling resumes at once.
+                backoffUntil[pool] = nil
                 unreachablePools.remove(pool)
             }
         case .leased:

@@ -94,6 +94,26 @@ struct NativeAdvertisementLoaderFillingTests {
         #expect(h.source.requests.count == 2)
     }
 
+    /// One failure among answers (a 1 % error rate) does not stop a busy pool: an answer ends
+    /// the backoff. A Retry-After holds whatever answers meanwhile.
+    @Test func anAnswerEndsTheBackoffButNotARetryAfter() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 1; $0.maximumRetainedAdvertisements = 4 }
+        try h.loader.prefetch(adUnitID: "unit")
+        #expect(h.source.requests.count == 4)
+        h.source.fail(0, .retryable)
+        #expect(try h.borrow() == .noAdYet)
+        #expect(h.source.requests.count == 4)  // backing off
+        h.source.succeed()
+        _ = try h.lease()
+        #expect(h.source.requests.count == 5)  // the answer ended the backoff
+        h.source.fail(0, .retryable, retryAfter: .seconds(5))
+        h.source.succeed()
+        _ = try h.lease()
+        #expect(h.source.requests.count == 5)  // Retry-After: 5 holds despite the answer
+        h.clock.advance(by: .seconds(5))
+        #expect(h.source.requests.count > 5)
+    }
+
     /// A Retry-After longer than the retry delay holds every path back until it has passed.
     @Test func retryAfterHoldsBorrowsAndPrefetchesBack() throws {
         let h = try Self.single { $0.retry.delay = .seconds(1) }
