@@ -114,3 +114,27 @@ def test_503_with_retry_after_holds_back_every_path(daemon, exchange):
     assert len(bursts) >= 2, times
     assert all(g >= 4.9 for g in gaps), gaps
     assert len(times) <= 3 * len(bursts) + 10, (len(times), bursts)
+
+
+def test_requests_do_not_wait_behind_a_connection_being_opened(daemon, exchange):
+    # An exchange answering in 0.9 s, four pools asking at once on a fresh daemon: each request
+    # gets its own connection at once (no PIPEWAIT on plain HTTP), so none is cut by the 1.5 s
+    # timeout, and only requests the exchange received are counted as sent.
+    exchange.mode = "slow-headers"
+    exchange.delay = 0.9
+    d = daemon(config=config(exchange.url))
+    s = grpc_stubs.load()
+    with grpc.insecure_channel(d.endpoint) as channel:
+        stub = s.grpc.NativeAdLoaderStub(channel)
+        for unit in range(4):
+            stub.Prefetch(s.pb.PrefetchRequest(ad_unit_id="u%d" % unit, loader="feed"), timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            answer = stub.Stats(s.pb.StatsRequest(), timeout=10)
+            if sum(p.loaded for p in answer.pools) >= 20:
+                break
+            time.sleep(0.1)
+    assert sum(p.upstream_failures for p in answer.pools) == 0, answer.pools
+    assert sum(p.loaded for p in answer.pools) >= 20, answer.pools
+    sent = sum(src.requests for src in answer.sources)
+    assert sent == len(exchange.requests), (sent, len(exchange.requests))
