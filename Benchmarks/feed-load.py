@@ -151,7 +151,7 @@ def main():
                 log.close()
     header = ["cells/s", "cells", "with ad %", "p50 ms", "p99 ms", "upstream req", "round trip ms",
               "ads/req", "in-flight target", "in flight", "target", "held back", "errors"]
-    print("feed load: adloaderd defaults, synthetic upstream 200+0..100 ms, fill 0.9, 1 % errors; "
+    print("feed load: adloaderd defaults, synthetic upstream 200+0..100 ms, fill 0.9, 1 %% errors; "
           "Borrow wait 250 ms, shown return after 1-3 s; %.0f s per rate" % args.duration)
     print(" | ".join(header))
     for r in rows:
