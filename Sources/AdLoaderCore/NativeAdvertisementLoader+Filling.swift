@@ -30,11 +30,17 @@ extension NativeAdvertisementLoader {
         // (the retry delay, at least the source's Retry-After) has passed.
         if nowMilliseconds < pool.notBefore { return 0 }
         if trigger == .automatic && pool.isIdle(at: now) { return 0 }
+        pool.refreshTarget(at: now)
+        var plan = pool.topUpPlan(amount)
+        guard plan.wholeBatches > 0 || plan.partial > 0 else {
+            // Nothing missing (most borrows of a stocked pool): nothing holds the pool back.
+            pool.heldBackByCap = false
+            if pool.heldBack != nil { noteHeldBack(pool, nil, at: nowMilliseconds) }
+            return 0
+        }
         pool.refreshInFlightTarget(at: now)
         let limit = pool.requestLimit
         var free = limit - pool.requestsInFlight
-        pool.refreshTarget(at: now)
-        var plan = pool.topUpPlan(amount)
         let batch = pool.configuration.numberOfAdvertisements
         // The daemon-wide memory budget: loaded plus in-flight ads of every pool.
         let room = memory.room
