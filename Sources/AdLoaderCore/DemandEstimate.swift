@@ -40,6 +40,12 @@ struct DemandEstimate {
 
     /// Fresh borrows per millisecond, averaged over past windows.
     private(set) var averageRate = 0.0
+    /// The same, averaged slowly (weight 0.01 per window: a time constant of about 8
+    /// minutes). The cover follows the lower of the two: it grows only with demand that
+    /// lasts, so a pool's short burst (one user scrolling for a minute) does not leave minutes
+    /// of stock to expire, and it falls as fast as demand does.
+    private(set) var slowRate = 0.0
+    static let slowWeight = 0.01
     private var windowStart: Int64
     private var windowCount = 0
     /// Average upstream latency of answered requests, milliseconds.
@@ -102,7 +108,7 @@ struct DemandEstimate {
         // The cover follows the average rate, not a window's burst: one borrow after a quiet
         // spell does not buy minutes of stock.
         let cover = min(coverMilliseconds, lendableMilliseconds / 10)
-        if cover > 0 { stock = max(stock, Int((averageRate * Double(cover)).rounded(.up))) }
+        if cover > 0 { stock = max(stock, Int((min(averageRate, slowRate) * Double(cover)).rounded(.up))) }
         let lifeBound = Int(rate * Double(lendableMilliseconds))
         stock = min(stock, max(batch + parked, lifeBound))
         return stock
@@ -111,14 +117,21 @@ struct DemandEstimate {
     private mutating func advance(to now: Int64) {
         guard now >= windowStart + Self.windowMilliseconds else { return }
         let windows = (now - windowStart) / Self.windowMilliseconds
-        averageRate += Self.rateWeight * (Double(windowCount) / Double(Self.windowMilliseconds) - averageRate)
-        // Windows without a borrow decay the average; after 64 of them it is negligible.
+        let windowRate = Double(windowCount) / Double(Self.windowMilliseconds)
+        averageRate += Self.rateWeight * (windowRate - averageRate)
+        slowRate += Self.slowWeight * (windowRate - slowRate)
+        // Windows without a borrow decay the averages; after 64 of them the fast one is
+        // negligible (and the cover follows the lower of the two).
         var empty = min(windows - 1, 64)
         while empty > 0 {
             averageRate *= 1 - Self.rateWeight
+            slowRate *= 1 - Self.slowWeight
             empty -= 1
         }
-        if windows > 64 { averageRate = 0 }
+        if windows > 64 {
+            averageRate = 0
+            slowRate = 0
+        }
         windowStart += windows * Self.windowMilliseconds
         windowCount = 0
     }

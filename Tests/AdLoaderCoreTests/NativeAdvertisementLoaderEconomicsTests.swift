@@ -310,7 +310,8 @@ struct NativeAdvertisementLoaderEconomicsTests {
     }
 
     /// The cover keeps `rate × stockCover` in stock, bounded by a tenth of the lendable life;
-    /// one borrow after a quiet spell does not buy a cover (the cover follows the average rate).
+    /// one borrow after a quiet spell does not buy a cover (the cover follows the lower of the
+    /// fast and the slow average rate), and neither does a short burst.
     @Test func theStockCoversRecentDemandBoundedByTheAdsLife() throws {
         func target(cover: Duration, lifetime: Duration) throws -> (busy: Int, quiet: Int) {
             let h = try Harness {
@@ -320,7 +321,8 @@ struct NativeAdvertisementLoaderEconomicsTests {
                 $0.lifetime = lifetime
                 $0.stockCover = cover
             }
-            for _ in 0..<120 {
+            // Half an hour: the cover follows the slow average (a time constant of ~8 min).
+            for _ in 0..<1_800 {
                 for _ in 0..<20 {
                     if case .leased(let lease, _) = try h.borrow() { try h.loader.returnLease(lease.id, shown: true) }
                     h.source.succeedAll()
@@ -339,6 +341,21 @@ struct NativeAdvertisementLoaderEconomicsTests {
         // A 300 s life bounds the cover to 30 s: about 600.
         let short = try target(cover: .seconds(60), lifetime: .seconds(300))
         #expect(short.busy >= 450 && short.busy <= 650, "target \(short.busy)")
+        // A one-minute burst of 20/s in a quiet pool: the slow average keeps the cover small.
+        let h = try Harness {
+            $0.sizing = .demand
+            $0.configuredMaximumRetained = nil
+            $0.numberOfAdvertisements = 5
+            $0.stockCover = .seconds(60)
+        }
+        for _ in 0..<60 {
+            for _ in 0..<20 {
+                if case .leased(let lease, _) = try h.borrow() { try h.loader.returnLease(lease.id, shown: true) }
+                h.source.succeedAll()
+            }
+            h.clock.advance(by: .seconds(1))
+        }
+        #expect(h.stats().target <= 200, "target after a one-minute burst \(h.stats().target)")
     }
 
     @Test func theDemandTargetIsBoundedByTheMemoryBound() throws {
