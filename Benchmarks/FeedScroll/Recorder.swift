@@ -84,6 +84,15 @@ struct StrategyResult {
     var meanRequestsInFlight = 0.0
     /// The outage scenario, minute by minute (see `FeedScroll.outageReport`).
     var outage: String?
+    /// adloaderd: the most ads loaded or in flight over every pool at a sample (the memory
+    /// budget's measure), the highest in-flight target of the first ad unit, the time the
+    /// pools were held back by a configured cap, and ads the memory budget refused.
+    var peakAdsHeld = 0
+    var peakInFlightTarget = 0
+    var heldBackSeconds = 0.0
+    var memoryRefused = 0
+    /// Hits over the outage window alone (outage scenario).
+    var outageHitRatio: Double?
 
     var requestsPerImpression: Double { impressions == 0 ? .infinity : Double(upstream.requests) / Double(impressions) }
     var hitRatio: Double { appearances == 0 ? 0 : Double(hits) / Double(appearances) }

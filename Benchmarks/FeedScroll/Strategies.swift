@@ -234,8 +234,16 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         }
     }
 
+    private var peakAdsHeld = 0
+    private var peakInFlightTarget = 0
+
     func sample() {
-        peakLeased = max(peakLeased, loader.stats(loader: FeedScroll.loaderName).reduce(0) { $0 + $1.leased })
+        let all = loader.stats(loader: FeedScroll.loaderName)
+        peakLeased = max(peakLeased, all.reduce(0) { $0 + $1.leased })
+        peakAdsHeld = max(peakAdsHeld, loader.adsHeld)
+        if let first = all.first(where: { $0.adUnitID == FeedScroll.adUnitID }) {
+            peakInFlightTarget = max(peakInFlightTarget, first.inFlightTarget)
+        }
     }
 
     func finish(into result: inout StrategyResult) {
@@ -249,6 +257,10 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         result.meanRoundTrip = source.answered == 0 ? 0 : Double(source.roundTripMilliseconds) / Double(source.answered)
         result.adsPerRequest = source.answered == 0 ? 0 : Double(source.adsAnswered) / Double(source.answered)
         result.meanRequestsInFlight = source.meanInFlight
+        result.peakAdsHeld = peakAdsHeld
+        result.peakInFlightTarget = peakInFlightTarget
+        result.heldBackSeconds = all.reduce(0.0) { $0 + Double($1.heldBackMilliseconds) / 1_000 }
+        result.memoryRefused = all.reduce(0) { $0 + Int($1.budgetRefused) }
     }
 }
 

@@ -42,13 +42,20 @@ enum FeedScroll {
         /// Scenarios: more defaults runs, each with one of these caps (`--caps 6,12`), in the
         /// same run as the defaults and the fixed pools.
         var moreCaps: [Int] = []
+        /// `stockCover` of the defaults run, seconds (nil: the default).
+        var cover: Double?
+        /// Scenarios: more defaults runs, each with one of these covers in seconds (`--covers 0,60,600`).
+        var moreCovers: [Double] = []
+        /// The daemon-wide memory budget of the defaults run (`maximumAds`; nil: none).
+        var maximumAds: Int?
     }
 
     static let usage = """
         usage: FeedScrollBench [--smoke] [--users N] [--duration S] [--seed N] [--warmup S]
                [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
                [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
-               [--scenario steady|low|ramp|zipf|outage] [--cap N] [--caps N1,N2,...]
+               [--scenario steady|busy|low|ramp|drop|zipf|outage|memory] [--cap N] [--caps N1,N2,...]
+               [--cover S] [--covers S1,S2,...] [--maximum-ads N]
         """
 
     /// Exits 2 with a message naming the bad option, or 0 after printing the usage for `--help`.
@@ -99,11 +106,36 @@ enum FeedScroll {
                         }
                         options.moreCaps.append(cap)
                     }
+                case .option("--cover"): options.cover = try number()
+                case .option("--maximum-ads"): options.maximumAds = Int(try number())
+                case .option("--covers"):
+                    let text = try scanner.value()
+                    for part in text.split(separator: ",") {
+                        guard let cover = Double(part), cover >= 0 else {
+                            throw ArgumentScanner.Failure(option: "--covers", message: "not a cover: \"\(part)\"")
+                        }
+                        options.moreCovers.append(cover)
+                    }
                 case .option("--scenario"):
                     let name = try scanner.value()
                     options.scenario = name
                     switch name {
                     case "steady": break
+                    case "busy":
+                        // The steady trace with ten times the users, on one ad unit.
+                        options.trace.users = 500_000
+                        options.retained = 40_000
+                    case "drop":
+                        // Steady, then a tenth of the arrivals from 60 min on (falling over 10 min).
+                        options.trace.rampFactor = 0.1
+                        options.trace.rampStart = 3_600
+                        options.trace.rampEnd = 1e12
+                    case "memory":
+                        // 200 ad units (Zipf) under a daemon-wide budget below what they would hold.
+                        options.trace.users = 5_000
+                        options.trace.adUnits = 200
+                        options.retained = 10
+                        if options.maximumAds == nil { options.maximumAds = 1_000 }
                     case "low":
                         options.trace.users = 500
                         options.warmupSeconds = 3_600
@@ -151,6 +183,7 @@ enum FeedScroll {
         configuration.numberOfAdvertisements = 5
         configuration.lifetime = options.lifetime
         if let cap = options.cap { configuration.maximumConcurrentRequests = cap }
+        if let cover = options.cover { configuration.stockCover = .milliseconds(Int64(cover * 1_000)) }
         if let retained {
             configuration.sizing = .fixed
             configuration.maximumRetainedAdvertisements = retained
@@ -165,6 +198,7 @@ enum FeedScroll {
         source.idleTimeout = retained == nil ? configuration.idleTimeout : .seconds(600)
         let loader = try NativeAdvertisementLoader(
             loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock, idSeed: 1)
+        if retained == nil, let maximumAds = options.maximumAds { loader.maximumAds = maximumAds }
         return (loader, source)
     }
 
@@ -204,6 +238,13 @@ enum FeedScroll {
         strategy.finish(into: &result)
         if let adloaderd = strategy as? AdLoaderStrategy, let outage = adloaderd.source.outage {
             result.outage = outageReport(recorder, outage, availableAtStart: adloaderd.availableAtOutage ?? 0)
+            var appeared = 0
+            var atOnce = 0
+            for (index, time) in recorder.appearedAt.enumerated() where outage.contains(Double(time) / 1_000) {
+                appeared += 1
+                if recorder.delays[index] == 0 { atOnce += 1 }
+            }
+            result.outageHitRatio = appeared == 0 ? nil : Double(atOnce) / Double(appeared)
         }
         return result
     }
@@ -263,6 +304,14 @@ enum FeedScroll {
             results.append(defaults)
             caps.append(cap ?? LoaderConfiguration().maximumConcurrentRequests)
         }
+        for cover in options.moreCovers {
+            var covered = options
+            covered.cover = cover
+            var run = try runAdLoader(trace, covered, retained: nil)
+            run.strategy = "adloaderd cover \(Report.format(cover, 0))s"
+            results.append(run)
+            caps.append(options.cap ?? LoaderConfiguration().maximumConcurrentRequests)
+        }
         var fixed = try runAdLoader(trace, options, retained: options.retained)
         fixed.strategy = "adloaderd fixed"
         results.append(fixed)
@@ -275,7 +324,10 @@ enum FeedScroll {
                 "  \(result.strategy): pools at the end \(result.poolsLeft), requests for a unit more than its idle "
                     + "time after its last borrow \(result.requestsAfterIdle), most requests in flight for one unit "
                     + "from the outage on \(options.outage == nil ? "-" : String(result.recoveryBurst)), "
-                    + "leases reclaimed \(result.leasesReclaimed)")
+                    + "leases reclaimed \(result.leasesReclaimed), highest in-flight target \(result.peakInFlightTarget), "
+                    + "held back \(Report.format(result.heldBackSeconds, 1)) s, most ads held \(result.peakAdsHeld)"
+                    + (options.maximumAds.map { " (budget \($0), refused \(result.memoryRefused))" } ?? "")
+                    + (result.outageHitRatio.map { ", hits over the outage \(Report.format($0 * 100, 2)) %" } ?? ""))
             if let outage = result.outage { print("    \(outage)") }
         }
         // The cap's arithmetic from this run's own numbers: what one pool can load per second

@@ -320,8 +320,8 @@ extension ConformanceRun {
         let connection = try connectCalls()
         defer { connection.close() }
         var statuses: [String] = []
-        // WatchRequest field 3 (kinds, packed): EVENT_KIND_UNSPECIFIED (0), then an unknown 9.
-        for kinds: [UInt8] in [[0x1A, 0x01, 0x00], [0x1A, 0x01, 0x09]] {
+        // WatchRequest field 3 (kinds, packed): EVENT_KIND_UNSPECIFIED (0), then an unknown 127.
+        for kinds: [UInt8] in [[0x1A, 0x01, 0x00], [0x1A, 0x01, 0x7F]] {
             let status = try connection.call(MethodName.watch, kinds)
                 .expect(.invalidArgument, naming: "kinds", "Watch with kinds \(hex(kinds))")
             statuses.append("\(status)")

@@ -12,6 +12,9 @@ public struct AdEvent: Hashable, Sendable {
         /// A loader was disabled, enabled, added, removed or reconfigured (``reason`` says
         /// which); the ad unit is empty.
         case loaderChanged
+        /// A configured cap started holding the pool below its demand, changed, or stopped
+        /// (``holdBack`` nil): see ``HoldBack``.
+        case heldBack
     }
 
     /// Why the loader removed an ad (`removed` events) or ended a lease itself (`returned`
@@ -78,6 +81,8 @@ public struct AdEvent: Hashable, Sendable {
     public var reason: Reason? = nil
     /// removed with reason `.invalidated` by a client's Return: the reason the client gave.
     public var note: String? = nil
+    /// heldBack: the cap that binds now, nil when the pool is no longer held back.
+    public var holdBack: HoldBack? = nil
 
     public init(kind: Kind, at: AdInstant, loader: String, adUnitID: String) {
         self.kind = kind

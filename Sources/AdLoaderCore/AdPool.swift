@@ -34,6 +34,8 @@ final class AdPool {
     let source: any DemandSource
     /// The source's request-rate budget, shared with the other pools of that source; nil: none.
     let budget: SourceRequestBudget?
+    /// The loader-wide memory budget this pool's ads count against.
+    let memory: AdMemoryBudget
     let request: AdRequest
     /// `configuration.leaseTimeout` in milliseconds, computed once: `Duration`'s 128-bit
     /// arithmetic cost ~190 instructions per Borrow (callgrind).
@@ -41,6 +43,9 @@ final class AdPool {
     /// `configuration.effectiveMinimumRemainingLife` in milliseconds: an ad is lendable while
     /// `now + minimumLifeMilliseconds < expiresAt`.
     @exclusivity(unchecked) private(set) var minimumLifeMilliseconds: Int64
+    /// How long an ad stays lendable once loaded: its life (the shortest seen when the
+    /// minimum follows the ads' life) minus the minimum remaining life.
+    @exclusivity(unchecked) private(set) var lendableMilliseconds: Int64
     /// Set when a reload removed the pool's loader or changed it so that its ads cannot stay:
     /// the pool is drained, out of its loader's table, and kept only until its leases end.
     @exclusivity(unchecked) var isRetired = false
@@ -55,8 +60,23 @@ final class AdPool {
     @exclusivity(unchecked) var inFlight = 0
     /// Upstream requests sent and not answered yet (at most `maximumConcurrentRequests`).
     @exclusivity(unchecked) var requestsInFlight = 0
-    /// Whether the last top-up wanted more requests than the concurrency cap let it send.
+    /// Whether the last top-up wanted more requests than the concurrency limit (the pool's
+    /// demand-derived in-flight target or its ceiling) let it send.
     @exclusivity(unchecked) var heldBackByCap = false
+    /// The configured cap holding the pool below what its demand asks for, if any (see
+    /// ``HoldBack``); nil: nothing binds.
+    @exclusivity(unchecked) var heldBack: HoldBack?
+    /// Since when ``heldBack`` is set, Unix milliseconds.
+    @exclusivity(unchecked) var heldBackSince: Int64 = 0
+    /// Time spent held back before the current spell, milliseconds.
+    @exclusivity(unchecked) var heldBackMilliseconds: Int64 = 0
+    /// After a failed request, no request goes upstream on any path before the retry delay
+    /// has passed (Unix milliseconds); a successful answer ends it (the source answers again).
+    @exclusivity(unchecked) var backoffUntil: Int64 = 0
+    /// The source's `Retry-After`: no request on any path before it, whatever answers meanwhile.
+    @exclusivity(unchecked) var retryAfterUntil: Int64 = 0
+    /// No request goes upstream, on any path, before this (Unix milliseconds).
+    var notBefore: Int64 { max(backoffUntil, retryAfterUntil) }
     /// A borrow missed (answered no ad, was refused parking, or parked) and no request was
     /// sent since: the pool has on-screen demand (see ``hasOnScreenDemand``).
     @exclusivity(unchecked) var onScreenMiss = false
@@ -71,6 +91,9 @@ final class AdPool {
     /// keeps at least this many beyond the leased ones (``refreshTarget(at:)``); each fresh
     /// lease takes one off, a later Prefetch replaces it.
     @exclusivity(unchecked) var prefetchWanted = 0
+    /// Requests the pool's demand asks to keep in flight (``DemandEstimate/inFlightTarget(at:batch:)``),
+    /// as of the last top-up.
+    @exclusivity(unchecked) var inFlightTarget = 2
     /// When a borrow or prefetch last named this pool, Unix milliseconds.
     @exclusivity(unchecked) var lastDemandAt: Int64
     /// The error of the last failed upstream request, for borrows that fail fast.
@@ -97,8 +120,9 @@ final class AdPool {
 
     init(
         loader: String, adUnitID: String, configuration: LoaderConfiguration, source: any DemandSource,
-        budget: SourceRequestBudget? = nil, now: AdInstant
+        budget: SourceRequestBudget? = nil, memory: AdMemoryBudget = AdMemoryBudget(), now: AdInstant
     ) {
+        self.memory = memory
         self.loader = loader
         self.adUnitID = adUnitID
         self.configuration = configuration
@@ -107,6 +131,7 @@ final class AdPool {
         self.request = configuration.request(adUnitID: adUnitID)
         self.leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
         self.minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
+        self.lendableMilliseconds = configuration.lifetime.milliseconds - configuration.effectiveMinimumRemainingLife.milliseconds
         self.target = configuration.sizing == .fixed ? configuration.maximumRetainedAdvertisements : 0
         self.demand = DemandEstimate(now: now.unixMilliseconds)
         self.lastDemandAt = now.unixMilliseconds
@@ -125,8 +150,42 @@ final class AdPool {
         self.configuration = configuration
         leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
         minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
+        lendableMilliseconds = configuration.lifetime.milliseconds - minimumLifeMilliseconds
         if configuration.sizing == .fixed { target = configuration.maximumRetainedAdvertisements }
         fill.maximumRetries = configuration.retry.maximumCount
+    }
+
+    /// Follows the real life of an arriving ad (`lifeMilliseconds` from load to expiry) when
+    /// the minimum remaining life is the default: a quarter of the shortest life seen, so
+    /// bids that live shorter than `lifetime` are lent, not dropped on arrival.
+    func noteAdLife(_ lifeMilliseconds: Int64) {
+        guard configuration.followsAdLife, lifeMilliseconds > 0 else { return }
+        let quarter = lifeMilliseconds / 4
+        guard quarter < minimumLifeMilliseconds else { return }
+        minimumLifeMilliseconds = quarter
+        lendableMilliseconds = lifeMilliseconds - quarter
+    }
+
+    /// The most requests the pool may have in flight now: its demand's in-flight target
+    /// (demand sizing) within the configured ceiling.
+    var requestLimit: Int {
+        let ceiling = configuration.maximumConcurrentRequests
+        return configuration.sizing == .demand ? min(ceiling, inFlightTarget) : ceiling
+    }
+
+    /// Refreshes ``inFlightTarget`` from the measured demand (demand sizing; fixed pools
+    /// demand their ceiling).
+    func refreshInFlightTarget(at now: AdInstant) {
+        guard configuration.sizing == .demand else {
+            inFlightTarget = configuration.maximumConcurrentRequests
+            return
+        }
+        inFlightTarget = demand.inFlightTarget(at: now.unixMilliseconds, batch: configuration.numberOfAdvertisements)
+    }
+
+    /// Time held back so far, including a spell under way.
+    func heldBackTotal(at now: Int64) -> Int64 {
+        heldBackMilliseconds + (heldBack == nil ? 0 : max(0, now - heldBackSince))
     }
 
     /// Ads held (available or leased) plus ads asked for and not yet answered.
@@ -156,8 +215,8 @@ final class AdPool {
         guard configuration.sizing == .demand else { return }
         let stock = demand.stock(
             at: now.unixMilliseconds, batch: configuration.numberOfAdvertisements, parked: parked.count,
-            lendableMilliseconds: configuration.lifetime.milliseconds - minimumLifeMilliseconds)
-        target = min(configuration.maximumRetainedAdvertisements, leasedCount + max(stock, prefetchWanted))
+            lendableMilliseconds: lendableMilliseconds, coverMilliseconds: configuration.stockCover.milliseconds)
+        target = min(configuration.poolBound, leasedCount + max(stock, prefetchWanted))
     }
 
     /// The record of a live handle. Mutations through it edit the record in place (no copy
@@ -169,6 +228,7 @@ final class AdPool {
 
     /// Stores a freshly loaded ad as available.
     func insertAvailable(_ ad: Ad, sequence: UInt64) {
+        memory.held += 1
         let handle = records.insert(Record(ad: ad, sequence: sequence, state: .available))
         available.insert(handle: handle, deadline: ad.expiresAt.unixMilliseconds, sequence: sequence)
     }
@@ -209,6 +269,7 @@ final class AdPool {
     @discardableResult
     func discard(_ handle: AdHandle) -> Ad {
         let record = records.remove(handle)
+        memory.held -= 1
         if record.state == .available {
             available.remove(handle: handle)
         } else {
@@ -238,6 +299,11 @@ final class AdPool {
         stats.parkedBorrows = parked.count
         stats.requestsInFlight = requestsInFlight
         stats.target = target
+        stats.inFlightTarget = inFlightTarget
+        stats.heldBack = heldBack
+        stats.roundTripMilliseconds = demand.latency
+        stats.adsPerRequest = demand.adsPerRequest ?? 0
+        stats.minimumRemainingLifeMilliseconds = minimumLifeMilliseconds
         return stats
     }
 

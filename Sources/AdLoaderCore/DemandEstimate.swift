@@ -17,11 +17,22 @@
 /// - batch: automatic top-ups wait until a whole batch is missing, so the stock dips by up
 ///   to one batch below the target before a refill is asked for.
 ///
+/// On top of that the pool holds a *cover*: `λ × stockCover`, the ads it needs to serve alone
+/// for ``LoaderConfiguration/stockCover`` if the upstream stops; the stock is the larger of
+/// the two. The cover is bounded by a tenth of the time an ad can be lent (lifetime minus the
+/// minimum remaining life): after demand falls tenfold at once, what the pool holds is then
+/// still lent before it expires.
+///
 /// The stock is bounded by the ads' remaining life: no more than λ times the time an ad
-/// can be lent (lifetime minus the minimum remaining life), since more would expire
-/// unshown; never below one batch, so a pool that was just created or is quiet still has
-/// an ad for its next borrow. The target is then `leased + stock`, capped by
-/// ``LoaderConfiguration/maximumRetainedAdvertisements`` (the memory bound).
+/// can be lent, since more would expire unshown; never below one batch, so a pool that was
+/// just created or is quiet still has an ad for its next borrow. The target is then
+/// `leased + stock`, capped by ``LoaderConfiguration/maximumRetainedAdvertisements`` (the
+/// memory bound).
+///
+/// Upstream concurrency follows the same measurements (Little's law): the requests a pool
+/// needs in flight are `λ × round trip / ads per request`, where the round trip and the ads
+/// an answered request brings (fill rate × batch) are measured; ``inFlightTarget(at:batch:)``
+/// doubles that and adds two, for slow answers, no-fills and the stock's own refill.
 struct DemandEstimate {
     static let windowMilliseconds: Int64 = 5_000
     static let rateWeight = 0.2
@@ -29,10 +40,19 @@ struct DemandEstimate {
 
     /// Fresh borrows per millisecond, averaged over past windows.
     private(set) var averageRate = 0.0
+    /// The same, averaged slowly (weight 0.01 per window: a time constant of about 8
+    /// minutes). The cover follows the lower of the two: it grows only with demand that
+    /// lasts, so a pool's short burst (one user scrolling for a minute) does not leave minutes
+    /// of stock to expire, and it falls as fast as demand does.
+    private(set) var slowRate = 0.0
+    static let slowWeight = 0.01
     private var windowStart: Int64
     private var windowCount = 0
     /// Average upstream latency of answered requests, milliseconds.
     private(set) var latency = 1_000.0
+    /// Average ads an answered request brought (no-fills count as 0); nil before the first.
+    private(set) var adsPerRequest: Double?
+    static let adsWeight = 0.1
 
     init(now: Int64) {
         windowStart = now
@@ -47,6 +67,27 @@ struct DemandEstimate {
         latency += Self.latencyWeight * (Double(max(0, milliseconds)) - latency)
     }
 
+    /// Counts one answered request that asked for `asked` ads and brought `accepted`.
+    mutating func noteAnswer(asked: Int, accepted: Int) {
+        let value = Double(max(0, min(accepted, asked)))
+        if let current = adsPerRequest {
+            adsPerRequest = current + Self.adsWeight * (value - current)
+        } else {
+            adsPerRequest = value
+        }
+    }
+
+    /// Requests this pool should keep in flight for its demand: `2 × λ × round trip / ads per
+    /// request + 2` (at least 2, so a quiet pool still refills while one request is slow).
+    /// Before the first answer a request is assumed to bring a whole `batch`; ads per request
+    /// count at least half an ad, so an exchange that stops filling does not multiply requests.
+    mutating func inFlightTarget(at now: Int64, batch: Int) -> Int {
+        let rate = self.rate(at: now)
+        let perRequest = max(adsPerRequest ?? Double(batch), 0.5)
+        let needed = rate * latency / perRequest
+        return Int((2 * needed).rounded(.up)) + 2
+    }
+
     /// Fresh borrows per millisecond now.
     mutating func rate(at now: Int64) -> Double {
         advance(to: now)
@@ -58,10 +99,16 @@ struct DemandEstimate {
     var refillMilliseconds: Double { 2 * latency + 250 }
 
     /// Ads to keep available or coming, beyond the leased ones (the model above).
-    mutating func stock(at now: Int64, batch: Int, parked: Int, lendableMilliseconds: Int64) -> Int {
+    mutating func stock(
+        at now: Int64, batch: Int, parked: Int, lendableMilliseconds: Int64, coverMilliseconds: Int64
+    ) -> Int {
         let rate = self.rate(at: now)
         let expected = rate * refillMilliseconds
         var stock = Int((expected + 3 * expected.squareRoot()).rounded(.up)) + batch + parked
+        // The cover follows the average rate, not a window's burst: one borrow after a quiet
+        // spell does not buy minutes of stock.
+        let cover = min(coverMilliseconds, lendableMilliseconds / 10)
+        if cover > 0 { stock = max(stock, Int((min(averageRate, slowRate) * Double(cover)).rounded(.up))) }
         let lifeBound = Int(rate * Double(lendableMilliseconds))
         stock = min(stock, max(batch + parked, lifeBound))
         return stock
@@ -70,14 +117,21 @@ struct DemandEstimate {
     private mutating func advance(to now: Int64) {
         guard now >= windowStart + Self.windowMilliseconds else { return }
         let windows = (now - windowStart) / Self.windowMilliseconds
-        averageRate += Self.rateWeight * (Double(windowCount) / Double(Self.windowMilliseconds) - averageRate)
-        // Windows without a borrow decay the average; after 64 of them it is negligible.
+        let windowRate = Double(windowCount) / Double(Self.windowMilliseconds)
+        averageRate += Self.rateWeight * (windowRate - averageRate)
+        slowRate += Self.slowWeight * (windowRate - slowRate)
+        // Windows without a borrow decay the averages; after 64 of them the fast one is
+        // negligible (and the cover follows the lower of the two).
         var empty = min(windows - 1, 64)
         while empty > 0 {
             averageRate *= 1 - Self.rateWeight
+            slowRate *= 1 - Self.slowWeight
             empty -= 1
         }
-        if windows > 64 { averageRate = 0 }
+        if windows > 64 {
+            averageRate = 0
+            slowRate = 0
+        }
         windowStart += windows * Self.windowMilliseconds
         windowCount = 0
     }

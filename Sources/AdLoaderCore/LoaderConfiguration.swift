@@ -27,10 +27,26 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// its measured demand, ``PoolSizing/fixed`` tops up to ``maximumRetainedAdvertisements``.
     public var sizing: PoolSizing = .demand
     /// The memory bound of a pool: loaded (available and leased) plus in-flight ads, never
-    /// exceeded, 1...10_000_000. With ``PoolSizing/fixed`` sizing it is also the pool's target;
-    /// with ``PoolSizing/demand`` sizing the pool's target is usually far below it. See
+    /// exceeded, 1...10_000_000; 10,000 when not set. With ``PoolSizing/fixed`` sizing it is
+    /// also the pool's target. With ``PoolSizing/demand`` sizing it bounds the pool only when
+    /// set (``bindsDemandSizing``): unset, a demand-sized pool is bounded by its demand (the
+    /// cover, the ads' life) and the daemon-wide memory budget (`limits.maximumAds`), so that a
+    /// busy feed (tens of thousands of ads on screen and in stock) is not held to 10,000. See
     /// ``numberOfAdvertisements`` for when a pool tops up.
-    public var maximumRetainedAdvertisements: Int = 10_000
+    public var maximumRetainedAdvertisements: Int {
+        get { configuredMaximumRetained ?? 10_000 }
+        set { configuredMaximumRetained = newValue }
+    }
+    /// ``maximumRetainedAdvertisements`` as set, nil when left to its default.
+    public var configuredMaximumRetained: Int? = nil
+    /// Whether ``maximumRetainedAdvertisements`` bounds a demand-sized pool (it was set).
+    public var bindsDemandSizing: Bool { configuredMaximumRetained != nil }
+    /// What a pool's loaded plus in-flight ads never exceed: ``maximumRetainedAdvertisements``
+    /// for fixed sizing or when set, else 10,000,000 (the range's top; the daemon's
+    /// `limits.maximumAds` binds first).
+    public var poolBound: Int {
+        sizing == .fixed || bindsDemandSizing ? maximumRetainedAdvertisements : 10_000_000
+    }
     /// How long an ad stays valid after it loaded.
     public var lifetime: Duration = .seconds(3600)
     /// How often expired ads are swept out.
@@ -48,23 +64,34 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// the same slot renews it (bounded by the ad's expiry the same way).
     public var leaseTimeout: Duration = .seconds(300)
     /// The least valid life an ad must have left to be lent (or kept for lending, or lent
-    /// again to its slot); nil means ``leaseTimeout``, so that a lease normally ends by its
-    /// return or timeout, not by its ad expiring on screen. Ads with less life left are
-    /// dropped as expired (event `expired`). Must be below ``lifetime``.
-    public var minimumRemainingLife: Duration? = nil
-    /// Upstream requests one pool may have in flight at once, 1...1_000_000 (probes included).
-    /// A top-up that needs more sends the rest as earlier requests complete; when it is short,
-    /// a pool's next request goes out as soon as one completes while a cell on screen waits
-    /// (see ``NativeAdvertisementLoader/borrow(adUnitID:loader:slot:wait:mayPark:whenServed:)``).
+    /// again to its slot). Ads with less life left are dropped as expired (event `expired`);
+    /// set, it must be below ``lifetime``.
     ///
-    /// The cap bounds what one pool can load: at most `cap × numberOfAdvertisements × fill
-    /// rate` ads per upstream round trip. With the default 3, batches of 5, a fill rate of 0.9
-    /// and a 210 ms round trip that is about 64 ads per second, whatever the pool's size; a
-    /// pool whose cells need more fresh ads per second than that misses however well it is
-    /// sized. The cap a pool needs is `ceil(peak fresh ads per second × round trip /
-    /// (numberOfAdvertisements × fill rate))` plus headroom for slow answers (BENCHMARKS.md,
-    /// "Pool economics scenarios").
-    public var maximumConcurrentRequests: Int = 3
+    /// nil (the default) follows the ads' real life: a quarter of it, never more than
+    /// ``leaseTimeout`` (a lease ends at its ad's expiry anyway). With the default lifetime of
+    /// an hour that is the lease timeout; an exchange whose bids live 300 s (their own expiry,
+    /// shorter than ``lifetime``) has them lent while more than 75 s is left. Each pool lowers
+    /// its minimum to a quarter of the shortest life of the ads it received, so short-lived
+    /// bids are lent, not dropped on arrival.
+    public var minimumRemainingLife: Duration? = nil
+    /// The ceiling of a pool's upstream requests in flight, 1...1_000_000 (probes included).
+    ///
+    /// A pool keeps as many requests in flight as its measured demand needs (Little's law:
+    /// fresh borrows per second × measured round trip / measured ads per request, doubled,
+    /// plus two; see Stats `in_flight_target`), and never more than this. The default, 256,
+    /// is far above what one pool needs at ten times the feed-scroll trace (about 100 at
+    /// 1,000 fresh ads/s and a 210 ms round trip), so it binds only on purpose. A pool held
+    /// back by it is reported (Stats `held_back`, metric `adloader_pool_held_back`, a Watch
+    /// event and a warning log naming this key). The source's request-rate budget
+    /// (`sources.NAME.maximumRequestsPerSecond`) is the brake for what upstream may receive.
+    public var maximumConcurrentRequests: Int = 256
+    /// How long the pool's stock should serve its recent demand alone if the upstream stops:
+    /// demand sizing keeps at least `fresh borrows per second × stockCover` ads available,
+    /// bounded by a tenth of the time an ad can be lent (``lifetime`` minus the minimum
+    /// remaining life), so that after a tenfold drop in demand the stock is still lent before
+    /// it expires. Zero keeps only what the refill time needs. The default, 5 minutes, was
+    /// chosen from the measured curve in BENCHMARKS.md ("Stock cover").
+    public var stockCover: Duration = .seconds(300)
     /// A pool with no borrow or prefetch for this long is idle: it asks upstream for nothing
     /// on its own (no top-ups after expiries, reclaims or retries, no probes) until the next
     /// borrow or prefetch. Stats show it (`idle`).
@@ -106,8 +133,15 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// ``AdFormat/appOpen``; AppOpen calls to a loader of another format are refused).
     public var appOpen: AppOpenPolicy = AppOpenPolicy()
 
-    /// ``minimumRemainingLife``, or ``leaseTimeout`` when it is nil.
-    public var effectiveMinimumRemainingLife: Duration { minimumRemainingLife ?? leaseTimeout }
+    /// ``minimumRemainingLife``, or when it is nil the smaller of ``leaseTimeout`` and a
+    /// quarter of ``lifetime`` (a pool lowers it further for ads that live shorter).
+    public var effectiveMinimumRemainingLife: Duration {
+        if let minimumRemainingLife { return minimumRemainingLife }
+        return min(leaseTimeout, lifetime / 4)
+    }
+
+    /// Whether the minimum remaining life follows the ads' real life (``minimumRemainingLife`` nil).
+    public var followsAdLife: Bool { minimumRemainingLife == nil }
 
     public init(name: String = LoaderConfiguration.defaultName) {
         self.name = name
@@ -158,12 +192,12 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if let minimumRemainingLife, minimumRemainingLife < .zero {
             throw fail("minimumRemainingLife", "must not be negative")
         }
-        if effectiveMinimumRemainingLife >= lifetime {
+        if let minimumRemainingLife, minimumRemainingLife >= lifetime {
             throw fail(
                 "minimumRemainingLife",
-                "must be below lifetime (\(lifetime.milliseconds) ms), got \(effectiveMinimumRemainingLife.milliseconds) ms"
-                    + (minimumRemainingLife == nil ? " (the default: leaseTimeout)" : ""))
+                "must be below lifetime (\(lifetime.milliseconds) ms), got \(minimumRemainingLife.milliseconds) ms")
         }
+        if stockCover < .zero { throw fail("stockCover", "must not be negative") }
         if !(1...1_000_000).contains(maximumConcurrentRequests) {
             throw fail("maximumConcurrentRequests", "must be 1...1000000, got \(maximumConcurrentRequests)")
         }

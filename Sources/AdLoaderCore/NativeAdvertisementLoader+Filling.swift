@@ -12,33 +12,101 @@ extension NativeAdvertisementLoader {
     /// in the source's queue, on-screen demand first (``takeBudget(_:waitAs:)``).
     @discardableResult
     func topUp(_ pool: AdPool, trigger: AdPool.FillTrigger, amount: AdPool.FillAmount = .wholeBatches) -> Int {
-        guard pool.enabled, !isShutDown, pool.fill.allowsLoad(trigger) else { return 0 }
+        guard pool.enabled, !isShutDown else { return 0 }
         let now = self.now
-        if trigger == .automatic && pool.isIdle(at: now) { return 0 }
-        var free = pool.configuration.maximumConcurrentRequests - pool.requestsInFlight
-        guard free > 0 else {
-            pool.heldBackByCap = true
+        let nowMilliseconds = now.unixMilliseconds
+        if !pool.fill.allowsLoad(trigger) {
+            // Unreachable: a borrow or prefetch may send one probe once the backoff allows, so
+            // the first answer after an outage resumes filling without waiting for the timer.
+            if trigger == .explicit, pool.fill.state == .unreachable, pool.requestsInFlight == 0,
+                nowMilliseconds >= pool.notBefore, !pool.isIdle(at: now), memory.room > 0, takeBudget(pool, waitAs: nil)
+            {
+                send(pool, count: 1, probe: true)
+                return 1
+            }
             return 0
         }
+        // One discipline for every path: after a failure nothing goes before the backoff
+        // (the retry delay, at least the source's Retry-After) has passed.
+        if nowMilliseconds < pool.notBefore { return 0 }
+        if trigger == .automatic && pool.isIdle(at: now) { return 0 }
         pool.refreshTarget(at: now)
-        let plan = pool.topUpPlan(amount)
+        var plan = pool.topUpPlan(amount)
+        guard plan.wholeBatches > 0 || plan.partial > 0 else {
+            // Nothing missing (most borrows of a stocked pool): nothing holds the pool back.
+            pool.heldBackByCap = false
+            if pool.heldBack != nil { noteHeldBack(pool, nil, at: nowMilliseconds) }
+            return 0
+        }
+        pool.refreshInFlightTarget(at: now)
+        let limit = pool.requestLimit
+        var free = limit - pool.requestsInFlight
         let batch = pool.configuration.numberOfAdvertisements
+        // The daemon-wide memory budget: loaded plus in-flight ads of every pool.
+        let room = memory.room
+        let wanted = plan.wholeBatches * batch + plan.partial
+        var refusedByMemory = false
+        if wanted > room {
+            pool.stats.budgetRefused += UInt64(wanted - room)
+            refusedByMemory = true
+            // What fits: whole batches, and the rest as a partial batch only where one would
+            // go anyway (an explicit prefetch's completion, a pool running dry).
+            let whole = min(plan.wholeBatches, room / batch)
+            let mayPartial = amount == .complete || (whole == 0 && pool.isRunningDry)
+            plan = AdPool.TopUpPlan(
+                wholeBatches: whole, partial: mayPartial ? min(room - whole * batch, batch - 1, wanted - whole * batch) : 0)
+        }
         let requests = plan.wholeBatches + (plan.partial > 0 ? 1 : 0)
         pool.heldBackByCap = requests > free
+        let ceilingBinds = requests > free && limit < pool.inFlightTarget
+        if free <= 0 {
+            noteHeldBack(pool, ceilingBinds ? .poolCeiling : (refusedByMemory ? .memoryBudget : nil), at: nowMilliseconds)
+            return 0
+        }
         let wait = AdPool.BudgetWait(trigger: trigger, amount: amount)
         var asked = 0
+        var budgetShort = false
         for _ in 0..<plan.wholeBatches where free > 0 {
-            guard takeBudget(pool, waitAs: wait) else { return asked }
+            guard takeBudget(pool, waitAs: wait) else {
+                budgetShort = true
+                break
+            }
             send(pool, count: batch, probe: false)
             asked += batch
             free -= 1
         }
-        if plan.partial > 0 && free > 0 {
-            guard takeBudget(pool, waitAs: wait) else { return asked }
-            send(pool, count: plan.partial, probe: false)
-            asked += plan.partial
+        if !budgetShort, plan.partial > 0, free > 0 {
+            if takeBudget(pool, waitAs: wait) {
+                send(pool, count: plan.partial, probe: false)
+                asked += plan.partial
+            } else {
+                budgetShort = true
+            }
         }
+        let reason: HoldBack? =
+            budgetShort ? .sourceBudget : ceilingBinds ? .poolCeiling : refusedByMemory ? .memoryBudget : nil
+        noteHeldBack(pool, reason, at: nowMilliseconds)
         return asked
+    }
+
+    /// Reports the first ad of a source that arrived too short to be lent (once per source).
+    func noteExpiredOnArrival(_ pool: AdPool) {
+        let source = pool.configuration.source
+        guard !expiredOnArrivalReported.contains(source) else { return }
+        expiredOnArrivalReported.insert(source)
+        onExpiredOnArrival?(pool.loader, source, .milliseconds(pool.minimumLifeMilliseconds))
+    }
+
+    /// Records whether a configured cap holds `pool` back now (nil: none), tells observers
+    /// (event `heldBack`) when that starts, changes or stops, and accumulates the time.
+    func noteHeldBack(_ pool: AdPool, _ reason: HoldBack?, at now: Int64) {
+        guard pool.heldBack != reason else { return }
+        if pool.heldBack != nil { pool.heldBackMilliseconds += max(0, now - pool.heldBackSince) }
+        pool.heldBack = reason
+        pool.heldBackSince = now
+        emit(.heldBack, pool) { $0.holdBack = reason }
+        onHeldBack?(
+            pool.loader, pool.adUnitID, reason, reason?.setting(loader: pool.loader, source: pool.configuration.source))
     }
 
     /// The trigger of a top-up that follows a completion: explicit while an on-screen borrow
@@ -53,6 +121,7 @@ extension NativeAdvertisementLoader {
     func send(_ pool: AdPool, count: Int, probe: Bool) {
         pool.onScreenMiss = false
         pool.inFlight += count
+        memory.held += count
         pool.requestsInFlight += 1
         pool.stats.upstreamRequests += 1
         let sentAt = now.unixMilliseconds
@@ -65,6 +134,7 @@ extension NativeAdvertisementLoader {
         _ pool: AdPool, asked: Int, probe: Bool, sentAt: Int64, result: Result<[DeliveredAd], UpstreamError>
     ) {
         pool.inFlight -= asked
+        memory.held -= asked
         pool.requestsInFlight -= 1
         switch result {
         case .success(let delivered):
@@ -74,7 +144,11 @@ extension NativeAdvertisementLoader {
             emit(.loadFinished, pool) { $0.count = accepted.count }
             guard pool.enabled, !isShutDown else { return }
             pool.demand.noteLatency(milliseconds: now.unixMilliseconds - sentAt)
+            pool.demand.noteAnswer(asked: asked, accepted: accepted.count)
             pool.lastError = nil
+            // An answer ends the failure backoff at once (after an outage too): the source
+            // answers again. A Retry-After still holds.
+            pool.backoffUntil = 0
             serveParked(pool)
             scheduleSweep(pool)
             perform(pool.fill.loadSucceeded(), for: pool)
@@ -91,7 +165,19 @@ extension NativeAdvertisementLoader {
             pool.lastError = error
             emit(.loadFinished, pool) { $0.error = error }
             guard pool.enabled, !isShutDown else { return }
-            perform(pool.fill.loadFailed(error.code, probe: probe), for: pool, leastRetryDelay: error.retryAfter ?? .zero)
+            let retryAfter = error.retryAfter ?? .zero
+            if retryAfter > .zero {
+                pool.retryAfterUntil = max(pool.retryAfterUntil, (now + retryAfter).unixMilliseconds)
+            }
+            let action = pool.fill.loadFailed(error.code, probe: probe)
+            if case .scheduleRetry = action {
+                // The retry timer sets the backoff: its own delay.
+            } else {
+                // Backing off already, suspended or unreachable: borrows and prefetches wait
+                // out the retry delay too (until an answer comes).
+                pool.backoffUntil = max(pool.backoffUntil, (now + pool.configuration.retry.delay).unixMilliseconds)
+            }
+            perform(action, for: pool, leastRetryDelay: retryAfter)
             failParkedIfNothingComing(pool)
         }
     }
@@ -119,6 +205,7 @@ extension NativeAdvertisementLoader {
             loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context,
             creativeID: delivered.creativeID)
         pool.stats.loaded += 1
+        pool.noteAdLife(expiresAt.unixMilliseconds - loadedAt.unixMilliseconds)
         // Place the ad before telling observers, so the stats they read add up.
         let drop: AdDropReason?
         if isShutDown {
@@ -130,6 +217,8 @@ extension NativeAdvertisementLoader {
             drop = .invalidated
         } else if !isLendable(expiresAt: expiresAt, in: pool) {
             drop = .expired
+            pool.stats.expiredOnArrival += 1
+            noteExpiredOnArrival(pool)
         } else {
             drop = nil
         }
@@ -152,14 +241,9 @@ extension NativeAdvertisementLoader {
         case .none:
             break
         case .scheduleRetry(let attempt):
-            pool.retryTimer?.cancel()
             let delay = max(retryDelay(attempt: attempt, policy: pool.configuration.retry), leastRetryDelay)
-            pool.retryTimer = scheduler.schedule(at: now + delay) {
-                [weak self, weak reference = pool.reference] in
-                guard let self, let pool = reference?.pool else { return }
-                pool.retryTimer = nil
-                self.perform(pool.fill.retryTimerFired(), for: pool)
-            }
+            pool.backoffUntil = max(pool.backoffUntil, (now + delay).unixMilliseconds)
+            scheduleRetryTimer(pool)
         case .scheduleProbe:
             pool.retryTimer?.cancel()
             pool.retryTimer = nil
@@ -181,10 +265,13 @@ extension NativeAdvertisementLoader {
             topUp(pool, trigger: .automatic)
         case .probe:
             pool.refreshTarget(at: now)
-            if pool.isIdle(at: now) || pool.requestsInFlight >= pool.configuration.maximumConcurrentRequests {
+            if pool.isIdle(at: now) || pool.requestsInFlight >= pool.requestLimit {
                 // Idle: no automatic traffic. At the cap: the answers in flight tell as much.
                 perform(.scheduleProbe, for: pool)
-            } else if pool.missing > 0 {
+            } else if now.unixMilliseconds < pool.notBefore {
+                // A Retry-After longer than the probe interval holds probes back too.
+                perform(.scheduleProbe, for: pool)
+            } else if pool.missing > 0 && memory.room > 0 {
                 // A probe never waits in the budget's queue: without a token, the next interval.
                 if takeBudget(pool, waitAs: nil) {
                     send(pool, count: 1, probe: true)
@@ -195,6 +282,22 @@ extension NativeAdvertisementLoader {
                 // Full pool: nothing to ask for yet; look again after the next interval.
                 perform(.scheduleProbe, for: pool)
             }
+        }
+    }
+
+    /// (Re)schedules the pool's retry timer at its backoff's end (``AdPool/notBefore``): a
+    /// failure meanwhile that pushed the end later (a longer `Retry-After`) moves the retry too.
+    func scheduleRetryTimer(_ pool: AdPool) {
+        pool.retryTimer?.cancel()
+        pool.retryTimer = scheduler.schedule(at: AdInstant(unixMilliseconds: pool.notBefore)) {
+            [weak self, weak reference = pool.reference] in
+            guard let self, let pool = reference?.pool else { return }
+            pool.retryTimer = nil
+            if self.now.unixMilliseconds < pool.notBefore {
+                self.scheduleRetryTimer(pool)
+                return
+            }
+            self.perform(pool.fill.retryTimerFired(), for: pool)
         }
     }
 

@@ -58,6 +58,33 @@ public final class NativeAdvertisementLoader {
     /// alive. Unlike observers it costs nothing on a borrow or a return.
     @exclusivity(unchecked) public var onAdRetired: ((Ad) -> Void)?
     @exclusivity(unchecked) var isShutDown = false
+    /// The daemon-wide memory budget shared by every pool.
+    let memory = AdMemoryBudget()
+    /// Sources for which an ad arriving with less than the minimum remaining life was
+    /// reported to ``onExpiredOnArrival`` (once per source).
+    @exclusivity(unchecked) var expiredOnArrivalReported: Set<String> = []
+    /// Called once per source the first time one of its ads arrives with less than the
+    /// minimum remaining life left (it is dropped as expired): the loader, the source and
+    /// the minimum that applied. The daemon logs it with the setting to change.
+    @exclusivity(unchecked) public var onExpiredOnArrival: ((_ loader: String, _ source: String, _ minimum: Duration) -> Void)?
+
+    /// Called when a configured cap starts, changes or stops holding a pool below its demand
+    /// (`cap` nil: no longer held back), with the setting that binds; after the `heldBack`
+    /// event. Unlike an observer it costs nothing on a borrow. The daemon logs it (rate-limited).
+    @exclusivity(unchecked) public var onHeldBack:
+        ((_ loader: String, _ adUnitID: String, _ cap: HoldBack?, _ setting: String?) -> Void)?
+
+    /// The most ads every pool together holds loaded (available or leased) or asks for;
+    /// `Int.max` for no budget. A top-up beyond it asks for less (or nothing) and the pool is
+    /// held back (``HoldBack/memoryBudget``); ads already held stay.
+    public var maximumAds: Int {
+        get { memory.maximum }
+        set { memory.maximum = max(0, newValue) }
+    }
+
+    /// Loaded plus in-flight ads of every pool (at most ``maximumAds``).
+    public var adsHeld: Int { memory.held }
+
     /// The request-rate budgets, by source name (sources without one are not listed).
     @exclusivity(unchecked) var budgets: [String: SourceRequestBudget] = [:]
 
@@ -297,6 +324,7 @@ public final class NativeAdvertisementLoader {
             for (unit, pool) in entry.pools where adUnitID == nil || adUnitID == unit {
                 var stats = pool.currentStats
                 stats.idle = pool.isIdle(at: now)
+                stats.heldBackMilliseconds = UInt64(max(0, pool.heldBackTotal(at: now.unixMilliseconds)))
                 result.append(stats)
             }
         }
@@ -422,7 +450,7 @@ public final class NativeAdvertisementLoader {
         }
         let pool = AdPool(
             loader: entry.configuration.name, adUnitID: adUnitID, configuration: entry.configuration,
-            source: entry.source, budget: budgets[entry.configuration.source], now: now)
+            source: entry.source, budget: budgets[entry.configuration.source], memory: memory, now: now)
         entry.pools[adUnitID] = pool
         entry.lastPool = (adUnitID, pool)
         scheduleRemovalCheck(pool)
@@ -461,6 +489,12 @@ public final class NativeAdvertisementLoader {
             scheduleRemovalCheck(pool, notBefore: now + pool.configuration.sweepInterval)
             return
         }
+        // A pool backing off keeps its backoff: removed now, a borrow would create it afresh
+        // and ask upstream before the failure's Retry-After.
+        guard now.unixMilliseconds >= pool.notBefore else {
+            scheduleRemovalCheck(pool, notBefore: AdInstant(unixMilliseconds: pool.notBefore))
+            return
+        }
         pool.cancelTimers()
         entry.pools[pool.adUnitID] = nil
         if entry.lastPool?.pool === pool { entry.lastPool = nil }
@@ -486,6 +520,8 @@ public final class NativeAdvertisementLoader {
     func drain(_ pool: AdPool, reason: AdDropReason) {
         pool.cancelTimers()
         pool.fill.reset()
+        pool.backoffUntil = 0
+        pool.retryAfterUntil = 0
         pool.onScreenMiss = false
         pool.budgetWait = nil  // its queue entry is skipped
         for handle in pool.availableHandles {

@@ -16,6 +16,25 @@ public struct PoolStats: Hashable, Sendable {
     public var parkedBorrows = 0
     /// Gauge: upstream requests in flight (at most `maximumConcurrentRequests`).
     public var requestsInFlight = 0
+    /// Gauge: requests the pool's measured demand asks to keep in flight (Little's law:
+    /// `2 × fresh borrows/s × round trip / ads per request + 2`); the pool sends at most this
+    /// many, and at most `maximumConcurrentRequests`.
+    public var inFlightTarget = 0
+    /// Gauge: the configured cap that holds the pool below its demand now, nil when none does.
+    public var heldBack: HoldBack?
+    /// Counter: milliseconds the pool spent held back by a configured cap (``heldBack``).
+    public var heldBackMilliseconds: UInt64 = 0
+    /// Gauge: the measured upstream round trip, milliseconds (1,000 before the first answer).
+    public var roundTripMilliseconds = 0.0
+    /// Gauge: the measured ads per answered request (no-fills count 0); 0 before the first.
+    public var adsPerRequest = 0.0
+    /// Gauge: the least remaining life an ad needs to be lent now, milliseconds.
+    public var minimumRemainingLifeMilliseconds: Int64 = 0
+    /// Ads that arrived with less than the minimum remaining life left and were dropped at
+    /// once (counted in ``expired`` too).
+    public var expiredOnArrival: UInt64 = 0
+    /// Ads the daemon-wide memory budget kept the pool from asking for.
+    public var budgetRefused: UInt64 = 0
     /// Gauge: what the pool tops up to (loaded plus in flight): the measured demand's target
     /// for demand sizing, `maximumRetainedAdvertisements` for fixed sizing.
     public var target = 0

@@ -48,6 +48,8 @@ public final class Daemon {
     let history: DashboardHistory
     /// Logs readiness changes with their reasons (checked after every source answer).
     let readinessLog: ReadinessLog
+    /// Logs pools held back by a cap and ads arriving too short to be lent.
+    let capWarnings: CapWarnings
     private var admin: AdminServer?
     private var sampleTimer: UVTimer?
     /// App-open counts; in memory (and unused) unless a loader has format appOpen.
@@ -102,6 +104,10 @@ public final class Daemon {
                 loaders: configuration.loaders, sources: sources,
                 budgets: configuration.sources.compactMapValues(\.common.budget), clock: clock, scheduler: clock,
                 idSeed: UInt64(clock.now.unixMilliseconds))
+            loader.maximumAds = configuration.limits.maximumAds
+            let capWarnings = CapWarnings(logger: logger, clock: clock)
+            capWarnings.attach(to: loader)
+            self.capWarnings = capWarnings
             // The store is opened only when AppOpen can be called: no file for a feed-only daemon.
             let needsStore = configuration.loaders.contains { $0.format == .appOpen }
             // A store on a worker thread wakes the loop through this handle to run its completions.

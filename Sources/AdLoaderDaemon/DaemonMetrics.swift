@@ -183,8 +183,30 @@ final class DaemonMetrics {
             gauge("adloader_pool_idle", "1 when the pool has had no borrow or prefetch for its idleTimeout.") {
                 $0.idle ? 1 : 0
             },
-            gauge("adloader_pool_in_flight_requests", "Upstream requests of this pool not answered yet (cap: maximumConcurrentRequests).") {
+            gauge("adloader_pool_in_flight_requests", "Upstream requests of this pool not answered yet (at most its in-flight target and maximumConcurrentRequests).") {
                 Double($0.requestsInFlight)
+            },
+            gauge(
+                "adloader_pool_in_flight_target",
+                "Upstream requests the pool's measured demand asks to keep in flight (2 x fresh borrows/s x round trip / ads per request + 2)."
+            ) { Double($0.inFlightTarget) },
+            MetricFamily(
+                name: "adloader_pool_held_back",
+                help: "1 while a configured cap holds the pool below its demand, by cap: pool_ceiling (maximumConcurrentRequests), source_budget (maximumRequestsPerSecond), memory_budget (limits.maximumAds).",
+                kind: .gauge,
+                samples: pools.flatMap { stats in
+                    HoldBack.allCases.map { cap in
+                        MetricFamily.Sample(labels(stats) + [.init("cap", cap.name)], stats.heldBack == cap ? 1 : 0)
+                    }
+                }),
+            MetricFamily(
+                name: "adloader_pool_held_back_seconds", help: "Time the pool spent held back by a configured cap.",
+                kind: .counter, samples: pools.map { .init(labels($0), Double($0.heldBackMilliseconds) / 1_000) }),
+            gauge("adloader_pool_round_trip_seconds", "Measured upstream round trip of this pool (average of answered requests).") {
+                $0.roundTripMilliseconds / 1_000
+            },
+            gauge("adloader_pool_ads_per_request", "Measured ads per answered upstream request (no-fills count 0).") {
+                $0.adsPerRequest
             },
             gauge("adloader_pool_parked_borrows", "Borrows waiting in this pool for an ad.") { Double($0.parkedBorrows) },
             MetricFamily(
@@ -208,6 +230,13 @@ final class DaemonMetrics {
                 $0.upstreamFailures
             },
             counter("adloader_pool_leases_reclaimed", "Leases ended by the lease timeout.") { $0.leasesReclaimed },
+            counter(
+                "adloader_pool_ads_expired_on_arrival",
+                "Ads that arrived with less than the minimum remaining life left (dropped, also counted expired)."
+            ) { $0.expiredOnArrival },
+            counter("adloader_pool_memory_refused_ads", "Ads a top-up did not ask for because of limits.maximumAds.") {
+                $0.budgetRefused
+            },
         ]
     }
 
@@ -355,5 +384,8 @@ extension PoolStats {
         borrowHits += other.borrowHits
         borrowMisses += other.borrowMisses
         leasesReclaimed += other.leasesReclaimed
+        heldBackMilliseconds += other.heldBackMilliseconds
+        expiredOnArrival += other.expiredOnArrival
+        budgetRefused += other.budgetRefused
     }
 }

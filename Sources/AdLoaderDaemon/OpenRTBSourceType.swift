@@ -24,7 +24,7 @@ struct OpenRTBSourceType: DemandSourceType {
             .value("timeout", \.timeout, .duration, flag: "--openrtb-timeout", "whole HTTP exchange, then retryable"),
             .value("connectTimeout", \.connectTimeout, .duration, "TCP and TLS connect"),
             .value("tmax", \.tmax, .duration, "tmax sent: time the exchange's auction may take"),
-            .value("maximumConcurrentRequests", \.maximumConcurrentRequests, .int(in: 1...1024), "BidRequests in flight at once; more wait"),
+            .value("maximumConcurrentRequests", \.maximumConcurrentRequests, .int(in: 1...1024), "BidRequests in flight at once, all pools of the source; more wait (a warning names this key, once a minute)"),
             .value("maximumResponseBytes", \.maximumResponseBytes, .size, "largest response body accepted"),
             .value("currency", \.currency, .string, "cur: currency bids are wanted in"),
             .value("test", \.test, .bool, "send test: 1 (the exchange must not bill)"),
@@ -75,6 +75,24 @@ struct OpenRTBSourceType: DemandSourceType {
         http.maximumResponseBytes = settings.maximumResponseBytes
         http.maximumIdleConnections = max(4, settings.maximumConcurrentRequests)
         let client = try CurlHTTPClient(loop: loop, configuration: http)
+        // The source's in-flight cap binding is visible: a warning at most once a minute.
+        var lastWarning: Int64?
+        let logger = context.logger
+        let clock = context.clock
+        let endpoint = settings.endpoint
+        let cap = settings.maximumConcurrentRequests
+        client.onWait = { [weak client] in
+            let now = clock.now.unixMilliseconds
+            if let last = lastWarning, now - last < 60_000 { return }
+            lastWarning = now
+            logger.warning(
+                "BidRequests wait: the source's in-flight cap binds",
+                [
+                    "endpoint": .string(endpoint), "cap": .int(Int64(cap)),
+                    "waited": .int(Int64(client?.waitedCount ?? 0)),
+                    "setting": .string("sources.NAME.maximumConcurrentRequests"),
+                ])
+        }
         var noticeHTTP = CurlHTTPClient.Configuration()
         noticeHTTP.maximumConcurrentRequests = settings.noticeConcurrency
         noticeHTTP.maximumQueuedRequests = settings.noticeQueueLimit

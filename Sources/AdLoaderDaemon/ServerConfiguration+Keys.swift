@@ -148,6 +148,10 @@ extension ServerConfiguration {
                 "longest ad_unit_id, loader or slot_key in bytes; longer: INVALID_ARGUMENT naming the field, nothing created"
             ),
             .value(
+                "maximumAds", \.limits.maximumAds, .int(in: 1...1_000_000_000), flag: "--maximum-ads",
+                "ads loaded or asked for, every pool together; the default is about 1.6 GiB at the measured 1,677 B per native ad with its content (BENCHMARKS.md section 3); beyond it pools stop buying and are reported held back (memory_budget)"
+            ),
+            .value(
                 "shutdownGracePeriod", \.limits.shutdownGracePeriod, .duration, flag: "--shutdown-grace-period",
                 "on SIGTERM/SIGINT, the longest wait for clients to close (new calls get UNAVAILABLE once the drain began)"),
         ])
@@ -206,7 +210,7 @@ extension ServerConfiguration {
                 "demand (target follows the borrow rate) or fixed (target = maximumRetainedAdvertisements)"),
             .value(
                 "maximumRetainedAdvertisements", \.maximumRetainedAdvertisements, .int(),
-                "memory bound per pool: loaded + in flight (with sizing fixed, also the target)"),
+                "memory bound per pool: loaded + in flight; 10000 when unset; with sizing fixed also the target; with sizing demand a bound only when set (else limits.maximumAds)"),
             .value("lifetime", \.lifetime, .duration, "duration an ad stays valid"),
             .value("sweepInterval", \.sweepInterval, .duration, "duration between expiry sweeps"),
             .value("showCountThreshold", \.showCountThreshold, .int(), "times one ad may be shown, >= 1"),
@@ -215,10 +219,13 @@ extension ServerConfiguration {
                 "unreturned leases reclaimed after (never after the ad's expiry; a REUSED borrow renews)"),
             .value(
                 "minimumRemainingLife", \.minimumRemainingLife, .optional(.duration, none: "null"),
-                "least life an ad must have left to be lent; null = leaseTimeout; below lifetime"),
+                "least life an ad must have left to be lent; null = follow the ads' real life: a quarter of it, at most leaseTimeout (bids living 300 s are lent while 75 s are left); set: below lifetime"),
             .value(
                 "maximumConcurrentRequests", \.maximumConcurrentRequests, .int(),
-                "upstream requests in flight per pool, 1...1000000; a pool loads at most cap x batch x fill ads per round trip (3 x 5 x 0.9 per 210 ms = 64 ads/s): a busier pool needs ceil(peak fresh ads/s x round trip / (batch x fill)) plus headroom"),
+                "ceiling of upstream requests in flight per pool, 1...1000000; below it a pool keeps what its demand needs: 2 x fresh ads/s x measured round trip / measured ads per request + 2 (Stats in_flight_target); a pool held back by the ceiling is reported (held_back pool_ceiling, metric, Watch HELD_BACK, warning log)"),
+            .value(
+                "stockCover", \.stockCover, .duration,
+                "stock of recent demand the pool keeps to serve alone if the upstream stops (fresh ads/s x cover), bounded by a tenth of an ad's lendable life; 0 = only what a refill needs"),
             .value("idleTimeout", \.idleTimeout, .duration, "no Borrow/Prefetch for this long: no automatic top-ups"),
             .value(
                 "poolRemovalTimeout", \.poolRemovalTimeout, .duration,

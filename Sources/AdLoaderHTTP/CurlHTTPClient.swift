@@ -40,6 +40,12 @@ public final class CurlHTTPClient: HTTPClient {
     private var finished: [(CurlTransfer, Result<HTTPResponse, HTTPError>)] = []
     private var isClosed = false
 
+    /// Called when a request has to wait because ``Configuration/maximumConcurrentRequests``
+    /// are running (the cap binds); the owner reports it (rate-limited).
+    public var onWait: (() -> Void)?
+    /// Requests that had to wait for a running one to end.
+    public private(set) var waitedCount: UInt64 = 0
+
     /// Requests running now (for tests and stats).
     public var runningCount: Int { running.count }
     /// Sockets watched now.
@@ -89,6 +95,8 @@ public final class CurlHTTPClient: HTTPClient {
             start(transfer)
         } else if waiting.count - waitingHead < configuration.maximumQueuedRequests {
             waiting.append(transfer)
+            waitedCount += 1
+            onWait?()
         } else {
             complete(
                 transfer,

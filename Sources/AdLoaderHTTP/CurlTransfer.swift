@@ -36,7 +36,12 @@ final class CurlTransfer {
         // "" = every encoding this libcurl decodes (gzip, deflate, br when built in).
         check(CCurl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
         check(CCurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
-        check(CCurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        // Waiting for a connection to multiplex on only helps where HTTP/2 is negotiated (TLS,
+        // CURL_HTTP_VERSION_2TLS). On plain HTTP it would hold requests behind a connection
+        // still being opened, and the wait would eat the request's timeout.
+        if request.url.utf8.starts(with: "https:".utf8) || request.url.utf8.starts(with: "HTTPS:".utf8) {
+            check(CCurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        }
         check(CCurl_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent))
         check(CCurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
         check(CCurl_easy_setopt_data_callback(easy, CURLOPT_WRITEFUNCTION, curlWriteTrampoline))
@@ -64,16 +69,22 @@ final class CurlTransfer {
     func finish(_ code: CURLcode) -> Result<HTTPResponse, HTTPError> {
         guard code == CURLE_OK else {
             let message = String(cString: curl_easy_strerror(code))
+            // Bytes of the request written: 0 when it failed before or while connecting.
+            var requestSize = 0
+            if let easy { _ = CCurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestSize) }
+            let sent = requestSize > 0
             switch code {
             case CURLE_COULDNT_CONNECT: return .failure(HTTPError(code: .connectionFailed, message: message))
             case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
                 return .failure(HTTPError(code: .nameResolution, message: message))
-            case CURLE_OPERATION_TIMEDOUT: return .failure(HTTPError(code: .timedOut, message: message))
+            case CURLE_OPERATION_TIMEDOUT:
+                return .failure(HTTPError(code: .timedOut, message: message, requestSent: sent))
             case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
                 return .failure(HTTPError(code: .badRequest, message: message))
             case CURLE_WRITE_ERROR where tooLarge, CURLE_FILESIZE_EXCEEDED:
-                return .failure(HTTPError(code: .responseTooLarge, message: "response body above \(limit) bytes"))
-            default: return .failure(HTTPError(code: .transport, message: message))
+                return .failure(
+                    HTTPError(code: .responseTooLarge, message: "response body above \(limit) bytes", requestSent: true))
+            default: return .failure(HTTPError(code: .transport, message: message, requestSent: sent))
             }
         }
         return .success(HTTPResponse(status: status, headers: headers, body: body))

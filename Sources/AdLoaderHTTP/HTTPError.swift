@@ -37,10 +37,17 @@ public struct HTTPError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var code: Code
     public var message: String
+    /// Whether any byte of the request went out: false when it failed while connecting (or
+    /// before), so the server never saw it. A source counts only sent requests as sent.
+    public var requestSent: Bool
 
-    public init(code: Code, message: String) {
+    /// `requestSent` nil: false for a failure that happens before anything is sent
+    /// (connection failed, name resolution, bad request, cancelled), else true.
+    public init(code: Code, message: String, requestSent: Bool? = nil) {
         self.code = code
         self.message = message
+        self.requestSent =
+            requestSent ?? !(code == .connectionFailed || code == .nameResolution || code == .badRequest || code == .cancelled)
     }
 
     public var description: String { "\(code): \(message)" }

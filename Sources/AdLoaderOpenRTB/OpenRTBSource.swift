@@ -91,6 +91,12 @@ public final class OpenRTBSource: DemandSource {
         counters.requests += 1
         let impressionIDs = Set(BidRequestBuilder.impressionIDs(count: count))
         client.send(http) { [self] result in
+            // Only requests the exchange could have received count as sent: not one that
+            // failed while connecting (or before its first byte went out).
+            if case .failure(let error) = result, !error.requestSent {
+                counters.requests -= 1
+                counters.unsent += 1
+            }
             completion(answer(result, auctionID: auctionID, impressionIDs: impressionIDs, adUnitID: request.adUnitID))
         }
     }

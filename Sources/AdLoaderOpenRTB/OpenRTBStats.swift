@@ -1,7 +1,11 @@
 /// Counters of one OpenRTB source since it started.
 public struct OpenRTBStats: Hashable, Sendable {
-    /// BidRequests sent (answered or not).
+    /// BidRequests sent, answered or still in flight, less those that turned out never to
+    /// have left (``unsent``): the exchange could have received each.
     public var requests: UInt64 = 0
+    /// BidRequests that failed before any byte went out (connecting, name resolution): not
+    /// counted in ``requests``; counted in ``failures``.
+    public var unsent: UInt64 = 0
     /// Answered 204, `{}`, an empty `seatbid`, an `nbr`, or with every bid dropped.
     public var noFills: UInt64 = 0
     /// Bids turned into ads.

@@ -35,6 +35,13 @@ public struct ServerLimits: Hashable, Sendable {
     /// created (an ad unit id also travels upstream).
     public var maxIdentifierLength = 128
 
+    /// The daemon-wide memory budget: ads loaded (available or leased) plus asked for, every
+    /// loader and pool together. Beyond it pools stop buying (a top-up asks for what fits, the
+    /// pool is reported held back: `memory_budget`); ads already held stay. The default,
+    /// 1,000,000 ads, is about 1.6 GiB at the measured 1,677 B per native ad with its content
+    /// (BENCHMARKS.md section 3): room for ten busy feeds' stock.
+    public var maximumAds = 1_000_000
+
     public init() {}
 
     /// Checks every limit; the error names the first one out of range.

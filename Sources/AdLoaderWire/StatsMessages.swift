@@ -152,6 +152,14 @@ extension PoolStats {
         m.pointee.borrow_hits = borrowHits
         m.pointee.borrow_misses = borrowMisses
         m.pointee.leases_reclaimed = leasesReclaimed
+        m.pointee.held_back_ms = heldBackMilliseconds
+        m.pointee.expired_on_arrival = expiredOnArrival
+        m.pointee.memory_refused = budgetRefused
+        m.pointee.in_flight_target = UInt32(wire: inFlightTarget)
+        m.pointee.held_back = arena.cString(heldBack?.name ?? "")
+        m.pointee.round_trip_ms = roundTripMilliseconds
+        m.pointee.ads_per_request = adsPerRequest
+        m.pointee.minimum_remaining_life_ms = minimumRemainingLifeMilliseconds
         return m
     }
 
@@ -174,6 +182,15 @@ extension PoolStats {
         borrowHits = p.borrow_hits
         borrowMisses = p.borrow_misses
         leasesReclaimed = p.leases_reclaimed
+        heldBackMilliseconds = p.held_back_ms
+        expiredOnArrival = p.expired_on_arrival
+        budgetRefused = p.memory_refused
+        inFlightTarget = Int(p.in_flight_target)
+        let heldBackName = swiftString(p.held_back)
+        heldBack = HoldBack.allCases.first { $0.name == heldBackName }
+        roundTripMilliseconds = p.round_trip_ms
+        adsPerRequest = p.ads_per_request
+        minimumRemainingLifeMilliseconds = p.minimum_remaining_life_ms
     }
 }
 

@@ -82,7 +82,9 @@ public struct EventMessage: WireMessage {
             event.shown = p.shown != 0
             event.count = Int(p.count)
             event.error = nonEmpty(swiftString(p.error)).map(UpstreamError.init(wireDescription:))
-            event.reason = AdEvent.Reason(wireName: swiftString(p.reason))
+            let reasonName = swiftString(p.reason)
+            event.reason = AdEvent.Reason(wireName: reasonName)
+            if event.kind == .heldBack { event.holdBack = HoldBack.allCases.first { $0.name == reasonName } }
             event.note = nonEmpty(swiftString(p.note))
             return EventMessage(event: event)
         }
@@ -102,7 +104,7 @@ public struct EventMessage: WireMessage {
             m.shown = event.shown ? 1 : 0
             m.count = UInt32(wire: event.count)
             m.error = arena.cString(event.error?.description ?? "")
-            m.reason = arena.cString(event.reason?.wireName ?? "")
+            m.reason = arena.cString(event.kind == .heldBack ? event.holdBack?.name ?? "" : event.reason?.wireName ?? "")
             m.note = arena.cString(event.note ?? "")
             appendPacked(&m, to: &buffer)
         }
@@ -121,6 +123,7 @@ extension AdEvent.Kind {
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED: self = .returned
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED: self = .poolRemoved
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED: self = .loaderChanged
+        case ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK: self = .heldBack
         default: return nil
         }
     }
@@ -135,6 +138,7 @@ extension AdEvent.Kind {
         case .returned: ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED
         case .poolRemoved: ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED
         case .loaderChanged: ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED
+        case .heldBack: ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK
         }
     }
 
@@ -149,12 +153,13 @@ extension AdEvent.Kind {
         case .returned: "RETURNED"
         case .poolRemoved: "POOL_REMOVED"
         case .loaderChanged: "LOADER_CHANGED"
+        case .heldBack: "HELD_BACK"
         }
     }
 
     /// Every kind, in proto order.
     public static let allWireKinds: [AdEvent.Kind] = [
-        .received, .loadFinished, .expired, .removed, .leased, .returned, .poolRemoved, .loaderChanged,
+        .received, .loadFinished, .expired, .removed, .leased, .returned, .poolRemoved, .loaderChanged, .heldBack,
     ]
 
     /// Parses "LOAD_FINISHED", "load_finished" or "load-finished"; nil when unknown.

@@ -2042,7 +2042,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__stats_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[18] =
+static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[26] =
 {
   {
     "loader",
@@ -2260,31 +2260,136 @@ static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptor
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "held_back_ms",
+    19,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, held_back_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expired_on_arrival",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, expired_on_arrival),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "memory_refused",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, memory_refused),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "in_flight_target",
+    30,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, in_flight_target),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "held_back",
+    31,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, held_back),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "round_trip_ms",
+    32,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, round_trip_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ads_per_request",
+    33,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, ads_per_request),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "minimum_remaining_life_ms",
+    34,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, minimum_remaining_life_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   1,   /* field[1] = ad_unit_id */
+  24,   /* field[24] = ads_per_request */
   2,   /* field[2] = available */
   15,   /* field[15] = borrow_hits */
   16,   /* field[16] = borrow_misses */
   11,   /* field[11] = consumed */
   10,   /* field[10] = expired */
+  19,   /* field[19] = expired_on_arrival */
+  22,   /* field[22] = held_back */
+  18,   /* field[18] = held_back_ms */
   8,   /* field[8] = idle */
   4,   /* field[4] = in_flight */
+  21,   /* field[21] = in_flight_target */
   3,   /* field[3] = leased */
   17,   /* field[17] = leases_reclaimed */
   9,   /* field[9] = loaded */
   0,   /* field[0] = loader */
+  20,   /* field[20] = memory_refused */
+  25,   /* field[25] = minimum_remaining_life_ms */
   5,   /* field[5] = parked_borrows */
   12,   /* field[12] = removed */
   6,   /* field[6] = requests_in_flight */
+  23,   /* field[23] = round_trip_ms */
   7,   /* field[7] = target */
   14,   /* field[14] = upstream_failures */
   13,   /* field[13] = upstream_requests */
 };
-static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[1 + 1] =
+static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 18 }
+  { 30, 21 },
+  { 0, 26 }
 };
 const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
 {
@@ -2294,10 +2399,10 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   "Adloader__V1__PoolStats",
   "adloader.v1",
   sizeof(Adloader__V1__PoolStats),
-  18,
+  26,
   adloader__v1__pool_stats__field_descriptors,
   adloader__v1__pool_stats__field_indices_by_name,
-  1,  adloader__v1__pool_stats__number_ranges,
+  2,  adloader__v1__pool_stats__number_ranges,
   (ProtobufCMessageInit) adloader__v1__pool_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -3757,7 +3862,7 @@ const ProtobufCEnumDescriptor adloader__v1__return_outcome__descriptor =
   adloader__v1__return_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[9] =
+static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[10] =
 {
   { "EVENT_KIND_UNSPECIFIED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED", 0 },
   { "EVENT_KIND_RECEIVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_RECEIVED", 1 },
@@ -3768,13 +3873,15 @@ static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[
   { "EVENT_KIND_RETURNED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_RETURNED", 6 },
   { "EVENT_KIND_POOL_REMOVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED", 7 },
   { "EVENT_KIND_LOADER_CHANGED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED", 8 },
+  { "EVENT_KIND_HELD_BACK", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK", 9 },
 };
 static const ProtobufCIntRange adloader__v1__event_kind__value_ranges[] = {
-{0, 0},{0, 9}
+{0, 0},{0, 10}
 };
-static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_name[9] =
+static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_name[10] =
 {
   { "EVENT_KIND_EXPIRED", 3 },
+  { "EVENT_KIND_HELD_BACK", 9 },
   { "EVENT_KIND_LEASED", 5 },
   { "EVENT_KIND_LOADER_CHANGED", 8 },
   { "EVENT_KIND_LOAD_FINISHED", 2 },
@@ -3791,9 +3898,9 @@ const ProtobufCEnumDescriptor adloader__v1__event_kind__descriptor =
   "EventKind",
   "Adloader__V1__EventKind",
   "adloader.v1",
-  9,
+  10,
   adloader__v1__event_kind__enum_values_by_number,
-  9,
+  10,
   adloader__v1__event_kind__enum_values_by_name,
   1,
   adloader__v1__event_kind__value_ranges,

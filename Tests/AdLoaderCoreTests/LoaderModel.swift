@@ -57,6 +57,13 @@ final class ModelRun {
     private var pooled = Set<PoolKey>()
     /// The source's request-rate budget (half the seeds have one).
     let budget: RequestRateBudget?
+    /// The daemon-wide memory budget (``NativeAdvertisementLoader/maximumAds``; half the seeds).
+    private(set) var memoryBudget: Int?
+    /// Per pool, the earliest time a request may go after its last failure: the least retry
+    /// delay (less the jitter), until an answer comes; and the failures' Retry-After, whatever
+    /// answers meanwhile.
+    private var backoffUntil: [PoolKey: AdInstant] = [:]
+    private var retryAfterUntil: [PoolKey: AdInstant] = [:]
     /// The model's own token bucket for the budget: tokens left after the last request, and when.
     private var budgetTokens = 0.0
     private var budgetCheckedAt: AdInstant
@@ -73,6 +80,8 @@ final class ModelRun {
         loader = try! NativeAdvertisementLoader(
             loaders: configurations, sources: ["model": source], budgets: budget.map { ["model": $0] } ?? [:],
             clock: clock, scheduler: clock, idSeed: seed)
+        memoryBudget = Self.memoryBudget(seed: seed)
+        if let memoryBudget { loader.maximumAds = memoryBudget }
         _ = loader.addObserver { [unowned self] in observe($0) }
         source.onRequest = { [unowned self] in checkRequest(loader: $0, unit: $1, count: $2) }
     }
@@ -121,8 +130,15 @@ final class ModelRun {
         return RequestRateBudget(maximumRequestsPerSecond: rates[Int(random.next() % UInt64(rates.count))])
     }
 
+    /// A memory budget of 3...40 ads for half the seeds (drawn apart from the other settings).
+    static func memoryBudget(seed: UInt64) -> Int? {
+        var random = SplitMix64(seed: seed ^ 0x4D45_4D4F_5259)
+        guard random.next() % 2 == 0 else { return nil }
+        return 3 + Int(random.next() % 38)
+    }
+
     static func describeConfiguration(seed: UInt64) -> String {
-        "budget \(budget(seed: seed).map { "\($0.maximumRequestsPerSecond)/s" } ?? "none"); "
+        "memory \(memoryBudget(seed: seed).map(String.init) ?? "none"); budget \(budget(seed: seed).map { "\($0.maximumRequestsPerSecond)/s" } ?? "none"); "
             + configurations(seed: seed).map {
             "\($0.name): batch \($0.numberOfAdvertisements), max \($0.maximumRetainedAdvertisements), "
                 + "lifetime \($0.lifetime), sweep \($0.sweepInterval), shows \($0.showCountThreshold), "
@@ -226,10 +242,34 @@ final class ModelRun {
             clock.advance(by: .milliseconds(milliseconds))
         case .succeed(let pick, let fill, let expiry):
             guard !source.pending.isEmpty else { return }
-            source.succeed(pick % source.pending.count, fill: fill, sourceExpiry: expiry.map { clock.now + .milliseconds($0) })
+            let index = pick % source.pending.count
+            let answered = source.pending[index]
+            if min(fill ?? answered.count, answered.count) > 0 {
+                let pool = PoolKey(loader: answered.loader, unit: answered.unit)
+                var life = configurations.first { $0.name == answered.loader }!.lifetime
+                if let expiry { life = min(life, .milliseconds(expiry)) }
+                if life > .zero { shortestLife[pool] = min(shortestLife[pool] ?? life, life) }
+            }
+            source.succeed(index, fill: fill, sourceExpiry: expiry.map { clock.now + .milliseconds($0) })
         case .fail(let pick, let code):
             guard !source.pending.isEmpty else { return }
-            source.fail(pick % source.pending.count, Self.codes[code])
+            let index = pick % source.pending.count
+            let failed = source.pending[index]
+            let pool = PoolKey(loader: failed.loader, unit: failed.unit)
+            // Every third failure carries a Retry-After of 1...7 s (an exchange's 503 or 429).
+            let retryAfter: Duration? = pick % 3 == 0 ? .seconds(1 + pick % 7) : nil
+            if let l = configurations.firstIndex(where: { $0.name == failed.loader }), enabled[l] {
+                let retry = configurations[l].retry
+                let least = Duration.milliseconds(Int64(Double(retry.delay.milliseconds) * (1 - retry.jitter)))
+                let until = clock.now + least
+                backoffUntil[pool] = max(backoffUntil[pool] ?? until, until)
+                if let retryAfter {
+                    let after = clock.now + retryAfter
+                    retryAfterUntil[pool] = max(retryAfterUntil[pool] ?? after, after)
+                }
+            }
+            if retryAfter != nil { coverage["failure with Retry-After", default: 0] += 1 }
+            source.fail(index, Self.codes[code], retryAfter: retryAfter)
         case .setEnabled(let l, let on):
             let name = configurations[l].name
             isDisabling = !on
@@ -239,6 +279,9 @@ final class ModelRun {
                 violation("setEnabled threw \(error)")
             }
             isDisabling = false
+            // Disabling drops the pools' state, backoff included; enabling starts afresh.
+            backoffUntil = backoffUntil.filter { $0.key.loader != name }
+            retryAfterUntil = retryAfterUntil.filter { $0.key.loader != name }
             if !on && enabled[l] {
                 unreachablePools = unreachablePools.filter { $0.loader != name }
                 for id in leaseOrder where openLeases[id]?.pool.loader == name { openLeases[id]?.dropped = true }
@@ -256,7 +299,7 @@ final class ModelRun {
                 guard let lease = openLeases[id], lease.pool == pool, lease.slot == slot, !lease.dropped,
                     let expiry = lease.adExpiresAt
                 else { return false }
-                return clock.now + minimumLife(pool.loader) < expiry
+                return clock.now + minimumLife(pool) < expiry
             }
         }
         let parkedID = nextParkedID
@@ -341,7 +384,7 @@ final class ModelRun {
                 violation("ad \(ad.id) of \(ad.loader)/\(ad.adUnitID) lent through \(pool)")
             }
             if !(clock.now < ad.expiresAt) { violation("expired ad \(ad.id) lent (expires \(ad.expiresAt))") }
-            let minimum = minimumLife(pool.loader)
+            let minimum = minimumLife(pool)
             if !(clock.now + minimum < ad.expiresAt) {
                 violation("ad \(ad.id) lent with less than \(minimum) left (expires \(ad.expiresAt))")
             }
@@ -389,9 +432,18 @@ final class ModelRun {
     /// The pool a borrow or prefetch step names while it runs: its requests are demand-driven.
     private var lastDemandCandidate: PoolKey?
 
-    private func minimumLife(_ loader: String) -> Duration {
-        configurations.first { $0.name == loader }!.effectiveMinimumRemainingLife
+    /// The least remaining life an ad of `pool` needs to be lent: the configured one, or by
+    /// default the configured one lowered to a quarter of the shortest life of the ads the
+    /// pool received (the minimum follows the ads' real life).
+    private func minimumLife(_ pool: PoolKey) -> Duration {
+        let configuration = configurations.first { $0.name == pool.loader }!
+        let configured = configuration.effectiveMinimumRemainingLife
+        guard configuration.followsAdLife, let shortest = shortestLife[pool] else { return configured }
+        return min(configured, .milliseconds(shortest.milliseconds / 4))
     }
+
+    /// The shortest life (load to expiry) of an ad each pool received.
+    private var shortestLife: [PoolKey: Duration] = [:]
 
     // MARK: - Requests
 
@@ -411,6 +463,17 @@ final class ModelRun {
             violation("\(pool) has \(requests) requests in flight, above \(configuration.maximumConcurrentRequests)")
         }
         checkBudget()
+        if let until = backoffUntil[pool], clock.now < until {
+            violation("request for \(pool) at \(clock.now), before its backoff ends at \(until) (no answer since)")
+        }
+        if let until = retryAfterUntil[pool], clock.now < until {
+            violation("request for \(pool) at \(clock.now), before its Retry-After ends at \(until)")
+        }
+        if backoffUntil[pool] != nil { coverage["request after a backoff", default: 0] += 1 }
+        if retryAfterUntil[pool] != nil { coverage["request after a Retry-After", default: 0] += 1 }
+        if let memoryBudget, loader.adsHeld > memoryBudget {
+            violation("request takes the ads held to \(loader.adsHeld), above the memory budget \(memoryBudget)")
+        }
         if lastDemandCandidate != pool, let demand = lastDemand[pool], clock.now - demand >= configuration.idleTimeout {
             violation("automatic request for idle \(pool) (last demand \(demand))")
         }
@@ -471,7 +534,7 @@ final class ModelRun {
         let shownBefore = source.shownNotices[open.adID] ?? 0
         let expected: ReturnOutcome =
             if open.dropped { .removed } else if shown && open.showCount + 1 >= threshold { .consumed } else if clock.now
-                + minimumLife(open.pool.loader) >= expiry
+                + minimumLife(open.pool) >= expiry
             { .expired } else { .backInPool }
         do {
             let outcome = try loader.returnLease(id, shown: shown)
@@ -504,6 +567,8 @@ final class ModelRun {
             if let error = event.error {
                 if error.code == .unreachable { unreachablePools.insert(pool) }
             } else {
+                // An answer ends the failure backoff (after an outage too): filling resumes at once.
+                backoffUntil[pool] = nil
                 unreachablePools.remove(pool)
             }
         case .leased:
@@ -559,6 +624,7 @@ final class ModelRun {
         case .poolRemoved:
             let pool = PoolKey(loader: event.loader, unit: event.adUnitID)
             coverage["pool removed", default: 0] += 1
+            shortestLife[pool] = nil  // a new pool starts from the configured minimum
             guard let configuration = configurations.first(where: { $0.name == event.loader }) else { break }
             if let demand = lastDemand[pool], clock.now - demand < configuration.poolRemovalTimeout {
                 violation("\(pool) removed \(clock.now - demand) after its last demand")
@@ -605,6 +671,13 @@ final class ModelRun {
     private func checkState() {
         checkDropNotices()
         let pools = Set(loader.stats().map { PoolKey(loader: $0.loader, unit: $0.adUnitID) })
+        if let memoryBudget {
+            let held = loader.stats().reduce(0) { $0 + $1.available + $1.leased + $1.inFlight }
+            if held > memoryBudget || loader.adsHeld > memoryBudget {
+                violation("\(held) ads loaded + in flight (\(loader.adsHeld) counted), above the memory budget \(memoryBudget)")
+            }
+            if held == memoryBudget { coverage["memory budget full", default: 0] += 1 }
+        }
         if pools != pooled { violation("pools \(pools.sorted { $0.description < $1.description }) but model has \(pooled.count)") }
         for (index, configuration) in configurations.enumerated() {
             let name = configuration.name

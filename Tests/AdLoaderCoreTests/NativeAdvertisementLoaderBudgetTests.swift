@@ -61,32 +61,30 @@ struct NativeAdvertisementLoaderBudgetTests {
         #expect(ample.source.requests.count == 4)
     }
 
-    @Test func aTopUpHeldBackByTheCapForAnOnScreenBorrowIsNotHeldBackByARetryDelay() throws {
+    @Test func anOnScreenTopUpWaitsOutTheRetryDelayThenGoesAsTheCapAllows() throws {
         let h = try Harness {
             $0.maximumRetainedAdvertisements = 10
             $0.maximumConcurrentRequests = 1
-            $0.retry.delay = .seconds(30)
+            $0.retry.delay = .seconds(20)
             $0.retry.jitter = 0
         }
         try h.loader.prefetch(adUnitID: "unit")
-        h.source.fail(0, .retryable)  // a retry in 30 s: automatic refills wait for it
-        try h.loader.prefetch(adUnitID: "unit")  // explicit: loads, one request (the cap)
-        #expect(h.source.pending.count == 1)
-        // Two cells on screen park; the cap holds their top-up back.
+        h.source.fail(0, .retryable)  // a retry in 20 s: every path waits for it
+        #expect(try h.loader.prefetch(adUnitID: "unit").requested == 0)
+        // Two cells on screen park; nothing goes before the retry delay has passed.
         var served = 0
-        for _ in 0..<2 { _ = try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { _ in served += 1 } }
-        #expect(h.source.pending.count == 1)
-        // One ad comes back: one cell served, the other still waits, and its top-up goes now
-        // rather than after the retry delay.
+        for _ in 0..<2 { _ = try h.loader.borrow(adUnitID: "unit", wait: .seconds(30)) { _ in served += 1 } }
+        #expect(h.source.pending.isEmpty)
+        h.clock.advance(by: .seconds(19))
+        #expect(h.source.pending.isEmpty)
+        h.clock.advance(by: .seconds(1))
+        #expect(h.source.pending.count == 1)  // the retry, one request (the cap)
+        // One ad comes back: one cell served, the other still waits, and its top-up goes now.
         h.source.succeed(0, fill: 1)
         #expect(served == 1)
         #expect(h.source.pending.count == 1)
         h.source.succeed(0, fill: 1)
         #expect(served == 2)
-        // With no cell waiting, the rest of the refill waits for the retry as before.
-        #expect(h.source.pending.isEmpty)
-        h.clock.advance(by: .seconds(30))
-        #expect(h.source.pending.count == 1)
     }
 
     @Test func aPoolWaitingForTheBudgetThatGoesIdleAsksForNothing() throws {

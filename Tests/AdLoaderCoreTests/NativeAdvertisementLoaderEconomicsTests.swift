@@ -11,15 +11,21 @@ struct NativeAdvertisementLoaderEconomicsTests {
         let h = try Harness {
             $0.lifetime = .seconds(1_000)
             $0.leaseTimeout = .seconds(300)
-            $0.minimumRemainingLife = nil  // the default: the lease timeout
+            $0.minimumRemainingLife = .seconds(300)  // set: it holds whatever the ads' life
             $0.numberOfAdvertisements = 2
             $0.maximumRetainedAdvertisements = 2
         }
+        var reported: [(String, String, Duration)] = []
+        h.loader.onExpiredOnArrival = { reported.append(($0, $1, $2)) }
         try h.loader.prefetch(adUnitID: "unit")
-        // One ad with 200 s left (below the 300 s minimum): dropped as expired on arrival.
+        // One ad with 200 s left (below the 300 s minimum): dropped as expired on arrival,
+        // counted, and reported once for its source.
         h.source.succeed(0, fill: 1, sourceExpiry: h.clock.now + .seconds(200))
         #expect(h.stats().expired == 1)
+        #expect(h.stats().expiredOnArrival == 1)
         #expect(h.stats().available == 0)
+        #expect(reported.count == 1)
+        #expect(reported.first?.0 == "default" && reported.first?.2 == .seconds(300))
         try h.loader.prefetch(adUnitID: "unit")
         h.source.succeedAll()
         // Lent with 1,000 s left: the lease ends at the timeout, 300 s from now.
@@ -35,6 +41,39 @@ struct NativeAdvertisementLoaderEconomicsTests {
         h.clock.advance(by: .seconds(50))
         #expect(try h.borrow() == .noAdYet)
         #expect(h.stats().available == 0)
+    }
+
+    /// The default minimum follows the ads' real life: a quarter of it, at most the lease
+    /// timeout. Bids that live 300 s (shorter than `lifetime`) are lent, not dropped.
+    @Test func theDefaultMinimumLifeFollowsTheAdsLife() throws {
+        let h = try Harness {
+            $0.lifetime = .seconds(3_600)
+            $0.leaseTimeout = .seconds(300)
+            $0.minimumRemainingLife = nil
+            $0.numberOfAdvertisements = 2
+            $0.maximumRetainedAdvertisements = 4
+        }
+        var reported = 0
+        h.loader.onExpiredOnArrival = { _, _, _ in reported += 1 }
+        #expect(h.configuration.effectiveMinimumRemainingLife == .seconds(300))
+        try h.loader.prefetch(adUnitID: "unit")
+        #expect(h.stats().minimumRemainingLifeMilliseconds == 300_000)
+        // Bids that live 300 s: the pool's minimum becomes 75 s, and both are lent.
+        h.source.succeed(0, sourceExpiry: h.clock.now + .seconds(300))
+        #expect(h.stats().minimumRemainingLifeMilliseconds == 75_000)
+        #expect(h.stats().available == 2 && h.stats().expiredOnArrival == 0 && reported == 0)
+        let lease = try h.lease()
+        #expect(lease.expiresAt == lease.ad.expiresAt)  // the lease ends with its ad
+        // 230 s later the other has 70 s left: below 75 s, no longer lent.
+        h.clock.advance(by: .seconds(230))
+        #expect(try h.borrow() == .noAdYet)
+        #expect(h.stats().expired == 1)
+        // A short lifetime with the default minimum starts (it used to be refused at start:
+        // the default was the lease timeout, not below a 300 s lifetime).
+        var short = LoaderConfiguration()
+        short.lifetime = .seconds(300)
+        #expect(throws: Never.self) { try short.validate() }
+        #expect(short.effectiveMinimumRemainingLife == .seconds(75))
     }
 
     @Test func aLeaseNeverOutlivesItsAd() throws {
@@ -267,6 +306,7 @@ struct NativeAdvertisementLoaderEconomicsTests {
             $0.maximumRetainedAdvertisements = 1_000
             $0.numberOfAdvertisements = 5
             $0.maximumConcurrentRequests = 100
+            $0.stockCover = .zero  // the refill model alone (the cover: the next test)
         }
         // A fresh pool asks for one batch.
         try h.loader.prefetch(adUnitID: "unit")
@@ -292,6 +332,55 @@ struct NativeAdvertisementLoaderEconomicsTests {
         #expect(h.stats().target <= 8)
     }
 
+    /// The cover keeps `rate × stockCover` in stock, bounded by a tenth of the lendable life;
+    /// one borrow after a quiet spell does not buy a cover (the cover follows the lower of the
+    /// fast and the slow average rate), and neither does a short burst.
+    @Test func theStockCoversRecentDemandBoundedByTheAdsLife() throws {
+        func target(cover: Duration, lifetime: Duration) throws -> (busy: Int, quiet: Int) {
+            let h = try Harness {
+                $0.sizing = .demand
+                $0.configuredMaximumRetained = nil  // demand sizing bounded by its demand only
+                $0.numberOfAdvertisements = 5
+                $0.lifetime = lifetime
+                $0.stockCover = cover
+            }
+            // Half an hour: the cover follows the slow average (a time constant of ~8 min).
+            for _ in 0..<1_800 {
+                for _ in 0..<20 {
+                    if case .leased(let lease, _) = try h.borrow() { try h.loader.returnLease(lease.id, shown: true) }
+                    h.source.succeedAll()
+                }
+                h.clock.advance(by: .seconds(1))
+            }
+            let busy = h.stats().target
+            h.clock.advance(by: .seconds(600))
+            _ = try h.borrow()
+            return (busy, h.stats().target)
+        }
+        // 20 borrows/s, an hour's life, 60 s of cover: about 1,200 ads.
+        let covered = try target(cover: .seconds(60), lifetime: .seconds(3_600))
+        #expect(covered.busy >= 1_000 && covered.busy <= 1_300, "target \(covered.busy)")
+        #expect(covered.quiet <= 8, "after quiet \(covered.quiet)")
+        // A 300 s life bounds the cover to 30 s: about 600.
+        let short = try target(cover: .seconds(60), lifetime: .seconds(300))
+        #expect(short.busy >= 450 && short.busy <= 650, "target \(short.busy)")
+        // A one-minute burst of 20/s in a quiet pool: the slow average keeps the cover small.
+        let h = try Harness {
+            $0.sizing = .demand
+            $0.configuredMaximumRetained = nil
+            $0.numberOfAdvertisements = 5
+            $0.stockCover = .seconds(60)
+        }
+        for _ in 0..<60 {
+            for _ in 0..<20 {
+                if case .leased(let lease, _) = try h.borrow() { try h.loader.returnLease(lease.id, shown: true) }
+                h.source.succeedAll()
+            }
+            h.clock.advance(by: .seconds(1))
+        }
+        #expect(h.stats().target <= 200, "target after a one-minute burst \(h.stats().target)")
+    }
+
     @Test func theDemandTargetIsBoundedByTheMemoryBound() throws {
         let h = try Harness {
             $0.sizing = .demand
@@ -306,6 +395,9 @@ struct NativeAdvertisementLoaderEconomicsTests {
     @Test func configurationRefusesAMinimumLifeNotBelowTheLifetime() {
         var configuration = LoaderConfiguration()
         configuration.lifetime = .seconds(200)
+        // The default follows the lifetime (50 s here): accepted.
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.minimumRemainingLife = .seconds(200)
         #expect(throws: ConfigError.self) { try configuration.validate() }
         configuration.minimumRemainingLife = .seconds(100)
         #expect(throws: Never.self) { try configuration.validate() }

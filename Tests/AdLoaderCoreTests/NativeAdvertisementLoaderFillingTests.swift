@@ -47,7 +47,10 @@ struct NativeAdvertisementLoaderFillingTests {
         #expect(stats.upstreamFailures == 6)
         #expect(stats.upstreamRequests == 6)
         #expect(h.events(.loadFinished).allSatisfy { $0.error?.code == .retryable })
-        // An explicit call still loads, and a success restarts the count.
+        // An explicit call loads once the retry delay has passed (not sooner), and a success
+        // restarts the count.
+        #expect(try h.loader.prefetch(adUnitID: "unit").requested == 0)
+        h.clock.advance(by: .seconds(5))
         #expect(try h.loader.prefetch(adUnitID: "unit").requested == 1)
         h.source.succeed()
         let lease = try h.lease()
@@ -79,12 +82,75 @@ struct NativeAdvertisementLoaderFillingTests {
         #expect(try delays(seed: 2) != first)
     }
 
-    @Test func borrowDuringBackoffStillLoads() throws {
+    /// One discipline for every path: a borrow during the backoff does not send a request
+    /// before the retry delay is over (it used to, one request per borrow).
+    @Test func borrowDuringBackoffWaitsForTheRetry() throws {
         let h = try Self.single()
         try h.loader.prefetch(adUnitID: "unit")
         h.source.fail(0, .retryable)
-        #expect(try h.borrow() == .noAdYet)
+        for _ in 0..<5 { #expect(try h.borrow() == .noAdYet) }
+        #expect(h.source.requests.count == 1)
+        #expect(Self.timeToNextRequest(h) == .seconds(5))
         #expect(h.source.requests.count == 2)
+    }
+
+    /// One failure among answers (a 1 % error rate) does not stop a busy pool: an answer ends
+    /// the backoff. A Retry-After holds whatever answers meanwhile.
+    @Test func anAnswerEndsTheBackoffButNotARetryAfter() throws {
+        let h = try Harness { $0.numberOfAdvertisements = 1; $0.maximumRetainedAdvertisements = 4 }
+        try h.loader.prefetch(adUnitID: "unit")
+        #expect(h.source.requests.count == 4)
+        h.source.fail(0, .retryable)
+        #expect(try h.borrow() == .noAdYet)
+        #expect(h.source.requests.count == 4)  // backing off
+        h.source.succeed()
+        _ = try h.lease()
+        #expect(h.source.requests.count == 5)  // the answer ended the backoff
+        h.source.fail(0, .retryable, retryAfter: .seconds(5))
+        h.source.succeed()
+        _ = try h.lease()
+        #expect(h.source.requests.count == 5)  // Retry-After: 5 holds despite the answer
+        h.clock.advance(by: .seconds(5))
+        #expect(h.source.requests.count > 5)
+    }
+
+    /// A Retry-After longer than the retry delay holds every path back until it has passed.
+    @Test func retryAfterHoldsBorrowsAndPrefetchesBack() throws {
+        let h = try Self.single { $0.retry.delay = .seconds(1) }
+        try h.loader.prefetch(adUnitID: "unit")
+        h.source.fail(0, .retryable, retryAfter: .seconds(5))
+        for second in 0..<5 {
+            #expect(try h.borrow() == .noAdYet)
+            #expect(try h.loader.prefetch(adUnitID: "unit").requested == 0)
+            #expect(h.source.requests.count == 1, "a request \(second) s after a 503 with Retry-After: 5")
+            h.clock.advance(by: .milliseconds(999))
+        }
+        h.clock.advance(by: .milliseconds(5))
+        #expect(h.source.requests.count == 2)
+    }
+
+    /// While unreachable, borrows send one probe per retry delay (not only the probe timer's
+    /// 30 s), and the first answer resumes filling at once.
+    @Test func borrowsProbeAnUnreachableSourceAfterTheRetryDelay() throws {
+        let h = try Harness {
+            $0.numberOfAdvertisements = 2
+            $0.maximumRetainedAdvertisements = 6
+            $0.retry.delay = .seconds(5)
+            $0.retry.probeInterval = .seconds(30)
+        }
+        try h.loader.prefetch(adUnitID: "unit")
+        h.source.failAll(.unreachable)
+        #expect(try h.borrow() == .noAdYet)
+        #expect(h.source.requests.count == 3)
+        h.clock.advance(by: .seconds(5))
+        #expect(try h.borrow() == .noAdYet)
+        #expect(h.source.requests.count == 4)
+        #expect(h.source.requests.last?.count == 1)
+        #expect(try h.borrow() == .noAdYet)  // one probe at a time
+        #expect(h.source.requests.count == 4)
+        h.source.succeed()
+        #expect(h.source.requests.count > 4)  // filling resumed at once
+        #expect(h.source.requests.last?.count == 2)
     }
 
     @Test func unreachableStopsRetriesAndProbesUntilItAnswers() throws {
@@ -121,6 +187,9 @@ struct NativeAdvertisementLoaderFillingTests {
         try h.loader.prefetch(adUnitID: "unit")
         h.source.fail(0, .final)
         #expect(Self.timeToNextRequest(h) == nil)
+        // An explicit call loads again, once the retry delay has passed since the failure.
+        #expect(try h.loader.prefetch(adUnitID: "unit").requested == 0)
+        h.clock.advance(by: h.configuration.retry.delay)
         #expect(try h.loader.prefetch(adUnitID: "unit").requested == 1)
     }
 
@@ -212,7 +281,9 @@ struct NativeAdvertisementLoaderFillingTests {
         // In flight fails: the pool is dry again, and the consumed ad makes it 3 missing.
         h.source.fail(0, .retryable)
         try h.loader.returnLease(last.id, shown: true)
-        #expect(try h.borrow() == .noAdYet)  // explicit: loads even while backing off
+        #expect(try h.borrow() == .noAdYet)  // backing off: even a borrow waits for the retry
+        #expect(h.source.requests.map(\.count) == [3, 2])
+        h.clock.advance(by: h.configuration.retry.delay)
         #expect(h.source.requests.map(\.count) == [3, 2, 3])
     }
 

@@ -64,8 +64,9 @@ final class FakeDemandSource: DemandSource {
         while !pending.isEmpty { succeed() }
     }
 
-    func fail(_ index: Int = 0, _ code: UpstreamError.Code) {
-        pending.remove(at: index).completion(.failure(UpstreamError(code: code, message: "test \(code)")))
+    func fail(_ index: Int = 0, _ code: UpstreamError.Code, retryAfter: Duration? = nil) {
+        pending.remove(at: index).completion(
+            .failure(UpstreamError(code: code, message: "test \(code)", retryAfter: retryAfter)))
     }
 
     func failAll(_ code: UpstreamError.Code) {
@@ -154,8 +155,9 @@ final class ModelSource: DemandSource {
         request.completion(.success(contents))
     }
 
-    func fail(_ index: Int, _ code: UpstreamError.Code) {
-        pending.remove(at: index).completion(.failure(UpstreamError(code: code, message: "model \(code)")))
+    func fail(_ index: Int, _ code: UpstreamError.Code, retryAfter: Duration? = nil) {
+        pending.remove(at: index).completion(
+            .failure(UpstreamError(code: code, message: "model \(code)", retryAfter: retryAfter)))
     }
 }
 

@@ -58,6 +58,22 @@ struct OpenRTBSourceTests {
         #expect(source.stats.requests == 2)
     }
 
+    /// Only requests the exchange could have received count as sent: one that failed while
+    /// connecting does not (a timeout after the request went out does).
+    @Test func aRequestThatNeverLeftIsNotCountedAsSent() throws {
+        let source = try makeSource()
+        var results: [Result<[DeliveredAd], UpstreamError>] = []
+        for _ in 0..<3 { source.loadAds(AdRequest(adUnitID: "feed"), count: 1) { results.append($0) } }
+        #expect(source.stats.requests == 3)
+        client.answer(.failure(HTTPError(code: .connectionFailed, message: "refused")))
+        client.answer(.failure(HTTPError(code: .timedOut, message: "connect timeout", requestSent: false)))
+        client.answer(.failure(HTTPError(code: .timedOut, message: "slow answer", requestSent: true)))
+        #expect(results.count == 3)
+        #expect(source.stats.requests == 1)
+        #expect(source.stats.unsent == 2)
+        #expect(source.stats.failures == 3)
+    }
+
     @Test func bidsBecomeAdsWithContextExpiryAndSubstitutedTrackers() throws {
         let source = try makeSource()
         let ads = try #require(try load(source, count: 3, answer: Self.response(["1", "3"], extra: #","exp":60"#))?.get())

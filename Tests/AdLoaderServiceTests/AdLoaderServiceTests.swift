@@ -172,7 +172,7 @@ import Testing
     @Test func aStatsAnswerAboveTheMessageSizeIsRefusedBeforeItIsEncoded() {
         // Three pools of about 20 bytes each and the loader's status (about 25): the whole
         // answer is above 70 bytes, one pool and the loader below.
-        let service = service { $0.maxMessageSize = 70 }
+        let service = service { $0.maxMessageSize = 150 }
         for unit in ["a", "b", "c"] {
             _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
         }
@@ -184,7 +184,7 @@ import Testing
             return
         }
         #expect(status.code == .resourceExhausted)
-        let pattern = #/stats answer of (\d+) bytes exceeds the limit of 70 bytes; filter by loader or ad_unit_id/#
+        let pattern = #/stats answer of (\d+) bytes exceeds the limit of 150 bytes; filter by loader or ad_unit_id/#
         let match = try? pattern.wholeMatch(in: status.message)
         let size = match.flatMap { Int($0.1) }
         // The size it reports is the size the envelope would have had.

@@ -141,7 +141,7 @@ import Testing
         #expect(throws: FrameError(code: .badMessage, message: "kinds: unknown event kind 0")) {
             try WatchRequestMessage(decoding: [0x1A, 0x02, 0x01, 0x00])
         }
-        #expect(throws: FrameError.self) { try WatchRequestMessage(decoding: [0x18, 0x09]) }
+        #expect(throws: FrameError.self) { try WatchRequestMessage(decoding: [0x18, 0x0A]) }
     }
 
     @Test(arguments: AdEvent.Kind.allWireKinds)
@@ -153,7 +153,12 @@ import Testing
         event.slot = "slot 🎰"
         event.shown = true
         event.count = 5
-        event.reason = .consumed
+        if kind == .heldBack {
+            // HELD_BACK carries the cap that binds in `reason`.
+            event.holdBack = .poolCeiling
+        } else {
+            event.reason = .consumed
+        }
         event.error = UpstreamError(code: .unreachable, message: "connect: refused")
         #expect(try roundTrips(EventMessage(event: event)))
         for code in [UpstreamError.Code.retryable, .final] {

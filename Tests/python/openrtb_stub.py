@@ -5,7 +5,8 @@ counts notices (GET /notice/...), and injects faults on demand.
 ``Exchange(fixture="improvedigital/native.json")`` starts it on a free port; ``url`` is the
 auction endpoint; ``faults`` is a list consumed one per auction request (then ``mode`` applies):
 "ok", "204", "400", "429", "500", "slow-headers", "slow-body", "hang", "malformed",
-"html", "empty-object", "nbr", "missing-asset". ``stop()`` closes it (connection refused after);
+"html", "empty-object", "nbr", "missing-asset", "503" (with ``Retry-After: 5``). ``exp``
+(seconds, default None: not sent) is the ``exp`` every bid carries. ``stop()`` closes it (connection refused after);
 ``start()`` again on the same port brings it back.
 """
 
@@ -70,6 +71,7 @@ class Exchange:
         self.connections = set()    # open keep-alive connections, cut by stop()
         self.counter = 0
         self.templates = {}
+        self.exp = None             # each bid's "exp" in seconds; None: the fixture's is dropped
         self.port = port
         self.server = None
         self.start()
@@ -163,6 +165,8 @@ class Exchange:
             root["assets"] = [a for a in root["assets"] if "title" not in a]
         bid = json.loads(json.dumps(self.bid))
         bid.pop("exp", None)
+        if self.exp is not None:
+            bid["exp"] = self.exp
         bid.update({
             "id": "@ID@", "impid": "@IMPID@", "adm": json.dumps(adm),
             "nurl": "http://127.0.0.1:%d/notice/win?bid=${AUCTION_BID_ID}&price=${AUCTION_PRICE}" % self.port,
@@ -177,7 +181,7 @@ class Exchange:
         with self.lock:
             self.counter += 1
             n = self.counter
-        key = "missing" if missing_asset else "ok"
+        key = ("missing" if missing_asset else "ok", self.exp)
         template = self.templates.get(key)
         if template is None:
             template = self.templates[key] = self._bid_template(missing_asset)
@@ -196,6 +200,8 @@ class Exchange:
             send(400, b"Invalid request: imp[0].native.request.assets must have unique ids", "text/plain")
         elif fault == "429":
             send(429, b"slow down", "text/plain", [("Retry-After", "2")])
+        elif fault == "503":
+            send(503, b"overloaded", "text/plain", [("Retry-After", "5")])
         elif fault == "500":
             send(500, b"internal error", "text/plain")
         elif fault == "malformed":

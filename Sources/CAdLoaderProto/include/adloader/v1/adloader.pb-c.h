@@ -121,7 +121,11 @@ typedef enum _Adloader__V1__EventKind {
   /*
    * a loader was disabled, enabled, added, removed or reconfigured; see reason
    */
-  ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED = 8
+  ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED = 8,
+  /*
+   * a configured cap started or stopped holding the pool below its demand; see reason
+   */
+  ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK = 9
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__EVENT_KIND)
 } Adloader__V1__EventKind;
 typedef enum _Adloader__V1__AdFormat {
@@ -518,10 +522,48 @@ struct  Adloader__V1__PoolStats
    */
   uint64_t borrow_misses;
   uint64_t leases_reclaimed;
+  /*
+   * time spent held back by a configured cap (see held_back)
+   */
+  uint64_t held_back_ms;
+  /*
+   * ads that arrived with less than the minimum remaining life (also in expired)
+   */
+  uint64_t expired_on_arrival;
+  /*
+   * ads a top-up did not ask for because of limits.maximumAds
+   */
+  uint64_t memory_refused;
+  /*
+   * Demand and upstream gauges (PROTOCOL.md 7.4): 30..
+   */
+  /*
+   * requests the measured demand asks to keep in flight (Little's law)
+   */
+  uint32_t in_flight_target;
+  /*
+   * the cap holding the pool below its demand now: "pool_ceiling",
+   */
+  char *held_back;
+  /*
+   * "source_budget", "memory_budget"; empty when none
+   */
+  /*
+   * measured upstream round trip (1000 before the first answer)
+   */
+  double round_trip_ms;
+  /*
+   * measured ads per answered request (0 before the first)
+   */
+  double ads_per_request;
+  /*
+   * least life left for an ad to be lent now
+   */
+  int64_t minimum_remaining_life_ms;
 };
 #define ADLOADER__V1__POOL_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__pool_stats__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 /*
@@ -685,7 +727,9 @@ struct  Adloader__V1__Event
    * the client returned the lease, else why the server ended it: "reclaimed" (lease timeout),
    * "expired" (its slot borrowed again after the ad expired), "shutdown", "disabled" or
    * "reconfigured". LOADER_CHANGED (ad_unit_id empty): "disabled", "enabled", "added",
-   * "removed" or "reconfigured". See PROTOCOL.md 7.5.
+   * "removed" or "reconfigured". HELD_BACK: the cap that binds now, "pool_ceiling",
+   * "source_budget" or "memory_budget"; empty when the pool is no longer held back.
+   * See PROTOCOL.md 7.5.
    */
   char *reason;
   /*

@@ -34,6 +34,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_RETURNED: _ClassVar[EventKind]
     EVENT_KIND_POOL_REMOVED: _ClassVar[EventKind]
     EVENT_KIND_LOADER_CHANGED: _ClassVar[EventKind]
+    EVENT_KIND_HELD_BACK: _ClassVar[EventKind]
 
 class AdFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -94,6 +95,7 @@ EVENT_KIND_LEASED: EventKind
 EVENT_KIND_RETURNED: EventKind
 EVENT_KIND_POOL_REMOVED: EventKind
 EVENT_KIND_LOADER_CHANGED: EventKind
+EVENT_KIND_HELD_BACK: EventKind
 AD_FORMAT_UNSPECIFIED: AdFormat
 AD_FORMAT_NATIVE: AdFormat
 AD_FORMAT_INTERSTITIAL: AdFormat
@@ -256,7 +258,7 @@ class StatsRequest(_message.Message):
     def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ...) -> None: ...
 
 class PoolStats(_message.Message):
-    __slots__ = ("loader", "ad_unit_id", "available", "leased", "in_flight", "parked_borrows", "requests_in_flight", "target", "idle", "loaded", "expired", "consumed", "removed", "upstream_requests", "upstream_failures", "borrow_hits", "borrow_misses", "leases_reclaimed")
+    __slots__ = ("loader", "ad_unit_id", "available", "leased", "in_flight", "parked_borrows", "requests_in_flight", "target", "idle", "loaded", "expired", "consumed", "removed", "upstream_requests", "upstream_failures", "borrow_hits", "borrow_misses", "leases_reclaimed", "held_back_ms", "expired_on_arrival", "memory_refused", "in_flight_target", "held_back", "round_trip_ms", "ads_per_request", "minimum_remaining_life_ms")
     LOADER_FIELD_NUMBER: _ClassVar[int]
     AD_UNIT_ID_FIELD_NUMBER: _ClassVar[int]
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
@@ -275,6 +277,14 @@ class PoolStats(_message.Message):
     BORROW_HITS_FIELD_NUMBER: _ClassVar[int]
     BORROW_MISSES_FIELD_NUMBER: _ClassVar[int]
     LEASES_RECLAIMED_FIELD_NUMBER: _ClassVar[int]
+    HELD_BACK_MS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_ON_ARRIVAL_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_REFUSED_FIELD_NUMBER: _ClassVar[int]
+    IN_FLIGHT_TARGET_FIELD_NUMBER: _ClassVar[int]
+    HELD_BACK_FIELD_NUMBER: _ClassVar[int]
+    ROUND_TRIP_MS_FIELD_NUMBER: _ClassVar[int]
+    ADS_PER_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    MINIMUM_REMAINING_LIFE_MS_FIELD_NUMBER: _ClassVar[int]
     loader: str
     ad_unit_id: str
     available: int
@@ -293,7 +303,15 @@ class PoolStats(_message.Message):
     borrow_hits: int
     borrow_misses: int
     leases_reclaimed: int
-    def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., available: _Optional[int] = ..., leased: _Optional[int] = ..., in_flight: _Optional[int] = ..., parked_borrows: _Optional[int] = ..., requests_in_flight: _Optional[int] = ..., target: _Optional[int] = ..., idle: _Optional[bool] = ..., loaded: _Optional[int] = ..., expired: _Optional[int] = ..., consumed: _Optional[int] = ..., removed: _Optional[int] = ..., upstream_requests: _Optional[int] = ..., upstream_failures: _Optional[int] = ..., borrow_hits: _Optional[int] = ..., borrow_misses: _Optional[int] = ..., leases_reclaimed: _Optional[int] = ...) -> None: ...
+    held_back_ms: int
+    expired_on_arrival: int
+    memory_refused: int
+    in_flight_target: int
+    held_back: str
+    round_trip_ms: float
+    ads_per_request: float
+    minimum_remaining_life_ms: int
+    def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., available: _Optional[int] = ..., leased: _Optional[int] = ..., in_flight: _Optional[int] = ..., parked_borrows: _Optional[int] = ..., requests_in_flight: _Optional[int] = ..., target: _Optional[int] = ..., idle: _Optional[bool] = ..., loaded: _Optional[int] = ..., expired: _Optional[int] = ..., consumed: _Optional[int] = ..., removed: _Optional[int] = ..., upstream_requests: _Optional[int] = ..., upstream_failures: _Optional[int] = ..., borrow_hits: _Optional[int] = ..., borrow_misses: _Optional[int] = ..., leases_reclaimed: _Optional[int] = ..., held_back_ms: _Optional[int] = ..., expired_on_arrival: _Optional[int] = ..., memory_refused: _Optional[int] = ..., in_flight_target: _Optional[int] = ..., held_back: _Optional[str] = ..., round_trip_ms: _Optional[float] = ..., ads_per_request: _Optional[float] = ..., minimum_remaining_life_ms: _Optional[int] = ...) -> None: ...
 
 class SourceStats(_message.Message):
     __slots__ = ("name", "requests", "no_fills", "bids", "bids_dropped", "failures", "notices_sent", "notices_failed", "notices_dropped")
