@@ -167,10 +167,13 @@ final class AdPool {
     }
 
     /// The most requests the pool may have in flight now: its demand's in-flight target
-    /// (demand sizing) within the configured ceiling.
+    /// (demand sizing) within the configured ceiling. A Prefetch's count is demand the caller
+    /// announced: the requests it needs at once count as demand too.
     var requestLimit: Int {
         let ceiling = configuration.maximumConcurrentRequests
-        return configuration.sizing == .demand ? min(ceiling, inFlightTarget) : ceiling
+        guard configuration.sizing == .demand else { return ceiling }
+        let batch = configuration.numberOfAdvertisements
+        return min(ceiling, max(inFlightTarget, (prefetchWanted + batch - 1) / batch))
     }
 
     /// Refreshes ``inFlightTarget`` from the measured demand (demand sizing; fixed pools
