@@ -173,11 +173,15 @@ extension AdEvent.Kind {
 extension UpstreamError {
     /// Parses the `error` string of an Event, written as `description` ("retryable: timeout");
     /// a string without a known code prefix reads as `.final` with the whole string.
+    ///
+    /// The prefix is matched on UTF-8 bytes, not on characters: a message that starts with a
+    /// combining mark joins the prefix's space into one grapheme, so `hasPrefix` would miss it
+    /// and the code would be read into the message (found by the envelope fuzz target).
     init(wireDescription text: String) {
         for code in [Code.retryable, .unreachable, .final] {
-            let prefix = "\(code): "
-            if text.hasPrefix(prefix) {
-                self.init(code: code, message: String(text.dropFirst(prefix.count)))
+            let prefix = "\(code): ".utf8
+            if text.utf8.starts(with: prefix) {
+                self.init(code: code, message: String(decoding: text.utf8.dropFirst(prefix.count), as: UTF8.self))
                 return
             }
         }
