@@ -96,6 +96,7 @@ public final class Daemon {
             var sources: [String: any DemandSource] = [:]
             var measured: [MeasuredDemandSource] = []
             for (name, settings) in configuration.sources {
+                context.sourceName = name
                 let source = MeasuredDemandSource(name: name, wrapping: try settings.makeSource(context: context))
                 measured.append(source)
                 sources[name] = source

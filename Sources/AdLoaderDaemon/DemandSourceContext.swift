@@ -14,6 +14,9 @@ public final class DemandSourceContext {
     /// type that needs it throws ``ConfigError``.
     public let loop: UVLoop?
     public let logger: Logger
+    /// The name of the source being built (its key under `sources`), for the settings its
+    /// messages name; set by the daemon before each ``DemandSourceType`` builds one.
+    public internal(set) var sourceName = ""
     private(set) var stops: [() -> Void] = []
 
     public init(clock: any AdClock, scheduler: any AdScheduler, loop: UVLoop? = nil, logger: Logger = Logger()) {

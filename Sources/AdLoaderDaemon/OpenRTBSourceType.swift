@@ -81,6 +81,7 @@ struct OpenRTBSourceType: DemandSourceType {
         let clock = context.clock
         let endpoint = settings.endpoint
         let cap = settings.maximumConcurrentRequests
+        let setting = "sources.\(context.sourceName.isEmpty ? "NAME" : context.sourceName).maximumConcurrentRequests"
         client.onWait = { [weak client] in
             let now = clock.now.unixMilliseconds
             if let last = lastWarning, now - last < 60_000 { return }
@@ -90,7 +91,7 @@ struct OpenRTBSourceType: DemandSourceType {
                 [
                     "endpoint": .string(endpoint), "cap": .int(Int64(cap)),
                     "waited": .int(Int64(client?.waitedCount ?? 0)),
-                    "setting": .string("sources.NAME.maximumConcurrentRequests"),
+                    "setting": .string(setting),
                 ])
         }
         var noticeHTTP = CurlHTTPClient.Configuration()

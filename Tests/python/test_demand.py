@@ -138,3 +138,21 @@ def test_requests_do_not_wait_behind_a_connection_being_opened(daemon, exchange)
     assert sum(p.loaded for p in answer.pools) >= 20, answer.pools
     sent = sum(src.requests for src in answer.sources)
     assert sent == len(exchange.requests), (sent, len(exchange.requests))
+
+
+def test_the_sources_in_flight_cap_binding_is_logged_naming_the_source(daemon, exchange):
+    # A slow exchange and a source cap of 1: the prefetches of three ad units queue behind the
+    # first BidRequest; the warning names this source's setting (once a minute at most).
+    exchange.mode = "slow-headers"
+    exchange.delay = 0.5
+    cfg = config(exchange.url)
+    cfg["sources"]["openrtb"]["maximumConcurrentRequests"] = 1
+    d = daemon(config=cfg)
+    for unit in ("u-1", "u-2", "u-3"):
+        d.cli("prefetch", unit, "--loader", "feed")
+    deadline = time.monotonic() + 10
+    while "the source's in-flight cap binds" not in d.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = d.log()
+    assert log.count("the source's in-flight cap binds") == 1, log
+    assert '"setting":"sources.openrtb.maximumConcurrentRequests"' in log, log
