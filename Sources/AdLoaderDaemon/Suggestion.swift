@@ -16,7 +16,11 @@ enum Suggestion {
         let bound = max(1, min(3, written.count / 3))
         var best: (name: String, distance: Int)?
         for candidate in candidates where candidate != name {
-            let distance = editDistance(written, Array(candidate.lowercased().unicodeScalars))
+            let other = Array(candidate.lowercased().unicodeScalars)
+            // Lengths further apart than the bound are further apart in edits too: a long
+            // misspelt name costs a length check per candidate, not a quadratic table.
+            guard abs(other.count - written.count) <= bound else { continue }
+            let distance = editDistance(written, other)
             if distance <= bound, distance < (best?.distance ?? Int.max) { best = (candidate, distance) }
         }
         return best?.name
