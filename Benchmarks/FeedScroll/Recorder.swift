@@ -91,6 +91,8 @@ struct StrategyResult {
     var peakInFlightTarget = 0
     var heldBackSeconds = 0.0
     var memoryRefused = 0
+    /// Ads dropped to make room under the memory budget (``AdDropReason/memoryBudget``).
+    var memoryDropped = 0
     /// Hits over the outage window alone (outage scenario).
     var outageHitRatio: Double?
 

@@ -261,6 +261,7 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         result.peakInFlightTarget = peakInFlightTarget
         result.heldBackSeconds = all.reduce(0.0) { $0 + Double($1.heldBackMilliseconds) / 1_000 }
         result.memoryRefused = all.reduce(0) { $0 + Int($1.budgetRefused) }
+        result.memoryDropped = all.reduce(0) { $0 + Int($1.droppedForMemory) }
     }
 }
 

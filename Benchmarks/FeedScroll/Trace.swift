@@ -33,6 +33,9 @@ struct TraceParameters {
     /// Ad units users are spread over, Zipf-distributed (exponent 1): user of rank k's
     /// unit is drawn with weight 1/k. 1 = everyone on one unit.
     var adUnits = 1
+    /// Sessions starting at or after this many seconds draw their unit by reversed rank (the
+    /// least popular unit becomes the most popular): the popular units of before go idle.
+    var unitShiftAt: Double?
 
     static let smoke = TraceParameters(users: 150, duration: 600)
 
@@ -97,6 +100,9 @@ struct Trace {
             if parameters.adUnits > 1 {
                 let draw = generator.unit() * total
                 session.unit = Int32(cumulative.firstIndex { $0 >= draw } ?? parameters.adUnits - 1)
+                if let shift = parameters.unitShiftAt, time >= shift * 1_000 {
+                    session.unit = Int32(parameters.adUnits - 1) - session.unit
+                }
             }
             user += 1
             session.run(&generator)

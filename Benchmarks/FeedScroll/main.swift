@@ -48,6 +48,11 @@ enum FeedScroll {
         var moreCovers: [Double] = []
         /// The daemon-wide memory budget of the defaults run (`maximumAds`; nil: none).
         var maximumAds: Int?
+        /// The memory scenario: one more defaults run that does not make room (a pool the
+        /// budget refuses waits until ads expire or are consumed), the peer of the defaults.
+        var memoryPeer = false
+        /// `makesRoomUnderMemoryBudget` of a defaults run.
+        var makesRoom = true
     }
 
     static let usage = """
@@ -131,10 +136,14 @@ enum FeedScroll {
                         options.trace.rampStart = 3_600
                         options.trace.rampEnd = 1e12
                     case "memory":
-                        // 200 ad units (Zipf) under a daemon-wide budget below what they would hold.
+                        // 200 ad units (Zipf) under a daemon-wide budget below what they would hold;
+                        // at 60 min the popularity reverses, so the popular pools of the first
+                        // hour go idle holding their stock while the new popular ones need room.
                         options.trace.users = 5_000
                         options.trace.adUnits = 200
+                        options.trace.unitShiftAt = 3_600
                         options.retained = 10
+                        options.memoryPeer = true
                         if options.maximumAds == nil { options.maximumAds = 1_000 }
                     case "low":
                         options.trace.users = 500
@@ -199,6 +208,7 @@ enum FeedScroll {
         let loader = try NativeAdvertisementLoader(
             loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock, idSeed: 1)
         if retained == nil, let maximumAds = options.maximumAds { loader.maximumAds = maximumAds }
+        loader.makesRoomUnderMemoryBudget = options.makesRoom
         return (loader, source)
     }
 
@@ -312,6 +322,14 @@ enum FeedScroll {
             results.append(run)
             caps.append(options.cap ?? LoaderConfiguration().maximumConcurrentRequests)
         }
+        if options.memoryPeer {
+            var peer = options
+            peer.makesRoom = false
+            var run = try runAdLoader(trace, peer, retained: nil)
+            run.strategy = "adloaderd no room made"
+            results.append(run)
+            caps.append(options.cap ?? LoaderConfiguration().maximumConcurrentRequests)
+        }
         var fixed = try runAdLoader(trace, options, retained: options.retained)
         fixed.strategy = "adloaderd fixed"
         results.append(fixed)
@@ -326,7 +344,7 @@ enum FeedScroll {
                     + "from the outage on \(options.outage == nil ? "-" : String(result.recoveryBurst)), "
                     + "leases reclaimed \(result.leasesReclaimed), highest in-flight target \(result.peakInFlightTarget), "
                     + "held back \(Report.format(result.heldBackSeconds, 1)) s, most ads held \(result.peakAdsHeld)"
-                    + (options.maximumAds.map { " (budget \($0), refused \(result.memoryRefused))" } ?? "")
+                    + (options.maximumAds.map { " (budget \($0), refused \(result.memoryRefused), dropped for memory \(result.memoryDropped))" } ?? "")
                     + (result.outageHitRatio.map { ", hits over the outage \(Report.format($0 * 100, 2)) %" } ?? ""))
             if let outage = result.outage { print("    \(outage)") }
         }

@@ -19,4 +19,8 @@ public enum AdDropReason: Hashable, Sendable, CaseIterable {
     case invalidated
     /// A configuration reload removed its loader, or changed its source, format or request.
     case reconfigured
+    /// The daemon-wide memory budget (`limits.maximumAds`) was full and a pool with demand
+    /// needed room: the loader dropped it, unleased, from an idle pool first (soonest expiry
+    /// first), else from a pool stocked beyond its own demand target.
+    case memoryBudget
 }

@@ -37,6 +37,9 @@ public struct AdEvent: Hashable, Sendable {
         /// removed or returned: a configuration reload removed the loader or changed its
         /// source, format or request. loaderChanged: a reload changed the loader.
         case reconfigured
+        /// removed: the memory budget (`limits.maximumAds`) was full and a pool with demand
+        /// needed room (``AdDropReason/memoryBudget``).
+        case memoryBudget
         /// loaderChanged: the loader was enabled.
         case enabled
         /// loaderChanged: a reload added the loader.
@@ -53,6 +56,7 @@ public struct AdEvent: Hashable, Sendable {
             case .shutdown: self = .shutdown
             case .invalidated: self = .invalidated
             case .reconfigured: self = .reconfigured
+            case .memoryBudget: self = .memoryBudget
             }
         }
     }
@@ -74,7 +78,7 @@ public struct AdEvent: Hashable, Sendable {
     /// loadFinished: nil on success.
     public var error: UpstreamError? = nil
     /// loaderChanged: `.disabled`, `.enabled`, `.added`, `.removed`, `.reconfigured`.
-    /// removed: `.consumed`, `.disabled`, `.shutdown`, `.invalidated`, `.reconfigured`. returned: why the
+    /// removed: `.consumed`, `.disabled`, `.shutdown`, `.invalidated`, `.reconfigured`, `.memoryBudget`. returned: why the
     /// loader itself ended the lease (`.reclaimed` by the lease timeout, `.expired` when its
     /// slot was borrowed again after the ad expired, `.disabled`, `.shutdown`); nil when the
     /// client returned it.

@@ -290,6 +290,9 @@ final class AdPool {
         case .expired: stats.expired += 1
         case .consumed: stats.consumed += 1
         case .disabled, .shutdown, .invalidated, .reconfigured: stats.removed += 1
+        case .memoryBudget:
+            stats.removed += 1
+            stats.droppedForMemory += 1
         }
     }
 

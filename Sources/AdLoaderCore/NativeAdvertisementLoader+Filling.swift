@@ -9,7 +9,10 @@ extension NativeAdvertisementLoader {
     /// asked for as earlier requests complete (an automatic top-up then, or an explicit one
     /// when an on-screen borrow waits: see ``AdPool/hasOnScreenDemand``). Each request takes a
     /// token of the source's request-rate budget, if it has one; without a token the pool waits
-    /// in the source's queue, on-screen demand first (``takeBudget(_:waitAs:)``).
+    /// in the source's queue, on-screen demand first (``takeBudget(_:waitAs:)``). When the
+    /// daemon-wide memory budget refuses part of the top-up of a pool with demand, unleased
+    /// ads of idle pools (then of pools stocked beyond their target) are dropped to make room
+    /// (``makeRoom(for:need:)``).
     @discardableResult
     func topUp(_ pool: AdPool, trigger: AdPool.FillTrigger, amount: AdPool.FillAmount = .wholeBatches) -> Int {
         guard pool.enabled, !isShutDown else { return 0 }
@@ -43,8 +46,15 @@ extension NativeAdvertisementLoader {
         var free = limit - pool.requestsInFlight
         let batch = pool.configuration.numberOfAdvertisements
         // The daemon-wide memory budget: loaded plus in-flight ads of every pool.
-        let room = memory.room
+        var room = memory.room
         let wanted = plan.wholeBatches * batch + plan.partial
+        if wanted > room && makesRoomUnderMemoryBudget && !pool.isIdle(at: now) {
+            // Beyond the budget, a pool with demand gets room from the least useful ads:
+            // idle pools' first, then other pools' stock beyond their own target (bounded
+            // work per call; see ``makeRoom(for:need:)``).
+            makeRoom(for: pool, need: wanted - room)
+            room = memory.room
+        }
         var refusedByMemory = false
         if wanted > room {
             pool.stats.budgetRefused += UInt64(wanted - room)

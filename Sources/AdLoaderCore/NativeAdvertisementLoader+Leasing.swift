@@ -126,7 +126,7 @@ extension NativeAdvertisementLoader {
         case .consumed: return .consumed
         case .expired: return .expired
         case .invalidated where end.invalidates: return .invalidated
-        case .disabled, .shutdown, .invalidated, .reconfigured: return .removed
+        case .disabled, .shutdown, .invalidated, .reconfigured, .memoryBudget: return .removed
         }
     }
 

@@ -76,11 +76,17 @@ public final class NativeAdvertisementLoader {
 
     /// The most ads every pool together holds loaded (available or leased) or asks for;
     /// `Int.max` for no budget. A top-up beyond it asks for less (or nothing) and the pool is
-    /// held back (``HoldBack/memoryBudget``); ads already held stay.
+    /// held back (``HoldBack/memoryBudget``); for a pool with demand, unleased ads of idle
+    /// pools first (then of pools stocked beyond their target) are dropped to make room
+    /// (``AdDropReason/memoryBudget``). Lowering it drops nothing by itself.
     public var maximumAds: Int {
         get { memory.maximum }
         set { memory.maximum = max(0, newValue) }
     }
+
+    /// Whether a pool with demand that ``maximumAds`` refuses gets room from the least useful
+    /// ads (``AdDropReason/memoryBudget``); true unless a benchmark compares without it.
+    @exclusivity(unchecked) public var makesRoomUnderMemoryBudget = true
 
     /// Loaded plus in-flight ads of every pool (at most ``maximumAds``).
     public var adsHeld: Int { memory.held }

@@ -35,6 +35,9 @@ public struct PoolStats: Hashable, Sendable {
     public var expiredOnArrival: UInt64 = 0
     /// Ads the daemon-wide memory budget kept the pool from asking for.
     public var budgetRefused: UInt64 = 0
+    /// Ads dropped unleased to make room under the daemon-wide memory budget for a pool with
+    /// demand (``AdDropReason/memoryBudget``; counted in ``removed`` too).
+    public var droppedForMemory: UInt64 = 0
     /// Gauge: what the pool tops up to (loaded plus in flight): the measured demand's target
     /// for demand sizing, `maximumRetainedAdvertisements` for fixed sizing.
     public var target = 0

@@ -237,6 +237,10 @@ final class DaemonMetrics {
             counter("adloader_pool_memory_refused_ads", "Ads a top-up did not ask for because of limits.maximumAds.") {
                 $0.budgetRefused
             },
+            counter(
+                "adloader_pool_ads_dropped_for_memory",
+                "Unleased ads dropped to make room under limits.maximumAds for a pool with demand (also counted removed)."
+            ) { $0.droppedForMemory },
         ]
     }
 
@@ -271,7 +275,7 @@ final class DaemonMetrics {
                 kind: .gauge, samples: sources.map { .init(source($0), $0.isReachable ? 1 : 0) }),
             MetricFamily(
                 name: "adloader_source_notices",
-                help: "Notices the loader gave the source: shown (an impression) or an unshown ad dropped (expired, disabled, shutdown, invalidated, reconfigured).",
+                help: "Notices the loader gave the source: shown (an impression) or an unshown ad dropped (expired, disabled, shutdown, invalidated, reconfigured, memory_budget).",
                 kind: .counter,
                 samples: sources.flatMap { s in
                     MeasuredDemandSource.noticeKinds.enumerated().map { index, kind in
@@ -387,5 +391,6 @@ extension PoolStats {
         heldBackMilliseconds += other.heldBackMilliseconds
         expiredOnArrival += other.expiredOnArrival
         budgetRefused += other.budgetRefused
+        droppedForMemory += other.droppedForMemory
     }
 }

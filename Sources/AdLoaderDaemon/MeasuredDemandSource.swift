@@ -15,7 +15,7 @@ final class MeasuredDemandSource: DemandSource {
     /// Failure classes, in ``failures`` order.
     static let failureClasses: [UpstreamError.Code] = [.retryable, .unreachable, .final]
     /// Notice kinds, in ``notices`` order: a show, then each reason of an unshown drop.
-    static let noticeKinds = ["shown", "expired", "disabled", "shutdown", "invalidated", "reconfigured"]
+    static let noticeKinds = ["shown", "expired", "disabled", "shutdown", "invalidated", "reconfigured", "memory_budget"]
 
     let name: String
     private let wrapped: any DemandSource
@@ -23,7 +23,7 @@ final class MeasuredDemandSource: DemandSource {
     private(set) var adsAsked: UInt64 = 0
     private(set) var adsReceived: UInt64 = 0
     private(set) var failures: [UInt64] = [0, 0, 0]
-    private(set) var notices: [UInt64] = [0, 0, 0, 0, 0, 0]
+    private(set) var notices: [UInt64] = [0, 0, 0, 0, 0, 0, 0]
     private(set) var inFlight = 0
     private(set) var isReachable = true
     /// Whether any request was answered yet.
@@ -68,6 +68,7 @@ final class MeasuredDemandSource: DemandSource {
         case .shutdown: index = 3
         case .invalidated: index = 4
         case .reconfigured: index = 5
+        case .memoryBudget: index = 6
         case .consumed: index = 0  // never sent (the protocol says so); counted with shows
         }
         notices[index] += 1

@@ -149,7 +149,7 @@ extension ServerConfiguration {
             ),
             .value(
                 "maximumAds", \.limits.maximumAds, .int(in: 1...1_000_000_000), flag: "--maximum-ads",
-                "ads loaded or asked for, every pool together; the default is about 1.6 GiB at the measured 1,677 B per native ad with its content (BENCHMARKS.md section 3); beyond it pools stop buying and are reported held back (memory_budget)"
+                "ads loaded or asked for, every pool together; the default is about 1.6 GiB at the measured 1,677 B per native ad with its content (BENCHMARKS.md section 3); beyond it pools stop buying and are reported held back (memory_budget), and a pool with demand gets room: unleased ads of idle pools are dropped first (soonest expiry first), then ads of pools stocked beyond their target, never a leased one (REMOVED reason memory_budget, adloader_pool_ads_dropped_for_memory_total)"
             ),
             .value(
                 "shutdownGracePeriod", \.limits.shutdownGracePeriod, .duration, flag: "--shutdown-grace-period",

@@ -79,7 +79,8 @@ public struct NoticeMacros: Hashable, Sendable {
 
 /// OpenRTB 2.6 loss reason codes (`${AUCTION_LOSS}`) for an ad dropped unshown.
 public enum LossReason {
-    /// 1: internal error (the loader was disabled, shut down, or removed or changed by a reload).
+    /// 1: internal error (the loader was disabled, shut down, or removed or changed by a reload, or
+    /// the ad was dropped to make room under the memory budget).
     public static let internalError = 1
     /// 2: impression opportunity expired.
     public static let expired = 2
@@ -94,7 +95,7 @@ public enum LossReason {
         switch reason {
         case .expired: expired
         case .invalidated: creativeFiltered
-        case .disabled, .shutdown, .consumed, .reconfigured: internalError
+        case .disabled, .shutdown, .consumed, .reconfigured, .memoryBudget: internalError
         }
     }
 }

@@ -155,6 +155,7 @@ extension PoolStats {
         m.pointee.held_back_ms = heldBackMilliseconds
         m.pointee.expired_on_arrival = expiredOnArrival
         m.pointee.memory_refused = budgetRefused
+        m.pointee.memory_dropped = droppedForMemory
         m.pointee.in_flight_target = UInt32(wire: inFlightTarget)
         m.pointee.held_back = arena.cString(heldBack?.name ?? "")
         m.pointee.round_trip_ms = roundTripMilliseconds
@@ -185,6 +186,7 @@ extension PoolStats {
         heldBackMilliseconds = p.held_back_ms
         expiredOnArrival = p.expired_on_arrival
         budgetRefused = p.memory_refused
+        droppedForMemory = p.memory_dropped
         inFlightTarget = Int(p.in_flight_target)
         let heldBackName = swiftString(p.held_back)
         heldBack = HoldBack.allCases.first { $0.name == heldBackName }

@@ -200,6 +200,7 @@ extension AdEvent.Reason {
         case .reclaimed: "reclaimed"
         case .expired: "expired"
         case .reconfigured: "reconfigured"
+        case .memoryBudget: "memory_budget"
         case .enabled: "enabled"
         case .added: "added"
         case .removed: "removed"

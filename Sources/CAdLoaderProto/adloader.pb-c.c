@@ -2042,7 +2042,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__stats_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[26] =
+static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[27] =
 {
   {
     "loader",
@@ -2297,6 +2297,18 @@ static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptor
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "memory_dropped",
+    22,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, memory_dropped),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "in_flight_target",
     30,
     PROTOBUF_C_LABEL_NONE,
@@ -2359,28 +2371,29 @@ static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptor
 };
 static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   1,   /* field[1] = ad_unit_id */
-  24,   /* field[24] = ads_per_request */
+  25,   /* field[25] = ads_per_request */
   2,   /* field[2] = available */
   15,   /* field[15] = borrow_hits */
   16,   /* field[16] = borrow_misses */
   11,   /* field[11] = consumed */
   10,   /* field[10] = expired */
   19,   /* field[19] = expired_on_arrival */
-  22,   /* field[22] = held_back */
+  23,   /* field[23] = held_back */
   18,   /* field[18] = held_back_ms */
   8,   /* field[8] = idle */
   4,   /* field[4] = in_flight */
-  21,   /* field[21] = in_flight_target */
+  22,   /* field[22] = in_flight_target */
   3,   /* field[3] = leased */
   17,   /* field[17] = leases_reclaimed */
   9,   /* field[9] = loaded */
   0,   /* field[0] = loader */
+  21,   /* field[21] = memory_dropped */
   20,   /* field[20] = memory_refused */
-  25,   /* field[25] = minimum_remaining_life_ms */
+  26,   /* field[26] = minimum_remaining_life_ms */
   5,   /* field[5] = parked_borrows */
   12,   /* field[12] = removed */
   6,   /* field[6] = requests_in_flight */
-  23,   /* field[23] = round_trip_ms */
+  24,   /* field[24] = round_trip_ms */
   7,   /* field[7] = target */
   14,   /* field[14] = upstream_failures */
   13,   /* field[13] = upstream_requests */
@@ -2388,8 +2401,8 @@ static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
 static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 30, 21 },
-  { 0, 26 }
+  { 30, 22 },
+  { 0, 27 }
 };
 const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
 {
@@ -2399,7 +2412,7 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   "Adloader__V1__PoolStats",
   "adloader.v1",
   sizeof(Adloader__V1__PoolStats),
-  26,
+  27,
   adloader__v1__pool_stats__field_descriptors,
   adloader__v1__pool_stats__field_indices_by_name,
   2,  adloader__v1__pool_stats__number_ranges,

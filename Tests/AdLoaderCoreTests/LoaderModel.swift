@@ -603,6 +603,12 @@ final class ModelRun {
             case .shutdown: drop = .shutdown
             case .invalidated: drop = .invalidated
             case .reconfigured: drop = .reconfigured
+            case .memoryBudget:
+                drop = .memoryBudget
+                coverage["dropped for memory", default: 0] += 1
+                if openLeases.values.contains(where: { $0.adID == adID }) {
+                    violation("leased ad \(adID) dropped for memory")
+                }
             case .reclaimed, .expired, .enabled, .added, .removed:
                 violation("removed event with reason \(reason)")
                 return

@@ -43,6 +43,7 @@ struct LoaderModelTests {
             "notice dropped expired", "notice dropped disabled", "lease renewed", "failed fast", "idle pool",
             "pool removed", "not found already returned", "not found reclaimed", "budget wait",
             "failure with Retry-After", "request after a backoff", "request after a Retry-After", "memory budget full",
+            "dropped for memory",
         ] {
             #expect(coverage[path, default: 0] > 0, "shard \(shard) never reached \(path): \(coverage)")
         }

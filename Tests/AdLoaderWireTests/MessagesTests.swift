@@ -179,7 +179,7 @@ import Testing
         let expected: [AdEvent.Reason: String] = [
             .consumed: "consumed", .disabled: "disabled", .shutdown: "shutdown", .invalidated: "invalidated",
             .reclaimed: "reclaimed", .expired: "expired", .reconfigured: "reconfigured", .enabled: "enabled",
-            .added: "added", .removed: "removed",
+            .added: "added", .removed: "removed", .memoryBudget: "memory_budget",
         ]
         #expect(expected.count == AdEvent.Reason.allCases.count)
         for reason in AdEvent.Reason.allCases {

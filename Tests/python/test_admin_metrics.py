@@ -41,6 +41,7 @@ EXPECTED = {
     "adloader_pool_ads_per_request": ("gauge", {"loader", "ad_unit"}),
     "adloader_pool_ads_expired_on_arrival": ("counter", {"loader", "ad_unit"}),
     "adloader_pool_memory_refused_ads": ("counter", {"loader", "ad_unit"}),
+    "adloader_pool_ads_dropped_for_memory": ("counter", {"loader", "ad_unit"}),
     "adloader_upstream_requests": ("counter", {"source"}),
     "adloader_upstream_ads_received": ("counter", {"source"}),
     "adloader_upstream_failures": ("counter", {"source", "class"}),

@@ -156,3 +156,38 @@ def test_the_sources_in_flight_cap_binding_is_logged_naming_the_source(daemon, e
     log = d.log()
     assert log.count("the source's in-flight cap binds") == 1, log
     assert '"setting":"sources.openrtb.maximumConcurrentRequests"' in log, log
+
+
+def test_the_memory_budget_makes_room_for_a_pool_with_demand_from_idle_pools(daemon, exchange):
+    # limits.maximumAds 20, fixed pools of 10: two pools fill the budget and go idle (1 s);
+    # a third pool with demand gets its 10 from the idle pools' unleased ads, each dropped
+    # with a loss notice to the exchange and counted memory_dropped (and removed).
+    cfg = config(exchange.url)
+    cfg["limits"] = {"maximumAds": 20}
+    cfg["loaders"]["feed"].update({"sizing": "fixed", "maximumRetainedAdvertisements": 10, "idleTimeout": "1s"})
+    d = daemon(config=cfg)
+
+    def wait_for(unit, predicate):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            pool = pool_stats(d, unit)
+            if pool and predicate(pool):
+                return pool
+            time.sleep(0.1)
+        raise AssertionError("%s: %s" % (unit, pool_stats(d, unit)))
+
+    for unit in ("a", "x"):
+        d.cli("prefetch", unit, "--loader", "feed")
+        wait_for(unit, lambda p: p.available == 10)
+    time.sleep(1.2)  # both idle
+    d.cli("prefetch", "c", "--loader", "feed")
+    wait_for("c", lambda p: p.available == 10 and p.memory_refused == 0)
+    a, x = pool_stats(d, "a"), pool_stats(d, "x")
+    assert a.memory_dropped + x.memory_dropped == 10, (a, x)
+    assert a.available + x.available == 10
+    assert a.removed == a.memory_dropped and x.removed == x.memory_dropped
+    deadline = time.monotonic() + 10
+    while len(exchange.notices_of("loss")) < 10 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    losses = exchange.notices_of("loss")
+    assert len(losses) == 10 and all("reason=1" in n for n in losses), losses  # 1: internal error

@@ -535,6 +535,10 @@ struct  Adloader__V1__PoolStats
    */
   uint64_t memory_refused;
   /*
+   * unleased ads dropped to make room under limits.maximumAds (also in removed)
+   */
+  uint64_t memory_dropped;
+  /*
    * Demand and upstream gauges (PROTOCOL.md 7.4): 30..
    */
   /*
@@ -563,7 +567,7 @@ struct  Adloader__V1__PoolStats
 };
 #define ADLOADER__V1__POOL_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__pool_stats__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 /*
@@ -723,7 +727,8 @@ struct  Adloader__V1__Event
    * REMOVED: "consumed", "shutdown", "disabled", "reconfigured" (a reload removed the loader
    * or changed its source, format or request) or "invalidated" (a creative that does not fit
    * the loader's format, dropped on arrival, or one a client invalidated: note set by that
-   * Return, empty for ads of it dropped on arrival while it is blocked). RETURNED: empty when
+   * Return, empty for ads of it dropped on arrival while it is blocked) or "memory_budget"
+   * (unleased, dropped to make room under limits.maximumAds). RETURNED: empty when
    * the client returned the lease, else why the server ended it: "reclaimed" (lease timeout),
    * "expired" (its slot borrowed again after the ad expired), "shutdown", "disabled" or
    * "reconfigured". LOADER_CHANGED (ad_unit_id empty): "disabled", "enabled", "added",
