@@ -44,83 +44,79 @@ def wait_for_port(port, proc, bound=10.0):
             time.sleep(0.02)
 
 
-class Nginx:
-    """nginx in front of `ports`, from the example's template, in its own temporary prefix."""
+class Proxy:
+    """A proxy in front of `ports`, from the example's template (Examples/cluster/NAME.template),
+    in its own temporary directory; subclasses give the template and the command line."""
+
+    template = ""
 
     def __init__(self, ports):
-        self.tmp = tempfile.TemporaryDirectory(prefix="adloader-nginx-")
-        # Run as root, nginx's workers drop to "nobody": they must reach the directory.
-        os.chmod(self.tmp.name, 0o755)
+        self.tmp = tempfile.TemporaryDirectory(prefix=f"adloader-{self.template.split('.')[0]}-")
+        self.prepare()
         self.port = free_port()
-        with open(os.path.join(EXAMPLE, "nginx.conf.template")) as f:
+        with open(os.path.join(EXAMPLE, self.template)) as f:
             text = f.read()
         for name, value in [("@RUN_DIR@", self.tmp.name), ("@PORT@", self.port), ("@PORT_A@", ports[0]),
                             ("@PORT_B@", ports[1]), ("@PORT_C@", ports[2])]:
             text = text.replace(name, str(value))
-        conf = os.path.join(self.tmp.name, "nginx.conf")
+        conf = os.path.join(self.tmp.name, self.template.replace(".template", ""))
         with open(conf, "w") as f:
             f.write(text)
-        self.proc = subprocess.Popen(
-            [NGINX, "-p", self.tmp.name, "-e", os.path.join(self.tmp.name, "error.log"), "-c", conf,
-             "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(self.command(conf), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             wait_for_port(self.port, self.proc)
         except RuntimeError:
             self.stop()
             raise
         self.endpoint = f"127.0.0.1:{self.port}"
+
+    def prepare(self):
+        pass
+
+    def command(self, conf):
+        raise NotImplementedError
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.proc.stderr.close()
+        self.tmp.cleanup()
+
+
+class Nginx(Proxy):
+    """nginx in front of `ports`, from the example's template, in its own temporary prefix."""
+
+    template = "nginx.conf.template"
+
+    def prepare(self):
+        # Run as root, nginx's workers drop to "nobody": they must reach the directory.
+        os.chmod(self.tmp.name, 0o755)
+
+    def command(self, conf):
+        return [NGINX, "-p", self.tmp.name, "-e", os.path.join(self.tmp.name, "error.log"), "-c", conf,
+                "-g", "daemon off;"]
 
     def log(self, name):
         with open(os.path.join(self.tmp.name, name), errors="replace") as f:
             return f.read()
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.proc.stderr.close()
-        self.tmp.cleanup()
 
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
 
-class HAProxy:
+class HAProxy(Proxy):
     """HAProxy in front of `ports`, from the example's template (Examples/cluster/haproxy.cfg.template)."""
 
-    def __init__(self, ports):
-        self.tmp = tempfile.TemporaryDirectory(prefix="adloader-haproxy-")
-        self.port = free_port()
-        with open(os.path.join(EXAMPLE, "haproxy.cfg.template")) as f:
-            text = f.read()
-        for name, value in [("@RUN_DIR@", self.tmp.name), ("@PORT@", self.port), ("@PORT_A@", ports[0]),
-                            ("@PORT_B@", ports[1]), ("@PORT_C@", ports[2])]:
-            text = text.replace(name, str(value))
-        conf = os.path.join(self.tmp.name, "haproxy.cfg")
-        with open(conf, "w") as f:
-            f.write(text)
-        self.proc = subprocess.Popen([HAPROXY, "-db", "-f", conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            wait_for_port(self.port, self.proc)
-        except RuntimeError:
-            self.stop()
-            raise
-        self.endpoint = f"127.0.0.1:{self.port}"
+    template = "haproxy.cfg.template"
 
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.proc.stderr.close()
-        self.tmp.cleanup()
+    def command(self, conf):
+        return [HAPROXY, "-db", "-f", conf]
 
 
 class Cluster:
