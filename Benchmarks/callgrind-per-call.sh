@@ -6,6 +6,8 @@
 # Borrow whose slot holds its lease, as Benchmarks/grpc-load.sh sends), same slope.
 #
 #   Benchmarks/callgrind-per-call.sh [--grpc] BIN [BIN...]
+#   Benchmarks/callgrind-per-call.sh --nghttpd     # the peer: nghttpd serving the 400-byte file
+#                                                  # of ../shared/peers/gen_payloads.py, same h2load
 #
 # Each BIN is copied and stripped (valgrind 3.19 cannot read Swift 6.3's DWARF 5). Uses
 # .build/release/ProtocolLoadBench (built first), or h2load (nghttp2-client) with --grpc.
@@ -15,8 +17,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 GRPC=0
+NGHTTPD=0
 if [ "${1:-}" = "--grpc" ]; then GRPC=1; shift; fi
-[ $# -ge 1 ] || { echo "usage: $0 [--grpc] BIN [BIN...]" >&2; exit 2; }
+if [ "${1:-}" = "--nghttpd" ]; then GRPC=1; NGHTTPD=1; shift; set -- "$(command -v nghttpd)"; fi
+[ $# -ge 1 ] || { echo "usage: $0 [--grpc] BIN [BIN...] | --nghttpd" >&2; exit 2; }
 if [ "$GRPC" = 1 ]; then
     command -v h2load > /dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
 else
@@ -37,16 +41,28 @@ BORROW_PATH=/adloader.v1.NativeAdLoader/Borrow
 printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
 instructions() {  # BIN CALLS -> total Ir of the daemon
     local bin=$1 calls=$2 out="$WORK/cg.$RANDOM" pid port=""
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --config "$WORK/adloaderd.json" \
-        > "$WORK/daemon.out" 2> "$WORK/daemon.err" &
-    pid=$!
-    for _ in $(seq 1 600); do
-        port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$WORK/daemon.out" 2>/dev/null | cut -d: -f2 || true)
-        [ -n "$port" ] && break
-        sleep 0.1
-    done
+    if [ "$NGHTTPD" = 1 ]; then
+        port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --no-tls -d "${BUILD:-/tmp/adloader-peers}/www" \
+            "$port" > "$WORK/daemon.out" 2> "$WORK/daemon.err" &
+        pid=$!
+        for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    else
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --config "$WORK/adloaderd.json" \
+            > "$WORK/daemon.out" 2> "$WORK/daemon.err" &
+        pid=$!
+        for _ in $(seq 1 600); do
+            port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$WORK/daemon.out" 2>/dev/null | cut -d: -f2 || true)
+            [ -n "$port" ] && break
+            sleep 0.1
+        done
+    fi
     [ -n "$port" ] || { cat "$WORK/daemon.err" >&2; echo "daemon did not start" >&2; exit 1; }
-    if [ "$GRPC" = 1 ]; then
+    if [ "$NGHTTPD" = 1 ]; then
+        h2load -n "$calls" -c 32 -m 10 "http://127.0.0.1:$port/ad.bin" > "$WORK/h2load.out"
+        grep -q "requests: $calls total, $calls started, $calls done, $calls succeeded" "$WORK/h2load.out" \
+            || { cat "$WORK/h2load.out" >&2; echo "not every request succeeded" >&2; exit 1; }
+    elif [ "$GRPC" = 1 ]; then
         # The first Borrow finds the pool empty and starts its fill; the rest reuse the lease.
         h2load -n 1 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" "http://127.0.0.1:$port$BORROW_PATH" > /dev/null
         sleep 1

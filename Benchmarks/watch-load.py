@@ -182,7 +182,7 @@ def main():
                 conns = min(10, args.watchers)
                 h2load = subprocess.Popen(
                     ["h2load", "-c", str(conns), "-m", str((args.watchers + conns - 1) // conns), "-n",
-                     str(args.watchers), "-D", str(args.duration + 3), "-H", "content-type: application/grpc",
+                     str(args.watchers), "-D", str(int(args.duration + 3)), "-H", "content-type: application/grpc",
                      "-H", "te: trailers", "-d", body, f"http://127.0.0.1:{port}{WATCH}"],
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             elif phase == "framed":
@@ -203,7 +203,7 @@ def main():
             if h2load is not None:
                 out, _ = h2load.communicate()
                 traffic = next((l for l in out.splitlines() if l.startswith("traffic:")), "")
-                detail = traffic.strip()
+                detail = traffic.strip() or " / ".join(out.strip().splitlines()[-2:])
             if watchers is not None:
                 watchers.stop()
                 detail = f"{watchers.bytes} bytes drained"
