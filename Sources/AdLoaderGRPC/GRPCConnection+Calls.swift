@@ -73,7 +73,7 @@ extension GRPCConnection {
         case .path: (stream.path, stream.pathRoute) = Self.path(value)
         case .method: stream.httpMethod = Self.httpMethod(value)
         case .contentType:
-            stream.contentTypeIsGRPC = value.elementsEqual(Self.grpcContentTypeBytes)
+            stream.contentTypeIsGRPC = GRPCHeaderName.bytesEqual(value, Self.grpcContentTypeBytes)
             stream.contentType = stream.contentTypeIsGRPC ? Self.grpcContentType : String(decoding: value, as: UTF8.self)
         case .encoding: stream.encoding = String(decoding: value, as: UTF8.self)
         case .timeout: stream.timeoutValue = String(decoding: value, as: UTF8.self)
@@ -477,7 +477,7 @@ extension GRPCConnection {
     /// The `:path` value as a string and its route: a known path without a new string or a
     /// string comparison; any other path has no route.
     static func path(_ value: UnsafeBufferPointer<UInt8>) -> (String, GRPCStream.Route?) {
-        for known in knownPaths where known.bytes.count == value.count && value.elementsEqual(known.bytes) {
+        for known in knownPaths where GRPCHeaderName.bytesEqual(value, known.bytes) {
             return (known.path, known.route)
         }
         return (String(decoding: value, as: UTF8.self), nil)
@@ -488,7 +488,7 @@ extension GRPCConnection {
 
     /// The `:method` value as a string.
     static func httpMethod(_ value: UnsafeBufferPointer<UInt8>) -> String {
-        value.elementsEqual(postBytes) ? post : String(decoding: value, as: UTF8.self)
+        GRPCHeaderName.bytesEqual(value, postBytes) ? post : String(decoding: value, as: UTF8.self)
     }
 
     static let grpcContentType = "application/grpc"

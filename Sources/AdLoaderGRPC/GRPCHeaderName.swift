@@ -30,6 +30,35 @@ enum GRPCHeaderName: Equatable {
     private static let authorizationName = Array("authorization".utf8)
 
     private static func equals(_ name: UnsafeBufferPointer<UInt8>, _ known: [UInt8]) -> Bool {
-        name.elementsEqual(known)
+        bytesEqual(name, known)
+    }
+
+    /// Whether `a` holds exactly the bytes of `b`, compared eight at a time (the generic
+    /// `elementsEqual` went byte by byte through iterators: ~1,800 instructions per gRPC call
+    /// over the header names and the path, callgrind).
+    @inline(__always)
+    static func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let x = a.baseAddress else { return true }
+        return b.withUnsafeBufferPointer { other in
+            let left = UnsafeRawPointer(x)
+            let right = UnsafeRawPointer(other.baseAddress!)
+            var i = 0
+            while i + 8 <= a.count {
+                if left.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                    != right.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                {
+                    return false
+                }
+                i += 8
+            }
+            while i < a.count {
+                if left.load(fromByteOffset: i, as: UInt8.self) != right.load(fromByteOffset: i, as: UInt8.self) {
+                    return false
+                }
+                i += 1
+            }
+            return true
+        }
     }
 }
