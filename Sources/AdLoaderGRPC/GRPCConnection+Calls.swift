@@ -10,6 +10,15 @@ extension GRPCConnection {
         guard frame.pointee.hd.type == Self.headersFrame, frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else {
             return 0
         }
+        if streams.count >= http2.maxConcurrentStreams {
+            // nghttp2 admits streams up to SETTINGS_MAX_CONCURRENT_STREAMS, not counting those it
+            // reset itself; those stay here until their RST_STREAM is sent (after this read).
+            // More streams than the limit means the client made the server reset streams
+            // (MadeYouReset): end the connection now, before the rest of this read is decoded.
+            pendingCalm =
+                "more than \(http2.maxConcurrentStreams) streams open at once, the server having reset some (malformed frames)"
+            return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+        }
         let id = frame.pointee.hd.stream_id
         streams[id] = GRPCStream(id: id)
         return 0
@@ -25,6 +34,17 @@ extension GRPCConnection {
                 Status(code: .resourceExhausted, message: "header list: limit of \(http2.maxHeaderListSize) bytes exceeded"),
                 200
             )
+            stream.headerListOverflowSize = stream.headerListSize
+        }
+        if stream.headerListSize > 2 * http2.maxHeaderListSize
+            || (stream.headerListOverflowSize > 0 && stream.headerListSize > stream.headerListOverflowSize + Self.headerListSlack)
+        {
+            // Far over the advertised SETTINGS_MAX_HEADER_LIST_SIZE (HPACK lets one byte stand
+            // for a 4 KB field), or more fields after the list went over it than a request that
+            // is merely too big has: nghttp2 resets the stream and calls no more callbacks for
+            // this header block; the reset counts toward the flood bound (onFrameSent).
+            if !stream.accepted { server.callRefused(method: stream.path, code: .resourceExhausted) }
+            return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
         guard stream.refusal == nil, !stream.accepted else { return 0 }
         switch String(decoding: name, as: UTF8.self) {
@@ -67,6 +87,16 @@ extension GRPCConnection {
         }
         if let flood { terminate(code: Self.enhanceYourCalm, reason: flood) }
         return 0
+    }
+
+    /// A frame left (inside `nghttp2_session_mem_send`): an RST_STREAM with an error code is
+    /// a reset the server sent itself because a frame was a stream error (MadeYouReset); too
+    /// many end the connection at the next flush (the session cannot be re-entered here).
+    func onFrameSent(_ frame: UnsafePointer<nghttp2_frame>) {
+        guard frame.pointee.hd.type == Self.resetFrame, frame.pointee.rst_stream.error_code != NGHTTP2_NO_ERROR.rawValue,
+            phase == .open, pendingCalm == nil
+        else { return }
+        pendingCalm = floodGuard.count(.sentReset, at: clock.now.unixMilliseconds)
     }
 
     func onData(_ streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
@@ -172,7 +202,8 @@ extension GRPCConnection {
 
     /// Cuts the received bytes into length-prefixed messages.
     private func cutMessages(_ stream: GRPCStream) {
-        while !stream.finished, stream.trailer == nil {
+        // Once the connection is to end for abuse, the rest of what it sent is not worked on.
+        while !stream.finished, stream.trailer == nil, pendingCalm == nil {
             let available = stream.body.count - stream.bodyStart
             guard available >= 5 else { break }
             let start = stream.bodyStart
@@ -197,7 +228,16 @@ extension GRPCConnection {
             let message = Array(stream.body[(start + 5)..<(start + 5 + length)])
             stream.bodyStart += 5 + length
             stream.messageCount += 1
-            if stream.route == .reflection {
+            if stream.route == .reflection, stream.pendingCount > Self.maxUnreadReflectionAnswers {
+                // Requests keep coming while the answers are not read (the client's window is
+                // closed): the stream ends rather than buffering answers for it.
+                refuse(
+                    stream,
+                    Status(
+                        code: .resourceExhausted,
+                        message: "reflection: more than \(Self.maxUnreadReflectionAnswers) bytes of answers not read"))
+                return
+            } else if stream.route == .reflection {
                 answerReflection(stream, message)
             } else if stream.messageCount > 1 {
                 refuse(stream, Status(code: .invalidArgument, message: "more than one request message"))
@@ -307,6 +347,18 @@ extension GRPCConnection {
     /// Queues bytes `append` writes (whole length-prefixed messages) on `stream`.
     func send(_ stream: GRPCStream, _ append: (inout [UInt8]) -> Void) {
         guard !stream.finished, stream.trailer == nil, let session else { return }
+        if unsentByteCount > limits.maxUnsentOutputPerConnection {
+            // Answers pile up (the client's window is closed or it does not read) while it asks
+            // for more: it cannot be paused as the framed transport is (its WINDOW_UPDATEs come
+            // on the same stream of bytes), so it ends. Not here: the service may be iterating
+            // over calls of this connection.
+            if pendingCalm == nil {
+                pendingCalm =
+                    "client is not reading its answers: \(unsentByteCount) bytes unsent, limit \(limits.maxUnsentOutputPerConnection) (limits.maxUnsentOutputPerConnection)"
+            }
+            markDirty()
+            return
+        }
         if !stream.responseStarted {
             stream.responseStarted = true
             var provider = Self.dataProvider()
@@ -329,7 +381,8 @@ extension GRPCConnection {
 
     /// The final status: trailers after the messages sent, or a trailers-only response.
     func finish(_ stream: GRPCStream, status: Status, httpStatus: Int = 200) {
-        guard !stream.finished, stream.trailer == nil, let session else { return }
+        // Once the connection is to end for abuse (pendingCalm), nothing more is answered.
+        guard !stream.finished, stream.trailer == nil, pendingCalm == nil, let session else { return }
         if stream.responseStarted {
             stream.trailer = status
             resume(stream)
@@ -356,6 +409,15 @@ extension GRPCConnection {
         }
         markDirty()
     }
+
+    /// Header-list bytes (name + value + 32 per field) still read after the list went over
+    /// the limit, so that the request is answered RESOURCE_EXHAUSTED; past it, the stream is
+    /// reset. A few ordinary fields (grpc-timeout, user-agent) fit.
+    static let headerListSlack = 1024
+
+    /// Bytes of reflection answers a stream may hold unread (one HTTP/2 stream window) before
+    /// more requests on it end it RESOURCE_EXHAUSTED.
+    static let maxUnreadReflectionAnswers = 65_535
 
     // MARK: Routes
 

@@ -25,6 +25,8 @@ final class GRPCStream {
     var timeoutValue: String?
     var authorization: String?
     var headerListSize = 0
+    /// The header list's size when it first went over the limit (0: it has not).
+    var headerListOverflowSize = 0
     var route: Route?
     /// When set, the request is refused with this status (and HTTP status) once its headers
     /// are in; the rest of it is ignored.
