@@ -48,7 +48,7 @@ import Testing
         #expect(limits.maxParkedBorrows == 10_000)
         #expect(limits.idleTimeout == .seconds(300))
         #expect(limits.partialFrameTimeout == .seconds(10))
-        #expect(limits.maxUnsentOutputPerConnection == 8 << 20)
+        #expect(limits.maxUnsentOutputPerConnection == 1 << 20)
         #expect(limits.shutdownGracePeriod == .seconds(10))
         #expect(limits.maxIdentifierLength == 128)
     }
