@@ -228,14 +228,15 @@ extension GRPCConnection {
             let message = Array(stream.body[(start + 5)..<(start + 5 + length)])
             stream.bodyStart += 5 + length
             stream.messageCount += 1
-            if stream.route == .reflection, stream.pendingCount > Self.maxUnreadReflectionAnswers {
+            if stream.route == .reflection, stream.pendingCount > unreadAnswerAllowance(stream) {
                 // Requests keep coming while the answers are not read (the client's window is
-                // closed): the stream ends rather than buffering answers for it.
+                // closed, or full): the stream ends rather than computing answers that cannot
+                // leave. With a window of 0, that is after its first answer.
                 refuse(
                     stream,
                     Status(
                         code: .resourceExhausted,
-                        message: "reflection: more than \(Self.maxUnreadReflectionAnswers) bytes of answers not read"))
+                        message: "reflection: answers not read (\(stream.pendingCount) bytes wait beyond the stream's window)"))
                 return
             } else if stream.route == .reflection {
                 answerReflection(stream, message)
@@ -415,9 +416,14 @@ extension GRPCConnection {
     /// reset. A few ordinary fields (grpc-timeout, user-agent) fit.
     static let headerListSlack = 1024
 
-    /// Bytes of reflection answers a stream may hold unread (one HTTP/2 stream window) before
-    /// more requests on it end it RESOURCE_EXHAUSTED.
-    static let maxUnreadReflectionAnswers = 65_535
+    /// Bytes of answers a stream that carries many requests (reflection) may hold unsent before
+    /// more requests on it end it RESOURCE_EXHAUSTED: what the client's window still takes, at
+    /// most one default stream window.
+    func unreadAnswerAllowance(_ stream: GRPCStream) -> Int {
+        guard let session else { return 0 }
+        let window = Int(nghttp2_session_get_stream_remote_window_size(session, stream.id))
+        return min(max(window, 0), 65_535)
+    }
 
     // MARK: Routes
 
