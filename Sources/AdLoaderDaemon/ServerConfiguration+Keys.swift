@@ -88,10 +88,11 @@ extension ServerConfiguration {
                 flag: "--http2-max-concurrent-streams", "SETTINGS_MAX_CONCURRENT_STREAMS; more streams are refused"),
             .value(
                 "maxHeaderListSize", \.http2Limits.maxHeaderListSize, .size, flag: "--http2-max-header-list-size",
-                "SETTINGS_MAX_HEADER_LIST_SIZE, enforced; bigger request headers: RESOURCE_EXHAUSTED"),
+                "SETTINGS_MAX_HEADER_LIST_SIZE, enforced; bigger request headers: RESOURCE_EXHAUSTED (over twice it: the stream is reset)"),
             .value(
                 "maxResetsPerWindow", \.http2Limits.maxResetsPerWindow, .int(in: 1...1_000_000),
-                flag: "--http2-max-resets", "RST_STREAMs a client may send per flood window; more: GOAWAY ENHANCE_YOUR_CALM"),
+                flag: "--http2-max-resets",
+                "RST_STREAMs a client may send per flood window, and (counted apart) resets the server sends for malformed frames; more: GOAWAY ENHANCE_YOUR_CALM"),
             .value(
                 "maxControlFramesPerWindow", \.http2Limits.maxControlFramesPerWindow, .int(in: 1...1_000_000),
                 flag: "--http2-max-control-frames",

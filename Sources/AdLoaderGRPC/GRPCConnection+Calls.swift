@@ -66,6 +66,17 @@ extension GRPCConnection {
                 Status(code: .resourceExhausted, message: "header list: limit of \(http2.maxHeaderListSize) bytes exceeded"),
                 200
             )
+            stream.headerListOverflowSize = stream.headerListSize
+        }
+        if stream.headerListSize > 2 * http2.maxHeaderListSize
+            || (stream.headerListOverflowSize > 0 && stream.headerListSize > stream.headerListOverflowSize + Self.headerListSlack)
+        {
+            // Far over the advertised SETTINGS_MAX_HEADER_LIST_SIZE (HPACK lets one byte stand
+            // for a 4 KB field), or more fields after the list went over it than a request that
+            // is merely too big has: nghttp2 resets the stream and calls no more callbacks for
+            // this header block; the reset counts toward the flood bound (onFrameSent).
+            if !stream.accepted { server.callRefused(method: stream.path, code: .resourceExhausted) }
+            return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
         guard stream.refusal == nil, !stream.accepted else { return 0 }
         // Names compared as bytes: no String per header field.
@@ -111,6 +122,18 @@ extension GRPCConnection {
         }
         if let flood { terminate(code: Self.enhanceYourCalm, reason: flood) }
         return 0
+    }
+
+    /// A frame left (inside `nghttp2_session_mem_send`): an RST_STREAM with an error code is
+    /// a reset the server sent itself because a frame was a stream error (MadeYouReset); too
+    /// many end the connection at the next flush (the session cannot be re-entered here).
+    func onFrameSent(_ frame: UnsafePointer<nghttp2_frame>) {
+        guard frame.pointee.hd.type == Self.resetFrame, frame.pointee.rst_stream.error_code != NGHTTP2_NO_ERROR.rawValue,
+            // REFUSED_STREAM (a stream over the limit) is counted where it is refused.
+            frame.pointee.rst_stream.error_code != NGHTTP2_REFUSED_STREAM.rawValue,
+            phase == .open, pendingCalm == nil
+        else { return }
+        pendingCalm = floodGuard.count(.sentReset, at: clock.now.unixMilliseconds)
     }
 
     func onData(_ streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
@@ -276,7 +299,8 @@ extension GRPCConnection {
     /// on a bad prefix). - Returns: the bytes used; the rest starts a message not yet whole.
     private func cutMessages(_ stream: GRPCStream, _ bytes: UnsafeRawBufferPointer) -> Int {
         var start = 0
-        while !stream.finished, stream.trailer == nil {
+        // Once the connection is to end for abuse, the rest of what it sent is not worked on.
+        while !stream.finished, stream.trailer == nil, pendingCalm == nil {
             let available = bytes.count - start
             guard available >= 5 else { break }
             let flag = bytes[start]
@@ -300,7 +324,17 @@ extension GRPCConnection {
             let message = UnsafeRawBufferPointer(rebasing: bytes[(start + 5)..<(start + 5 + length)])
             start += 5 + length
             stream.messageCount += 1
-            if stream.route == .reflection {
+            if stream.route == .reflection, stream.pendingCount > unreadAnswerAllowance(stream) {
+                // Requests keep coming while the answers are not read (the client's window is
+                // closed, or full): the stream ends rather than computing answers that cannot
+                // leave. With a window of 0, that is after its first answer.
+                refuse(
+                    stream,
+                    Status(
+                        code: .resourceExhausted,
+                        message: "reflection: answers not read (\(stream.pendingCount) bytes wait beyond the stream's window)"))
+                return bytes.count
+            } else if stream.route == .reflection {
                 answerReflection(stream, Array(message))
             } else if stream.messageCount > 1 {
                 refuse(stream, Status(code: .invalidArgument, message: "more than one request message"))
@@ -404,6 +438,18 @@ extension GRPCConnection {
     /// Queues bytes `append` writes (whole length-prefixed messages) on `stream`.
     func send(_ stream: GRPCStream, _ append: (inout [UInt8]) -> Void) {
         guard !stream.finished, stream.trailer == nil, let session else { return }
+        if unsentByteCount > limits.maxUnsentOutputPerConnection {
+            // Answers pile up (the client's window is closed or it does not read) while it asks
+            // for more: it cannot be paused as the framed transport is (its WINDOW_UPDATEs come
+            // on the same stream of bytes), so it ends. Not here: the service may be iterating
+            // over calls of this connection.
+            if pendingCalm == nil {
+                pendingCalm =
+                    "client is not reading its answers: \(unsentByteCount) bytes unsent, limit \(limits.maxUnsentOutputPerConnection) (limits.maxUnsentOutputPerConnection)"
+            }
+            markDirty()
+            return
+        }
         if !stream.responseStarted {
             stream.responseStarted = true
             var provider = Self.dataProvider()
@@ -422,7 +468,8 @@ extension GRPCConnection {
 
     /// The final status: trailers after the messages sent, or a trailers-only response.
     func finish(_ stream: GRPCStream, status: Status, httpStatus: Int = 200) {
-        guard !stream.finished, stream.trailer == nil, let session else { return }
+        // Once the connection is to end for abuse (pendingCalm), nothing more is answered.
+        guard !stream.finished, stream.trailer == nil, pendingCalm == nil, let session else { return }
         if stream.responseStarted {
             stream.trailer = status
             resume(stream)
@@ -448,6 +495,20 @@ extension GRPCConnection {
             _ = nghttp2_session_resume_data(session, stream.id)
         }
         markDirty()
+    }
+
+    /// Header-list bytes (name + value + 32 per field) still read after the list went over
+    /// the limit, so that the request is answered RESOURCE_EXHAUSTED; past it, the stream is
+    /// reset. A few ordinary fields (grpc-timeout, user-agent) fit.
+    static let headerListSlack = 1024
+
+    /// Bytes of answers a stream that carries many requests (reflection) may hold unsent before
+    /// more requests on it end it RESOURCE_EXHAUSTED: what the client's window still takes, at
+    /// most one default stream window.
+    func unreadAnswerAllowance(_ stream: GRPCStream) -> Int {
+        guard let session else { return 0 }
+        let window = Int(nghttp2_session_get_stream_remote_window_size(session, stream.id))
+        return min(max(window, 0), 65_535)
     }
 
     // MARK: Routes

@@ -32,6 +32,11 @@ extension GRPCConnection {
             guard let userData, let data else { return 0 }
             return GRPCConnection.from(userData).onData(streamID, UnsafeBufferPointer(start: data, count: length))
         }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
+            guard let frame, let userData else { return 0 }
+            GRPCConnection.from(userData).onFrameSent(frame)
+            return 0
+        }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
             guard let userData else { return 0 }
             return GRPCConnection.from(userData).onStreamClosed(streamID, errorCode: errorCode)

@@ -59,6 +59,10 @@ final class GRPCConnection: CallResponder {
     @exclusivity(unchecked) private var inReadCallback = false
     @exclusivity(unchecked) var isDirty = false
     @exclusivity(unchecked) var floodGuard: FloodGuard
+    /// Abuse found where the session or the service must not be re-entered (inside
+    /// `nghttp2_session_mem_send`, or while the service answers): the connection ends with
+    /// GOAWAY ENHANCE_YOUR_CALM at the next flush, for this reason.
+    var pendingCalm: String?
     /// The connection's part of the shutdown (``DrainState``).
     private var drainState = DrainState()
     @exclusivity(unchecked) private var lastActivity: Int64
@@ -143,7 +147,10 @@ final class GRPCConnection: CallResponder {
             let consumed = nghttp2_session_mem_recv(
                 session, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
             inReadCallback = false
-            if consumed < 0 {
+            if consumed < 0, pendingCalm != nil {
+                // A callback stopped the read on abuse it found (onBeginHeaders).
+                endIfCalmPending(session)
+            } else if consumed < 0 {
                 // A protocol error or a flood nghttp2 detects (CONTINUATION, acks): GOAWAY (if
                 // nghttp2 did not queue one already), then close once it is written.
                 logger.warning("HTTP/2 session ended", ["error": .string(Self.errorName(Int32(consumed)))])
@@ -158,7 +165,10 @@ final class GRPCConnection: CallResponder {
     func beginClosing() {
         guard phase == .open else { return }
         phase = .closingAfterFlush
-        stream.readStop()
+        // Reading goes on (what arrives is dropped, didRead): once everything is written, a
+        // client that went away is seen only by its end of file. Without it, a client that
+        // sent a flood and closed without reading held its connection, and a slot of
+        // limits.maxConnections, until the linger bound below (10 s; issue 28's abuse tests).
         endOpenCalls()
         idleTask?.cancel()
         idleTask = nil
@@ -182,6 +192,7 @@ final class GRPCConnection: CallResponder {
     func flush() {
         isDirty = false
         guard phase != .closed, let session else { return }
+        endIfCalmPending(session)
         while output.count + stream.queuedWriteBytes < limits.maxUnsentOutputPerConnection {
             var chunk: UnsafePointer<UInt8>? = nil
             let count = nghttp2_session_mem_send(session, &chunk)
@@ -191,6 +202,8 @@ final class GRPCConnection: CallResponder {
             }
             guard count > 0, let chunk else { break }
             output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: count))
+            // A reset just serialized may have been one too many (onFrameSent).
+            endIfCalmPending(session)
         }
         if !settingsAdvertised, !output.isEmpty {
             settingsAdvertised = true
@@ -215,6 +228,16 @@ final class GRPCConnection: CallResponder {
         {
             close(reason: nil, level: .debug)
         }
+    }
+
+    /// GOAWAY ENHANCE_YOUR_CALM for ``pendingCalm``; the caller's loop sends it.
+    private func endIfCalmPending(_ session: OpaquePointer) {
+        guard let reason = pendingCalm else { return }
+        pendingCalm = nil
+        guard phase == .open else { return }
+        logger.warning("closing connection", ["reason": .string(reason)])
+        _ = nghttp2_session_terminate_session(session, Self.enhanceYourCalm)
+        beginClosing()
     }
 
     private func writeCompleted(_ error: UVError?) {

@@ -36,6 +36,8 @@ final class GRPCStream {
     @exclusivity(unchecked) var timeoutValue: String?
     @exclusivity(unchecked) var authorization: String?
     @exclusivity(unchecked) var headerListSize = 0
+    /// The header list's size when it first went over the limit (0: it has not).
+    @exclusivity(unchecked) var headerListOverflowSize = 0
     @exclusivity(unchecked) var route: Route?
     /// When set, the request is refused with this status (and HTTP status) once its headers
     /// are in; the rest of it is ignored.
@@ -91,6 +93,7 @@ final class GRPCStream {
         timeoutValue = nil
         authorization = nil
         headerListSize = 0
+        headerListOverflowSize = 0
         route = nil
         refusal = nil
         accepted = false

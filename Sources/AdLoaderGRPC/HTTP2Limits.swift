@@ -8,12 +8,15 @@ public struct HTTP2Limits: Hashable, Sendable {
     public var maxConcurrentStreams = 100
     /// SETTINGS_MAX_HEADER_LIST_SIZE advertised and enforced on each request's headers (the
     /// decoded name and value lengths plus 32 per field, as RFC 9113 counts them); a request
-    /// over it is answered RESOURCE_EXHAUSTED.
+    /// over it is answered RESOURCE_EXHAUSTED; one over twice it is reset (RST_STREAM) and no more
+    /// of its header block reaches the transport (HPACK lets one byte stand for a 4 KB field).
     public var maxHeaderListSize = 8 * 1024
     /// The window over which the flood counters below count, in milliseconds.
     public var floodWindowMilliseconds: Int64 = 10_000
     /// RST_STREAM frames a client may send per window (rapid reset, CVE-2023-44487); one more
-    /// → GOAWAY ENHANCE_YOUR_CALM and the connection closes.
+    /// → GOAWAY ENHANCE_YOUR_CALM and the connection closes. The same bound, counted apart,
+    /// holds for the resets the server sends itself for stream errors (MadeYouReset,
+    /// CVE-2025-8671).
     public var maxResetsPerWindow = 200
     /// SETTINGS, PING (not acks), PRIORITY, and empty DATA or HEADERS frames without
     /// END_STREAM a client may send per window; one more → GOAWAY ENHANCE_YOUR_CALM.

@@ -24,8 +24,10 @@ public struct ServerLimits: Hashable, Sendable {
     /// Answers waiting for a client that does not read: above this the server stops reading
     /// and handling that client's requests until its unsent output drains to half; when it
     /// reaches twice this plus ``maxMessageSize`` (possible only through Watch events and
-    /// parked calls completing) the connection is closed.
-    public var maxUnsentOutputPerConnection = 8 * 1024 * 1024
+    /// parked calls completing) the connection is closed. 1 MiB (Envoy's per-connection buffer
+    /// limit): 8 MiB let one client that does not read (or, over HTTP/2, keeps its window
+    /// closed) grow the daemon by 8 MiB, and 1024 of them by 8 GiB (issue 28's abuse tests).
+    public var maxUnsentOutputPerConnection = 1024 * 1024
     /// On SIGTERM/SIGINT, the longest wait for clients to close their connections after the
     /// shutdown announcement; calls arriving meanwhile are answered UNAVAILABLE.
     public var shutdownGracePeriod: Duration = .seconds(10)

@@ -48,7 +48,7 @@ import Testing
         #expect(limits.maxParkedBorrows == 10_000)
         #expect(limits.idleTimeout == .seconds(300))
         #expect(limits.partialFrameTimeout == .seconds(10))
-        #expect(limits.maxUnsentOutputPerConnection == 8 << 20)
+        #expect(limits.maxUnsentOutputPerConnection == 1 << 20)
         #expect(limits.shutdownGracePeriod == .seconds(10))
         #expect(limits.maxIdentifierLength == 128)
     }
@@ -295,7 +295,7 @@ import Testing
         #expect(shown["listeners.host"] == "127.0.0.1" && shown["listeners.port"] == "7411")
         #expect(shown["listeners.unixSocket"] == "none" && shown["listeners.unixSocketMode"] == "0660")
         #expect(shown["log.level"] == "info")
-        #expect(shown["limits.maxMessageSize"] == "4MiB" && shown["limits.maxUnsentOutputPerConnection"] == "8MiB")
+        #expect(shown["limits.maxMessageSize"] == "4MiB" && shown["limits.maxUnsentOutputPerConnection"] == "1MiB")
         #expect(shown["limits.idleTimeout"] == "300s" && shown["limits.maxParkedBorrows"] == "10000")
         #expect(shown["limits.maxIdentifierLength"] == "128")
         #expect(shown["loaders.NAME.lifetime"] == "3600s" && shown["loaders.NAME.contentURL"] == "null")

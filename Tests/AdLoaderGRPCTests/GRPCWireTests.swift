@@ -48,6 +48,18 @@ import Testing
         #expect(guardian.count(.reset, at: 30)?.contains("stream resets") == true)
     }
 
+    /// MadeYouReset: the resets the server sends for stream errors have the client's budget, and
+    /// their own count (client resets do not use it up).
+    @Test func resetsSentPastTheLimitInOneWindowAreAFlood() {
+        var guardian = FloodGuard(limits: limits)
+        for at in [0, 10, 20] as [Int64] {
+            #expect(guardian.count(.sentReset, at: at) == nil)
+            #expect(guardian.count(.reset, at: at) == nil)
+        }
+        #expect(guardian.count(.sentReset, at: 30)?.contains("stream resets sent to the client") == true)
+        #expect(guardian.count(.sentReset, at: 1030) == nil)  // a new window
+    }
+
     @Test func theCountRestartsWithEachWindow() {
         var guardian = FloodGuard(limits: limits)
         for window in 0..<5 as Range<Int64> {

@@ -99,7 +99,9 @@ extension EndToEnd {
         /// A client that half-closes after sending its requests still reads every answer;
         /// its parked borrow ends as on a disconnect (PROTOCOL.md 5.5).
         @Test func halfClosingClientGetsItsAnswersThenTheConnectionCloses() throws {
-            let daemon = try DaemonProcess(config: parkingConfig)
+            // Above the ~4 MB of answers (the default, 1 MiB, would pause reading first, and a
+            // paused connection reads its end of stream only once the client has read).
+            let daemon = try DaemonProcess(["--max-unsent-output", "8MiB"], config: parkingConfig)
             let observer = try RawConnection.open(port: daemon.port)
             for unit in 0..<20 {
                 _ = try observer.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
