@@ -38,7 +38,12 @@ public final class TLSContext {
             throw TLSError(field: "tls.certificateFile", message: "\(certificate) is not a PEM certificate chain: \(Self.takeError())")
         }
         guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else {
-            throw TLSError(field: "tls.keyFile", message: "\(key) is not a PEM private key: \(Self.takeError())")
+            let reason = Self.takeError()
+            // OpenSSL checks the key against the certificate as it loads it.
+            if reason.contains("key values mismatch") {
+                throw TLSError(field: "tls.keyFile", message: "\(key) does not match the certificate in \(certificate): \(reason)")
+            }
+            throw TLSError(field: "tls.keyFile", message: "\(key) is not a PEM private key: \(reason)")
         }
         guard SSL_CTX_check_private_key(context) == 1 else {
             throw TLSError(

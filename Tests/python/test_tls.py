@@ -402,7 +402,8 @@ def test_garbage_and_truncated_client_hellos_are_closed_and_the_daemon_is_unharm
     cases = [
         ("garbage", os.urandom(4096)),
         ("http", b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
-        ("record header claiming 16 KiB then junk", b"\x16\x03\x01\x40\x00" + b"\xff" * 2000),
+        ("record header claiming 16 KiB, 2000 bytes of it, then silence", b"\x16\x03\x01\x40\x00" + b"\xff" * 2000),
+        ("record longer than TLS allows", b"\x16\x03\x01\xff\xff" + b"\x00" * 100),
         ("handshake that is not a ClientHello", b"\x16\x03\x01\x00\x05\x02\x00\x00\x01\x00"),
         ("ClientHello cut short then silence", hello[: len(hello) // 2]),
         ("record header only", hello[:5]),
@@ -424,7 +425,8 @@ def test_garbage_and_truncated_client_hellos_are_closed_and_the_daemon_is_unharm
         assert time.monotonic() - started < 4, name
         assert received == b"" or received[:1] == b"\x15", (name, received[:20])
     _, _, metrics = get(d.admin, "/metrics")
-    assert 'adloader_tls_handshakes_total{result="timed_out"} 2' in metrics, metrics
+    # Incomplete input waits for the timeout; input that cannot be TLS fails at once.
+    assert 'adloader_tls_handshakes_total{result="timed_out"} 3' in metrics, metrics
     assert 'adloader_tls_handshakes_total{result="failed"} 4' in metrics, metrics
     assert "adloader_tls_handshakes_pending 0" in metrics
     with secure_channel(d, pki.ca) as channel:
