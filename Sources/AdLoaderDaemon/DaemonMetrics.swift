@@ -342,13 +342,17 @@ final class DaemonMetrics {
     /// token names come from the configuration, subjects are capped at
     /// ``TLSAcceptor/maxCallerSeries`` (the rest are `_other`).
     private func securityFamilies() -> [MetricFamily] {
-        var families = [
-            MetricFamily(
-                name: "adloader_calls_by_caller",
-                help: "Calls admitted with a valid token, by the token's name (auth.tokens are token-1, token-2...; auth.namedTokens and auth.tokenFiles give names).",
-                kind: .counter,
-                samples: server.callsByName.sorted { $0.key < $1.key }.map { .init([.init("caller", $0.key)], Double($0.value)) }),
-        ]
+        var families: [MetricFamily] = []
+        // Only with tokens (or after them): without, no call has a caller to count.
+        let byName = server.callsByName
+        if service.authenticator.isEnabled || !byName.isEmpty {
+            families.append(
+                MetricFamily(
+                    name: "adloader_calls_by_caller",
+                    help: "Calls admitted with a valid token, by the token's name (auth.tokens are token-1, token-2...; auth.namedTokens and auth.tokenFiles give names).",
+                    kind: .counter,
+                    samples: byName.sorted { $0.key < $1.key }.map { .init([.init("caller", $0.key)], Double($0.value)) }))
+        }
         guard let tls else { return families }
         let counts = tls.counts
         families += [
