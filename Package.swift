@@ -187,6 +187,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "AdLoaderTLSTests",
+            dependencies: ["AdLoaderTLS", "AdLoaderUV", "AdLoaderCore", "AdLoaderLogging", "AdLoaderTestSupport", "COpenSSL"],
+            swiftSettings: strict),
+        .testTarget(
             name: "AdStoresTests", dependencies: ["AdStores", "AdLoaderCore", "AdLoaderUV", "AdLoaderTestSupport"], swiftSettings: strict),
         .testTarget(name: "AdLoaderUVTests", dependencies: ["AdLoaderUV", "AdLoaderCore"], swiftSettings: strict),
         .testTarget(

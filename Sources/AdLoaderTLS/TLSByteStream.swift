@@ -27,6 +27,9 @@ public final class TLSByteStream: ByteStream {
     /// The reader wants bytes (between ``readStart(_:)``/``resumeReading()`` and ``readStop()``).
     private var isReading = false
     private var isPumping = false
+    /// Inside ``resumeReading()``: a base stream that delivers at once (an in-process one) must
+    /// not re-enter the reader from its own call.
+    private var isResuming = false
     private var pumpScheduled = false
     /// The base stream ended (or failed): delivered after the plaintext before it.
     private var baseEnd: UVError?
@@ -150,7 +153,7 @@ public final class TLSByteStream: ByteStream {
         }
         switch state {
         case .handshaking: advanceHandshake()
-        case .open: pump()
+        case .open: if isResuming { schedulePump() } else { pump() }
         case .failed, .closed: break
         }
     }
@@ -212,6 +215,8 @@ public final class TLSByteStream: ByteStream {
     public func resumeReading() throws(UVError) {
         guard state == .open else { return }
         isReading = true
+        isResuming = true
+        defer { isResuming = false }
         try base.resumeReading()
         if isPumping { return }  // the pump under way goes on with this reader
         if hasBufferedInput || baseEnd != nil { schedulePump() }
@@ -242,6 +247,8 @@ public final class TLSByteStream: ByteStream {
     /// Writes what OpenSSL produced: what the base takes now, the rest queued.
     @discardableResult
     private func flushOutput() -> UVError? {
+        // A reader that closed the stream inside its read action: nothing more goes out.
+        guard state != .closed else { return nil }
         let buffer = buffers.write
         while BIO_ctrl_pending(output) > 0 {
             let count = BIO_read(output, buffer.baseAddress, Int32(buffer.count))
