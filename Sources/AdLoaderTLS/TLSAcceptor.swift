@@ -44,6 +44,11 @@ public final class TLSAcceptor: ByteStreamAcceptor {
     private let buffers = TLSBuffers()
     private let deferral: SchedulerDeferral
     private var pending: [UInt64: (stream: TLSByteStream, timer: any ScheduledTask)] = [:]
+    /// Failed handshakes are logged at most once per ``failureLogInterval`` (a scanner or a
+    /// misconfigured fleet must not flood the log); the next line counts those not logged.
+    public static let failureLogInterval: Duration = .seconds(1)
+    private var lastFailureLogged: AdInstant?
+    private var failuresNotLogged: UInt64 = 0
     private var nextID: UInt64 = 1
 
     /// - Parameters:
@@ -99,9 +104,17 @@ public final class TLSAcceptor: ByteStreamAcceptor {
         switch result {
         case .failure(let failure):
             if failure.kind == .timeout { counts.timedOut += 1 } else { counts.failed += 1 }
+            let now = clock.now
+            if let last = lastFailureLogged, now - last < Self.failureLogInterval {
+                failuresNotLogged += 1
+                return
+            }
+            lastFailureLogged = now
             logger.info(
                 "TLS handshake failed",
-                ["peer": .string(peer), "kind": .string(failure.kind.rawValue), "reason": .string(failure.reason)])
+                ["peer": .string(peer), "kind": .string(failure.kind.rawValue), "reason": .string(failure.reason),
+                 "notLoggedSinceLast": .int(Int64(failuresNotLogged))])
+            failuresNotLogged = 0
         case .success:
             counts.completed += 1
             counts.byVersion[tls.protocolVersion, default: 0] += 1

@@ -181,6 +181,28 @@ import Testing
         #expect(tls.counts.failed == 2 && next.accepted.isEmpty && tls.pendingCount == 0)
     }
 
+    @Test func failedHandshakesAreLoggedAtMostOncePerIntervalWithACountOfTheRest() throws {
+        let log = CapturingLogHandler()
+        var settings = TLSConfiguration()
+        settings.certificateFile = Self.files.cert
+        settings.keyFile = Self.files.key
+        let tls = TLSAcceptor(
+            context: try TLSContext(settings), next: next, clock: clock, scheduler: clock, handshakeTimeout: .seconds(5),
+            maxPending: 8, logger: Logger(level: .info, handler: log))
+        func garbage() {
+            let stream = InProcessStream()
+            tls.accept(stream, peer: "p")
+            stream.clientSends(Array("garbage!".utf8))
+        }
+        for _ in 0..<5 { garbage() }
+        clock.advance(by: TLSAcceptor.failureLogInterval)
+        garbage()
+        let lines = log.lines.filter { $0.contains("TLS handshake failed") }
+        #expect(lines.count == 2)
+        #expect(lines.last?.contains("\"notLoggedSinceLast\":4") == true, "\(lines)")
+        #expect(tls.counts.failed == 6)
+    }
+
     @Test func silenceIsClosedAtTheHandshakeTimeout() throws {
         let tls = try acceptor(timeout: .seconds(2))
         let stream = InProcessStream()
@@ -221,4 +243,9 @@ import Testing
         #expect(error { $0.clientAuth = .required }?.field == "tls.clientCAFile")
         #expect(error { $0.clientCAFile = Self.files.key; $0.clientAuth = .optional }?.field == "tls.clientCAFile")
     }
+}
+
+final class CapturingLogHandler: LogHandler {
+    var lines: [String] = []
+    func write(line: String) { lines.append(line) }
 }
