@@ -7,7 +7,7 @@ APT_PACKAGES := libuv1-dev libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev 
                 protoc-gen-go protoc-gen-go-grpc protobuf-compiler \
                 default-jdk-headless libgrpc-java libprotobuf-java protobuf-compiler-grpc-java-plugin libnetty-java \
                 libperfmark-java libgoogle-gson-java libgeronimo-annotation-1.3-spec-java debootstrap patchelf \
-                haproxy
+                haproxy libssl-dev openssl nghttp2-server
 # golang-*, protoc-gen-go*, protobuf-compiler: the Go example (clients/go), built offline in GOPATH
 # mode against Debian's /usr/share/gocode (no module downloads) and run by the Python tests. The
 # 1-5 golang/protobuf (APIv2 underneath) replaces the 1-3 that golang-google-grpc-dev would pull
@@ -28,6 +28,8 @@ APT_PACKAGES_NO_RECOMMENDS := prometheus
 # init system). debootstrap, patchelf: `make deb` and its test (Tests/python/test_package.py,
 # a fresh Debian root made once and cached in .build/deb-root).
 # haproxy: the multiplexing proxy beside nginx (the same tests, cluster-load.sh).
+# libssl-dev: TLS on the listener (COpenSSL); openssl: the test certificates of test_tls.py and
+# AdLoaderTLSTests; nghttp2-server: nghttpd, the peer of grpc-load.sh and tls-load.py.
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 ARGS         ?=
 

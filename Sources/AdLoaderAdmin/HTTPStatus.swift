@@ -10,6 +10,7 @@ public struct HTTPStatus: Hashable, Sendable {
 
     public static let ok = HTTPStatus(code: 200, reason: "OK")
     public static let badRequest = HTTPStatus(code: 400, reason: "Bad Request")
+    public static let unauthorized = HTTPStatus(code: 401, reason: "Unauthorized")
     public static let notFound = HTTPStatus(code: 404, reason: "Not Found")
     public static let methodNotAllowed = HTTPStatus(code: 405, reason: "Method Not Allowed")
     public static let requestTimeout = HTTPStatus(code: 408, reason: "Request Timeout")

@@ -1,5 +1,6 @@
 import AdLoaderAdmin
 import AdLoaderMetrics
+import AdLoaderService
 
 /// What the admin listener serves (GET only; ``AdminServer`` refuses other methods):
 ///
@@ -9,20 +10,37 @@ import AdLoaderMetrics
 ///   with the reasons (readiness: take the instance out of the load balancer);
 /// - `/`: the dashboard page, and `/dashboard.json`, its data.
 ///
+/// When the admin listener is bound beyond loopback (``requiresToken``), every request but
+/// `/healthz` and `/readyz` (probes) needs `Authorization: Bearer <token>` with one of the
+/// daemon's tokens (the current ones: a reload that removes a token takes effect here too).
+///
 /// - Important: loop-confined.
 final class AdminRoutes {
     private let metrics: DaemonMetrics
     private let history: DashboardHistory
     /// Now, in Unix milliseconds (the dashboard's uptime).
     private let now: () -> Int64
+    /// The tokens requests must carry; nil: none needed (a loopback admin listener).
+    private let authenticator: (() -> CallAuthenticator)?
 
-    init(metrics: DaemonMetrics, history: DashboardHistory, now: @escaping () -> Int64) {
+    init(
+        metrics: DaemonMetrics, history: DashboardHistory, authenticator: (() -> CallAuthenticator)? = nil,
+        now: @escaping () -> Int64
+    ) {
         self.metrics = metrics
         self.history = history
+        self.authenticator = authenticator
         self.now = now
     }
 
     func respond(to request: HTTPRequestHead) -> HTTPResponse {
+        if let authenticator, request.path != "/healthz", request.path != "/readyz",
+            let refusal = authenticator().check(request.header("Authorization"), peerIsLocal: false)
+        {
+            return HTTPResponse(
+                status: .unauthorized, body: Array("\(refusal.message)\n".utf8),
+                headers: [.init(name: "WWW-Authenticate", value: "Bearer")])
+        }
         switch request.path {
         case "/metrics":
             let format = ExpositionFormat.negotiate(accept: request.header("Accept"))

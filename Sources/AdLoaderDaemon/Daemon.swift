@@ -4,6 +4,7 @@ import AdLoaderFramed
 import AdLoaderGRPC
 import AdLoaderLogging
 import AdLoaderService
+import AdLoaderTLS
 import AdLoaderUV
 import AdStores
 import AdLoaderWire
@@ -64,6 +65,8 @@ public final class Daemon {
     private var shutdown: ShutdownSequence?
     /// Both transports share each listener: this tells their connections apart.
     let sniffer: ProtocolSniffer
+    /// The TLS handshakes in front of the sniffer on the TCP listener; nil when TLS is off.
+    let tlsAcceptor: TLSAcceptor?
     /// Built sources' stops (their HTTP clients' handles), run after the loader's shutdown.
     let sourceContext: DemandSourceContext
     private var listeners: [FramedListener] = []
@@ -144,7 +147,7 @@ public final class Daemon {
                 loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger,
                 capStore: capStore, capStoreOutageMode: configuration.capStore.outage,
                 authenticator: CallAuthenticator(
-                    tokens: configuration.auth.tokens, requireOnLoopback: configuration.auth.requireOnLoopback))
+                    named: try configuration.auth.resolvedTokens(), requireOnLoopback: configuration.auth.requireOnLoopback))
             self.capStore = capStore
             capStoreOpened = needsStore
             // One server: one connection set and limit, one admission step, one encoded-ad
@@ -164,6 +167,12 @@ public final class Daemon {
                 routes: [.init(preface: ProtocolSniffer.http2Preface, acceptor: grpcTransport)], fallback: transport,
                 clock: clock, scheduler: clock, timeout: configuration.limits.partialFrameTimeout,
                 maxPending: configuration.limits.maxConnections, logger: logger)
+            tlsAcceptor = try configuration.tls.isEnabled
+                ? TLSAcceptor(
+                    context: Self.makeTLSContext(configuration.tls), next: sniffer, clock: clock, scheduler: clock,
+                    handshakeTimeout: configuration.tls.handshakeTimeout, maxPending: configuration.limits.maxConnections,
+                    logger: logger)
+                : nil
             self.clock = clock
             self.sourceContext = context
             self.loader = loader
@@ -171,7 +180,7 @@ public final class Daemon {
 
             let metrics = DaemonMetrics(
                 loader: loader, service: service, server: server, transports: transports, sources: measured,
-                capStore: capStore,
+                capStore: capStore, tls: tlsAcceptor,
                 configuration: configuration, startedAtUnixSeconds: Double(clock.now.unixMilliseconds) / 1000)
             self.metrics = metrics
             // Timing every call costs two clock reads and a histogram update: only when
@@ -232,13 +241,16 @@ public final class Daemon {
         stops.append(("loader", loader.shutdown))
         for transport in transports { stops.append(("\(transport.name) transport", transport.stop)) }
         stops.append(("sniffer", sniffer.closeAll))
+        if let tlsAcceptor { stops.append(("TLS handshakes", tlsAcceptor.closeAll)) }
+        // The TCP listener speaks TLS when it is on; the Unix socket (local) stays cleartext.
+        let tcpAcceptor: any ByteStreamAcceptor = tlsAcceptor ?? sniffer
         let settings = configuration.listeners
         do throws(ListenerError) {
             let tcpAddress = ListenAddress.tcp(host: settings.host, port: settings.port)
             do {
                 listeners.append(
                     try FramedListener.tcp(
-                        loop: loop, host: settings.host, port: settings.port, transport: sniffer, logger: logger))
+                        loop: loop, host: settings.host, port: settings.port, transport: tcpAcceptor, logger: logger))
             } catch {
                 throw ListenerError(setting: "listeners.port", address: tcpAddress, error: error)
             }
@@ -297,7 +309,9 @@ public final class Daemon {
     /// client may do.
     private var features: [String] {
         var features = transports.map(\.name)
-        if !configuration.auth.tokens.isEmpty { features.append("auth") }
+        if configuration.auth.hasTokens { features.append("auth") }
+        if configuration.tls.isEnabled { features.append("tls") }
+        if configuration.tls.clientAuth != .none { features.append("mtls") }
         if configurationSource != nil { features.append("reload") }
         if configuration.admin.port != 0 { features.append("admin") }
         if configuration.listeners.unixSocket != nil { features.append("unix-socket") }
@@ -309,7 +323,14 @@ public final class Daemon {
         let settings = configuration.admin
         guard settings.port != 0 else { return }
         let address = ListenAddress.tcp(host: settings.host, port: settings.port)
-        let routes = AdminRoutes(metrics: metrics, history: history) { [clock] in clock.now.unixMilliseconds }
+        // Beyond loopback, the admin listener needs a token (validation refused it without
+        // tokens unless --insecure).
+        let needsToken = !ServerConfiguration.isLoopback(settings.host) && configuration.auth.hasTokens
+        let service = self.service
+        let authenticator: (() -> CallAuthenticator)? = needsToken ? { service.authenticator } : nil
+        let routes = AdminRoutes(metrics: metrics, history: history, authenticator: authenticator) { [clock] in
+            clock.now.unixMilliseconds
+        }
         do throws(UVError) {
             admin = try AdminServer(
                 loop: loop, host: settings.host, port: settings.port, limits: settings.limits, clock: clock,
@@ -390,6 +411,7 @@ public final class Daemon {
         readinessLog.check()
         closeListeners()
         sniffer.closeAll()
+        tlsAcceptor?.closeAll()
         let gracePeriod = configuration.limits.shutdownGracePeriod
         let started = clock.now
         let sequence = ShutdownSequence(
@@ -425,7 +447,16 @@ public final class Daemon {
             if let key = next.restartOnlyChange(from: configuration, storeOpened: capStoreOpened) {
                 throw ConfigError(field: key, message: "changes only at restart (restart adloaderd to apply it)")
             }
+            // Tokens and TLS files first: a file that cannot be read refuses the whole reload.
+            let authenticator = CallAuthenticator(
+                named: try next.auth.resolvedTokens(), requireOnLoopback: next.auth.requireOnLoopback)
+            let tlsContext = try next.tls.isEnabled ? Self.makeTLSContext(next.tls) : nil
             let result = try loader.reconfigure(loaders: next.loaders)
+            server.replaceAuthenticator(authenticator)
+            if let tlsAcceptor, let tlsContext {
+                tlsAcceptor.context = tlsContext
+                tlsAcceptor.handshakeTimeout = next.tls.handshakeTimeout
+            }
             configuration = next
             history.configuration = next
             metrics.usedSources = Set(next.loaders.map(\.source))
@@ -435,7 +466,9 @@ public final class Daemon {
                 ["trigger": .string(trigger), "added": .string(result.added.joined(separator: ",")),
                  "removed": .string(result.removed.joined(separator: ",")),
                  "changedKeepingPools": .string(result.changedKeepingPools.joined(separator: ",")),
-                 "changedDroppingPools": .string(result.changedDroppingPools.joined(separator: ","))])
+                 "changedDroppingPools": .string(result.changedDroppingPools.joined(separator: ",")),
+                 "tokens": .string(authenticator.names.joined(separator: ",")),
+                 "tls": .string(tlsContext == nil ? "off" : "reloaded")])
             return result
         } catch {
             metrics.reloadsRefused += 1
@@ -443,6 +476,16 @@ public final class Daemon {
                 "configuration reload refused; the running configuration is unchanged",
                 ["trigger": .string(trigger), "setting": .string(error.field), "error": .string(error.message)])
             throw error
+        }
+    }
+
+    /// The TLS context of `settings`, its file errors as configuration errors (exit status 2 at
+    /// start, a refused reload later).
+    static func makeTLSContext(_ settings: TLSConfiguration) throws(ConfigError) -> TLSContext {
+        do throws(TLSError) {
+            return try TLSContext(settings)
+        } catch {
+            throw ConfigError(field: error.field, message: error.message)
         }
     }
 

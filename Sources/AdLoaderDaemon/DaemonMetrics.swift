@@ -2,6 +2,7 @@ import AdLoaderCore
 import AdLoaderFramed
 import AdLoaderMetrics
 import AdLoaderService
+import AdLoaderTLS
 import AdLoaderUV
 import AdLoaderWire
 
@@ -35,6 +36,8 @@ final class DaemonMetrics {
     private let service: AdLoaderService
     private let server: ServerContext
     private let transports: [any ServerTransport]
+    /// The TCP listener's TLS handshakes; nil when TLS is off.
+    private let tls: TLSAcceptor?
     private let maxPoolSeries: Int
     private var namedPools: Set<PoolKey> = []
     private var lagTimer: UVTimer?
@@ -58,8 +61,9 @@ final class DaemonMetrics {
     init(
         loader: NativeAdvertisementLoader, service: AdLoaderService, server: ServerContext,
         transports: [any ServerTransport], sources: [MeasuredDemandSource], capStore: MeasuredCapStore? = nil,
-        configuration: ServerConfiguration, startedAtUnixSeconds: Double
+        tls: TLSAcceptor? = nil, configuration: ServerConfiguration, startedAtUnixSeconds: Double
     ) {
+        self.tls = tls
         self.capStore = capStore
         usedSources = Set(configuration.loaders.map(\.source))
         self.loader = loader
@@ -152,6 +156,7 @@ final class DaemonMetrics {
         families += capStoreFamilies()
         families += loaderFamilies()
         families += serverFamilies()
+        families += securityFamilies()
         return families
     }
 
@@ -331,6 +336,49 @@ final class DaemonMetrics {
                     .init([.init("result", "refused")], Double(reloadsRefused)),
                 ]),
         ]
+    }
+
+    /// Calls by token name, and TLS handshakes (results, versions, client subjects). Bounded:
+    /// token names come from the configuration, subjects are capped at
+    /// ``TLSAcceptor/maxCallerSeries`` (the rest are `_other`).
+    private func securityFamilies() -> [MetricFamily] {
+        var families: [MetricFamily] = []
+        // Only with tokens (or after them): without, no call has a caller to count.
+        let byName = server.callsByName
+        if service.authenticator.isEnabled || !byName.isEmpty {
+            families.append(
+                MetricFamily(
+                    name: "adloader_calls_by_caller",
+                    help: "Calls admitted with a valid token, by the token's name (auth.tokens are token-1, token-2...; auth.namedTokens and auth.tokenFiles give names).",
+                    kind: .counter,
+                    samples: byName.sorted { $0.key < $1.key }.map { .init([.init("caller", $0.key)], Double($0.value)) }))
+        }
+        guard let tls else { return families }
+        let counts = tls.counts
+        families += [
+            MetricFamily(
+                name: "adloader_tls_handshakes",
+                help: "TLS handshakes on the TCP listener: completed, failed (garbage, old protocol, client certificate refused) or timed out (tls.handshakeTimeout).",
+                kind: .counter,
+                samples: [
+                    .init([.init("result", "completed")], Double(counts.completed)),
+                    .init([.init("result", "failed")], Double(counts.failed)),
+                    .init([.init("result", "timed_out")], Double(counts.timedOut)),
+                ]),
+            MetricFamily(
+                name: "adloader_tls_handshakes_by_version", help: "Completed TLS handshakes by negotiated protocol version.",
+                kind: .counter,
+                samples: counts.byVersion.sorted { $0.key < $1.key }.map { .init([.init("version", $0.key)], Double($0.value)) }),
+            MetricFamily(
+                name: "adloader_tls_handshakes_by_caller",
+                help: "Completed TLS handshakes with a verified client certificate, by its subject (at most \(TLSAcceptor.maxCallerSeries) subjects, the rest as _other).",
+                kind: .counter,
+                samples: counts.byCaller.sorted { $0.key < $1.key }.map { .init([.init("caller", $0.key)], Double($0.value)) }),
+            MetricFamily(
+                name: "adloader_tls_handshakes_pending", help: "TLS handshakes under way.", kind: .gauge,
+                samples: [.init([], Double(tls.pendingCount))]),
+        ]
+        return families
     }
 
     private func serverFamilies() -> [MetricFamily] {

@@ -26,6 +26,7 @@ extension ServerConfiguration {
         text += "\nListeners (\"listeners\" in the JSON file):\n" + flagBlocks(listenerKeys.settings)
         text += "\nAdmin HTTP (\"admin\"):\n" + flagBlocks(adminKeys.settings)
         text += "\nToken auth (\"auth\"), both transports:\n" + flagBlocks(authKeys.settings)
+        text += "\nTLS (\"tls\") on the TCP listener, both transports:\n" + flagBlocks(tlsKeys.settings)
         text += "\nLogging (\"log\"):\n" + flagBlocks(logKeys.settings)
         text += "\nLimits (\"limits\"), both transports:\n" + flagBlocks(limitKeys.settings)
         text += "\nHTTP/2 (\"http2\"), the gRPC transport:\n" + flagBlocks(http2Keys.settings)

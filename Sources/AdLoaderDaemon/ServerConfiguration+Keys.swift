@@ -64,13 +64,41 @@ extension ServerConfiguration {
                 "pools with their own metric series, first come; later ones are summed as ad_unit=\"_other\""),
         ])
 
+    /// `tls`: TLS on the TCP listener.
+    static let tlsKeys = ConfigTable<ServerConfiguration>(
+        section: "tls", defaults: ServerConfiguration(),
+        keys: [
+            .value(
+                "certificateFile", \.tls.certificateFile, .optional(.string, none: "none (TLS off)", emptyIsNone: true),
+                flag: "--tls-cert",
+                "PEM certificate chain: the TCP listener then speaks TLS only (1.2 minimum, 1.3 preferred; ALPN h2 for gRPC); the Unix socket stays cleartext; re-read at every reload"),
+            .value(
+                "keyFile", \.tls.keyFile, .optional(.string, none: "none", emptyIsNone: true), flag: "--tls-key",
+                "PEM private key of tls.certificateFile; re-read at every reload"),
+            .value(
+                "clientCAFile", \.tls.clientCAFile, .optional(.string, none: "none", emptyIsNone: true), flag: "--tls-client-ca",
+                "PEM CA certificates client certificates must chain to (mutual TLS); re-read at every reload"),
+            .value(
+                "clientAuth", \.tls.clientAuth, .choice(), flag: "--tls-client-auth",
+                "client certificates: none, optional (checked when sent) or required (a client without one is refused at the handshake); the subject is the caller in logs and adloader_tls_handshakes_by_caller_total"),
+            .value(
+                "handshakeTimeout", \.tls.handshakeTimeout, .duration, flag: "--tls-handshake-timeout",
+                "from accept to the end of the TLS handshake; slower clients are closed"),
+        ])
+
     /// `auth`: token auth on both transports.
     static let authKeys = ConfigTable<ServerConfiguration>(
         section: "auth", defaults: ServerConfiguration(),
         keys: [
             .value(
                 "tokens", \.auth.tokens, .strings, flag: "--auth-tokens",
-                "accepted bearer tokens (calls send `authorization: Bearer <token>`); prefer the file or ADLOADERD_AUTH_TOKENS to a flag"),
+                "accepted bearer tokens (calls send `authorization: Bearer <token>`), named token-1, token-2... in logs and metrics; prefer the file or ADLOADERD_AUTH_TOKENS to a flag; reloadable"),
+            .value(
+                "namedTokens", \.auth.namedTokens, .stringMap,
+                "accepted tokens by caller name ({\"feed-renderer\": \"...\"}): the name is the caller in logs and adloader_calls_by_caller_total; reloadable"),
+            .value(
+                "tokenFiles", \.auth.tokenFiles, .stringMap,
+                "files holding a token each (first line), by caller name ({\"ops\": \"/etc/adloaderd/ops.token\"}); re-read at every reload (SIGHUP, Reload): rotate by editing the file"),
             .value(
                 "requireOnLoopback", \.auth.requireOnLoopback, .bool, flag: "--auth-require-on-loopback",
                 "loopback and Unix-socket clients need a token too (else only other hosts do)"),
@@ -280,6 +308,7 @@ extension ServerConfiguration {
     /// sections' and those of each source type in `sourceTypes`.
     static func settings(sourceTypes: DemandSourceRegistry) -> [ConfigSetting] {
         (listenerKeys.settings(at: \.self) + adminKeys.settings(at: \.self) + authKeys.settings(at: \.self)
+            + tlsKeys.settings(at: \.self)
             + logKeys.settings(at: \.self) + limitKeys.settings(at: \.self) + http2Keys.settings(at: \.self)
             + capStoreKeys.settings(at: \.self))
             .filter { $0.flag != nil } + sourceTypes.flagSettings
@@ -289,5 +318,5 @@ extension ServerConfiguration {
     public static let settings = settings(sourceTypes: .standard)
 
     /// The top-level sections whose keys are plain settings.
-    static let scalarSections = [listenerKeys, adminKeys, authKeys, logKeys, limitKeys, http2Keys, capStoreKeys]
+    static let scalarSections = [listenerKeys, adminKeys, authKeys, tlsKeys, logKeys, limitKeys, http2Keys, capStoreKeys]
 }

@@ -1,6 +1,7 @@
 import AdLoaderCore
 
-/// What a configuration reload may change: the loaders. Everything else applies only at
+/// What a configuration reload may change: the loaders, the tokens (``reloadableKeys``) and the
+/// TLS files and client-certificate mode (not TLS on or off). Everything else applies only at
 /// restart, and a reload whose configuration changes it is refused naming the setting.
 extension ServerConfiguration {
     /// The first setting in which `self` differs from `running` that a reload cannot apply,
@@ -16,8 +17,15 @@ extension ServerConfiguration {
     ///   whether `running` has a loader of format appOpen).
     func restartOnlyChange(from running: ServerConfiguration, storeOpened: Bool? = nil) -> String? {
         for table in Self.scalarSections {
-            for row in table.keys where row.show(self) != row.show(running) { return "\(table.section).\(row.key)" }
+            for row in table.keys where row.show(self) != row.show(running) {
+                let key = "\(table.section).\(row.key)"
+                if Self.reloadableKeys.contains(key) { continue }
+                return key
+            }
         }
+        if tls.isEnabled != running.tls.isEnabled { return "tls.certificateFile" }
+        var auth = self.auth
+        (auth.tokens, auth.namedTokens, auth.tokenFiles) = (running.auth.tokens, running.auth.namedTokens, running.auth.tokenFiles)
         // Fields no table row shows (none today) are still compared, by section.
         let sections: [(String, Bool)] = [
             ("listeners", listeners == running.listeners), ("admin", admin == running.admin),
@@ -35,4 +43,12 @@ extension ServerConfiguration {
         }
         return nil
     }
+
+    /// The settings a reload applies besides the loaders: tokens (added, removed, files re-read)
+    /// and TLS files and client-certificate mode (new handshakes use them). Turning TLS on or
+    /// off stays restart-only.
+    static let reloadableKeys: Set<String> = [
+        "auth.tokens", "auth.namedTokens", "auth.tokenFiles",
+        "tls.certificateFile", "tls.keyFile", "tls.clientCAFile", "tls.clientAuth", "tls.handshakeTimeout",
+    ]
 }

@@ -3,6 +3,7 @@ import AdLoaderCore
 import AdLoaderGRPC
 import AdLoaderLogging
 import AdLoaderService
+import AdLoaderTLS
 import AdLoaderUV
 
 /// Everything the daemon needs to run: listeners, limits, logging, demand sources, loaders.
@@ -62,8 +63,14 @@ public struct ServerConfiguration: Hashable, Sendable {
 
     /// Token auth on both transports (``CallAuthenticator``).
     public struct Auth: Hashable, Sendable {
-        /// Accepted `authorization: Bearer <token>` tokens; empty: no authentication.
+        /// Accepted `authorization: Bearer <token>` tokens, named `token-1`, `token-2`... in
+        /// logs and metrics; empty (and no named tokens or token files): no authentication.
         public var tokens: [String] = []
+        /// Accepted tokens by their callers' names (`{"feed-renderer": "..."}`).
+        public var namedTokens: [String: String] = [:]
+        /// Files holding one accepted token each (its first line), by caller name; read at
+        /// start and at every reload.
+        public var tokenFiles: [String: String] = [:]
         /// Whether loopback and Unix-socket clients need a token too.
         public var requireOnLoopback = false
         /// Lets the daemon listen on a non-loopback address without tokens.
@@ -73,6 +80,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     }
 
     public var auth = Auth()
+    /// TLS on the TCP listener (the Unix socket stays cleartext: it is local).
+    public var tls = TLSConfiguration()
     public var limits = ServerLimits()
     /// The gRPC transport's HTTP/2 settings and flood bounds.
     public var http2Limits = HTTP2Limits()
@@ -106,10 +115,25 @@ public struct ServerConfiguration: Hashable, Sendable {
             throw ConfigError(
                 field: "listeners.host", message: "must be an IPv4 or IPv6 address, got \"\(listeners.host)\"")
         }
-        if auth.tokens.allSatisfy(\.isEmpty), !auth.insecure, !Self.isLoopback(listeners.host) {
+        if !auth.hasTokens, tls.clientAuth != .required, !auth.insecure, !Self.isLoopback(listeners.host) {
             throw ConfigError(
                 field: "listeners.host",
-                message: "\(listeners.host) is not a loopback address: configure auth.tokens (--auth-tokens), or pass --insecure to serve it without authentication")
+                message: "\(listeners.host) is not a loopback address: configure auth.tokens (--auth-tokens, auth.namedTokens, auth.tokenFiles) or TLS client certificates (tls.clientAuth required), or pass --insecure to serve it without authentication")
+        }
+        if !auth.hasTokens, !auth.insecure, admin.port != 0, !Self.isLoopback(admin.host) {
+            throw ConfigError(
+                field: "admin.host",
+                message: "\(admin.host) is not a loopback address: configure auth tokens (every admin request but /healthz and /readyz then needs one), or pass --insecure to serve the admin listener without authentication")
+        }
+        do throws(TLSError) {
+            try tls.validate()
+        } catch {
+            throw ConfigError(field: error.field, message: error.message)
+        }
+        for name in Array(auth.namedTokens.keys) + Array(auth.tokenFiles.keys) where !Self.isCallerName(name) {
+            throw ConfigError(
+                field: auth.namedTokens[name] != nil ? "auth.namedTokens.\(name)" : "auth.tokenFiles.\(name)",
+                message: "a caller name is 1...64 of A-Z a-z 0-9 . _ - (it is a metric label), got \"\(name)\"")
         }
         if let path = listeners.unixSocket, path.isEmpty || path.utf8.count > 107 {
             throw ConfigError(field: "listeners.unixSocket", message: "must be a path of 1...107 bytes")
@@ -166,6 +190,12 @@ public struct ServerConfiguration: Hashable, Sendable {
                     message: "is \(loader.format), but its source \"\(loader.source)\" (type \(source.type)) delivers only \(source.formats.map(\.description).joined(separator: ", ")) ads: this loader could never be served (use a \(source.formats.map(\.description).joined(separator: " or ")) loader, or a source of another type)")
             }
         }
+    }
+
+    /// Whether `name` may name a token's callers: 1...64 of `A-Z a-z 0-9 . _ -`.
+    static func isCallerName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 
     /// Whether `host` (an IP literal) is a loopback address.

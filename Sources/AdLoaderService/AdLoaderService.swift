@@ -15,7 +15,8 @@ public final class AdLoaderService {
     public let loader: NativeAdvertisementLoader
     public let limits: ServerLimits
     /// Token auth, applied by every transport before ``handle(_:callID:timeout:responder:)``.
-    public let authenticator: CallAuthenticator
+    /// Replaced by a reload (tokens added or removed): every later call is checked against the new one.
+    @exclusivity(unchecked) public var authenticator: CallAuthenticator
     let clock: any AdClock
     let scheduler: any AdScheduler
     let logger: Logger

@@ -8,16 +8,41 @@ import AdLoaderWire
 /// one; calls over loopback or a Unix socket need one only when ``requireOnLoopback`` is set.
 /// Tokens are compared in constant time (every configured token, every byte).
 public struct CallAuthenticator: Sendable {
+    /// One accepted token and the name logs and metrics give its callers.
+    public struct Token: Hashable, Sendable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
     /// The accepted tokens, as bytes.
     private let tokens: [[UInt8]]
+    /// Each token's name, by the index ``identify(_:peerIsLocal:)`` returns.
+    public let names: [String]
     /// Whether local peers (loopback, Unix socket) need a token too.
     public let requireOnLoopback: Bool
 
     /// - Parameters:
-    ///   - tokens: accepted bearer tokens; empty turns authentication off.
+    ///   - tokens: accepted bearer tokens, named `token-1`, `token-2`... by position; empty
+    ///     turns authentication off.
     ///   - requireOnLoopback: whether local peers need a token too.
     public init(tokens: [String] = [], requireOnLoopback: Bool = false) {
-        self.tokens = tokens.filter { !$0.isEmpty }.map { Array($0.utf8) }
+        self.init(
+            named: tokens.enumerated().map { Token(name: "token-\($0.offset + 1)", value: $0.element) },
+            requireOnLoopback: requireOnLoopback)
+    }
+
+    /// - Parameters:
+    ///   - named: accepted bearer tokens with their callers' names; empty values are ignored.
+    ///   - requireOnLoopback: whether local peers need a token too.
+    public init(named: [Token], requireOnLoopback: Bool = false) {
+        let kept = named.filter { !$0.value.isEmpty }
+        self.tokens = kept.map { Array($0.value.utf8) }
+        self.names = kept.map(\.name)
         self.requireOnLoopback = requireOnLoopback
     }
 
@@ -29,21 +54,31 @@ public struct CallAuthenticator: Sendable {
     ///   - authorization: the call's `authorization` metadata, if any.
     ///   - peerIsLocal: the connection comes over loopback or a Unix socket.
     public func check(_ authorization: String?, peerIsLocal: Bool) -> Status? {
-        guard isEnabled, !peerIsLocal || requireOnLoopback else { return nil }
+        identify(authorization, peerIsLocal: peerIsLocal).refusal
+    }
+
+    /// The status refusing a call (nil to serve it) and, when a valid token was presented, its
+    /// index in ``names``.
+    public func identify(_ authorization: String?, peerIsLocal: Bool) -> (refusal: Status?, caller: Int?) {
+        guard isEnabled, !peerIsLocal || requireOnLoopback else { return (nil, nil) }
         guard let authorization else {
-            return Status(code: .unauthenticated, message: "authorization: a Bearer token is required")
+            return (Status(code: .unauthenticated, message: "authorization: a Bearer token is required"), nil)
         }
         let bytes = Array(authorization.utf8)
         let scheme = Array("bearer ".utf8)
         guard bytes.count > scheme.count,
             zip(bytes.prefix(scheme.count), scheme).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
         else {
-            return Status(code: .unauthenticated, message: "authorization: expected \"Bearer <token>\"")
+            return (Status(code: .unauthenticated, message: "authorization: expected \"Bearer <token>\""), nil)
         }
         let presented = bytes[scheme.count...]
-        var matched = false
-        for token in tokens { matched = Self.constantTimeEqual(presented, token[...]) || matched }
-        return matched ? nil : Status(code: .unauthenticated, message: "authorization: invalid token")
+        // Every token compared, every byte: the time does not tell which one matched.
+        var matched = -1
+        for (index, token) in tokens.enumerated() {
+            let equal = Self.constantTimeEqual(presented, token[...])
+            if equal && matched < 0 { matched = index }
+        }
+        return matched >= 0 ? (nil, matched) : (Status(code: .unauthenticated, message: "authorization: invalid token"), nil)
     }
 
     /// Compares without an early exit: the time depends on the lengths only.

@@ -23,6 +23,10 @@ public final class ServerContext {
     @exclusivity(unchecked) public private(set) var connectionCount = 0
     @exclusivity(unchecked) private var countsByTransport: [String: Int] = [:]
     @exclusivity(unchecked) private var refusedByTransport: [String: UInt64] = [:]
+    /// Calls admitted with each token of the service's authenticator, by its index there.
+    @exclusivity(unchecked) private var callsByToken: [UInt64] = []
+    /// Counts of token names no longer configured (or not yet by index after a reload).
+    @exclusivity(unchecked) private var earlierCallsByName: [String: UInt64] = [:]
 
     /// - Parameters:
     ///   - service: where every transport's calls go.
@@ -90,7 +94,32 @@ public final class ServerContext {
         }
         if !methodIsKnown { return Status(code: .unimplemented, message: "unknown method \"\(method)\"") }
         guard needsToken else { return nil }
-        return service.authenticate(authorization, peerIsLocal: peerIsLocal)
+        let (refusal, caller) = service.authenticator.identify(authorization, peerIsLocal: peerIsLocal)
+        if let caller {
+            if caller >= callsByToken.count { callsByToken += repeatElement(0, count: caller + 1 - callsByToken.count) }
+            callsByToken[caller] &+= 1
+        }
+        return refusal
+    }
+
+    /// Replaces the tokens (a reload): later calls are checked against `authenticator`, calls
+    /// of connections opened with a removed token included. Counts by name carry over.
+    public func replaceAuthenticator(_ authenticator: CallAuthenticator) {
+        var carried = callsByName
+        service.authenticator = authenticator
+        // A name given to several tokens (old and new during a rotation) carries its count once.
+        callsByToken = authenticator.names.map { carried.removeValue(forKey: $0) ?? 0 }
+        earlierCallsByName = carried
+    }
+
+    /// Calls admitted with a valid token, by the token's name (configured names, and the
+    /// names of tokens removed by a reload that had calls).
+    public var callsByName: [String: UInt64] {
+        var result = earlierCallsByName
+        for (index, name) in service.authenticator.names.enumerated() {
+            result[name, default: 0] += index < callsByToken.count ? callsByToken[index] : 0
+        }
+        return result
     }
 
     /// A transport refused a call before handing it to the service: counted with the others.

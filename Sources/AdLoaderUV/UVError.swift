@@ -28,6 +28,8 @@ public struct UVError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let endOfFileCode = UV_EOF.rawValue
     public static let cancelledCode = UV_ECANCELED.rawValue
     public static let brokenPipeCode = UV_EPIPE.rawValue
+    /// `UV_EPROTO`: a stream's peer broke its protocol (a TLS record that does not decrypt).
+    public static let protocolErrorCode = UV_EPROTO.rawValue
 
     public var description: String { "\(operation): \(name) (\(String(cString: uv_strerror(code))))" }
 }

@@ -25,7 +25,8 @@ import Testing
     @Test(arguments: [
         (#"{ "limits": { "maxConnections": 5 } }"#, "limits.maxConnections"),
         (#"{ "listeners": { "unixSocket": "/tmp/x.sock" } }"#, "listeners.unixSocket"),
-        (#"{ "auth": { "tokens": ["t"] } }"#, "auth.tokens"),
+        (#"{ "auth": { "requireOnLoopback": true } }"#, "auth.requireOnLoopback"),
+        (#"{ "tls": { "certificateFile": "c.pem", "keyFile": "k.pem" } }"#, "tls.certificateFile"),
         (#"{ "log": { "level": "error" } }"#, "log.level"),
         (#"{ "sources": { "synthetic": { "latency": "1s" } } }"#, "sources.synthetic"),
         (#"{ "sources": { "other": { "type": "synthetic" } } }"#, "sources.other"),
@@ -34,6 +35,24 @@ import Testing
     func aRestartOnlySettingIsNamed(file: String, key: String) throws {
         let running = try load(#"{ "loaders": { "default": {} } }"#)
         #expect(try load(file).restartOnlyChange(from: running) == key)
+    }
+
+    @Test(arguments: [
+        #"{ "auth": { "tokens": ["t"] } }"#,
+        #"{ "auth": { "namedTokens": { "feed": "f" }, "tokenFiles": { "ops": "/etc/ops.token" } } }"#,
+    ])
+    func tokensAreReloadable(file: String) throws {
+        let running = try load(#"{ "loaders": { "default": {} } }"#)
+        #expect(try load(file).restartOnlyChange(from: running) == nil)
+        #expect(running.restartOnlyChange(from: try load(file)) == nil)
+    }
+
+    @Test func tlsFilesAndClientAuthAreReloadableButNotTurningTLSOnOrOff() throws {
+        let running = try load(#"{ "tls": { "certificateFile": "a.pem", "keyFile": "a.key" } }"#)
+        let next = try load(
+            #"{ "tls": { "certificateFile": "b.pem", "keyFile": "b.key", "clientCAFile": "ca.pem", "clientAuth": "required" } }"#)
+        #expect(next.restartOnlyChange(from: running) == nil)
+        #expect(try load("{}").restartOnlyChange(from: running) == "tls.certificateFile")
     }
 
     @Test func aFlagOverTheFileKeepsItsValueAcrossAReload() throws {

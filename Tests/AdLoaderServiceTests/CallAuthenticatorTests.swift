@@ -41,6 +41,21 @@ import Testing
         #expect(CallAuthenticator.isLocal(peer: peer) == local)
     }
 
+    @Test func aValidTokenNamesItsCaller() {
+        let named = CallAuthenticator(
+            named: [.init(name: "feed", value: "f-1"), .init(name: "ops", value: "o-1"), .init(name: "feed", value: "f-2"),
+                    .init(name: "empty", value: "")],
+            requireOnLoopback: true)
+        #expect(named.names == ["feed", "ops", "feed"])
+        #expect(named.identify("Bearer o-1", peerIsLocal: false).caller == 1)
+        #expect(named.identify("Bearer f-2", peerIsLocal: true).caller == 2)
+        let refused = named.identify("Bearer f-3", peerIsLocal: false)
+        #expect(refused.caller == nil && refused.refusal?.code == .unauthenticated)
+        #expect(CallAuthenticator(tokens: ["a", "b"]).names == ["token-1", "token-2"])
+        // Local peers that need no token are served without a caller.
+        #expect(CallAuthenticator(named: [.init(name: "x", value: "y")]).identify(nil, peerIsLocal: true) == (nil, nil))
+    }
+
     @Test func constantTimeComparisonIsEquality() {
         #expect(CallAuthenticator.constantTimeEqual(Array("abc".utf8)[...], Array("abc".utf8)[...]))
         #expect(!CallAuthenticator.constantTimeEqual(Array("abc".utf8)[...], Array("abd".utf8)[...]))

@@ -1,0 +1,73 @@
+#ifndef COPENSSL_SHIM_H
+#define COPENSSL_SHIM_H
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <string.h>
+
+/* OpenSSL's option and mode setters, ALPN constants and name printing are macros Swift cannot
+   call: one typed wrapper each. No logic beyond what a macro expands to, except the ALPN choice. */
+
+/* TLS 1.2 minimum (1.3 is the default maximum and is negotiated first), no renegotiation, no
+   compression, the server's cipher order, buffers released while a connection is idle. */
+static inline int COpenSSL_ctx_harden(SSL_CTX *ctx) {
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    return 1;
+}
+
+/* ALPN: "h2" when the client offers it (gRPC), else "adloader/1" when offered (the framed
+   protocol), else no protocol agreed (the handshake goes on; the sniffer tells bytes apart). */
+static int COpenSSL_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                                const unsigned char *in, unsigned int inlen, void *arg) {
+    (void)ssl; (void)arg;
+    static const unsigned char preferred[] = "\x02h2\x0a" "adloader/1";
+    unsigned char *selected = NULL;
+    unsigned char selectedLength = 0;
+    if (SSL_select_next_proto(&selected, &selectedLength, preferred, sizeof(preferred) - 1, in, inlen)
+        == OPENSSL_NPN_NEGOTIATED) {
+        *out = selected;
+        *outlen = selectedLength;
+        return SSL_TLSEXT_ERR_OK;
+    }
+    return SSL_TLSEXT_ERR_NOACK;
+}
+static inline void COpenSSL_ctx_enable_alpn(SSL_CTX *ctx) { SSL_CTX_set_alpn_select_cb(ctx, COpenSSL_alpn_select, NULL); }
+
+/* Client certificates: checked against the CA file; `required` refuses a handshake without one. */
+static inline void COpenSSL_ctx_verify_clients(SSL_CTX *ctx, int required) {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | (required ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), NULL);
+}
+
+/* The peer certificate's subject as RFC 2253 text into `buffer` (NUL-terminated, truncated to
+   `capacity`); returns its length, or -1 without a certificate. */
+static inline int COpenSSL_peer_subject(SSL *ssl, char *buffer, int capacity) {
+    X509 *certificate = SSL_get1_peer_certificate(ssl);
+    if (certificate == NULL) return -1;
+    BIO *bio = BIO_new(BIO_s_mem());
+    int length = -1;
+    if (bio != NULL) {
+        X509_NAME_print_ex(bio, X509_get_subject_name(certificate), 0, XN_FLAG_RFC2253);
+        length = BIO_read(bio, buffer, capacity - 1);
+        if (length < 0) length = 0;
+        buffer[length] = 0;
+        BIO_free(bio);
+    }
+    X509_free(certificate);
+    return length;
+}
+
+/* The oldest queued OpenSSL error as text (and the queue emptied); 0 when none. */
+static inline unsigned long COpenSSL_take_error(char *buffer, size_t capacity) {
+    unsigned long first = ERR_get_error();
+    if (first != 0) ERR_error_string_n(first, buffer, capacity);
+    else if (capacity > 0) buffer[0] = 0;
+    ERR_clear_error();
+    return first;
+}
+
+static inline int COpenSSL_ssl_is_init_finished(const SSL *ssl) { return SSL_is_init_finished(ssl); }
+static inline const char *COpenSSL_cipher_name(const SSL *ssl) { return SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)); }
+#endif
