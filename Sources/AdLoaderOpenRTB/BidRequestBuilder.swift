@@ -6,9 +6,12 @@ import AdLoaderLogging
 ///
 /// One `imp` per wanted ad, ids `"1"`...`"count"`, each with `native.request` (Native 1.2,
 /// ``NativeAssetLayout/standardRequestJSON``); `app` when an app bundle is configured, else
-/// `site`; `device`, `user` and `regs` from the configuration and the loader's request
-/// (a non-personalized loader sends `device.lmt: 1` and no user id); the loader's keywords and
-/// content URL; its targeting as `imp.ext.data`; Prebid Server stored-request ids when set.
+/// `site`; `device` from the configuration, `regs`, `user.consent` and `device.lmt` from the
+/// consent class of the pool (``AdRequest/consent``: the class's configured terms, never a
+/// borrower's own signals; a non-personalized loader also sends `device.lmt: 1`); the loader's
+/// keywords and content URL; its targeting as `imp.ext.data`; Prebid Server stored-request ids
+/// when set. A pooled request is bought before its user is known, so it never carries a device
+/// or user identifier (no `user.id`, `buyeruid`, `device.ifa`, `dpid*` or `ip`) and no geolocation.
 public struct BidRequestBuilder: Sendable {
     public let configuration: OpenRTBSource.Configuration
 
@@ -58,7 +61,7 @@ public struct BidRequestBuilder: Sendable {
         writeInventory(request, into: &json)
         writeDevice(request, into: &json)
         writeUser(request, into: &json)
-        writeRegs(into: &json)
+        writeRegs(request.consent, into: &json)
         json.field("tmax", Int(c.tmax.milliseconds))
         json.key("cur")
         json.beginArray()
@@ -120,49 +123,44 @@ public struct BidRequestBuilder: Sendable {
         json.key("device")
         json.beginObject()
         if !c.deviceUserAgent.isEmpty { json.field("ua", c.deviceUserAgent) }
-        if !c.deviceIP.isEmpty { json.field("ip", c.deviceIP) }
         if !c.deviceOS.isEmpty { json.field("os", c.deviceOS) }
         if !c.deviceLanguage.isEmpty { json.field("language", c.deviceLanguage) }
-        json.field("lmt", request.nonPersonalized ? 1 : 0)
+        json.field("lmt", request.nonPersonalized || request.consent.limitAdTracking || request.consent.coppa ? 1 : 0)
         json.endObject()
     }
 
+    /// `user.consent` (and `user.ext.consent`) for a GDPR class, else no `user` at all.
     private func writeUser(_ request: AdRequest, into json: inout JSONWriter) {
-        let c = configuration
-        let id = request.nonPersonalized ? "" : c.userID
-        guard !id.isEmpty || (c.gdpr && !c.gdprConsent.isEmpty) else { return }
+        let terms = request.consent
+        guard terms.gdpr && !terms.consentString.isEmpty else { return }
         json.key("user")
         json.beginObject()
-        if !id.isEmpty { json.field("id", id) }
-        if c.gdpr && !c.gdprConsent.isEmpty {
-            json.field("consent", c.gdprConsent)
-            json.key("ext")
-            json.beginObject()
-            json.field("consent", c.gdprConsent)
-            json.endObject()
-        }
+        json.field("consent", terms.consentString)
+        json.key("ext")
+        json.beginObject()
+        json.field("consent", terms.consentString)
+        json.endObject()
         json.endObject()
     }
 
-    private func writeRegs(into json: inout JSONWriter) {
-        let c = configuration
+    private func writeRegs(_ terms: ConsentTerms, into json: inout JSONWriter) {
         json.key("regs")
         json.beginObject()
-        json.field("coppa", c.coppa ? 1 : 0)
-        json.field("gdpr", c.gdpr ? 1 : 0)
-        if !c.usPrivacy.isEmpty { json.field("us_privacy", c.usPrivacy) }
-        if !c.gpp.isEmpty {
-            json.field("gpp", c.gpp)
+        json.field("coppa", terms.coppa ? 1 : 0)
+        json.field("gdpr", terms.gdpr ? 1 : 0)
+        if !terms.usPrivacy.isEmpty { json.field("us_privacy", terms.usPrivacy) }
+        if !terms.gpp.isEmpty {
+            json.field("gpp", terms.gpp)
             json.key("gpp_sid")
             json.beginArray()
-            for sid in c.gppSectionIDs { if let number = Int(sid) { json.value(number) } }
+            for sid in terms.gppSectionIDs { json.value(Int(sid)) }
             json.endArray()
         }
         // 2.5 exchanges (and Prebid Server's older adapters) read these from ext.
         json.key("ext")
         json.beginObject()
-        json.field("gdpr", c.gdpr ? 1 : 0)
-        if !c.usPrivacy.isEmpty { json.field("us_privacy", c.usPrivacy) }
+        json.field("gdpr", terms.gdpr ? 1 : 0)
+        if !terms.usPrivacy.isEmpty { json.field("us_privacy", terms.usPrivacy) }
         json.endObject()
         json.endObject()
     }
