@@ -13,6 +13,13 @@ public struct AdRequest: Hashable, Sendable {
     /// carry: the class's configured terms, never a borrower's own signals.
     public var consentClass: String
     public var consent: ConsentTerms
+    /// How long an ad of this request may wait in the pool before its impression: the loader's
+    /// lifetime (an exchange's `imp.exp`); nil: not said.
+    public var usableLife: Duration?
+    /// The loader's floor price (nil: the source's own), in ``bidFloorCurrency`` (nil: the
+    /// source's currency).
+    public var bidFloor: Double?
+    public var bidFloorCurrency: String?
 
     public init(
         adUnitID: String, format: AdFormat = .native, keywords: [String] = [], contentURL: String? = nil,

@@ -136,6 +136,10 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// pool per ad unit; an ad bought for one is never lent to another). The standard policy
     /// has `default`, `limited` and `coppa` (``ConsentPolicy/standard``).
     public var consent: ConsentPolicy = .standard
+    /// The floor price of this loader's impressions (`imp.bidfloor`); nil: the source's own.
+    public var bidFloor: Double? = nil
+    /// The floor's currency (`imp.bidfloorcur`), an ISO 4217 code; nil: the source's currency.
+    public var bidFloorCurrency: String? = nil
 
     /// ``minimumRemainingLife``, or when it is nil the smaller of ``leaseTimeout`` and a
     /// quarter of ``lifetime`` (a pool lowers it further for ads that live shorter).
@@ -157,7 +161,8 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public func keepsPools(under other: LoaderConfiguration) -> Bool {
         source == other.source && format == other.format && keywords == other.keywords
             && contentURL == other.contentURL && nonPersonalized == other.nonPersonalized
-            && targeting == other.targeting && consent.classes == other.consent.classes
+            && targeting == other.targeting && consent.classes == other.consent.classes && bidFloor == other.bidFloor
+            && bidFloorCurrency == other.bidFloorCurrency
     }
 
     /// The request sent upstream for one pool: its ad unit and consent class (the class's
@@ -165,9 +170,13 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public func request(adUnitID: String, consentClass: String? = nil) -> AdRequest {
         let name = consentClass ?? consent.defaultClass
         let terms = consent.classes.first { $0.name == name }?.terms ?? ConsentTerms()
-        return AdRequest(
+        var request = AdRequest(
             adUnitID: adUnitID, format: format, keywords: keywords, contentURL: contentURL,
             nonPersonalized: nonPersonalized, targeting: targeting, consentClass: name, consent: terms)
+        request.usableLife = lifetime
+        request.bidFloor = bidFloor
+        request.bidFloorCurrency = bidFloorCurrency
+        return request
     }
 
     /// Checks every field; the error names the first one out of range.
@@ -223,5 +232,9 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if retry.probeInterval <= .zero { throw fail("retry.probeInterval", "must be positive") }
         try appOpen.validate(prefix: "loaders.\(name).appOpen")
         try consent.validate(prefix: "loaders.\(name).consent")
+        if let bidFloor, !(bidFloor >= 0 && bidFloor.isFinite) { throw fail("bidFloor", "must be a non-negative number") }
+        if let currency = bidFloorCurrency, currency.utf8.count != 3 || !currency.utf8.allSatisfy({ (65...90).contains($0) }) {
+            throw fail("bidFloorCurrency", "must be an ISO 4217 code such as USD, got \"\(currency)\"")
+        }
     }
 }

@@ -38,6 +38,8 @@ struct OpenRTBSourceType: DemandSourceType {
             .value("deviceUserAgent", \.deviceUserAgent, .optionalString, "device.ua"),
             .value("deviceOS", \.deviceOS, .optionalString, "device.os"),
             .value("deviceLanguage", \.deviceLanguage, .optionalString, "device.language"),
+            .value("supplyChainASI", \.supplyChainASI, .optionalString, "source.schain node asi: the operator's advertising system domain (with supplyChainSID; none = no schain)"),
+            .value("supplyChainSID", \.supplyChainSID, .optionalString, "source.schain node sid: the operator's seller id in that system"),
             .value("storedRequestID", \.storedRequestID, .optionalString, "Prebid Server stored request id (ext.prebid.storedrequest.id)"),
             .value(
                 "storedImpressionID", \.storedImpressionID, .optionalString,

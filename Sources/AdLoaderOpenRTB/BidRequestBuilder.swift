@@ -20,8 +20,9 @@ public struct BidRequestBuilder: Sendable {
     /// The imp ids of a batch of `count` ads.
     public static func impressionIDs(count: Int) -> [String] { (0..<max(count, 0)).map { String($0 + 1) } }
 
-    /// The BidRequest JSON for `count` ads (1...5) of `request`, with auction id `id`.
-    public func build(_ request: AdRequest, count: Int, id: String) -> String {
+    /// The BidRequest JSON for `count` ads (1...5) of `request`, with auction id `id` and
+    /// `source.tid` `transactionID` (`id` when nil).
+    public func build(_ request: AdRequest, count: Int, id: String, transactionID: String? = nil) -> String {
         let c = configuration
         var json = JSONWriter(capacity: 1024 + 700 * count)
         json.beginObject()
@@ -37,11 +38,14 @@ public struct BidRequestBuilder: Sendable {
             json.field("request", NativeAssetLayout.standardRequestJSON)
             json.field("ver", "1.2")
             json.endObject()
-            if c.bidFloor > 0 {
+            let floor = request.bidFloor ?? c.bidFloor
+            if floor > 0 {
                 json.key("bidfloor")
-                json.value(c.bidFloor)
-                json.field("bidfloorcur", c.currency)
+                json.value(floor)
+                json.field("bidfloorcur", request.bidFloorCurrency ?? c.currency)
             }
+            // The ad may wait in the pool this long before its impression.
+            if let life = request.usableLife, life > .zero { json.field("exp", Int(life.milliseconds / 1000)) }
             if c.endpoint.lowercased().hasPrefix("https://") { json.field("secure", 1) }
             if !request.targeting.isEmpty || !c.storedImpressionID.isEmpty {
                 json.key("ext")
@@ -58,6 +62,7 @@ public struct BidRequestBuilder: Sendable {
             json.endObject()
         }
         json.endArray()
+        writeSource(transactionID ?? id, into: &json)
         writeInventory(request, into: &json)
         writeDevice(request, into: &json)
         writeUser(request, into: &json)
@@ -77,6 +82,31 @@ public struct BidRequestBuilder: Sendable {
         }
         json.endObject()
         return json.text
+    }
+
+    /// `source.tid` and, when configured, `source.schain` with the operator's node (complete:
+    /// the publisher sells its own inventory through this node).
+    private func writeSource(_ transactionID: String, into json: inout JSONWriter) {
+        let c = configuration
+        json.key("source")
+        json.beginObject()
+        json.field("tid", transactionID)
+        if !c.supplyChainASI.isEmpty {
+            json.key("schain")
+            json.beginObject()
+            json.field("complete", 1)
+            json.field("ver", "1.0")
+            json.key("nodes")
+            json.beginArray()
+            json.beginObject()
+            json.field("asi", c.supplyChainASI)
+            json.field("sid", c.supplyChainSID)
+            json.field("hp", 1)
+            json.endObject()
+            json.endArray()
+            json.endObject()
+        }
+        json.endObject()
     }
 
     private func writeStoredRequest(_ id: String, into json: inout JSONWriter) {

@@ -41,6 +41,10 @@ extension OpenRTBSource {
         public var deviceUserAgent = ""
         public var deviceOS = ""
         public var deviceLanguage = ""
+        /// The operator's node in `source.schain` (`asi`: its advertising system domain, `sid`:
+        /// its seller id there); both empty = no schain sent. Set both or neither.
+        public var supplyChainASI = ""
+        public var supplyChainSID = ""
         /// Prebid Server stored request id (`ext.prebid.storedrequest.id`); empty = none.
         public var storedRequestID = ""
         /// Prebid Server stored impression id (`imp.ext.prebid.storedrequest.id`); empty = none.
@@ -80,6 +84,9 @@ extension OpenRTBSource {
                 throw fail("currency", "must be an ISO 4217 code such as USD, got \"\(currency)\"")
             }
             if !(bidFloor >= 0) { throw fail("bidFloor", "must not be negative") }
+            if supplyChainASI.isEmpty != supplyChainSID.isEmpty {
+                throw fail(supplyChainASI.isEmpty ? "supplyChainASI" : "supplyChainSID", "supplyChainASI and supplyChainSID go together")
+            }
             if !(1...1_000_000).contains(noticeQueueLimit) {
                 throw fail("noticeQueueLimit", "must be 1...1000000, got \(noticeQueueLimit)")
             }

@@ -103,6 +103,44 @@ struct BidRequestBuilderTests {
         #expect(json["user"]?["consent"]?.string == (terms.gdpr ? terms.consentString : nil))
     }
 
+    @Test func sourceCarriesTheTransactionAndTheOperatorsSupplyChainNode() throws {
+        var configuration = OpenRTBSource.Configuration()
+        configuration.supplyChainASI = "news.example"
+        configuration.supplyChainSID = "pub-42"
+        let text = BidRequestBuilder(configuration: configuration).build(AdRequest(adUnitID: "u"), count: 1, id: "a-1", transactionID: "t-1")
+        let json = try JSONValue.parse(text)
+        #expect(json["source"]?["tid"]?.string == "t-1")
+        let schain = json["source"]?["schain"]
+        #expect(schain?["complete"]?.integer == 1 && schain?["ver"]?.string == "1.0")
+        let node = schain?["nodes"]?.array?.first
+        #expect(node?["asi"]?.string == "news.example" && node?["sid"]?.string == "pub-42" && node?["hp"]?.integer == 1)
+        // Without a node, only the transaction id; the auction id is the tid when none is given.
+        let plain = try JSONValue.parse(BidRequestBuilder(configuration: .init()).build(AdRequest(adUnitID: "u"), count: 1, id: "a-2"))
+        #expect(plain["source"]?["tid"]?.string == "a-2" && plain["source"]?["schain"] == nil)
+        configuration.supplyChainSID = ""
+        #expect(throws: ConfigError.self) { try configuration.validate() }
+    }
+
+    @Test func impressionsCarryTheLoadersFloorAndTheAdsUsableLife() throws {
+        var loader = LoaderConfiguration(name: "video")
+        loader.lifetime = .seconds(1800)
+        loader.bidFloor = 2.5
+        loader.bidFloorCurrency = "EUR"
+        var configuration = OpenRTBSource.Configuration()
+        configuration.bidFloor = 0.1
+        let json = try build({ $0.bidFloor = 0.1 }, request: loader.request(adUnitID: "u"), count: 2)
+        for imp in json["imp"]?.array ?? [] {
+            #expect(imp["bidfloor"]?.number == 2.5 && imp["bidfloorcur"]?.string == "EUR")
+            #expect(imp["exp"]?.integer == 1800)
+        }
+        // No loader floor: the source's, in the source's currency.
+        let sourceFloor = try build({ $0.bidFloor = 0.1 }, request: LoaderConfiguration().request(adUnitID: "u"), count: 1)
+        #expect(sourceFloor["imp"]?.array?.first?["bidfloor"]?.number == 0.1)
+        #expect(sourceFloor["imp"]?.array?.first?["bidfloorcur"]?.string == "USD")
+        loader.bidFloorCurrency = "eur"
+        #expect(throws: ConfigError.self) { try loader.validate() }
+    }
+
     @Test func stringsAreEscaped() throws {
         let json = try build({ $0.appBundle = "a\"b\\c\n" }, request: AdRequest(adUnitID: "u\u{1}\"x"))
         #expect(json["app"]?["bundle"]?.string == "a\"b\\c\n")
