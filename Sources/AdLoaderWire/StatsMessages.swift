@@ -161,12 +161,13 @@ extension PoolStats {
         m.pointee.round_trip_ms = roundTripMilliseconds
         m.pointee.ads_per_request = adsPerRequest
         m.pointee.minimum_remaining_life_ms = minimumRemainingLifeMilliseconds
+        m.pointee.consent_class = arena.cString(consentClass)
         return m
     }
 
     init(_ m: UnsafePointer<Adloader__V1__PoolStats>) {
         let p = m.pointee
-        self.init(loader: swiftString(p.loader), adUnitID: swiftString(p.ad_unit_id))
+        self.init(loader: swiftString(p.loader), adUnitID: swiftString(p.ad_unit_id), consentClass: swiftString(p.consent_class))
         available = Int(p.available)
         leased = Int(p.leased)
         inFlight = Int(p.in_flight)

@@ -47,7 +47,7 @@ typedef struct Adloader__V1__AppOpenResponse Adloader__V1__AppOpenResponse;
 /* --- enums --- */
 
 /*
- * The privacy signals of the device a demand call is for (PROTOCOL.md 7.8). Every field is
+ * The privacy signals of the device a demand call is for (PROTOCOL.md 7.10). Every field is
  * optional; a call without this message takes its loader's default consent class. The
  * signals choose the consent class whose pool lends (and buys); they are never sent upstream.
  * Whether the GDPR applies (protobuf-c has no proto3 optional: an enum keeps "not said").
