@@ -654,7 +654,7 @@ struct  Adloader__V1__PoolStats
    */
   int64_t minimum_remaining_life_ms;
   /*
-   * the consent class the pool's ads were bought for (one pool per ad unit and class)
+   * the consent class the pool's ads were bought for (one pool per ad unit
    */
   char *consent_class;
 };
