@@ -162,6 +162,7 @@ let package = Package(
             name: "BidResponseFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/BidResponseFuzz", swiftSettings: strict),
         .executableTarget(
             name: "ConfigurationFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConfigurationFuzz", swiftSettings: strict),
+        .executableTarget(name: "ConsentFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConsentFuzz", swiftSettings: strict),
 
         .testTarget(
             name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport"],

@@ -22,7 +22,7 @@ for argument in "$@"; do
         *) TARGETS+=("$argument") ;;
     esac
 done
-ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response)
+ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response consent)
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
 product() {
@@ -33,6 +33,7 @@ product() {
         configuration) echo ConfigurationFuzz ;;
         http2-session) echo HTTP2SessionFuzz ;;
         bid-response) echo BidResponseFuzz ;;
+        consent) echo ConsentFuzz ;;
         *) echo "unknown fuzz target: $1 (targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }

@@ -11,6 +11,8 @@ struct ConfigTable<Target: Sendable>: Sendable {
     let defaults: Target
     /// The rows, in `--help` order.
     let keys: [ConfigKey<Target>]
+    /// Keys this section had once, with where their setting lives now: refused naming it.
+    var moved: [String: String] = [:]
 
     /// The row for a key inside the section (`retry.delay`), if any.
     func key(named name: String) -> ConfigKey<Target>? { keys.first { $0.key == name } }
@@ -36,6 +38,8 @@ struct ConfigTable<Target: Sendable>: Sendable {
                     throw ConfigError(field: field, message: "must be an object, got \(value.kind)")
                 }
                 try apply(nested, to: &target, prefix: prefix, keyPrefix: key + ".")
+            } else if let place = moved[key] {
+                throw ConfigError(field: field, message: "no longer a setting here: \(place)")
             } else {
                 throw ConfigError(field: field, message: "unknown setting" + suggestion(for: name, keyPrefix: keyPrefix))
             }

@@ -138,6 +138,9 @@ private struct TypedDemandSource<Type: DemandSourceType>: DemandSourceBox {
 
     mutating func apply(key: String, _ value: ConfigValue, field: String) throws(ConfigError) {
         guard let row = type.keys.key(named: key) else {
+            if let place = type.keys.moved[key] {
+                throw ConfigError(field: field, message: "no longer a setting here: \(place)")
+            }
             throw ConfigError(field: field, message: "unknown setting" + type.keys.suggestion(for: key))
         }
         try row.apply(&typed, value, field)

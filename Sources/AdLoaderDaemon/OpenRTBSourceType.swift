@@ -36,16 +36,10 @@ struct OpenRTBSourceType: DemandSourceType {
             .value("siteDomain", \.siteDomain, .optionalString, "site.domain"),
             .value("publisherID", \.publisherID, .optionalString, "app.publisher.id or site.publisher.id"),
             .value("deviceUserAgent", \.deviceUserAgent, .optionalString, "device.ua"),
-            .value("deviceIP", \.deviceIP, .optionalString, "device.ip"),
             .value("deviceOS", \.deviceOS, .optionalString, "device.os"),
             .value("deviceLanguage", \.deviceLanguage, .optionalString, "device.language"),
-            .value("userID", \.userID, .optionalString, "user.id; never sent for a nonPersonalized loader"),
-            .value("coppa", \.coppa, .bool, "regs.coppa: 1"),
-            .value("gdpr", \.gdpr, .bool, "regs.gdpr: 1, with gdprConsent as user.consent"),
-            .value("gdprConsent", \.gdprConsent, .optionalString, "TCF consent string"),
-            .value("usPrivacy", \.usPrivacy, .optionalString, "regs.us_privacy (CCPA string)"),
-            .value("gpp", \.gpp, .optionalString, "regs.gpp"),
-            .value("gppSectionIDs", \.gppSectionIDs, .strings, "regs.gpp_sid (numbers)"),
+            .value("supplyChainASI", \.supplyChainASI, .optionalString, "source.schain node asi: the operator's advertising system domain (with supplyChainSID; none = no schain)"),
+            .value("supplyChainSID", \.supplyChainSID, .optionalString, "source.schain node sid: the operator's seller id in that system"),
             .value("storedRequestID", \.storedRequestID, .optionalString, "Prebid Server stored request id (ext.prebid.storedrequest.id)"),
             .value(
                 "storedImpressionID", \.storedImpressionID, .optionalString,
@@ -53,7 +47,13 @@ struct OpenRTBSourceType: DemandSourceType {
             .value("noticeQueueLimit", \.noticeQueueLimit, .int(in: 1...1_000_000), "notices waiting or in flight; more are dropped and counted"),
             .value("noticeTimeout", \.noticeTimeout, .duration, "each notice's HTTP timeout (one retry after a transport failure)"),
             .value("noticeConcurrency", \.noticeConcurrency, .int(in: 1...1024), "notices in flight at once"),
-        ])
+        ],
+        moved: Dictionary(
+            uniqueKeysWithValues: ["coppa", "gdpr", "gdprConsent", "usPrivacy", "gpp", "gppSectionIDs"].map {
+                ($0, "regulation fields come from the pool's consent class (loaders.NAME.consent.classes)")
+            } + ["userID", "deviceIP"].map {
+                ($0, "a pooled BidRequest never carries a device or user identifier (the ad is bought before its user is known)")
+            }))
 
     func validate(_ settings: OpenRTBSource.Configuration, field: String) throws(ConfigError) {
         do {

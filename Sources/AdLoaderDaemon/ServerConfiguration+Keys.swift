@@ -302,6 +302,21 @@ extension ServerConfiguration {
             .value(
                 "appOpen.reservationTimeout", \.appOpen.reservationTimeout, .duration,
                 "AppOpen: a SHOW counts against the caps from its decision until its shown Return, its lease's end, or this long"),
+            .value(
+                "bidFloor", \.bidFloor, .optional(.double, none: "null"),
+                "imp.bidfloor of this loader's impressions; null = the source's bidFloor"),
+            .value(
+                "bidFloorCurrency", \.bidFloorCurrency, .optional(.string, none: "null"),
+                "imp.bidfloorcur (ISO 4217); null = the source's currency"),
+            .value(
+                "consent.classes", \.consent.classes, .consentClasses,
+                "consent classes in precedence order, at most 16, each a pool per ad unit: {\"NAME\": {gdpr, consentString, gpp, gppSectionIDs, usPrivacy, coppa, limitAdTracking}}; a borrower takes the first class whose terms are at least as strict as its signals; default: default, limited (lmt, us_privacy 1YYN), coppa (coppa, lmt, 1YYN); GDPR borrowers need a class with gdpr true and a consentString their consent covers"),
+            .value(
+                "consent.defaultClass", \.consent.defaultClass, .string,
+                "class of calls without privacy signals; one of consent.classes"),
+            .value(
+                "consent.requiredPurposes", \.consent.requiredPurposes, .purposes,
+                "TCF purposes a GDPR borrower must consent to for any auction (Prebid Server: 2, basic ads); else FAILED_PRECONDITION naming this rule"),
         ])
 
     /// Every setting that has a flag (and so an environment variable), in `--help` order: the

@@ -6,9 +6,12 @@ import AdLoaderLogging
 ///
 /// One `imp` per wanted ad, ids `"1"`...`"count"`, each with `native.request` (Native 1.2,
 /// ``NativeAssetLayout/standardRequestJSON``); `app` when an app bundle is configured, else
-/// `site`; `device`, `user` and `regs` from the configuration and the loader's request
-/// (a non-personalized loader sends `device.lmt: 1` and no user id); the loader's keywords and
-/// content URL; its targeting as `imp.ext.data`; Prebid Server stored-request ids when set.
+/// `site`; `device` from the configuration, `regs`, `user.consent` and `device.lmt` from the
+/// consent class of the pool (``AdRequest/consent``: the class's configured terms, never a
+/// borrower's own signals; a non-personalized loader also sends `device.lmt: 1`); the loader's
+/// keywords and content URL; its targeting as `imp.ext.data`; Prebid Server stored-request ids
+/// when set. A pooled request is bought before its user is known, so it never carries a device
+/// or user identifier (no `user.id`, `buyeruid`, `device.ifa`, `dpid*` or `ip`) and no geolocation.
 public struct BidRequestBuilder: Sendable {
     public let configuration: OpenRTBSource.Configuration
 
@@ -17,8 +20,9 @@ public struct BidRequestBuilder: Sendable {
     /// The imp ids of a batch of `count` ads.
     public static func impressionIDs(count: Int) -> [String] { (0..<max(count, 0)).map { String($0 + 1) } }
 
-    /// The BidRequest JSON for `count` ads (1...5) of `request`, with auction id `id`.
-    public func build(_ request: AdRequest, count: Int, id: String) -> String {
+    /// The BidRequest JSON for `count` ads (1...5) of `request`, with auction id `id` and
+    /// `source.tid` `transactionID` (`id` when nil).
+    public func build(_ request: AdRequest, count: Int, id: String, transactionID: String? = nil) -> String {
         let c = configuration
         var json = JSONWriter(capacity: 1024 + 700 * count)
         json.beginObject()
@@ -34,11 +38,15 @@ public struct BidRequestBuilder: Sendable {
             json.field("request", NativeAssetLayout.standardRequestJSON)
             json.field("ver", "1.2")
             json.endObject()
-            if c.bidFloor > 0 {
+            let floor = request.bidFloor ?? c.bidFloor
+            if floor > 0 {
                 json.key("bidfloor")
-                json.value(c.bidFloor)
-                json.field("bidfloorcur", c.currency)
+                json.value(floor)
+                json.field("bidfloorcur", request.bidFloorCurrency ?? c.currency)
             }
+            // The ad may wait in the pool this long before its impression.
+            // (whole seconds, at least 1: a strict exchange refuses exp 0 for a life under a second).
+            if let life = request.usableLife, life > .zero { json.field("exp", Int(max(1, (life.milliseconds + 999) / 1000))) }
             if c.endpoint.lowercased().hasPrefix("https://") { json.field("secure", 1) }
             if !request.targeting.isEmpty || !c.storedImpressionID.isEmpty {
                 json.key("ext")
@@ -55,10 +63,11 @@ public struct BidRequestBuilder: Sendable {
             json.endObject()
         }
         json.endArray()
+        writeSource(transactionID ?? id, into: &json)
         writeInventory(request, into: &json)
         writeDevice(request, into: &json)
         writeUser(request, into: &json)
-        writeRegs(into: &json)
+        writeRegs(request.consent, into: &json)
         json.field("tmax", Int(c.tmax.milliseconds))
         json.key("cur")
         json.beginArray()
@@ -74,6 +83,31 @@ public struct BidRequestBuilder: Sendable {
         }
         json.endObject()
         return json.text
+    }
+
+    /// `source.tid` and, when configured, `source.schain` with the operator's node (complete:
+    /// the publisher sells its own inventory through this node).
+    private func writeSource(_ transactionID: String, into json: inout JSONWriter) {
+        let c = configuration
+        json.key("source")
+        json.beginObject()
+        json.field("tid", transactionID)
+        if !c.supplyChainASI.isEmpty {
+            json.key("schain")
+            json.beginObject()
+            json.field("complete", 1)
+            json.field("ver", "1.0")
+            json.key("nodes")
+            json.beginArray()
+            json.beginObject()
+            json.field("asi", c.supplyChainASI)
+            json.field("sid", c.supplyChainSID)
+            json.field("hp", 1)
+            json.endObject()
+            json.endArray()
+            json.endObject()
+        }
+        json.endObject()
     }
 
     private func writeStoredRequest(_ id: String, into json: inout JSONWriter) {
@@ -120,49 +154,44 @@ public struct BidRequestBuilder: Sendable {
         json.key("device")
         json.beginObject()
         if !c.deviceUserAgent.isEmpty { json.field("ua", c.deviceUserAgent) }
-        if !c.deviceIP.isEmpty { json.field("ip", c.deviceIP) }
         if !c.deviceOS.isEmpty { json.field("os", c.deviceOS) }
         if !c.deviceLanguage.isEmpty { json.field("language", c.deviceLanguage) }
-        json.field("lmt", request.nonPersonalized ? 1 : 0)
+        json.field("lmt", request.nonPersonalized || request.consent.limitAdTracking || request.consent.coppa ? 1 : 0)
         json.endObject()
     }
 
+    /// `user.consent` (and `user.ext.consent`) for a GDPR class, else no `user` at all.
     private func writeUser(_ request: AdRequest, into json: inout JSONWriter) {
-        let c = configuration
-        let id = request.nonPersonalized ? "" : c.userID
-        guard !id.isEmpty || (c.gdpr && !c.gdprConsent.isEmpty) else { return }
+        let terms = request.consent
+        guard terms.gdpr && !terms.consentString.isEmpty else { return }
         json.key("user")
         json.beginObject()
-        if !id.isEmpty { json.field("id", id) }
-        if c.gdpr && !c.gdprConsent.isEmpty {
-            json.field("consent", c.gdprConsent)
-            json.key("ext")
-            json.beginObject()
-            json.field("consent", c.gdprConsent)
-            json.endObject()
-        }
+        json.field("consent", terms.consentString)
+        json.key("ext")
+        json.beginObject()
+        json.field("consent", terms.consentString)
+        json.endObject()
         json.endObject()
     }
 
-    private func writeRegs(into json: inout JSONWriter) {
-        let c = configuration
+    private func writeRegs(_ terms: ConsentTerms, into json: inout JSONWriter) {
         json.key("regs")
         json.beginObject()
-        json.field("coppa", c.coppa ? 1 : 0)
-        json.field("gdpr", c.gdpr ? 1 : 0)
-        if !c.usPrivacy.isEmpty { json.field("us_privacy", c.usPrivacy) }
-        if !c.gpp.isEmpty {
-            json.field("gpp", c.gpp)
+        json.field("coppa", terms.coppa ? 1 : 0)
+        json.field("gdpr", terms.gdpr ? 1 : 0)
+        if !terms.usPrivacy.isEmpty { json.field("us_privacy", terms.usPrivacy) }
+        if !terms.gpp.isEmpty {
+            json.field("gpp", terms.gpp)
             json.key("gpp_sid")
             json.beginArray()
-            for sid in c.gppSectionIDs { if let number = Int(sid) { json.value(number) } }
+            for sid in terms.gppSectionIDs { json.value(Int(sid)) }
             json.endArray()
         }
         // 2.5 exchanges (and Prebid Server's older adapters) read these from ext.
         json.key("ext")
         json.beginObject()
-        json.field("gdpr", c.gdpr ? 1 : 0)
-        if !c.usPrivacy.isEmpty { json.field("us_privacy", c.usPrivacy) }
+        json.field("gdpr", terms.gdpr ? 1 : 0)
+        if !terms.usPrivacy.isEmpty { json.field("us_privacy", terms.usPrivacy) }
         json.endObject()
         json.endObject()
     }

@@ -35,23 +35,16 @@ extension OpenRTBSource {
         public var siteDomain = ""
         /// `app.publisher.id` or `site.publisher.id`.
         public var publisherID = ""
-        /// `device.ua`, `device.ip`, `device.os`, `device.language`; empty = not sent.
+        /// `device.ua`, `device.os`, `device.language`; empty = not sent. No `device.ip` and no
+        /// `user.id`: a pooled request never carries an identifier. `regs`, `user.consent` and
+        /// `device.lmt` come from the pool's consent class (`loaders.NAME.consent`).
         public var deviceUserAgent = ""
-        public var deviceIP = ""
         public var deviceOS = ""
         public var deviceLanguage = ""
-        /// `user.id`; not sent for a non-personalized loader.
-        public var userID = ""
-        /// `regs.coppa: 1`.
-        public var coppa = false
-        /// `regs.gdpr: 1` (and `regs.ext.gdpr`), with ``gdprConsent`` as `user.consent`.
-        public var gdpr = false
-        public var gdprConsent = ""
-        /// `regs.us_privacy` (and `regs.ext.us_privacy`).
-        public var usPrivacy = ""
-        /// `regs.gpp` and `regs.gpp_sid`.
-        public var gpp = ""
-        public var gppSectionIDs: [String] = []
+        /// The operator's node in `source.schain` (`asi`: its advertising system domain, `sid`:
+        /// its seller id there); both empty = no schain sent. Set both or neither.
+        public var supplyChainASI = ""
+        public var supplyChainSID = ""
         /// Prebid Server stored request id (`ext.prebid.storedrequest.id`); empty = none.
         public var storedRequestID = ""
         /// Prebid Server stored impression id (`imp.ext.prebid.storedrequest.id`); empty = none.
@@ -91,6 +84,9 @@ extension OpenRTBSource {
                 throw fail("currency", "must be an ISO 4217 code such as USD, got \"\(currency)\"")
             }
             if !(bidFloor >= 0) { throw fail("bidFloor", "must not be negative") }
+            if supplyChainASI.isEmpty != supplyChainSID.isEmpty {
+                throw fail(supplyChainASI.isEmpty ? "supplyChainASI" : "supplyChainSID", "supplyChainASI and supplyChainSID go together")
+            }
             if !(1...1_000_000).contains(noticeQueueLimit) {
                 throw fail("noticeQueueLimit", "must be 1...1000000, got \(noticeQueueLimit)")
             }

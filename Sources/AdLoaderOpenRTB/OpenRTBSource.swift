@@ -80,7 +80,7 @@ public final class OpenRTBSource: DemandSource {
         nextID += 1
         let auctionID = "\(idPrefix)-\(nextID)"
         let count = min(max(count, 1), 5)
-        let body = builder.build(request, count: count, id: auctionID)
+        let body = builder.build(request, count: count, id: auctionID, transactionID: "\(idPrefix)-t\(nextID)")
         let http = HTTPRequest(
             method: .post, url: configuration.endpoint,
             headers: [

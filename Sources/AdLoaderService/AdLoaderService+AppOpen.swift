@@ -10,7 +10,8 @@ extension AdLoaderService {
     func appOpen(
         _ message: AppOpenRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
     ) throws -> OpenCall? {
-        let request = message.request
+        var request = message.request
+        request.privacy = try message.privacy?.signals()
         try checkIdentifier("device_id", request.deviceID)
         try checkIdentifier("session_id", request.sessionID)
         try checkIdentifier("ad_unit_id", message.adUnitID)

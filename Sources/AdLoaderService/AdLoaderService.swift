@@ -132,7 +132,8 @@ public final class AdLoaderService {
             case .prefetch(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
                 let result = try loader.prefetch(
-                    adUnitID: message.adUnitID, loader: loaderName(message.loader), count: Int(message.count))
+                    adUnitID: message.adUnitID, loader: loaderName(message.loader), count: Int(message.count),
+                    privacy: try message.privacy?.signals())
                 responder.answer(callID, .message(PrefetchResponseMessage(result: result)))
             case .stats(let message):
                 try checkIdentifiers(["ad_unit_id": message.adUnitID, "loader": message.loader])
@@ -206,6 +207,7 @@ public final class AdLoaderService {
         try checkIdentifier("slot_key", message.slot)
         let slot = message.slot.isEmpty ? nil : message.slot
         let loaderName = loaderName(message.loader)
+        let privacy = try message.privacy?.signals()
         // At the parked-borrow limit, the borrow still takes an available ad; only a borrow
         // that would have parked is refused.
         let mayPark = parkedBorrowCount < limits.maxParkedBorrows
@@ -215,13 +217,13 @@ public final class AdLoaderService {
             // Never parks: no open call to allocate.
             outcome = try loader.borrow(
                 adUnitID: message.adUnitID, loader: loaderName, slot: slot, wait: .zero, mayPark: false,
-                whenServed: { _ in })
+                privacy: privacy, whenServed: { _ in })
         } else {
             let open = OpenCall(callID: callID, serial: nextSerial, responder: responder)
             call = open
             outcome = try loader.borrow(
                 adUnitID: message.adUnitID, loader: loaderName, slot: slot,
-                wait: .milliseconds(message.waitMilliseconds), mayPark: mayPark
+                wait: .milliseconds(message.waitMilliseconds), mayPark: mayPark, privacy: privacy
             ) { [weak self] result in
                 self?.parkedBorrowServed(open, result)
             }

@@ -12,12 +12,19 @@ public struct AppOpenRequestMessage: WireMessage {
     /// The wire value of `event` when it was neither LAUNCH nor FOREGROUND (the request then
     /// says launch); the server refuses such a call with INVALID_ARGUMENT.
     public var invalidEvent: UInt32?
+    /// The device's privacy signals as sent (the service sets `request.privacy` from them);
+    /// nil: the loader's default consent class. When nil, `request.privacy` is encoded.
+    public var privacy: PrivacySignalsMessage?
 
-    public init(request: AppOpenRequest, adUnitID: String, loader: String = "", invalidEvent: UInt32? = nil) {
+    public init(
+        request: AppOpenRequest, adUnitID: String, loader: String = "", invalidEvent: UInt32? = nil,
+        privacy: PrivacySignalsMessage? = nil
+    ) {
         self.request = request
         self.adUnitID = adUnitID
         self.loader = loader
         self.invalidEvent = invalidEvent
+        self.privacy = privacy ?? request.privacy.map(PrivacySignalsMessage.init)
     }
 
     public var stringFieldWithNUL: String? {
@@ -48,7 +55,7 @@ public struct AppOpenRequestMessage: WireMessage {
                 fromUnlock: p.from_unlock != 0, utcOffsetSeconds: Int(p.utc_offset_seconds))
             return AppOpenRequestMessage(
                 request: request, adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader),
-                invalidEvent: invalidEvent)
+                invalidEvent: invalidEvent, privacy: p.privacy.map { PrivacySignalsMessage($0.pointee) })
         }
     }
 
@@ -72,6 +79,7 @@ public struct AppOpenRequestMessage: WireMessage {
             m.utc_offset_seconds = Int32(clamping: request.utcOffsetSeconds)
             m.ad_unit_id = arena.cString(adUnitID)
             m.loader = arena.cString(loader)
+            m.privacy = privacy?.cMessage(in: arena)
             appendPacked(&m, to: &buffer)
         }
     }

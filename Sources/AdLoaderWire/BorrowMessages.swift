@@ -11,16 +11,23 @@ public struct BorrowRequestMessage: WireMessage {
     public var slot: String
     /// 0 answers at once; otherwise the call parks up to this long for an ad.
     public var waitMilliseconds: UInt32
+    /// The device's privacy signals; nil: the loader's default consent class.
+    public var privacy: PrivacySignalsMessage?
 
-    public init(adUnitID: String, loader: String = "", slot: String = "", waitMilliseconds: UInt32 = 0) {
+    public init(
+        adUnitID: String, loader: String = "", slot: String = "", waitMilliseconds: UInt32 = 0,
+        privacy: PrivacySignalsMessage? = nil
+    ) {
         self.adUnitID = adUnitID
         self.loader = loader
         self.slot = slot
         self.waitMilliseconds = waitMilliseconds
+        self.privacy = privacy
     }
 
     public var stringFieldWithNUL: String? {
         firstFieldWithNUL(["ad_unit_id": adUnitID, "loader": loader, "slot_key": slot])
+            ?? privacy?.stringFields.sorted { $0.key < $1.key }.first { $0.value.utf8.contains(0) }?.key
     }
 
     /// Decodes in place (see ProtoScanner.swift): what protobuf-c accepts, with the same values.
@@ -38,6 +45,10 @@ public struct BorrowRequestMessage: WireMessage {
                 case 2: message.loader = try ProtoScanner.string(field, name: "loader", invalid: &invalid)
                 case 3: message.slot = try ProtoScanner.string(field, name: "slot_key", invalid: &invalid)
                 case 4: message.waitMilliseconds = try ProtoScanner.uint32(field)
+                case 10:
+                    var privacy = message.privacy ?? PrivacySignalsMessage()
+                    try privacy.merge(scanning: try ProtoScanner.bytes(field), invalid: &invalid)
+                    message.privacy = privacy
                 default: break
                 }
             }
@@ -57,7 +68,7 @@ public struct BorrowRequestMessage: WireMessage {
             let p = m.pointee
             return BorrowRequestMessage(
                 adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader), slot: swiftString(p.slot_key),
-                waitMilliseconds: p.wait_ms)
+                waitMilliseconds: p.wait_ms, privacy: p.privacy.map { PrivacySignalsMessage($0.pointee) })
         }
     }
 
@@ -69,6 +80,7 @@ public struct BorrowRequestMessage: WireMessage {
             m.loader = arena.cString(loader)
             m.slot_key = arena.cString(slot)
             m.wait_ms = waitMilliseconds
+            m.privacy = privacy?.cMessage(in: arena)
             appendPacked(&m, to: &buffer)
         }
     }

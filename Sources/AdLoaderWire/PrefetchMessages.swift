@@ -11,14 +11,20 @@ public struct PrefetchRequestMessage: WireMessage {
     /// target; 0 = the demand target alone. The server refuses more than the loader's
     /// `maximumRetainedAdvertisements` (INVALID_ARGUMENT, field `count`).
     public var count: UInt32
+    /// The device's privacy signals; nil: the loader's default consent class.
+    public var privacy: PrivacySignalsMessage?
 
-    public init(adUnitID: String, loader: String = "", count: UInt32 = 0) {
+    public init(adUnitID: String, loader: String = "", count: UInt32 = 0, privacy: PrivacySignalsMessage? = nil) {
         self.adUnitID = adUnitID
         self.loader = loader
         self.count = count
+        self.privacy = privacy
     }
 
-    public var stringFieldWithNUL: String? { firstFieldWithNUL(["ad_unit_id": adUnitID, "loader": loader]) }
+    public var stringFieldWithNUL: String? {
+        firstFieldWithNUL(["ad_unit_id": adUnitID, "loader": loader])
+            ?? privacy?.stringFields.sorted { $0.key < $1.key }.first { $0.value.utf8.contains(0) }?.key
+    }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
         self = try unpacked(
@@ -26,7 +32,8 @@ public struct PrefetchRequestMessage: WireMessage {
             free: adloader__v1__prefetch_request__free_unpacked
         ) { m in
             PrefetchRequestMessage(
-                adUnitID: swiftString(m.pointee.ad_unit_id), loader: swiftString(m.pointee.loader), count: m.pointee.count)
+                adUnitID: swiftString(m.pointee.ad_unit_id), loader: swiftString(m.pointee.loader), count: m.pointee.count,
+                privacy: m.pointee.privacy.map { PrivacySignalsMessage($0.pointee) })
         }
     }
 
@@ -37,6 +44,7 @@ public struct PrefetchRequestMessage: WireMessage {
             m.ad_unit_id = arena.cString(adUnitID)
             m.loader = arena.cString(loader)
             m.count = count
+            m.privacy = privacy?.cMessage(in: arena)
             appendPacked(&m, to: &buffer)
         }
     }

@@ -161,12 +161,14 @@ extension PoolStats {
         m.pointee.round_trip_ms = roundTripMilliseconds
         m.pointee.ads_per_request = adsPerRequest
         m.pointee.minimum_remaining_life_ms = minimumRemainingLifeMilliseconds
+        // The standard default class goes as "" (not sent): Stats of pools without signals keep their size.
+        m.pointee.consent_class = arena.cString(consentClass == "default" ? "" : consentClass)
         return m
     }
 
     init(_ m: UnsafePointer<Adloader__V1__PoolStats>) {
         let p = m.pointee
-        self.init(loader: swiftString(p.loader), adUnitID: swiftString(p.ad_unit_id))
+        self.init(loader: swiftString(p.loader), adUnitID: swiftString(p.ad_unit_id), consentClass: p.consent_class.map { $0.pointee == 0 ? "default" : String(cString: $0) } ?? "default")
         available = Int(p.available)
         leased = Int(p.leased)
         inFlight = Int(p.in_flight)

@@ -142,6 +142,51 @@ void   adloader__v1__lease__free_unpacked
   assert(message->base.descriptor == &adloader__v1__lease__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   adloader__v1__privacy_signals__init
+                     (Adloader__V1__PrivacySignals         *message)
+{
+  static const Adloader__V1__PrivacySignals init_value = ADLOADER__V1__PRIVACY_SIGNALS__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__privacy_signals__get_packed_size
+                     (const Adloader__V1__PrivacySignals *message)
+{
+  assert(message->base.descriptor == &adloader__v1__privacy_signals__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__privacy_signals__pack
+                     (const Adloader__V1__PrivacySignals *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__privacy_signals__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__privacy_signals__pack_to_buffer
+                     (const Adloader__V1__PrivacySignals *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__privacy_signals__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__PrivacySignals *
+       adloader__v1__privacy_signals__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__PrivacySignals *)
+     protobuf_c_message_unpack (&adloader__v1__privacy_signals__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__privacy_signals__free_unpacked
+                     (Adloader__V1__PrivacySignals *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__privacy_signals__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   adloader__v1__prefetch_request__init
                      (Adloader__V1__PrefetchRequest         *message)
 {
@@ -1620,7 +1665,136 @@ const ProtobufCMessageDescriptor adloader__v1__lease__descriptor =
   (ProtobufCMessageInit) adloader__v1__lease__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__prefetch_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor adloader__v1__privacy_signals__field_descriptors[8] =
+{
+  {
+    "gdpr",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrivacySignals, gdpr),
+    &adloader__v1__gdpr__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tcf_consent",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrivacySignals, tcf_consent),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "gpp",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrivacySignals, gpp),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "gpp_sid",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Adloader__V1__PrivacySignals, n_gpp_sid),
+    offsetof(Adloader__V1__PrivacySignals, gpp_sid),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "us_privacy",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrivacySignals, us_privacy),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "coppa",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrivacySignals, coppa),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "limit_ad_tracking",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrivacySignals, limit_ad_tracking),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "att_status",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrivacySignals, att_status),
+    &adloader__v1__att_status__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__privacy_signals__field_indices_by_name[] = {
+  7,   /* field[7] = att_status */
+  5,   /* field[5] = coppa */
+  0,   /* field[0] = gdpr */
+  2,   /* field[2] = gpp */
+  3,   /* field[3] = gpp_sid */
+  6,   /* field[6] = limit_ad_tracking */
+  1,   /* field[1] = tcf_consent */
+  4,   /* field[4] = us_privacy */
+};
+static const ProtobufCIntRange adloader__v1__privacy_signals__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 8 }
+};
+const ProtobufCMessageDescriptor adloader__v1__privacy_signals__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.PrivacySignals",
+  "PrivacySignals",
+  "Adloader__V1__PrivacySignals",
+  "adloader.v1",
+  sizeof(Adloader__V1__PrivacySignals),
+  8,
+  adloader__v1__privacy_signals__field_descriptors,
+  adloader__v1__privacy_signals__field_indices_by_name,
+  1,  adloader__v1__privacy_signals__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__privacy_signals__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__prefetch_request__field_descriptors[4] =
 {
   {
     "ad_unit_id",
@@ -1658,16 +1832,30 @@ static const ProtobufCFieldDescriptor adloader__v1__prefetch_request__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "privacy",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PrefetchRequest, privacy),
+    &adloader__v1__privacy_signals__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__prefetch_request__field_indices_by_name[] = {
   0,   /* field[0] = ad_unit_id */
   2,   /* field[2] = count */
   1,   /* field[1] = loader */
+  3,   /* field[3] = privacy */
 };
-static const ProtobufCIntRange adloader__v1__prefetch_request__number_ranges[1 + 1] =
+static const ProtobufCIntRange adloader__v1__prefetch_request__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 10, 3 },
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor adloader__v1__prefetch_request__descriptor =
 {
@@ -1677,10 +1865,10 @@ const ProtobufCMessageDescriptor adloader__v1__prefetch_request__descriptor =
   "Adloader__V1__PrefetchRequest",
   "adloader.v1",
   sizeof(Adloader__V1__PrefetchRequest),
-  3,
+  4,
   adloader__v1__prefetch_request__field_descriptors,
   adloader__v1__prefetch_request__field_indices_by_name,
-  1,  adloader__v1__prefetch_request__number_ranges,
+  2,  adloader__v1__prefetch_request__number_ranges,
   (ProtobufCMessageInit) adloader__v1__prefetch_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -1748,7 +1936,7 @@ const ProtobufCMessageDescriptor adloader__v1__prefetch_response__descriptor =
   (ProtobufCMessageInit) adloader__v1__prefetch_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__borrow_request__field_descriptors[4] =
+static const ProtobufCFieldDescriptor adloader__v1__borrow_request__field_descriptors[5] =
 {
   {
     "ad_unit_id",
@@ -1798,17 +1986,31 @@ static const ProtobufCFieldDescriptor adloader__v1__borrow_request__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "privacy",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__BorrowRequest, privacy),
+    &adloader__v1__privacy_signals__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__borrow_request__field_indices_by_name[] = {
   0,   /* field[0] = ad_unit_id */
   1,   /* field[1] = loader */
+  4,   /* field[4] = privacy */
   2,   /* field[2] = slot_key */
   3,   /* field[3] = wait_ms */
 };
-static const ProtobufCIntRange adloader__v1__borrow_request__number_ranges[1 + 1] =
+static const ProtobufCIntRange adloader__v1__borrow_request__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 10, 4 },
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor adloader__v1__borrow_request__descriptor =
 {
@@ -1818,10 +2020,10 @@ const ProtobufCMessageDescriptor adloader__v1__borrow_request__descriptor =
   "Adloader__V1__BorrowRequest",
   "adloader.v1",
   sizeof(Adloader__V1__BorrowRequest),
-  4,
+  5,
   adloader__v1__borrow_request__field_descriptors,
   adloader__v1__borrow_request__field_indices_by_name,
-  1,  adloader__v1__borrow_request__number_ranges,
+  2,  adloader__v1__borrow_request__number_ranges,
   (ProtobufCMessageInit) adloader__v1__borrow_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2042,7 +2244,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__stats_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[27] =
+static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[28] =
 {
   {
     "loader",
@@ -2368,6 +2570,18 @@ static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptor
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "consent_class",
+    40,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, consent_class),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   1,   /* field[1] = ad_unit_id */
@@ -2375,6 +2589,7 @@ static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   2,   /* field[2] = available */
   15,   /* field[15] = borrow_hits */
   16,   /* field[16] = borrow_misses */
+  27,   /* field[27] = consent_class */
   11,   /* field[11] = consumed */
   10,   /* field[10] = expired */
   19,   /* field[19] = expired_on_arrival */
@@ -2398,11 +2613,12 @@ static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   14,   /* field[14] = upstream_failures */
   13,   /* field[13] = upstream_requests */
 };
-static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[2 + 1] =
+static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[3 + 1] =
 {
   { 1, 0 },
   { 30, 22 },
-  { 0, 27 }
+  { 40, 27 },
+  { 0, 28 }
 };
 const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
 {
@@ -2412,10 +2628,10 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   "Adloader__V1__PoolStats",
   "adloader.v1",
   sizeof(Adloader__V1__PoolStats),
-  27,
+  28,
   adloader__v1__pool_stats__field_descriptors,
   adloader__v1__pool_stats__field_indices_by_name,
-  2,  adloader__v1__pool_stats__number_ranges,
+  3,  adloader__v1__pool_stats__number_ranges,
   (ProtobufCMessageInit) adloader__v1__pool_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -3445,7 +3661,7 @@ const ProtobufCMessageDescriptor adloader__v1__full_screen_creative__descriptor 
   (ProtobufCMessageInit) adloader__v1__full_screen_creative__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__app_open_request__field_descriptors[9] =
+static const ProtobufCFieldDescriptor adloader__v1__app_open_request__field_descriptors[10] =
 {
   {
     "device_id",
@@ -3555,6 +3771,18 @@ static const ProtobufCFieldDescriptor adloader__v1__app_open_request__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "privacy",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__AppOpenRequest, privacy),
+    &adloader__v1__privacy_signals__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__app_open_request__field_indices_by_name[] = {
   7,   /* field[7] = ad_unit_id */
@@ -3564,13 +3792,15 @@ static const unsigned adloader__v1__app_open_request__field_indices_by_name[] = 
   3,   /* field[3] = first_launch */
   5,   /* field[5] = from_unlock */
   8,   /* field[8] = loader */
+  9,   /* field[9] = privacy */
   1,   /* field[1] = session_id */
   6,   /* field[6] = utc_offset_seconds */
 };
-static const ProtobufCIntRange adloader__v1__app_open_request__number_ranges[1 + 1] =
+static const ProtobufCIntRange adloader__v1__app_open_request__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 20, 9 },
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor adloader__v1__app_open_request__descriptor =
 {
@@ -3580,10 +3810,10 @@ const ProtobufCMessageDescriptor adloader__v1__app_open_request__descriptor =
   "Adloader__V1__AppOpenRequest",
   "adloader.v1",
   sizeof(Adloader__V1__AppOpenRequest),
-  9,
+  10,
   adloader__v1__app_open_request__field_descriptors,
   adloader__v1__app_open_request__field_indices_by_name,
-  1,  adloader__v1__app_open_request__number_ranges,
+  2,  adloader__v1__app_open_request__number_ranges,
   (ProtobufCMessageInit) adloader__v1__app_open_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -3806,6 +4036,70 @@ const ProtobufCMessageDescriptor adloader__v1__app_open_response__descriptor =
   1,  adloader__v1__app_open_response__number_ranges,
   (ProtobufCMessageInit) adloader__v1__app_open_response__init,
   NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue adloader__v1__gdpr__enum_values_by_number[3] =
+{
+  { "GDPR_UNSPECIFIED", "ADLOADER__V1__GDPR__GDPR_UNSPECIFIED", 0 },
+  { "GDPR_APPLIES", "ADLOADER__V1__GDPR__GDPR_APPLIES", 1 },
+  { "GDPR_DOES_NOT_APPLY", "ADLOADER__V1__GDPR__GDPR_DOES_NOT_APPLY", 2 },
+};
+static const ProtobufCIntRange adloader__v1__gdpr__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex adloader__v1__gdpr__enum_values_by_name[3] =
+{
+  { "GDPR_APPLIES", 1 },
+  { "GDPR_DOES_NOT_APPLY", 2 },
+  { "GDPR_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor adloader__v1__gdpr__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "adloader.v1.Gdpr",
+  "Gdpr",
+  "Adloader__V1__Gdpr",
+  "adloader.v1",
+  3,
+  adloader__v1__gdpr__enum_values_by_number,
+  3,
+  adloader__v1__gdpr__enum_values_by_name,
+  1,
+  adloader__v1__gdpr__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue adloader__v1__att_status__enum_values_by_number[5] =
+{
+  { "ATT_STATUS_UNSPECIFIED", "ADLOADER__V1__ATT_STATUS__ATT_STATUS_UNSPECIFIED", 0 },
+  { "ATT_STATUS_NOT_DETERMINED", "ADLOADER__V1__ATT_STATUS__ATT_STATUS_NOT_DETERMINED", 1 },
+  { "ATT_STATUS_RESTRICTED", "ADLOADER__V1__ATT_STATUS__ATT_STATUS_RESTRICTED", 2 },
+  { "ATT_STATUS_DENIED", "ADLOADER__V1__ATT_STATUS__ATT_STATUS_DENIED", 3 },
+  { "ATT_STATUS_AUTHORIZED", "ADLOADER__V1__ATT_STATUS__ATT_STATUS_AUTHORIZED", 4 },
+};
+static const ProtobufCIntRange adloader__v1__att_status__value_ranges[] = {
+{0, 0},{0, 5}
+};
+static const ProtobufCEnumValueIndex adloader__v1__att_status__enum_values_by_name[5] =
+{
+  { "ATT_STATUS_AUTHORIZED", 4 },
+  { "ATT_STATUS_DENIED", 3 },
+  { "ATT_STATUS_NOT_DETERMINED", 1 },
+  { "ATT_STATUS_RESTRICTED", 2 },
+  { "ATT_STATUS_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor adloader__v1__att_status__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "adloader.v1.AttStatus",
+  "AttStatus",
+  "Adloader__V1__AttStatus",
+  "adloader.v1",
+  5,
+  adloader__v1__att_status__enum_values_by_number,
+  5,
+  adloader__v1__att_status__enum_values_by_name,
+  1,
+  adloader__v1__att_status__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue adloader__v1__borrow_outcome__enum_values_by_number[4] =
 {

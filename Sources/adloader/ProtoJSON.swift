@@ -104,7 +104,7 @@ enum ProtoJSON {
 
     static func pool(_ p: PoolStats) -> [String: Any] {
         [
-            "loader": p.loader, "adUnitId": p.adUnitID, "available": p.available, "leased": p.leased, "inFlight": p.inFlight,
+            "loader": p.loader, "adUnitId": p.adUnitID, "consentClass": p.consentClass, "available": p.available, "leased": p.leased, "inFlight": p.inFlight,
             "parkedBorrows": p.parkedBorrows, "requestsInFlight": p.requestsInFlight, "target": p.target, "idle": p.idle,
             "loaded": uint64(p.loaded), "expired": uint64(p.expired), "consumed": uint64(p.consumed),
             "removed": uint64(p.removed), "upstreamRequests": uint64(p.upstreamRequests),

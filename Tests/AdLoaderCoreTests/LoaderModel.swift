@@ -508,7 +508,7 @@ final class ModelRun {
 
     /// The top-up `pool` has waiting for the budget (being served while its request goes out).
     private func budgetWait(_ pool: PoolKey) -> AdPool.BudgetWait? {
-        guard let live = loader.entries[pool.loader]?.pools[pool.unit] else { return nil }
+        guard let live = loader.entries[pool.loader]?.pools[AdLoaderCore.PoolKey(adUnitID: pool.unit)] else { return nil }
         if let wait = live.budgetWait { return wait }
         guard let serving = loader.budgets["model"]?.serving, serving.pool == ObjectIdentifier(live) else { return nil }
         return serving.wait

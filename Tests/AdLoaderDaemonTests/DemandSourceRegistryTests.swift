@@ -166,12 +166,21 @@ private final class FixedSource: DemandSource {
             return configuration
         }
         let configuration = try load(
-            file: #"{ "sources": { "pbs": { "type": "openrtb", "endpoint": "https://pbs.example/openrtb2/auction", "tmax": "300ms", "gppSectionIDs": ["7"] } } }"#)
+            file: #"{ "sources": { "pbs": { "type": "openrtb", "endpoint": "https://pbs.example/openrtb2/auction", "tmax": "300ms", "deviceOS": "ios" } } }"#)
         let source = try #require(configuration.sources["pbs"])
         let settings = try #require(source.settings(as: OpenRTBSource.Configuration.self))
         #expect(settings.endpoint == "https://pbs.example/openrtb2/auction")
         #expect(settings.tmax == .milliseconds(300))
-        #expect(settings.gppSectionIDs == ["7"])
+        #expect(settings.deviceOS == "ios")
+        // The regulation fields moved to the loaders' consent classes; identifiers are gone.
+        for (key, value) in [("usPrivacy", #""1YNN""#), ("userID", #""u""#), ("gdpr", "true")] {
+            #expect {
+                try load(file: #"{ "sources": { "pbs": { "type": "openrtb", "\#(key)": \#(value) } } }"#)
+            } throws: { error in
+                (error as? ConfigError)?.field == "sources.pbs.\(key)"
+                    && (error as? ConfigError)?.message.hasPrefix("no longer a setting here") == true
+            }
+        }
         let clock = ManualClock()
         #expect(throws: ConfigError.self) { try source.makeSource(clock: clock, scheduler: clock) }
         #expect(throws: ConfigError(field: "sources.pbs.endpoint", message: "must be an http:// or https:// URL, got \"nope\"")) {
@@ -182,7 +191,7 @@ private final class FixedSource: DemandSource {
     @Test func helpListsEveryOpenRTBSettingWithItsDefault() {
         let text = ServerConfiguration.helpText
         let keys = OpenRTBSourceType().keys.keys
-        #expect(keys.count >= 30)
+        #expect(keys.count >= 23)
         for row in keys {
             let shown = row.show(OpenRTBSource.Configuration())
             #expect(!shown.isEmpty, "\(row.key) has a visible default")

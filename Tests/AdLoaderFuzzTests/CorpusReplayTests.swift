@@ -40,4 +40,5 @@ import Testing
     @Test func configuration() throws { try Self.replay(ConfigurationFuzz.self) }
     @Test func http2Session() throws { try Self.replay(HTTP2SessionFuzz.self) }
     @Test func bidResponse() throws { try Self.replay(BidResponseFuzz.self) }
+    @Test func consent() throws { try Self.replay(ConsentFuzz.self) }
 }

@@ -42,18 +42,14 @@ struct BidRequestBuilderTests {
 
     @Test func appDevicePrivacyStoredRequestsAndTargeting() throws {
         let request = AdRequest(
-            adUnitID: "u", keywords: ["news", "sport"], contentURL: "https://example.com/a", targeting: ["section": "top"])
+            adUnitID: "u", keywords: ["news", "sport"], contentURL: "https://example.com/a", targeting: ["section": "top"],
+            consentClass: "eu-kids",
+            consent: ConsentTerms(gdpr: true, consentString: "CONSENT", usPrivacy: "1YNN", coppa: true))
         let json = try build({
             $0.appBundle = "com.example"
             $0.appName = "Example"
             $0.publisherID = "pub"
             $0.deviceOS = "android"
-            $0.deviceIP = "10.0.0.1"
-            $0.userID = "user-1"
-            $0.gdpr = true
-            $0.gdprConsent = "CONSENT"
-            $0.usPrivacy = "1YNN"
-            $0.coppa = true
             $0.test = true
             $0.currency = "EUR"
             $0.bidFloor = 0.25
@@ -66,8 +62,11 @@ struct BidRequestBuilderTests {
         #expect(app["keywords"]?.string == "news,sport")
         #expect(app["publisher"]?["id"]?.string == "pub")
         #expect(app["content"]?["url"]?.string == "https://example.com/a")
-        #expect(json["device"]?["os"]?.string == "android" && json["device"]?["lmt"]?.integer == 0)
-        #expect(json["user"]?["id"]?.string == "user-1" && json["user"]?["consent"]?.string == "CONSENT")
+        // A COPPA class limits tracking; no identifier whatever the class.
+        #expect(json["device"]?["os"]?.string == "android" && json["device"]?["lmt"]?.integer == 1)
+        #expect(json["device"]?["ip"] == nil && json["device"]?["ifa"] == nil)
+        #expect(json["user"]?["id"] == nil && json["user"]?["consent"]?.string == "CONSENT")
+        #expect(json["user"]?["ext"]?["consent"]?.string == "CONSENT")
         #expect(json["regs"]?["gdpr"]?.integer == 1 && json["regs"]?["coppa"]?.integer == 1)
         #expect(json["regs"]?["us_privacy"]?.string == "1YNN" && json["regs"]?["ext"]?["us_privacy"]?.string == "1YNN")
         #expect(json["test"]?.integer == 1)
@@ -81,9 +80,65 @@ struct BidRequestBuilderTests {
     }
 
     @Test func nonPersonalizedLoaderSendsLimitedTrackingAndNoUserID() throws {
-        let json = try build({ $0.userID = "user-1" }, request: AdRequest(adUnitID: "u", nonPersonalized: true))
+        let json = try build({ _ in }, request: AdRequest(adUnitID: "u", nonPersonalized: true))
         #expect(json["device"]?["lmt"]?.integer == 1)
         #expect(json["user"] == nil)
+    }
+
+    @Test(arguments: [
+        ConsentTerms(),
+        ConsentTerms(usPrivacy: "1YYN", limitAdTracking: true),
+        ConsentTerms(gpp: "DBABLA~BVVqAAEABgA.QA", gppSectionIDs: [7, 8]),
+        ConsentTerms(gdpr: true, consentString: "CQ"),
+    ])
+    func regsSayExactlyTheClassTerms(terms: ConsentTerms) throws {
+        let json = try build({ _ in }, request: AdRequest(adUnitID: "u", consent: terms))
+        let regs = try #require(json["regs"])
+        #expect(regs["coppa"]?.integer == (terms.coppa ? 1 : 0))
+        #expect(regs["gdpr"]?.integer == (terms.gdpr ? 1 : 0) && regs["ext"]?["gdpr"]?.integer == (terms.gdpr ? 1 : 0))
+        #expect(regs["us_privacy"]?.string == (terms.usPrivacy.isEmpty ? nil : terms.usPrivacy))
+        #expect(regs["gpp"]?.string == (terms.gpp.isEmpty ? nil : terms.gpp))
+        #expect(regs["gpp_sid"]?.array?.compactMap(\.integer) == (terms.gpp.isEmpty ? nil : terms.gppSectionIDs.map(Int.init)))
+        #expect(json["device"]?["lmt"]?.integer == (terms.limitAdTracking ? 1 : 0))
+        #expect(json["user"]?["consent"]?.string == (terms.gdpr ? terms.consentString : nil))
+    }
+
+    @Test func sourceCarriesTheTransactionAndTheOperatorsSupplyChainNode() throws {
+        var configuration = OpenRTBSource.Configuration()
+        configuration.supplyChainASI = "news.example"
+        configuration.supplyChainSID = "pub-42"
+        let text = BidRequestBuilder(configuration: configuration).build(AdRequest(adUnitID: "u"), count: 1, id: "a-1", transactionID: "t-1")
+        let json = try JSONValue.parse(text)
+        #expect(json["source"]?["tid"]?.string == "t-1")
+        let schain = json["source"]?["schain"]
+        #expect(schain?["complete"]?.integer == 1 && schain?["ver"]?.string == "1.0")
+        let node = schain?["nodes"]?.array?.first
+        #expect(node?["asi"]?.string == "news.example" && node?["sid"]?.string == "pub-42" && node?["hp"]?.integer == 1)
+        // Without a node, only the transaction id; the auction id is the tid when none is given.
+        let plain = try JSONValue.parse(BidRequestBuilder(configuration: .init()).build(AdRequest(adUnitID: "u"), count: 1, id: "a-2"))
+        #expect(plain["source"]?["tid"]?.string == "a-2" && plain["source"]?["schain"] == nil)
+        configuration.supplyChainSID = ""
+        #expect(throws: ConfigError.self) { try configuration.validate() }
+    }
+
+    @Test func impressionsCarryTheLoadersFloorAndTheAdsUsableLife() throws {
+        var loader = LoaderConfiguration(name: "video")
+        loader.lifetime = .seconds(1800)
+        loader.bidFloor = 2.5
+        loader.bidFloorCurrency = "EUR"
+        var configuration = OpenRTBSource.Configuration()
+        configuration.bidFloor = 0.1
+        let json = try build({ $0.bidFloor = 0.1 }, request: loader.request(adUnitID: "u"), count: 2)
+        for imp in json["imp"]?.array ?? [] {
+            #expect(imp["bidfloor"]?.number == 2.5 && imp["bidfloorcur"]?.string == "EUR")
+            #expect(imp["exp"]?.integer == 1800)
+        }
+        // No loader floor: the source's, in the source's currency.
+        let sourceFloor = try build({ $0.bidFloor = 0.1 }, request: LoaderConfiguration().request(adUnitID: "u"), count: 1)
+        #expect(sourceFloor["imp"]?.array?.first?["bidfloor"]?.number == 0.1)
+        #expect(sourceFloor["imp"]?.array?.first?["bidfloorcur"]?.string == "USD")
+        loader.bidFloorCurrency = "eur"
+        #expect(throws: ConfigError.self) { try loader.validate() }
     }
 
     @Test func stringsAreEscaped() throws {

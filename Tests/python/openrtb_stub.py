@@ -74,6 +74,9 @@ class Exchange:
         self.exp = None             # each bid's "exp" in seconds; None: the fixture's is dropped
         self.port = port
         self.server = None
+        self.strict = True          # validate every BidRequest like a strict exchange (400 + problems)
+        self.invalid = []           # (request id, [problems]) of requests refused as invalid
+        self.tids = set()
         self.start()
 
     @property
@@ -190,8 +193,107 @@ class Exchange:
         return ('{"id":%s,"cur":%s,"seatbid":[{"seat":"stub","bid":[%s]}]}'
                 % (json.dumps(request["id"]), json.dumps(self.currency), bids)).encode()
 
+    def problems(self, request):
+        """What a strict OpenRTB 2.6 exchange refuses in `request` (a parsed BidRequest)."""
+        found = []
+        if not isinstance(request, dict):
+            return ["not a JSON object"]
+        imps = request.get("imp")
+        if not isinstance(imps, list) or not imps:
+            found.append("imp: missing or empty")
+            imps = []
+        ids = set()
+        for n, imp in enumerate(imps):
+            where = "imp[%d]" % n
+            if not isinstance(imp.get("id"), str) or imp["id"] in ids:
+                found.append(where + ".id: missing or not unique")
+            ids.add(imp.get("id"))
+            kinds = [k for k in ("native", "banner", "video", "audio") if k in imp]
+            if len(kinds) < 1:
+                found.append(where + ": no native, banner, video or audio object")
+            if "native" in imp:
+                native = imp["native"]
+                if not isinstance(native.get("request"), str) or native.get("ver") != "1.2":
+                    found.append(where + ".native: request must be a Native 1.2 string, ver \"1.2\"")
+            if "banner" in imp and not (isinstance(imp["banner"].get("format"), list)
+                                        or ("w" in imp["banner"] and "h" in imp["banner"])):
+                found.append(where + ".banner: needs format[] or w and h")
+            if "video" in imp:
+                video = imp["video"]
+                if not isinstance(video.get("mimes"), list) or not video["mimes"]:
+                    found.append(where + ".video.mimes: required")
+                if not isinstance(video.get("protocols"), list):
+                    found.append(where + ".video.protocols: required")
+            for flag in ("instl", "rwdd", "secure"):
+                if flag in imp and imp[flag] not in (0, 1):
+                    found.append("%s.%s: must be 0 or 1" % (where, flag))
+            if imp.get("rwdd") == 1 and "video" not in imp:
+                found.append(where + ".rwdd: a rewarded impression needs video")
+            if "exp" in imp and (not isinstance(imp["exp"], int) or imp["exp"] <= 0):
+                found.append(where + ".exp: must be a positive integer")
+            if "bidfloor" in imp:
+                if not isinstance(imp["bidfloor"], (int, float)) or imp["bidfloor"] < 0:
+                    found.append(where + ".bidfloor: must be a non-negative number")
+                cur = imp.get("bidfloorcur")
+                if not (isinstance(cur, str) and len(cur) == 3 and cur.isupper()):
+                    found.append(where + ".bidfloorcur: must be an ISO 4217 code")
+        regs = request.get("regs")
+        if not isinstance(regs, dict):
+            found.append("regs: missing")
+            regs = {}
+        for flag in ("coppa", "gdpr"):
+            if regs.get(flag) not in (0, 1):
+                found.append("regs.%s: must be 0 or 1" % flag)
+        if "us_privacy" in regs and not (isinstance(regs["us_privacy"], str) and len(regs["us_privacy"]) == 4):
+            found.append("regs.us_privacy: must be a 4-character US privacy string")
+        if ("gpp" in regs) != ("gpp_sid" in regs):
+            found.append("regs.gpp and regs.gpp_sid go together")
+        if "gpp_sid" in regs and not all(isinstance(x, int) for x in regs["gpp_sid"]):
+            found.append("regs.gpp_sid: must be integers")
+        user = request.get("user") or {}
+        if "consent" in user and regs.get("gdpr") != 1:
+            found.append("user.consent without regs.gdpr 1")
+        if regs.get("gdpr") == 1 and not user.get("consent"):
+            found.append("regs.gdpr 1 without user.consent")
+        device = request.get("device") or {}
+        for key in ("id", "buyeruid", "eids", "geo", "yob", "gender"):
+            if key in user:
+                found.append("user.%s: a pooled request must carry no user identifier" % key)
+        for key in ("ifa", "ip", "ipv6", "dpidsha1", "dpidmd5", "didsha1", "didmd5", "macsha1", "macmd5", "geo"):
+            if key in device:
+                found.append("device.%s: a pooled request must carry no device identifier" % key)
+        if device.get("lmt", 0) not in (0, 1):
+            found.append("device.lmt: must be 0 or 1")
+        source = request.get("source")
+        tid = source.get("tid") if isinstance(source, dict) else None
+        if not isinstance(tid, str) or not tid:
+            found.append("source.tid: required")
+        elif tid in self.tids:
+            found.append("source.tid: %s seen before" % tid)
+        schain = source.get("schain") if isinstance(source, dict) else None
+        if schain is not None:
+            if schain.get("complete") not in (0, 1) or schain.get("ver") != "1.0":
+                found.append("source.schain: complete 0/1 and ver 1.0 required")
+            nodes = schain.get("nodes")
+            if not isinstance(nodes, list) or not nodes:
+                found.append("source.schain.nodes: required")
+            for node in nodes or []:
+                if not isinstance(node.get("asi"), str) or not isinstance(node.get("sid"), str) or node.get("hp") != 1:
+                    found.append("source.schain.nodes[]: asi, sid and hp 1 required")
+        return found
+
     def answer(self, handler, fault, request):
         send = lambda status, payload, ctype="application/json", extra=(): handler._send(status, payload, ctype, extra)
+        if self.strict:
+            problems = self.problems(request)
+            with self.lock:
+                if isinstance(request, dict) and isinstance(request.get("source"), dict):
+                    self.tids.add(request["source"].get("tid"))
+                if problems:
+                    self.invalid.append((request.get("id") if isinstance(request, dict) else None, problems))
+            if problems:
+                send(400, ("Invalid request: " + "; ".join(problems)).encode(), "text/plain")
+                return
         if fault == "204":
             handler.send_response(204)
             handler.send_header("Content-Length", "0")

@@ -56,7 +56,10 @@ def pool(d, unit="feed-native"):
 def exchange():
     ex = Exchange()
     yield ex
+    invalid = list(ex.invalid)
     ex.stop()
+    # The stub validates every BidRequest like a strict exchange: none may have been refused.
+    assert not invalid, invalid
 
 
 def test_example_configuration_serves_fixture_ads_through_adloader_borrow(daemon, exchange):
@@ -80,7 +83,10 @@ def test_example_configuration_serves_fixture_ads_through_adloader_borrow(daemon
     assert native["ver"] == "1.2" and len(native["assets"]) == 8
     assert [a["id"] for a in native["assets"]] == list(range(1, 9))
     assert body["app"]["bundle"] == "com.example.news" and body["app"]["keywords"] == "news,sports"
-    assert body["regs"]["us_privacy"] == "1YNN" and body["test"] == 1 and body["cur"] == ["USD"]
+    # A call without privacy signals: the default class (nothing restricted, no identifier).
+    assert body["regs"]["gdpr"] == 0 and body["regs"]["coppa"] == 0 and "us_privacy" not in body["regs"]
+    assert "user" not in body and "ip" not in body["device"] and body["source"]["tid"]
+    assert body["test"] == 1 and body["cur"] == ["USD"]
     assert body["tmax"] == 1000
     assert len({b["id"] for _, b in exchange.requests}) == len(exchange.requests)
 
@@ -245,3 +251,90 @@ def test_gzip_answers_are_decoded(daemon, exchange):
     d = daemon(config=config(exchange.url))
     assert borrow(d)["lease"]["ad"]["headline"] == "Luxury Mars Cruises"
     assert "gzip" in exchange.requests[0][0]["accept-encoding"]
+
+
+def tcf(purposes, vendors=()):
+    """A TCF v2 core segment with `purposes` consented and `vendors` as a bit field."""
+    bits = []
+
+    def put(value, width):
+        bits.extend((value >> shift) & 1 for shift in range(width - 1, -1, -1))
+
+    put(2, 6); put(1, 36); put(1, 36); put(7, 12); put(1, 12); put(1, 6); put(4, 6); put(13, 6)
+    put(50, 12); put(2, 6); put(0, 1); put(0, 1); put(0, 12)
+    for p in range(1, 25):
+        put(1 if p in purposes else 0, 1)
+    put(0, 24); put(0, 1); put(0, 6); put(0, 6)
+    top = max(vendors, default=0)
+    put(top, 16); put(0, 1)
+    for v in range(1, top + 1):
+        put(1 if v in vendors else 0, 1)
+    put(0, 16); put(0, 1); put(0, 12)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    bits += [0] * (-len(bits) % 6)
+    return "".join(alphabet[int("".join(map(str, bits[i:i + 6])), 2)] for i in range(0, len(bits), 6))
+
+
+def test_consent_classes_each_buy_with_their_terms_and_lend_only_to_their_borrowers(daemon, exchange):
+    import grpc
+    import grpc_stubs
+
+    stubs = grpc_stubs.load()
+    eu = tcf({1, 2}, {10})
+    classes = {"default": {}, "eu": {"gdpr": True, "consentString": eu},
+               "limited": {"limitAdTracking": True, "usPrivacy": "1YYN"},
+               "coppa": {"coppa": True, "limitAdTracking": True, "usPrivacy": "1YYN"}}
+    d = daemon(config=config(exchange.url, loader={"consent": {"classes": classes}, "bidFloor": 0.5},
+                             source={"supplyChainASI": "news.example", "supplyChainSID": "pub-7"}))
+    channel = grpc.insecure_channel(d.endpoint)
+    stub = stubs.grpc.NativeAdLoaderStub(channel)
+    pb = stubs.pb
+    signals = {
+        "default": None,
+        "eu": pb.PrivacySignals(gdpr=pb.GDPR_APPLIES, tcf_consent=tcf({1, 2, 3}, {10, 11})),
+        "limited": pb.PrivacySignals(att_status=pb.ATT_STATUS_DENIED),
+        "coppa": pb.PrivacySignals(coppa=True),
+    }
+    lent = {}
+    for name, privacy in signals.items():
+        request = pb.BorrowRequest(ad_unit_id="feed-native", loader="feed", wait_ms=10000)
+        if privacy is not None:
+            request.privacy.CopyFrom(privacy)
+        answer = stub.Borrow(request, timeout=15)
+        assert answer.outcome == pb.BORROW_OUTCOME_LEASED, name
+        lent[name] = answer.lease.ad.id
+    # Every class bought with exactly its terms, never an identifier (the stub checks the rest).
+    by_class = {}
+    for _, body in exchange.requests:
+        regs, user = body["regs"], body.get("user", {})
+        key = ("eu" if regs["gdpr"] == 1 else "coppa" if regs["coppa"] == 1
+               else "limited" if body["device"]["lmt"] == 1 else "default")
+        by_class.setdefault(key, []).append(body)
+        assert body["source"]["schain"]["nodes"] == [{"asi": "news.example", "sid": "pub-7", "hp": 1}]
+        assert all(imp["bidfloor"] == 0.5 and imp["exp"] > 0 for imp in body["imp"])
+        if key == "eu":
+            assert user["consent"] == eu
+        else:
+            assert "user" not in body
+        if key in ("limited", "coppa"):
+            assert regs["us_privacy"] == "1YYN"
+    assert set(by_class) == set(classes)
+    assert len(set(lent.values())) == 4
+    pools = {(p["adUnitId"], p.get("consentClass")) for p in stats(d)}
+    assert {("feed-native", name) for name in classes} <= pools
+    # No purpose 2: no auction, a clear status naming the rule, nothing asked upstream.
+    before = len(exchange.requests)
+    refused = pb.BorrowRequest(ad_unit_id="feed-native", loader="feed",
+                               privacy=pb.PrivacySignals(gdpr=pb.GDPR_APPLIES, tcf_consent=tcf({1})))
+    with pytest.raises(grpc.RpcError) as error:
+        stub.Borrow(refused, timeout=5)
+    assert error.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "consent.requiredPurposes" in error.value.details()
+    garbage = pb.BorrowRequest(ad_unit_id="feed-native", loader="feed",
+                               privacy=pb.PrivacySignals(gdpr=pb.GDPR_APPLIES, tcf_consent="C!!"))
+    with pytest.raises(grpc.RpcError) as error:
+        stub.Borrow(garbage, timeout=5)
+    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "privacy.tcf_consent" in error.value.details()
+    assert len(exchange.requests) == before
+    channel.close()

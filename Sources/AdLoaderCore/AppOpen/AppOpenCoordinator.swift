@@ -80,6 +80,8 @@ public final class AppOpenCoordinator {
                 code: .failedPrecondition,
                 message: "loader \"\(name)\" has format \(configuration.format); AppOpen needs a loader of format appOpen")
         }
+        // Signals that allow no auction are refused before anything is counted or reserved.
+        _ = try loader.consentClass(for: request.privacy, loader: name)
         let policy = configuration.appOpen
         let now = loader.now
         let key = CapKey(
@@ -112,7 +114,8 @@ public final class AppOpenCoordinator {
         let outcome: BorrowOutcome
         do throws(LoaderError) {
             outcome = try loader.borrow(
-                adUnitID: adUnitID, loader: key.loader, slot: nil, wait: .zero, mayPark: false, whenServed: { _ in })
+                adUnitID: adUnitID, loader: key.loader, slot: nil, wait: .zero, mayPark: false,
+                privacy: request.privacy, whenServed: { _ in })
         } catch {
             return .failure(error)
         }

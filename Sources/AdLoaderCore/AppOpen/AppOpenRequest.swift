@@ -17,11 +17,16 @@ public struct AppOpenRequest: Hashable, Sendable {
     /// The device's current UTC offset in seconds (east positive), which decides its
     /// calendar day (``LocalDay``); within ±``LocalDay/maximumOffsetSeconds``.
     public var utcOffsetSeconds: Int
+    /// The device's privacy signals: the app-open ad is lent from the pool of their consent
+    /// class (nil: the loader's default class).
+    public var privacy: PrivacySignals?
 
     public init(
         deviceID: String, sessionID: String, event: AppOpenEvent, isFirstLaunch: Bool = false,
-        backgroundDuration: Duration = .zero, fromUnlock: Bool = false, utcOffsetSeconds: Int = 0
+        backgroundDuration: Duration = .zero, fromUnlock: Bool = false, utcOffsetSeconds: Int = 0,
+        privacy: PrivacySignals? = nil
     ) {
+        self.privacy = privacy
         self.deviceID = deviceID
         self.sessionID = sessionID
         self.event = event

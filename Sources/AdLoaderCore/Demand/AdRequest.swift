@@ -9,10 +9,22 @@ public struct AdRequest: Hashable, Sendable {
     public var nonPersonalized: Bool
     /// Free-form targeting key/values passed to the source as they are.
     public var targeting: [String: String]
+    /// The consent class the ads are bought for (part of the pool's key) and what its requests
+    /// carry: the class's configured terms, never a borrower's own signals.
+    public var consentClass: String
+    public var consent: ConsentTerms
+    /// How long an ad of this request may wait in the pool before its impression: the loader's
+    /// lifetime (an exchange's `imp.exp`); nil: not said.
+    public var usableLife: Duration?
+    /// The loader's floor price (nil: the source's own), in ``bidFloorCurrency`` (nil: the
+    /// source's currency).
+    public var bidFloor: Double?
+    public var bidFloorCurrency: String?
 
     public init(
         adUnitID: String, format: AdFormat = .native, keywords: [String] = [], contentURL: String? = nil,
-        nonPersonalized: Bool = false, targeting: [String: String] = [:]
+        nonPersonalized: Bool = false, targeting: [String: String] = [:], consentClass: String = "default",
+        consent: ConsentTerms = ConsentTerms()
     ) {
         self.adUnitID = adUnitID
         self.format = format
@@ -20,5 +32,7 @@ public struct AdRequest: Hashable, Sendable {
         self.contentURL = contentURL
         self.nonPersonalized = nonPersonalized
         self.targeting = targeting
+        self.consentClass = consentClass
+        self.consent = consent
     }
 }

@@ -132,6 +132,14 @@ public struct LoaderConfiguration: Hashable, Sendable {
     /// When an AppOpen call through this loader shows an ad (used by loaders of format
     /// ``AdFormat/appOpen``; AppOpen calls to a loader of another format are refused).
     public var appOpen: AppOpenPolicy = AppOpenPolicy()
+    /// How borrowers' privacy signals map to this loader's consent classes (each class is a
+    /// pool per ad unit; an ad bought for one is never lent to another). The standard policy
+    /// has `default`, `limited` and `coppa` (``ConsentPolicy/standard``).
+    public var consent: ConsentPolicy = .standard
+    /// The floor price of this loader's impressions (`imp.bidfloor`); nil: the source's own.
+    public var bidFloor: Double? = nil
+    /// The floor's currency (`imp.bidfloorcur`), an ISO 4217 code; nil: the source's currency.
+    public var bidFloorCurrency: String? = nil
 
     /// ``minimumRemainingLife``, or when it is nil the smaller of ``leaseTimeout`` and a
     /// quarter of ``lifetime`` (a pool lowers it further for ads that live shorter).
@@ -153,14 +161,22 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public func keepsPools(under other: LoaderConfiguration) -> Bool {
         source == other.source && format == other.format && keywords == other.keywords
             && contentURL == other.contentURL && nonPersonalized == other.nonPersonalized
-            && targeting == other.targeting
+            && targeting == other.targeting && consent.classes == other.consent.classes && bidFloor == other.bidFloor
+            && bidFloorCurrency == other.bidFloorCurrency
     }
 
-    /// The request sent upstream for one ad unit.
-    public func request(adUnitID: String) -> AdRequest {
-        AdRequest(
+    /// The request sent upstream for one pool: its ad unit and consent class (the class's
+    /// terms; the default class when `key` names none of this loader's).
+    public func request(adUnitID: String, consentClass: String? = nil) -> AdRequest {
+        let name = consentClass ?? consent.defaultClass
+        let terms = consent.classes.first { $0.name == name }?.terms ?? ConsentTerms()
+        var request = AdRequest(
             adUnitID: adUnitID, format: format, keywords: keywords, contentURL: contentURL,
-            nonPersonalized: nonPersonalized, targeting: targeting)
+            nonPersonalized: nonPersonalized, targeting: targeting, consentClass: name, consent: terms)
+        request.usableLife = lifetime
+        request.bidFloor = bidFloor
+        request.bidFloorCurrency = bidFloorCurrency
+        return request
     }
 
     /// Checks every field; the error names the first one out of range.
@@ -215,5 +231,10 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if retry.maximumCount < 0 { throw fail("retry.maximumCount", "must not be negative") }
         if retry.probeInterval <= .zero { throw fail("retry.probeInterval", "must be positive") }
         try appOpen.validate(prefix: "loaders.\(name).appOpen")
+        try consent.validate(prefix: "loaders.\(name).consent")
+        if let bidFloor, !(bidFloor >= 0 && bidFloor.isFinite) { throw fail("bidFloor", "must be a non-negative number") }
+        if let currency = bidFloorCurrency, currency.utf8.count != 3 || !currency.utf8.allSatisfy({ (65...90).contains($0) }) {
+            throw fail("bidFloorCurrency", "must be an ISO 4217 code such as USD, got \"\(currency)\"")
+        }
     }
 }

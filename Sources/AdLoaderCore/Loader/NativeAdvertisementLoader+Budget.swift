@@ -65,7 +65,7 @@ extension NativeAdvertisementLoader {
             let entry = budget.waiting.remove(at: index)
             guard let pool = entry.reference?.pool, let wait = pool.budgetWait else { continue }
             pool.budgetWait = nil
-            guard pool.enabled, entries[pool.loader]?.pools[pool.adUnitID] === pool, !pool.isIdle(at: now) else {
+            guard pool.enabled, entries[pool.loader]?.pools[pool.key] === pool, !pool.isIdle(at: now) else {
                 continue
             }
             // Every pass either spends a token (the grantee's request) or drops an entry.

@@ -17,9 +17,9 @@ extension NativeAdvertisementLoader {
         return result
     }
 
-    /// The snapshot of one pool, or nil when `loader` has no pool for `adUnitID`.
-    public func snapshot(loader: String, adUnitID: String) -> PoolSnapshot? {
-        guard let pool = entries[loader]?.pools[adUnitID] else { return nil }
+    /// The snapshot of one pool, or nil when `loader` has no pool for `adUnitID` and `consentClass`.
+    public func snapshot(loader: String, adUnitID: String, consentClass: String = "default") -> PoolSnapshot? {
+        guard let pool = entries[loader]?.pools[PoolKey(adUnitID: adUnitID, consentClass: consentClass)] else { return nil }
         return pool.snapshot(leases: leases, blocks: blockLists[loader], at: now)
     }
 
@@ -76,10 +76,16 @@ extension NativeAdvertisementLoader {
                 skip("empty ad unit")
                 continue
             }
-            let isNew = entry.pools[snapshot.adUnitID] == nil
+            // An ad bought for one consent class never goes to another's pool.
+            guard configuration.consent.classes.contains(where: { $0.name == snapshot.consentClass }) else {
+                skip("consent class \"\(snapshot.consentClass)\" no longer configured")
+                continue
+            }
+            let key = PoolKey(adUnitID: snapshot.adUnitID, consentClass: snapshot.consentClass)
+            let isNew = entry.pools[key] == nil
             let pool: AdPool
             do {
-                pool = try self.pool(for: entry, adUnitID: snapshot.adUnitID)
+                pool = try self.pool(for: entry, key: key)
             } catch {
                 skip("pool limit (loaders.\(snapshot.loader).maximumPools)")
                 continue

@@ -15,10 +15,11 @@ public final class NativeAdvertisementLoader {
         /// applies `enabled` only when the configuration changes it.
         var configured: LoaderConfiguration
         let source: any DemandSource
-        var pools: [String: AdPool] = [:]
+        /// By ad unit and consent class.
+        var pools: [PoolKey: AdPool] = [:]
         /// The pool found last, checked before hashing the ad unit (cleared when that pool is
         /// removed).
-        var lastPool: (adUnitID: String, pool: AdPool)?
+        var lastPool: (key: PoolKey, pool: AdPool)?
 
         init(configuration: LoaderConfiguration, source: any DemandSource) {
             self.configuration = configuration
@@ -160,9 +161,11 @@ public final class NativeAdvertisementLoader {
     ///   ``LoaderConfiguration/maximumPools`` pools.
     @discardableResult
     public func prefetch(
-        adUnitID: String, loader: String = LoaderConfiguration.defaultName, count: Int = 0
+        adUnitID: String, loader: String = LoaderConfiguration.defaultName, count: Int = 0,
+        privacy: PrivacySignals? = nil
     ) throws(LoaderError) -> PrefetchResult {
         let entry = try validated(adUnitID: adUnitID, loader: loader)
+        let consentClass = try self.consentClass(of: privacy, in: entry)
         let maximum = entry.configuration.maximumRetainedAdvertisements
         if count < 0 || count > maximum {
             throw LoaderError(
@@ -170,7 +173,7 @@ public final class NativeAdvertisementLoader {
                 message: "must be 0...\(maximum) (loader \"\(entry.configuration.name)\" maximumRetainedAdvertisements), got \(count)")
         }
         try requireEnabled(entry)
-        let pool = try pool(for: entry, adUnitID: adUnitID)
+        let pool = try pool(for: entry, key: PoolKey(adUnitID: adUnitID, consentClass: consentClass))
         pool.prefetchWanted = count
         pool.lastDemandAt = now.unixMilliseconds
         purgeExpired(pool)
@@ -228,16 +231,18 @@ public final class NativeAdvertisementLoader {
     public func borrow(
         adUnitID: String, loader: String = LoaderConfiguration.defaultName, slot: String? = nil,
         wait: Duration = .zero, mayPark: Bool = true, excluding exclusion: AdExclusion? = nil,
+        privacy: PrivacySignals? = nil,
         whenServed: @escaping (BorrowResult) -> Void
     ) throws(LoaderError) -> BorrowOutcome {
         let entry = try validated(adUnitID: adUnitID, loader: loader)
+        let consentClass = try self.consentClass(of: privacy, in: entry)
         if wait < .zero || wait > entry.configuration.maximumBorrowWait {
             throw LoaderError(
                 code: .invalidArgument, field: "wait_ms",
                 message: "must be 0...\(entry.configuration.maximumBorrowWait.milliseconds) ms")
         }
         try requireEnabled(entry)
-        let pool = try pool(for: entry, adUnitID: adUnitID)
+        let pool = try pool(for: entry, key: PoolKey(adUnitID: adUnitID, consentClass: consentClass))
         let nowMilliseconds = now.unixMilliseconds
         pool.lastDemandAt = nowMilliseconds
         let slot = slot?.isEmpty == true ? nil : slot
@@ -330,14 +335,14 @@ public final class NativeAdvertisementLoader {
     public func stats(loader: String? = nil, adUnitID: String? = nil) -> [PoolStats] {
         var result: [PoolStats] = []
         for (name, entry) in entries where loader == nil || loader == name {
-            for (unit, pool) in entry.pools where adUnitID == nil || adUnitID == unit {
+            for (key, pool) in entry.pools where adUnitID == nil || adUnitID == key.adUnitID {
                 var stats = pool.currentStats
                 stats.idle = pool.isIdle(at: now)
                 stats.heldBackMilliseconds = UInt64(max(0, pool.heldBackTotal(at: now.unixMilliseconds)))
                 result.append(stats)
             }
         }
-        return result.sorted { ($0.loader, $0.adUnitID) < ($1.loader, $1.adUnitID) }
+        return result.sorted { ($0.loader, $0.adUnitID, $0.consentClass) < ($1.loader, $1.adUnitID, $1.consentClass) }
     }
 
     /// The counters of the demand sources of every loader matching the filter (nil = all) that
@@ -440,16 +445,46 @@ public final class NativeAdvertisementLoader {
         }
     }
 
-    /// The pool of `adUnitID`, created if the loader is below its `maximumPools`.
+    /// The consent class a call to `loader` with `privacy` lends from and buys for.
+    /// - Throws: as ``borrow(adUnitID:loader:slot:wait:mayPark:privacy:whenServed:)`` for the
+    ///   loader and the signals.
+    public func consentClass(for privacy: PrivacySignals?, loader: String) throws(LoaderError) -> String {
+        if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
+        guard let entry = entries[loader] else {
+            throw LoaderError(code: .invalidArgument, field: "loader", message: "unknown loader \"\(loader)\"")
+        }
+        return try consentClass(of: privacy, in: entry)
+    }
+
+    /// The consent class of a call to `entry` with `privacy` (nil: the loader's default class).
+    /// - Throws: ``LoaderError`` `.failedPrecondition` when the signals allow no auction (the
+    ///   message names the rule), `.invalidArgument` when they are malformed (a TCF string that
+    ///   does not decode; field `privacy.tcf_consent`).
+    func consentClass(of privacy: PrivacySignals?, in entry: Entry) throws(LoaderError) -> String {
+        guard let privacy else { return entry.configuration.consent.defaultClass }
+        let policy = entry.configuration.consent
+        switch policy.classify(privacy) {
+        case .consentClass(let index): return policy.classes[index].name
+        case .refused(let rule, let message):
+            throw LoaderError(
+                code: .failedPrecondition, field: "privacy",
+                message: "consent: \(message) (rule loaders.\(entry.configuration.name).\(rule == "tcf" ? "consent" : rule))")
+        case .invalid(let field, let message):
+            throw LoaderError(code: .invalidArgument, field: field, message: message)
+        }
+    }
+
+    /// The pool of `key`, created if the loader is below its `maximumPools`.
     /// - Throws: ``LoaderError`` `.resourceExhausted` naming the limit when a new pool is needed
     ///   and the loader is at it.
-    func pool(for entry: Entry, adUnitID: String) throws(LoaderError) -> AdPool {
+    func pool(for entry: Entry, key: PoolKey) throws(LoaderError) -> AdPool {
         // As for loader names: the ad unit used last first, then the table.
-        if let last = entry.lastPool, last.adUnitID == adUnitID { return last.pool }
-        if let pool = entry.pools[adUnitID] {
-            entry.lastPool = (adUnitID, pool)
+        if let last = entry.lastPool, last.key == key { return last.pool }
+        if let pool = entry.pools[key] {
+            entry.lastPool = (key, pool)
             return pool
         }
+        let adUnitID = key.adUnitID
         let name = entry.configuration.name
         let limit = entry.configuration.maximumPools
         if entry.pools.count >= limit {
@@ -458,10 +493,11 @@ public final class NativeAdvertisementLoader {
                 message: "pools: limit of \(limit) ad units reached for loader \"\(name)\" (loaders.\(name).maximumPools)")
         }
         let pool = AdPool(
-            loader: entry.configuration.name, adUnitID: adUnitID, configuration: entry.configuration,
-            source: entry.source, budget: budgets[entry.configuration.source], memory: memory, now: now)
-        entry.pools[adUnitID] = pool
-        entry.lastPool = (adUnitID, pool)
+            loader: entry.configuration.name, adUnitID: adUnitID, consentClass: key.consentClass,
+            configuration: entry.configuration, source: entry.source, budget: budgets[entry.configuration.source],
+            memory: memory, now: now)
+        entry.pools[key] = pool
+        entry.lastPool = (key, pool)
         scheduleRemovalCheck(pool)
         return pool
     }
@@ -488,7 +524,7 @@ public final class NativeAdvertisementLoader {
     /// timers hold its ``AdPoolReference`` weakly and are cancelled; the loader's cache of the
     /// last pool is cleared.
     func removeIfIdle(_ pool: AdPool) {
-        guard !isShutDown, let entry = entries[pool.loader], entry.pools[pool.adUnitID] === pool else { return }
+        guard !isShutDown, let entry = entries[pool.loader], entry.pools[pool.key] === pool else { return }
         let idleFor = now.unixMilliseconds - pool.lastDemandAt
         guard idleFor >= pool.configuration.poolRemovalTimeout.milliseconds else {
             scheduleRemovalCheck(pool)
@@ -505,7 +541,7 @@ public final class NativeAdvertisementLoader {
             return
         }
         pool.cancelTimers()
-        entry.pools[pool.adUnitID] = nil
+        entry.pools[pool.key] = nil
         if entry.lastPool?.pool === pool { entry.lastPool = nil }
         emit(.poolRemoved, pool)
     }

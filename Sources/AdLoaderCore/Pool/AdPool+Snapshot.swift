@@ -27,12 +27,14 @@ extension AdPool {
         }
         leased.sort { $0.leaseID < $1.leaseID }
         let nowMilliseconds = now.unixMilliseconds
-        return PoolSnapshot(
+        var snapshot = PoolSnapshot(
             loader: loader, adUnitID: adUnitID, format: configuration.format, takenAt: now,
             ads: available.map(\.pooled), leases: leased,
             blockedCreatives: (blocks?.activeBlocks(at: nowMilliseconds) ?? [:]).mapValues {
                 AdInstant(unixMilliseconds: $0)
             },
             demand: demand.snapshot, prefetchWanted: prefetchWanted)
+        snapshot.consentClass = key.consentClass
+        return snapshot
     }
 }

@@ -29,6 +29,8 @@ final class AdPool {
 
     let loader: String
     let adUnitID: String
+    /// The ad unit and consent class: the pool's key in its loader's table.
+    let key: PoolKey
     /// Replaced by ``reconfigure(_:)`` (a reload that keeps the pool).
     @exclusivity(unchecked) private(set) var configuration: LoaderConfiguration
     let source: any DemandSource
@@ -119,8 +121,8 @@ final class AdPool {
     private(set) lazy var reference = AdPoolReference(self)
 
     init(
-        loader: String, adUnitID: String, configuration: LoaderConfiguration, source: any DemandSource,
-        budget: SourceRequestBudget? = nil, memory: AdMemoryBudget = AdMemoryBudget(), now: AdInstant
+        loader: String, adUnitID: String, consentClass: String? = nil, configuration: LoaderConfiguration,
+        source: any DemandSource, budget: SourceRequestBudget? = nil, memory: AdMemoryBudget = AdMemoryBudget(), now: AdInstant
     ) {
         self.memory = memory
         self.loader = loader
@@ -128,7 +130,9 @@ final class AdPool {
         self.configuration = configuration
         self.source = source
         self.budget = budget
-        self.request = configuration.request(adUnitID: adUnitID)
+        let request = configuration.request(adUnitID: adUnitID, consentClass: consentClass)
+        self.request = request
+        self.key = PoolKey(adUnitID: adUnitID, consentClass: request.consentClass)
         self.leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
         self.minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
         self.lendableMilliseconds = configuration.lifetime.milliseconds - configuration.effectiveMinimumRemainingLife.milliseconds
@@ -136,7 +140,7 @@ final class AdPool {
         self.demand = DemandEstimate(now: now.unixMilliseconds)
         self.lastDemandAt = now.unixMilliseconds
         self.enabled = configuration.enabled
-        self.stats = PoolStats(loader: loader, adUnitID: adUnitID)
+        self.stats = PoolStats(loader: loader, adUnitID: adUnitID, consentClass: request.consentClass)
         self.fill = FillStateMachine(maximumRetries: configuration.retry.maximumCount)
     }
 

@@ -88,6 +88,8 @@ public struct PoolSnapshot: Hashable, Sendable {
     /// The loader the pool belongs to (its ads were loaded with that loader's request).
     public var loader: String
     public var adUnitID: String
+    /// The consent class the pool's ads were bought for: restored only into that class's pool.
+    public var consentClass: String = "default"
     /// The loader's format when taken: a restore into a loader of another format skips the pool.
     public var format: AdFormat
     /// When the snapshot was taken.

@@ -5,6 +5,8 @@
 public struct PoolStats: Hashable, Sendable {
     public var loader: String
     public var adUnitID: String
+    /// The consent class the pool's ads were bought for.
+    public var consentClass: String
     /// Gauge: ads in the pool, ready to lend. May include ads that expired since the last
     /// sweep, borrow or prefetch (they are never lent, and counted expired when found).
     public var available = 0
@@ -65,7 +67,8 @@ public struct PoolStats: Hashable, Sendable {
     /// Leases ended by the lease timeout.
     public var leasesReclaimed: UInt64 = 0
 
-    public init(loader: String, adUnitID: String) {
+    public init(loader: String, adUnitID: String, consentClass: String = "default") {
+        self.consentClass = consentClass
         self.loader = loader
         self.adUnitID = adUnitID
     }

@@ -18,6 +18,7 @@ PROTOBUF_C__BEGIN_DECLS
 typedef struct Adloader__V1__Image Adloader__V1__Image;
 typedef struct Adloader__V1__NativeAd Adloader__V1__NativeAd;
 typedef struct Adloader__V1__Lease Adloader__V1__Lease;
+typedef struct Adloader__V1__PrivacySignals Adloader__V1__PrivacySignals;
 typedef struct Adloader__V1__PrefetchRequest Adloader__V1__PrefetchRequest;
 typedef struct Adloader__V1__PrefetchResponse Adloader__V1__PrefetchResponse;
 typedef struct Adloader__V1__BorrowRequest Adloader__V1__BorrowRequest;
@@ -45,6 +46,47 @@ typedef struct Adloader__V1__AppOpenResponse Adloader__V1__AppOpenResponse;
 
 /* --- enums --- */
 
+/*
+ * The privacy signals of the device a demand call is for (PROTOCOL.md 7.10). Every field is
+ * optional; a call without this message takes its loader's default consent class. The
+ * signals choose the consent class whose pool lends (and buys); they are never sent upstream.
+ * Whether the GDPR applies (protobuf-c has no proto3 optional: an enum keeps "not said").
+ */
+typedef enum _Adloader__V1__Gdpr {
+  /*
+   * not said
+   */
+  ADLOADER__V1__GDPR__GDPR_UNSPECIFIED = 0,
+  ADLOADER__V1__GDPR__GDPR_APPLIES = 1,
+  ADLOADER__V1__GDPR__GDPR_DOES_NOT_APPLY = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__GDPR)
+} Adloader__V1__Gdpr;
+/*
+ * iOS App Tracking Transparency: Apple's ATTrackingManager.AuthorizationStatus raw value + 1.
+ */
+typedef enum _Adloader__V1__AttStatus {
+  /*
+   * not said (not iOS, or not asked)
+   */
+  ADLOADER__V1__ATT_STATUS__ATT_STATUS_UNSPECIFIED = 0,
+  /*
+   * Apple's 0
+   */
+  ADLOADER__V1__ATT_STATUS__ATT_STATUS_NOT_DETERMINED = 1,
+  /*
+   * Apple's 1
+   */
+  ADLOADER__V1__ATT_STATUS__ATT_STATUS_RESTRICTED = 2,
+  /*
+   * Apple's 2
+   */
+  ADLOADER__V1__ATT_STATUS__ATT_STATUS_DENIED = 3,
+  /*
+   * Apple's 3
+   */
+  ADLOADER__V1__ATT_STATUS__ATT_STATUS_AUTHORIZED = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__ATT_STATUS)
+} Adloader__V1__AttStatus;
 typedef enum _Adloader__V1__BorrowOutcome {
   ADLOADER__V1__BORROW_OUTCOME__BORROW_OUTCOME_UNSPECIFIED = 0,
   /*
@@ -339,6 +381,45 @@ struct  Adloader__V1__Lease
     , 0, (char *)protobuf_c_empty_string, 0, NULL }
 
 
+struct  Adloader__V1__PrivacySignals
+{
+  ProtobufCMessage base;
+  Adloader__V1__Gdpr gdpr;
+  /*
+   * IAB TCF v2 string (IABTCF_TCString); decoded, INVALID_ARGUMENT if it does not
+   */
+  char *tcf_consent;
+  /*
+   * IAB GPP string
+   */
+  char *gpp;
+  /*
+   * GPP section ids that apply
+   */
+  size_t n_gpp_sid;
+  uint32_t *gpp_sid;
+  /*
+   * IAB US privacy string, e.g. "1YNN"
+   */
+  char *us_privacy;
+  /*
+   * the user is a child
+   */
+  protobuf_c_boolean coppa;
+  /*
+   * the OS's LMT flag
+   */
+  protobuf_c_boolean limit_ad_tracking;
+  /*
+   * a value this version does not know: INVALID_ARGUMENT
+   */
+  Adloader__V1__AttStatus att_status;
+};
+#define ADLOADER__V1__PRIVACY_SIGNALS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__privacy_signals__descriptor) \
+    , ADLOADER__V1__GDPR__GDPR_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string, 0, 0, ADLOADER__V1__ATT_STATUS__ATT_STATUS_UNSPECIFIED }
+
+
 struct  Adloader__V1__PrefetchRequest
 {
   ProtobufCMessage base;
@@ -356,10 +437,14 @@ struct  Adloader__V1__PrefetchRequest
    * maximumRetainedAdvertisements (INVALID_ARGUMENT beyond).
    */
   uint32_t count;
+  /*
+   * unset = the loader's default consent class
+   */
+  Adloader__V1__PrivacySignals *privacy;
 };
 #define ADLOADER__V1__PREFETCH_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__prefetch_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, NULL }
 
 
 struct  Adloader__V1__PrefetchResponse
@@ -402,10 +487,14 @@ struct  Adloader__V1__BorrowRequest
    * 0 = answer at once; else park up to this long
    */
   uint32_t wait_ms;
+  /*
+   * unset = the loader's default consent class; signals that allow
+   */
+  Adloader__V1__PrivacySignals *privacy;
 };
 #define ADLOADER__V1__BORROW_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__borrow_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, NULL }
 
 
 struct  Adloader__V1__BorrowResponse
@@ -564,10 +653,14 @@ struct  Adloader__V1__PoolStats
    * least life left for an ad to be lent now
    */
   int64_t minimum_remaining_life_ms;
+  /*
+   * the consent class the pool's ads were bought for (one pool per ad unit
+   */
+  char *consent_class;
 };
 #define ADLOADER__V1__POOL_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__pool_stats__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string }
 
 
 /*
@@ -957,10 +1050,14 @@ struct  Adloader__V1__AppOpenRequest
    * empty = "default"; must be a loader of format appOpen
    */
   char *loader;
+  /*
+   * unset = the loader's default consent class
+   */
+  Adloader__V1__PrivacySignals *privacy;
 };
 #define ADLOADER__V1__APP_OPEN_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__app_open_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_UNSPECIFIED, 0, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, ADLOADER__V1__APP_OPEN_EVENT__APP_OPEN_EVENT_UNSPECIFIED, 0, 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL }
 
 
 struct  Adloader__V1__AppOpenResponse
@@ -1068,6 +1165,25 @@ Adloader__V1__Lease *
                       const uint8_t       *data);
 void   adloader__v1__lease__free_unpacked
                      (Adloader__V1__Lease *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__PrivacySignals methods */
+void   adloader__v1__privacy_signals__init
+                     (Adloader__V1__PrivacySignals         *message);
+size_t adloader__v1__privacy_signals__get_packed_size
+                     (const Adloader__V1__PrivacySignals   *message);
+size_t adloader__v1__privacy_signals__pack
+                     (const Adloader__V1__PrivacySignals   *message,
+                      uint8_t             *out);
+size_t adloader__v1__privacy_signals__pack_to_buffer
+                     (const Adloader__V1__PrivacySignals   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__PrivacySignals *
+       adloader__v1__privacy_signals__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__privacy_signals__free_unpacked
+                     (Adloader__V1__PrivacySignals *message,
                       ProtobufCAllocator *allocator);
 /* Adloader__V1__PrefetchRequest methods */
 void   adloader__v1__prefetch_request__init
@@ -1517,6 +1633,9 @@ typedef void (*Adloader__V1__NativeAd_Closure)
 typedef void (*Adloader__V1__Lease_Closure)
                  (const Adloader__V1__Lease *message,
                   void *closure_data);
+typedef void (*Adloader__V1__PrivacySignals_Closure)
+                 (const Adloader__V1__PrivacySignals *message,
+                  void *closure_data);
 typedef void (*Adloader__V1__PrefetchRequest_Closure)
                  (const Adloader__V1__PrefetchRequest *message,
                   void *closure_data);
@@ -1592,6 +1711,8 @@ typedef void (*Adloader__V1__AppOpenResponse_Closure)
 
 /* --- descriptors --- */
 
+extern const ProtobufCEnumDescriptor    adloader__v1__gdpr__descriptor;
+extern const ProtobufCEnumDescriptor    adloader__v1__att_status__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__borrow_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__return_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__event_kind__descriptor;
@@ -1603,6 +1724,7 @@ extern const ProtobufCEnumDescriptor    adloader__v1__app_open_reason__descripto
 extern const ProtobufCMessageDescriptor adloader__v1__image__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__native_ad__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__lease__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__privacy_signals__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__prefetch_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__prefetch_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__borrow_request__descriptor;

@@ -7,6 +7,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class Gdpr(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GDPR_UNSPECIFIED: _ClassVar[Gdpr]
+    GDPR_APPLIES: _ClassVar[Gdpr]
+    GDPR_DOES_NOT_APPLY: _ClassVar[Gdpr]
+
+class AttStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ATT_STATUS_UNSPECIFIED: _ClassVar[AttStatus]
+    ATT_STATUS_NOT_DETERMINED: _ClassVar[AttStatus]
+    ATT_STATUS_RESTRICTED: _ClassVar[AttStatus]
+    ATT_STATUS_DENIED: _ClassVar[AttStatus]
+    ATT_STATUS_AUTHORIZED: _ClassVar[AttStatus]
+
 class BorrowOutcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     BORROW_OUTCOME_UNSPECIFIED: _ClassVar[BorrowOutcome]
@@ -76,6 +90,14 @@ class AppOpenReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     APP_OPEN_REASON_DAILY_CAP_REACHED: _ClassVar[AppOpenReason]
     APP_OPEN_REASON_STORE_UNAVAILABLE: _ClassVar[AppOpenReason]
     APP_OPEN_REASON_COLD_START_EXCLUDED: _ClassVar[AppOpenReason]
+GDPR_UNSPECIFIED: Gdpr
+GDPR_APPLIES: Gdpr
+GDPR_DOES_NOT_APPLY: Gdpr
+ATT_STATUS_UNSPECIFIED: AttStatus
+ATT_STATUS_NOT_DETERMINED: AttStatus
+ATT_STATUS_RESTRICTED: AttStatus
+ATT_STATUS_DENIED: AttStatus
+ATT_STATUS_AUTHORIZED: AttStatus
 BORROW_OUTCOME_UNSPECIFIED: BorrowOutcome
 BORROW_OUTCOME_LEASED: BorrowOutcome
 BORROW_OUTCOME_REUSED: BorrowOutcome
@@ -191,15 +213,37 @@ class Lease(_message.Message):
     ad: NativeAd
     def __init__(self, lease_id: _Optional[int] = ..., slot_key: _Optional[str] = ..., expires_at_unix_ms: _Optional[int] = ..., ad: _Optional[_Union[NativeAd, _Mapping]] = ...) -> None: ...
 
+class PrivacySignals(_message.Message):
+    __slots__ = ("gdpr", "tcf_consent", "gpp", "gpp_sid", "us_privacy", "coppa", "limit_ad_tracking", "att_status")
+    GDPR_FIELD_NUMBER: _ClassVar[int]
+    TCF_CONSENT_FIELD_NUMBER: _ClassVar[int]
+    GPP_FIELD_NUMBER: _ClassVar[int]
+    GPP_SID_FIELD_NUMBER: _ClassVar[int]
+    US_PRIVACY_FIELD_NUMBER: _ClassVar[int]
+    COPPA_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_AD_TRACKING_FIELD_NUMBER: _ClassVar[int]
+    ATT_STATUS_FIELD_NUMBER: _ClassVar[int]
+    gdpr: Gdpr
+    tcf_consent: str
+    gpp: str
+    gpp_sid: _containers.RepeatedScalarFieldContainer[int]
+    us_privacy: str
+    coppa: bool
+    limit_ad_tracking: bool
+    att_status: AttStatus
+    def __init__(self, gdpr: _Optional[_Union[Gdpr, str]] = ..., tcf_consent: _Optional[str] = ..., gpp: _Optional[str] = ..., gpp_sid: _Optional[_Iterable[int]] = ..., us_privacy: _Optional[str] = ..., coppa: _Optional[bool] = ..., limit_ad_tracking: _Optional[bool] = ..., att_status: _Optional[_Union[AttStatus, str]] = ...) -> None: ...
+
 class PrefetchRequest(_message.Message):
-    __slots__ = ("ad_unit_id", "loader", "count")
+    __slots__ = ("ad_unit_id", "loader", "count", "privacy")
     AD_UNIT_ID_FIELD_NUMBER: _ClassVar[int]
     LOADER_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
+    PRIVACY_FIELD_NUMBER: _ClassVar[int]
     ad_unit_id: str
     loader: str
     count: int
-    def __init__(self, ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+    privacy: PrivacySignals
+    def __init__(self, ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., count: _Optional[int] = ..., privacy: _Optional[_Union[PrivacySignals, _Mapping]] = ...) -> None: ...
 
 class PrefetchResponse(_message.Message):
     __slots__ = ("available", "in_flight", "requested")
@@ -212,16 +256,18 @@ class PrefetchResponse(_message.Message):
     def __init__(self, available: _Optional[int] = ..., in_flight: _Optional[int] = ..., requested: _Optional[int] = ...) -> None: ...
 
 class BorrowRequest(_message.Message):
-    __slots__ = ("ad_unit_id", "loader", "slot_key", "wait_ms")
+    __slots__ = ("ad_unit_id", "loader", "slot_key", "wait_ms", "privacy")
     AD_UNIT_ID_FIELD_NUMBER: _ClassVar[int]
     LOADER_FIELD_NUMBER: _ClassVar[int]
     SLOT_KEY_FIELD_NUMBER: _ClassVar[int]
     WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    PRIVACY_FIELD_NUMBER: _ClassVar[int]
     ad_unit_id: str
     loader: str
     slot_key: str
     wait_ms: int
-    def __init__(self, ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., slot_key: _Optional[str] = ..., wait_ms: _Optional[int] = ...) -> None: ...
+    privacy: PrivacySignals
+    def __init__(self, ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., slot_key: _Optional[str] = ..., wait_ms: _Optional[int] = ..., privacy: _Optional[_Union[PrivacySignals, _Mapping]] = ...) -> None: ...
 
 class BorrowResponse(_message.Message):
     __slots__ = ("outcome", "lease")
@@ -258,7 +304,7 @@ class StatsRequest(_message.Message):
     def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ...) -> None: ...
 
 class PoolStats(_message.Message):
-    __slots__ = ("loader", "ad_unit_id", "available", "leased", "in_flight", "parked_borrows", "requests_in_flight", "target", "idle", "loaded", "expired", "consumed", "removed", "upstream_requests", "upstream_failures", "borrow_hits", "borrow_misses", "leases_reclaimed", "held_back_ms", "expired_on_arrival", "memory_refused", "memory_dropped", "in_flight_target", "held_back", "round_trip_ms", "ads_per_request", "minimum_remaining_life_ms")
+    __slots__ = ("loader", "ad_unit_id", "available", "leased", "in_flight", "parked_borrows", "requests_in_flight", "target", "idle", "loaded", "expired", "consumed", "removed", "upstream_requests", "upstream_failures", "borrow_hits", "borrow_misses", "leases_reclaimed", "held_back_ms", "expired_on_arrival", "memory_refused", "memory_dropped", "in_flight_target", "held_back", "round_trip_ms", "ads_per_request", "minimum_remaining_life_ms", "consent_class")
     LOADER_FIELD_NUMBER: _ClassVar[int]
     AD_UNIT_ID_FIELD_NUMBER: _ClassVar[int]
     AVAILABLE_FIELD_NUMBER: _ClassVar[int]
@@ -286,6 +332,7 @@ class PoolStats(_message.Message):
     ROUND_TRIP_MS_FIELD_NUMBER: _ClassVar[int]
     ADS_PER_REQUEST_FIELD_NUMBER: _ClassVar[int]
     MINIMUM_REMAINING_LIFE_MS_FIELD_NUMBER: _ClassVar[int]
+    CONSENT_CLASS_FIELD_NUMBER: _ClassVar[int]
     loader: str
     ad_unit_id: str
     available: int
@@ -313,7 +360,8 @@ class PoolStats(_message.Message):
     round_trip_ms: float
     ads_per_request: float
     minimum_remaining_life_ms: int
-    def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., available: _Optional[int] = ..., leased: _Optional[int] = ..., in_flight: _Optional[int] = ..., parked_borrows: _Optional[int] = ..., requests_in_flight: _Optional[int] = ..., target: _Optional[int] = ..., idle: _Optional[bool] = ..., loaded: _Optional[int] = ..., expired: _Optional[int] = ..., consumed: _Optional[int] = ..., removed: _Optional[int] = ..., upstream_requests: _Optional[int] = ..., upstream_failures: _Optional[int] = ..., borrow_hits: _Optional[int] = ..., borrow_misses: _Optional[int] = ..., leases_reclaimed: _Optional[int] = ..., held_back_ms: _Optional[int] = ..., expired_on_arrival: _Optional[int] = ..., memory_refused: _Optional[int] = ..., memory_dropped: _Optional[int] = ..., in_flight_target: _Optional[int] = ..., held_back: _Optional[str] = ..., round_trip_ms: _Optional[float] = ..., ads_per_request: _Optional[float] = ..., minimum_remaining_life_ms: _Optional[int] = ...) -> None: ...
+    consent_class: str
+    def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., available: _Optional[int] = ..., leased: _Optional[int] = ..., in_flight: _Optional[int] = ..., parked_borrows: _Optional[int] = ..., requests_in_flight: _Optional[int] = ..., target: _Optional[int] = ..., idle: _Optional[bool] = ..., loaded: _Optional[int] = ..., expired: _Optional[int] = ..., consumed: _Optional[int] = ..., removed: _Optional[int] = ..., upstream_requests: _Optional[int] = ..., upstream_failures: _Optional[int] = ..., borrow_hits: _Optional[int] = ..., borrow_misses: _Optional[int] = ..., leases_reclaimed: _Optional[int] = ..., held_back_ms: _Optional[int] = ..., expired_on_arrival: _Optional[int] = ..., memory_refused: _Optional[int] = ..., memory_dropped: _Optional[int] = ..., in_flight_target: _Optional[int] = ..., held_back: _Optional[str] = ..., round_trip_ms: _Optional[float] = ..., ads_per_request: _Optional[float] = ..., minimum_remaining_life_ms: _Optional[int] = ..., consent_class: _Optional[str] = ...) -> None: ...
 
 class SourceStats(_message.Message):
     __slots__ = ("name", "requests", "no_fills", "bids", "bids_dropped", "failures", "notices_sent", "notices_failed", "notices_dropped")
@@ -478,7 +526,7 @@ class FullScreenCreative(_message.Message):
     def __init__(self, markup: _Optional[str] = ..., video_url: _Optional[str] = ..., orientation: _Optional[_Union[Orientation, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., reward: _Optional[_Union[Reward, _Mapping]] = ...) -> None: ...
 
 class AppOpenRequest(_message.Message):
-    __slots__ = ("device_id", "session_id", "event", "first_launch", "background_seconds", "from_unlock", "utc_offset_seconds", "ad_unit_id", "loader")
+    __slots__ = ("device_id", "session_id", "event", "first_launch", "background_seconds", "from_unlock", "utc_offset_seconds", "ad_unit_id", "loader", "privacy")
     DEVICE_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
@@ -488,6 +536,7 @@ class AppOpenRequest(_message.Message):
     UTC_OFFSET_SECONDS_FIELD_NUMBER: _ClassVar[int]
     AD_UNIT_ID_FIELD_NUMBER: _ClassVar[int]
     LOADER_FIELD_NUMBER: _ClassVar[int]
+    PRIVACY_FIELD_NUMBER: _ClassVar[int]
     device_id: str
     session_id: str
     event: AppOpenEvent
@@ -497,7 +546,8 @@ class AppOpenRequest(_message.Message):
     utc_offset_seconds: int
     ad_unit_id: str
     loader: str
-    def __init__(self, device_id: _Optional[str] = ..., session_id: _Optional[str] = ..., event: _Optional[_Union[AppOpenEvent, str]] = ..., first_launch: _Optional[bool] = ..., background_seconds: _Optional[int] = ..., from_unlock: _Optional[bool] = ..., utc_offset_seconds: _Optional[int] = ..., ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ...) -> None: ...
+    privacy: PrivacySignals
+    def __init__(self, device_id: _Optional[str] = ..., session_id: _Optional[str] = ..., event: _Optional[_Union[AppOpenEvent, str]] = ..., first_launch: _Optional[bool] = ..., background_seconds: _Optional[int] = ..., from_unlock: _Optional[bool] = ..., utc_offset_seconds: _Optional[int] = ..., ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., privacy: _Optional[_Union[PrivacySignals, _Mapping]] = ...) -> None: ...
 
 class AppOpenResponse(_message.Message):
     __slots__ = ("outcome", "reason", "first_launch", "threshold_reached", "session_cap_reached", "daily_cap_reached", "from_unlock", "store_unavailable", "cold_start", "session_count", "daily_count", "day", "lease", "session_reserved", "daily_reserved")

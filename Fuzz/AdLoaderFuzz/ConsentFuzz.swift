@@ -1,0 +1,82 @@
+import AdLoaderCore
+import AdLoaderOpenRTB
+
+/// Fuzzes the TCF v2 decoder and the consent classification: the input is a consent string as
+/// a borrower sends it. Decoding returns a consent or throws ``TCFConsent/DecodingError`` —
+/// never traps — and a decoded consent re-encodes to a string that decodes to the same value.
+/// Classifying the string (the GDPR applying, with and without COPPA and LMT) lands in a class
+/// whose terms take the signals, or is refused or invalid; a BidRequest for a class carrying
+/// the input as its configured string stays one JSON document the parser reads.
+public enum ConsentFuzz: FuzzTarget {
+    public static let name = "consent"
+
+    static let policy = ConsentPolicy(
+        classes: ConsentPolicy.standardClasses + [
+            ConsentClass(
+                name: "eu",
+                terms: ConsentTerms(gdpr: true, consentString: TCFConsent(purposesConsent: [1, 2], vendorConsents: [10]).encoded)),
+            ConsentClass(
+                name: "eu-limited",
+                terms: ConsentTerms(
+                    gdpr: true, consentString: TCFConsent(purposesConsent: [2]).encoded, usPrivacy: "1YYN", coppa: true,
+                    limitAdTracking: true)),
+        ])
+
+    public static func test(_ input: UnsafeRawBufferPointer) throws(FuzzFailure) {
+        let string = String(decoding: input, as: UTF8.self)
+        var decoded: TCFConsent? = nil
+        do {
+            decoded = try TCFConsent(decoding: string)
+        } catch {
+            if error.message.isEmpty { throw FuzzFailure("a decoding error without a message") }
+        }
+        if let decoded {
+            guard decoded.version == 2, decoded.purposesConsent.allSatisfy((1...24).contains),
+                decoded.specialFeatureOptIns.allSatisfy((1...12).contains)
+            else { throw FuzzFailure("decoded out-of-range fields: \(decoded)") }
+            let again: TCFConsent
+            do {
+                again = try TCFConsent(decoding: decoded.encoded)
+            } catch {
+                throw FuzzFailure("a decoded consent re-encoded to a string that does not decode: \(error)")
+            }
+            guard again == decoded else { throw FuzzFailure("re-encoding changed the consent") }
+        }
+        for (coppa, limited) in [(false, false), (true, false), (false, true)] {
+            let signals = PrivacySignals(gdprApplies: true, tcfConsent: string, coppa: coppa, limitAdTracking: limited)
+            switch policy.classify(signals) {
+            case .consentClass(let index):
+                guard let decoded, policy.classes[index].takes(signals, consent: decoded) else {
+                    throw FuzzFailure("classified into a class that does not take the signals")
+                }
+            case .refused(let rule, _):
+                if rule.isEmpty { throw FuzzFailure("a refusal without a rule") }
+            case .invalid(let field, _):
+                guard decoded == nil, field == "privacy.tcf_consent" else { throw FuzzFailure("a decodable string was invalid") }
+            }
+        }
+        let request = BidRequestBuilder(configuration: OpenRTBSource.Configuration())
+            .build(
+                AdRequest(adUnitID: "u", consentClass: "eu", consent: ConsentTerms(gdpr: true, consentString: string, usPrivacy: string)),
+                count: 1, id: "r")
+        do {
+            _ = try BidResponseParser.parse(Array(request.utf8), layout: .standard)
+        } catch {
+            throw FuzzFailure("the request builder wrote invalid JSON for consent \(string.debugDescription): \(error)")
+        }
+    }
+
+    public static var seeds: [(name: String, bytes: [UInt8])] {
+        let strings: [(String, String)] = [
+            ("purposes-1-2", TCFConsent(purposesConsent: [1, 2]).encoded),
+            ("vendors", TCFConsent(purposesConsent: [1, 2, 3, 7], specialFeatureOptIns: [1], vendorConsents: [1, 10, 755]).encoded),
+            ("no-purpose-2", TCFConsent(purposesConsent: [1, 3]).encoded),
+            ("segments", TCFConsent(purposesConsent: [2]).encoded + ".IAAA.QAAA"),
+            ("version-1", "BOEFEAyOEFEAyAHABDENAI4AAAB9vABAASA"),
+            ("padding", TCFConsent(purposesConsent: [2]).encoded + "=="),
+            ("empty", ""),
+            ("garbage", "C!\u{0}\u{FF}"),
+        ]
+        return strings.map { ($0.0, Array($0.1.utf8)) }
+    }
+}
