@@ -28,6 +28,9 @@ final class FeedState {
     var creatives: Set<CreativeKey> = []
     /// Ads placed in this feed: never two positions with one ad.
     var adIDs: Set<String> = []
+    /// Filled positions not rendered yet: each call renews their leases, wherever the window
+    /// is, so a position skipped by a jump still has its ad when the user scrolls back to it.
+    var unrendered: Set<Int> = []
     /// Unix milliseconds of the last Plan call.
     var lastCallAt: Int64
     /// Bumped at each call; the idle queue's entries with an older value are stale.

@@ -85,6 +85,7 @@ extension NativeAdvertisementLoader {
         purgeExpired(pool)
 
         let range = visible.lowerBound..<(visible.upperBound + 1 + request.ahead)
+        renewUnrendered(feed, outside: range, in: pool)
         var positions: [PlannedPosition] = []
         var holds = 0
         for position in feed.placement.adPositions(in: range) {
@@ -92,7 +93,10 @@ extension NativeAdvertisementLoader {
             switch feed.answers[position] {
             case .filled(var filled)?:
                 if let lease = keep(&filled, in: pool) {
-                    if isVisible { filled.rendered = true }
+                    if isVisible {
+                        filled.rendered = true
+                        feed.unrendered.remove(position)
+                    }
                     feed.answers[position] = .filled(filled)
                     positions.append(PlannedPosition(position: position, state: .ad(lease)))
                     continue
@@ -107,6 +111,7 @@ extension NativeAdvertisementLoader {
                 }
                 // Never rendered and its ad lost (expired, dropped): plan the position again.
                 feedTable.stats.guaranteesLost += 1
+                feed.unrendered.remove(position)
                 feed.adIDs.remove(filled.ad.id)
                 feed.creatives.remove(CreativeKey(filled.ad))
                 feed.answers[position] = .coming
@@ -127,6 +132,7 @@ extension NativeAdvertisementLoader {
                         ad: lease.ad, leaseID: lease.id, slot: slot, leaseExpiresAt: lease.expiresAt, rendered: isVisible))
                 feed.adIDs.insert(lease.ad.id)
                 feed.creatives.insert(CreativeKey(lease.ad))
+                if !isVisible { feed.unrendered.insert(position) }
                 feedTable.stats.positionsFilled += 1
                 if pool.prefetchWanted > 0 { pool.prefetchWanted -= 1 }
                 positions.append(PlannedPosition(position: position, state: .ad(lease)))
@@ -179,6 +185,15 @@ extension NativeAdvertisementLoader {
         }
         filled.leaseExpiresAt = max(expiresAt, record.expiresAt)
         return Lease(id: filled.leaseID, slot: filled.slot, expiresAt: filled.leaseExpiresAt, ad: filled.ad)
+    }
+
+    /// Renews the leases of the feed's filled positions not rendered yet outside `range` (those
+    /// inside are renewed as they are answered).
+    private func renewUnrendered(_ feed: FeedState, outside range: Range<Int>, in pool: AdPool) {
+        for position in feed.unrendered where !range.contains(position) {
+            guard case .filled(var filled)? = feed.answers[position] else { continue }
+            if keep(&filled, in: pool) != nil { feed.answers[position] = .filled(filled) }
+        }
     }
 
     /// Forgets the feeds idle now, returning the leases of their positions never rendered.
