@@ -135,6 +135,13 @@ public final class AdLoaderClient: Sendable {
         return try Self.decode(ServerInfoResponseMessage.self, answer)
     }
 
+    /// Plans a window of a feed (PROTOCOL.md 7.11): every ad position in it with its lease or
+    /// "coming"; the same window planned again answers the same leases.
+    public func plan(_ request: PlanRequestMessage, timeout: Duration? = nil) async throws -> FeedPlan {
+        let answer = try await unary(method: MethodName.plan, request: request, timeout: timeout)
+        return try Self.decode(PlanResponseMessage.self, answer).plan
+    }
+
     /// Asks whether an app start or return to the foreground shows an app-open ad; see
     /// PROTOCOL.md 7.6. When the answer is SHOW, return its lease with `shown` once displayed:
     /// that moves the device's counts.

@@ -12,6 +12,8 @@ extension ConformanceRun {
             Check(name: "control.reload-round-trip") { try $0.reloadRoundTrip() },
             Check(name: "appopen.round-trip") { try $0.appOpenRoundTrip() },
             Check(name: "watch.round-trip") { try $0.watchRoundTrip() },
+            Check(name: "plan.round-trip") { try $0.planRoundTrip() },
+            Check(name: "plan.invalid-window") { try $0.planInvalidWindow() },
         ]
     }
 
@@ -34,6 +36,52 @@ extension ConformanceRun {
             }
         }
         return .passed("\(result.messages.count) events of \(adUnit), then \(result.status)")
+    }
+
+    /// Plan twice over the same window: every ad position answered with an ad keeps its lease
+    /// and ad; a position answered empty stays empty; positions are ascending.
+    func planRoundTrip() throws(CheckFailure) -> CheckOutcome {
+        let connection = try connectCalls()
+        defer { connection.close() }
+        let adUnit = freshAdUnit("plan-round-trip")
+        _ = try connection.call(MethodName.prefetch, Requests.prefetch(adUnit, loader: loader))
+        let request = PlanRequestMessage(feedID: "conformance-\(adUnit)", adUnitID: adUnit, loader: loader, firstVisible: 0, lastVisible: 0, ahead: 30)
+        let first = try connection.call(MethodName.plan, request, as: PlanResponseMessage.self).plan
+        let second = try connection.call(MethodName.plan, request, as: PlanResponseMessage.self).plan
+        let positions = first.positions.map(\.position)
+        if positions != positions.sorted() || Set(positions).count != positions.count {
+            throw CheckFailure("Plan positions not ascending and distinct: \(positions)")
+        }
+        if second.positions.map(\.position) != positions {
+            throw CheckFailure("the same window planned twice answered positions \(positions), then \(second.positions.map(\.position))")
+        }
+        if !first.created || second.created { throw CheckFailure("created: \(first.created), then \(second.created)") }
+        var ads = 0
+        for (a, b) in zip(first.positions, second.positions) {
+            switch (a.state, b.state) {
+            case (.ad(let x), .ad(let y)):
+                if x.id != y.id || x.ad.id != y.ad.id { throw CheckFailure("position \(a.position) changed its ad") }
+                ads += 1
+            case (.ad, _): throw CheckFailure("position \(a.position) lost its ad")
+            case (.empty, let state) where state != .empty: throw CheckFailure("position \(a.position) rendered empty got \(state)")
+            default: break
+            }
+        }
+        return .passed("\(positions.count) ad positions, \(ads) with the same lease twice")
+    }
+
+    func planInvalidWindow() throws(CheckFailure) -> CheckOutcome {
+        let connection = try connectCalls()
+        defer { connection.close() }
+        let status = try connection.call(
+            MethodName.plan, PlanRequestMessage(feedID: "f", adUnitID: "u", loader: loader, firstVisible: 5, lastVisible: 4)
+        ).expect(.invalidArgument, naming: "last_visible", "Plan with last_visible before first_visible")
+        try connection.call(MethodName.plan, PlanRequestMessage(feedID: "", adUnitID: "u", loader: loader, firstVisible: 0, lastVisible: 4))
+            .expect(.invalidArgument, naming: "feed_id", "Plan with an empty feed_id")
+        try connection.call(
+            MethodName.plan, PlanRequestMessage(feedID: "f", adUnitID: "u", loader: loader, firstVisible: 0, lastVisible: 4, ahead: 100_000)
+        ).expect(.invalidArgument, naming: "visible", "Plan of a window beyond 512 positions")
+        return .passed("\(status)")
     }
 
     func serverInfoRoundTrip() throws(CheckFailure) -> CheckOutcome {
@@ -130,5 +178,6 @@ extension ConformanceSuite {
         MethodName.setLoaderEnabled: "control.set-loader-enabled-round-trip",
         MethodName.reload: "control.reload-round-trip",
         MethodName.serverInfo: "serverinfo.round-trip",
+        MethodName.plan: "plan.round-trip",
     ]
 }

@@ -98,7 +98,7 @@ public struct ConformanceSuite: Sendable {
         "invalid.watch-unknown-kind", "call.unknown-method-unimplemented", "call.undecodable-message",
         "control.invalidate-needs-a-reason", "control.set-loader-enabled-unknown-loader",
         "serverinfo.round-trip", "control.set-loader-enabled-round-trip", "control.reload-round-trip",
-        "appopen.round-trip", "watch.round-trip",
+        "appopen.round-trip", "watch.round-trip", "plan.round-trip", "plan.invalid-window",
     ]
 
     public let host: String

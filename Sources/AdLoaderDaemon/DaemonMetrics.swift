@@ -157,7 +157,33 @@ final class DaemonMetrics {
         families += loaderFamilies()
         families += serverFamilies()
         families += securityFamilies()
+        families += feedFamilies()
         return families
+    }
+
+    /// The feed plan (Plan), every loader together.
+    private func feedFamilies() -> [MetricFamily] {
+        let feeds = loader.feedStats
+        func counter(_ name: String, _ help: String, _ value: UInt64) -> MetricFamily {
+            MetricFamily(name: name, help: help, kind: .counter, samples: [.init([], Double(value))])
+        }
+        return [
+            MetricFamily(
+                name: "adloader_feeds_held", help: "Feeds whose Plan answers are kept (loaders.NAME.feeds.maximum each).",
+                kind: .gauge, samples: [.init([], Double(feeds.feedsHeld))]),
+            counter("adloader_feed_positions_planned", "Ad positions a Plan answered for the first time.", feeds.positionsPlanned),
+            counter("adloader_feed_positions_filled", "Ad positions a Plan gave their ad.", feeds.positionsFilled),
+            counter(
+                "adloader_feed_coming_answers", "Plan answers COMING (a position ahead without an ad yet; one position may count several times).",
+                feeds.comingAnswers),
+            counter("adloader_feed_positions_empty", "Ad positions rendered without an ad (they stay empty).", feeds.positionsEmpty),
+            counter(
+                "adloader_feed_separation_holds",
+                "Plan fills that passed over available ads to keep the separation rules (the position stayed coming or empty).",
+                feeds.separationHolds),
+            counter("adloader_feeds_expired", "Feeds forgotten after loaders.NAME.feeds.idleTimeout without a Plan call.", feeds.feedsExpired),
+            counter("adloader_feeds_refused", "New feeds refused at loaders.NAME.feeds.maximum (RESOURCE_EXHAUSTED).", feeds.feedsRefused),
+        ]
     }
 
     private func poolFamilies(_ pools: [PoolStats]) -> [MetricFamily] {

@@ -300,6 +300,27 @@ extension ServerConfiguration {
                 "appOpen.sessionTimeout", \.appOpen.sessionTimeout, .duration,
                 "AppOpen: a session inactive this long ends with its count"),
             .value(
+                "placement", \.placement, .placement,
+                "feed positions carrying ads (Plan): {\"fixedPositions\": [P...], \"repeatingInterval\": N (>= 2, from the last fixed position; null: none), \"maximumAdsPerFeed\": 1...4096} or MoPub's server positioning JSON verbatim ({\"fixed\": [{\"section\": 0, \"position\": P}], \"repeating\": {\"interval\": N}}); positions are 0-based, ads included"),
+            .value(
+                "separation.creative", \.separation.creativeDistance, .optional(.int(), none: "null"),
+                "Plan: the same creative no closer than this many positions; null: off"),
+            .value(
+                "separation.advertiserDomain", \.separation.advertiserDomainDistance, .optional(.int(), none: "null"),
+                "Plan: ads sharing an advertiser domain (OpenRTB adomain) no closer than this many positions; null: off"),
+            .value(
+                "separation.category", \.separation.categoryDistance, .optional(.int(), none: "null"),
+                "Plan: ads sharing an IAB category (OpenRTB cat) no closer than this many positions; null: off"),
+            .value(
+                "separation.creativeOncePerFeed", \.separation.creativeOncePerFeed, .bool,
+                "Plan: a creative at most once per feed session"),
+            .value(
+                "feeds.maximum", \.maximumFeeds, .int(),
+                "Plan: feeds whose answers are kept at once, 1...10000000; a new feed beyond: RESOURCE_EXHAUSTED"),
+            .value(
+                "feeds.idleTimeout", \.configuredFeedIdleTimeout, .optional(.duration, none: "null"),
+                "Plan: a feed with no call this long is forgotten, its unrendered leases returned; at most leaseTimeout; null: leaseTimeout"),
+            .value(
                 "appOpen.reservationTimeout", \.appOpen.reservationTimeout, .duration,
                 "AppOpen: a SHOW counts against the caps from its decision until its shown Return, its lease's end, or this long"),
             .value(

@@ -25,6 +25,8 @@ public enum BidResponseParser {
         public var creativeID: String
         public var price: Double
         public var advertiserDomains: [String]
+        /// `cat`: the creative's IAB content categories; empty when absent.
+        public var categories: [String] = []
         /// `bid.exp` in seconds, when positive.
         public var expirySeconds: Int?
         /// `nurl`, `burl`, `lurl`; empty when absent.
@@ -130,6 +132,7 @@ public enum BidResponseParser {
                 impressionID: impressionID, bidID: item["id"]?.string ?? "", seat: seat, adID: item["adid"]?.string ?? "",
                 creativeID: item["crid"]?.string ?? "", price: price,
                 advertiserDomains: item["adomain"]?.array?.compactMap(\.string) ?? [],
+                categories: item["cat"]?.array?.compactMap(\.string) ?? [],
                 expirySeconds: exp.flatMap { $0 > 0 ? $0 : nil }, winURL: item["nurl"]?.string ?? "",
                 billingURL: item["burl"]?.string ?? "", lossURL: item["lurl"]?.string ?? "", content: content))
     }

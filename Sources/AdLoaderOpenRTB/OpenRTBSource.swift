@@ -166,6 +166,6 @@ public final class OpenRTBSource: DemandSource {
             creativeID: bid.creativeID, advertiserDomains: bid.advertiserDomains)
         return DeliveredAd(
             creative: .native(content), sourceExpiry: bid.expirySeconds.map { now + .seconds($0) }, context: context,
-            creativeID: Self.creativeKey(of: bid))
+            creativeID: Self.creativeKey(of: bid), advertiserDomains: bid.advertiserDomains, categories: bid.categories)
     }
 }

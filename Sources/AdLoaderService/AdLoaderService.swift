@@ -149,6 +149,8 @@ public final class AdLoaderService {
                 try reload(callID: callID, responder: responder)
             case .serverInfo:
                 responder.answer(callID, .message(serverInfo()))
+            case .plan(let message):
+                try plan(message, callID: callID, responder: responder)
             }
         } catch let error as any StatusConvertible {
             let status = error.status
@@ -281,7 +283,8 @@ public final class AdLoaderService {
         let pools = loader.stats(loader: nonEmpty(message.loader), adUnitID: nonEmpty(message.adUnitID))
         let answer = StatsResponseMessage(
             pools: pools, sources: loader.sourceStats(loader: nonEmpty(message.loader)),
-            loaders: loader.loaderStates(loader: nonEmpty(message.loader)), instance: instanceName)
+            loaders: loader.loaderStates(loader: nonEmpty(message.loader)), instance: instanceName,
+            feeds: loader.feedStats)
         // An answer above the message size would make clients with the same limit drop the
         // connection (PROTOCOL.md 8): size it before encoding, refuse it, let the client filter.
         // The transport says what its limit applies to (the framed envelope, the gRPC message).
@@ -394,7 +397,7 @@ public final class AdLoaderService {
     // MARK: Helpers
 
     /// R1: a client must not make the daemon hold (and send upstream) arbitrarily long ids.
-    private func checkIdentifiers(_ fields: KeyValuePairs<String, String>) throws(LoaderError) {
+    func checkIdentifiers(_ fields: KeyValuePairs<String, String>) throws(LoaderError) {
         for (field, value) in fields { try checkIdentifier(field, value) }
     }
 

@@ -68,6 +68,7 @@ public struct ServiceMethod: Hashable, Sendable, CustomStringConvertible {
         },
         Descriptor("Reload", MethodName.reload) { (bytes) throws(Status) in .reload(try decoded(bytes)) },
         Descriptor("ServerInfo", MethodName.serverInfo) { (bytes) throws(Status) in .serverInfo(try decoded(bytes)) },
+        Descriptor("Plan", MethodName.plan) { (bytes) throws(Status) in .plan(try decoded(bytes)) },
     ]
 
     public static var prefetch: ServiceMethod { ServiceMethod(rawValue: 0) }
@@ -79,6 +80,7 @@ public struct ServiceMethod: Hashable, Sendable, CustomStringConvertible {
     public static var setLoaderEnabled: ServiceMethod { ServiceMethod(rawValue: 6) }
     public static var reload: ServiceMethod { ServiceMethod(rawValue: 7) }
     public static var serverInfo: ServiceMethod { ServiceMethod(rawValue: 8) }
+    public static var plan: ServiceMethod { ServiceMethod(rawValue: 9) }
 
     /// Every method, in the proto's declaration order (``rawValue`` is the position).
     public static let allCases: [ServiceMethod] = descriptors.indices.map { ServiceMethod(rawValue: $0) }
@@ -115,6 +117,7 @@ extension ServiceRequest {
         case .setLoaderEnabled: .setLoaderEnabled
         case .reload: .reload
         case .serverInfo: .serverInfo
+        case .plan: .plan
         }
     }
 }

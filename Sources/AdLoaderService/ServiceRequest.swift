@@ -14,6 +14,7 @@ public enum ServiceRequest: Hashable, Sendable {
     case setLoaderEnabled(SetLoaderEnabledRequestMessage)
     case reload(ReloadRequestMessage)
     case serverInfo(ServerInfoRequestMessage)
+    case plan(PlanRequestMessage)
 
     /// Decodes the request message of `method` where its bytes are (Borrow and Return, the hot
     /// calls, without copying).

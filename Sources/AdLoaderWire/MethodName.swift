@@ -22,6 +22,11 @@ public enum MethodName {
     /// Unary: ServerInfoRequest -> ServerInfoResponse.
     public static let serverInfo = "/adloader.v1.NativeAdLoader/ServerInfo"
 
+    /// Unary: PlanRequest -> PlanResponse.
+    public static let plan = "/adloader.v1.NativeAdLoader/Plan"
+
     /// Every method, in declaration order.
-    public static let all = [prefetch, borrow, returnLease, stats, watch, appOpen, setLoaderEnabled, reload, serverInfo]
+    public static let all = [
+        prefetch, borrow, returnLease, stats, watch, appOpen, setLoaderEnabled, reload, serverInfo, plan,
+    ]
 }

@@ -46,14 +46,18 @@ public struct StatsResponseMessage: WireMessage {
     /// The answering daemon's instance name (`listeners.instanceName`, default its
     /// `host:port`); empty from a server that predates the field.
     public var instance: String
+    /// The feed plan's counters; zero from a server that predates the field.
+    public var feeds: FeedStats
 
     public init(
-        pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = ""
+        pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = "",
+        feeds: FeedStats = FeedStats()
     ) {
         self.pools = pools
         self.sources = sources
         self.loaders = loaders
         self.instance = instance
+        self.feeds = feeds
     }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
@@ -80,8 +84,20 @@ public struct StatsResponseMessage: WireMessage {
                     if let entry = list[i] { loaders.append(LoaderState(entry)) }
                 }
             }
+            var feeds = FeedStats()
+            if let f = m.pointee.feeds?.pointee {
+                feeds.feedsHeld = Int(clamping: f.feeds_held)
+                feeds.positionsPlanned = f.positions_planned
+                feeds.positionsFilled = f.positions_filled
+                feeds.comingAnswers = f.coming_answers
+                feeds.positionsEmpty = f.positions_empty
+                feeds.separationHolds = f.separation_holds
+                feeds.feedsExpired = f.feeds_expired
+                feeds.feedsRefused = f.feeds_refused
+                feeds.guaranteesLost = f.guarantees_lost
+            }
             return StatsResponseMessage(
-                pools: pools, sources: sources, loaders: loaders, instance: swiftString(m.pointee.instance))
+                pools: pools, sources: sources, loaders: loaders, instance: swiftString(m.pointee.instance), feeds: feeds)
         }
     }
 
@@ -126,6 +142,20 @@ public struct StatsResponseMessage: WireMessage {
                 m.loaders = list
             }
             m.instance = arena.cString(instance)
+            // Absent while no feed was ever planned: a Stats answer is as before the field.
+            guard feeds != FeedStats() else { return m }
+            let f = arena.allocate(Adloader__V1__FeedStats.self)
+            adloader__v1__feed_stats__init(f)
+            f.pointee.feeds_held = UInt64(max(0, feeds.feedsHeld))
+            f.pointee.positions_planned = feeds.positionsPlanned
+            f.pointee.positions_filled = feeds.positionsFilled
+            f.pointee.coming_answers = feeds.comingAnswers
+            f.pointee.positions_empty = feeds.positionsEmpty
+            f.pointee.separation_holds = feeds.separationHolds
+            f.pointee.feeds_expired = feeds.feedsExpired
+            f.pointee.feeds_refused = feeds.feedsRefused
+            f.pointee.guarantees_lost = feeds.guaranteesLost
+            m.feeds = f
             return m
     }
 }

@@ -123,8 +123,11 @@ public final class SyntheticSource: DemandSource {
             if request.format.isFullScreen {
                 ads.append(DeliveredAd(creative: .fullScreen(makeFullScreen(for: request))))
             } else {
-                let content = makeAd(for: request)
-                ads.append(DeliveredAd(creative: .native(content), creativeID: Self.creativeID(of: content)))
+                let (content, advertiser) = makeAd(for: request)
+                ads.append(
+                    DeliveredAd(
+                        creative: .native(content), creativeID: Self.creativeID(of: content),
+                        advertiserDomains: [advertiser.domain], categories: [advertiser.category]))
             }
         }
         return .success(ads)
@@ -136,14 +139,21 @@ public final class SyntheticSource: DemandSource {
         return .milliseconds(Int64(generator.below(Int(maximum) + 1)))
     }
 
-    private func theme(for request: AdRequest) -> SyntheticCatalog.Theme {
+    /// The theme of the next ad, and its index in ``SyntheticCatalog/themes``.
+    private func theme(for request: AdRequest) -> (SyntheticCatalog.Theme, Int) {
         let themes = SyntheticCatalog.themes
         let wanted = Set(request.keywords.map { $0.lowercased() })
-        let matching = themes.filter { !wanted.isDisjoint(with: $0.keywords) }
+        let matching = themes.indices.filter { !wanted.isDisjoint(with: themes[$0].keywords) }
         // Mostly on topic, with some variety as real demand has.
-        if !matching.isEmpty, generator.chance(0.85) { return generator.pick(matching) }
-        if generator.chance(0.7) { return themes[Int(Self.stableHash(request.adUnitID) % UInt64(themes.count))] }
-        return generator.pick(themes)
+        let index: Int
+        if !matching.isEmpty, generator.chance(0.85) {
+            index = generator.pick(matching)
+        } else if generator.chance(0.7) {
+            index = Int(Self.stableHash(request.adUnitID) % UInt64(themes.count))
+        } else {
+            index = generator.below(themes.count)
+        }
+        return (themes[index], index)
     }
 
     /// The creative id of a synthetic native ad: its image asset ("THEME/ADVERTISER-N", one of
@@ -155,9 +165,10 @@ public final class SyntheticSource: DemandSource {
         return String(id)
     }
 
-    private func makeAd(for request: AdRequest) -> NativeAdContent {
-        let theme = theme(for: request)
-        let advertiser = generator.pick(theme.advertisers)
+    private func makeAd(for request: AdRequest) -> (NativeAdContent, SyntheticAdvertisers.Advertiser) {
+        let (theme, themeIndex) = theme(for: request)
+        let ranked = SyntheticAdvertisers.byTheme[themeIndex][SyntheticAdvertisers.rank(for: generator.unit())]
+        let advertiser = ranked.name
         let product = generator.pick(theme.products)
         let benefit = generator.pick(theme.benefits)
         let fill = { (template: String, generator: inout SplitMix64) -> String in
@@ -183,7 +194,7 @@ public final class SyntheticSource: DemandSource {
         }
         let callToAction = isApp && generator.chance(0.5) ? "Install" : generator.pick(theme.callsToAction)
 
-        return NativeAdContent(
+        let content = NativeAdContent(
             headline: headline, body: body, callToAction: callToAction, advertiser: advertiser,
             icon: AdImage(url: "\(Self.cdnBase)/icons/\(theme.name)/\(slug)-\(creative)-128x128.png", width: 128, height: 128),
             image: AdImage(
@@ -193,13 +204,14 @@ public final class SyntheticSource: DemandSource {
             impressionTrackers: ["\(Self.trackerBase)/impression?ad=\(token)"],
             clickTrackers: ["\(Self.trackerBase)/click?ad=\(token)"],
             adChoicesURL: Self.adChoicesURL)
+        return (content, ranked)
     }
 
     /// A full-screen creative of the request's theme: portrait 1080x1920, HTML markup (an
     /// image linking to the landing page, with an impression pixel) for interstitial and
     /// app-open, a video and a reward of coins for rewarded.
     private func makeFullScreen(for request: AdRequest) -> FullScreenCreative {
-        let theme = theme(for: request)
+        let (theme, _) = theme(for: request)
         let advertiser = generator.pick(theme.advertisers)
         let product = generator.pick(theme.products)
         let benefit = generator.pick(theme.benefits)

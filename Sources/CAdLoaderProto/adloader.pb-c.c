@@ -682,6 +682,51 @@ void   adloader__v1__stats_response__free_unpacked
   assert(message->base.descriptor == &adloader__v1__stats_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   adloader__v1__feed_stats__init
+                     (Adloader__V1__FeedStats         *message)
+{
+  static const Adloader__V1__FeedStats init_value = ADLOADER__V1__FEED_STATS__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__feed_stats__get_packed_size
+                     (const Adloader__V1__FeedStats *message)
+{
+  assert(message->base.descriptor == &adloader__v1__feed_stats__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__feed_stats__pack
+                     (const Adloader__V1__FeedStats *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__feed_stats__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__feed_stats__pack_to_buffer
+                     (const Adloader__V1__FeedStats *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__feed_stats__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__FeedStats *
+       adloader__v1__feed_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__FeedStats *)
+     protobuf_c_message_unpack (&adloader__v1__feed_stats__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__feed_stats__free_unpacked
+                     (Adloader__V1__FeedStats *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__feed_stats__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   adloader__v1__watch_request__init
                      (Adloader__V1__WatchRequest         *message)
 {
@@ -1040,6 +1085,186 @@ void   adloader__v1__server_info_response__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &adloader__v1__server_info_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__plan_request__init
+                     (Adloader__V1__PlanRequest         *message)
+{
+  static const Adloader__V1__PlanRequest init_value = ADLOADER__V1__PLAN_REQUEST__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__plan_request__get_packed_size
+                     (const Adloader__V1__PlanRequest *message)
+{
+  assert(message->base.descriptor == &adloader__v1__plan_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__plan_request__pack
+                     (const Adloader__V1__PlanRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__plan_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__plan_request__pack_to_buffer
+                     (const Adloader__V1__PlanRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__plan_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__PlanRequest *
+       adloader__v1__plan_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__PlanRequest *)
+     protobuf_c_message_unpack (&adloader__v1__plan_request__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__plan_request__free_unpacked
+                     (Adloader__V1__PlanRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__plan_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__placement_rules__init
+                     (Adloader__V1__PlacementRules         *message)
+{
+  static const Adloader__V1__PlacementRules init_value = ADLOADER__V1__PLACEMENT_RULES__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__placement_rules__get_packed_size
+                     (const Adloader__V1__PlacementRules *message)
+{
+  assert(message->base.descriptor == &adloader__v1__placement_rules__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__placement_rules__pack
+                     (const Adloader__V1__PlacementRules *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__placement_rules__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__placement_rules__pack_to_buffer
+                     (const Adloader__V1__PlacementRules *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__placement_rules__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__PlacementRules *
+       adloader__v1__placement_rules__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__PlacementRules *)
+     protobuf_c_message_unpack (&adloader__v1__placement_rules__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__placement_rules__free_unpacked
+                     (Adloader__V1__PlacementRules *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__placement_rules__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__planned_position__init
+                     (Adloader__V1__PlannedPosition         *message)
+{
+  static const Adloader__V1__PlannedPosition init_value = ADLOADER__V1__PLANNED_POSITION__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__planned_position__get_packed_size
+                     (const Adloader__V1__PlannedPosition *message)
+{
+  assert(message->base.descriptor == &adloader__v1__planned_position__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__planned_position__pack
+                     (const Adloader__V1__PlannedPosition *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__planned_position__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__planned_position__pack_to_buffer
+                     (const Adloader__V1__PlannedPosition *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__planned_position__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__PlannedPosition *
+       adloader__v1__planned_position__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__PlannedPosition *)
+     protobuf_c_message_unpack (&adloader__v1__planned_position__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__planned_position__free_unpacked
+                     (Adloader__V1__PlannedPosition *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__planned_position__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   adloader__v1__plan_response__init
+                     (Adloader__V1__PlanResponse         *message)
+{
+  static const Adloader__V1__PlanResponse init_value = ADLOADER__V1__PLAN_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__plan_response__get_packed_size
+                     (const Adloader__V1__PlanResponse *message)
+{
+  assert(message->base.descriptor == &adloader__v1__plan_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__plan_response__pack
+                     (const Adloader__V1__PlanResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__plan_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__plan_response__pack_to_buffer
+                     (const Adloader__V1__PlanResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__plan_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__PlanResponse *
+       adloader__v1__plan_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__PlanResponse *)
+     protobuf_c_message_unpack (&adloader__v1__plan_response__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__plan_response__free_unpacked
+                     (Adloader__V1__PlanResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__plan_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   adloader__v1__reward__init
@@ -2867,7 +3092,7 @@ const ProtobufCMessageDescriptor adloader__v1__loader_status__descriptor =
   (ProtobufCMessageInit) adloader__v1__loader_status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[4] =
+static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[5] =
 {
   {
     "pools",
@@ -2917,8 +3142,21 @@ static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "feeds",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__StatsResponse, feeds),
+    &adloader__v1__feed_stats__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__stats_response__field_indices_by_name[] = {
+  4,   /* field[4] = feeds */
   3,   /* field[3] = instance */
   2,   /* field[2] = loaders */
   0,   /* field[0] = pools */
@@ -2927,7 +3165,7 @@ static const unsigned adloader__v1__stats_response__field_indices_by_name[] = {
 static const ProtobufCIntRange adloader__v1__stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
 {
@@ -2937,11 +3175,153 @@ const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
   "Adloader__V1__StatsResponse",
   "adloader.v1",
   sizeof(Adloader__V1__StatsResponse),
-  4,
+  5,
   adloader__v1__stats_response__field_descriptors,
   adloader__v1__stats_response__field_indices_by_name,
   1,  adloader__v1__stats_response__number_ranges,
   (ProtobufCMessageInit) adloader__v1__stats_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__feed_stats__field_descriptors[9] =
+{
+  {
+    "feeds_held",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, feeds_held),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "positions_planned",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, positions_planned),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "positions_filled",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, positions_filled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "coming_answers",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, coming_answers),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "positions_empty",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, positions_empty),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "separation_holds",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, separation_holds),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "feeds_expired",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, feeds_expired),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "feeds_refused",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, feeds_refused),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "guarantees_lost",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__FeedStats, guarantees_lost),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__feed_stats__field_indices_by_name[] = {
+  3,   /* field[3] = coming_answers */
+  6,   /* field[6] = feeds_expired */
+  0,   /* field[0] = feeds_held */
+  7,   /* field[7] = feeds_refused */
+  8,   /* field[8] = guarantees_lost */
+  4,   /* field[4] = positions_empty */
+  2,   /* field[2] = positions_filled */
+  1,   /* field[1] = positions_planned */
+  5,   /* field[5] = separation_holds */
+};
+static const ProtobufCIntRange adloader__v1__feed_stats__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor adloader__v1__feed_stats__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.FeedStats",
+  "FeedStats",
+  "Adloader__V1__FeedStats",
+  "adloader.v1",
+  sizeof(Adloader__V1__FeedStats),
+  9,
+  adloader__v1__feed_stats__field_descriptors,
+  adloader__v1__feed_stats__field_indices_by_name,
+  1,  adloader__v1__feed_stats__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__feed_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor adloader__v1__watch_request__field_descriptors[3] =
@@ -3505,6 +3885,301 @@ const ProtobufCMessageDescriptor adloader__v1__server_info_response__descriptor 
   adloader__v1__server_info_response__field_indices_by_name,
   1,  adloader__v1__server_info_response__number_ranges,
   (ProtobufCMessageInit) adloader__v1__server_info_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__plan_request__field_descriptors[7] =
+{
+  {
+    "feed_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanRequest, feed_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ad_unit_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanRequest, ad_unit_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "loader",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanRequest, loader),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "first_visible",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanRequest, first_visible),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "last_visible",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanRequest, last_visible),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "ahead",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanRequest, ahead),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "placement",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanRequest, placement),
+    &adloader__v1__placement_rules__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__plan_request__field_indices_by_name[] = {
+  1,   /* field[1] = ad_unit_id */
+  5,   /* field[5] = ahead */
+  0,   /* field[0] = feed_id */
+  3,   /* field[3] = first_visible */
+  4,   /* field[4] = last_visible */
+  2,   /* field[2] = loader */
+  6,   /* field[6] = placement */
+};
+static const ProtobufCIntRange adloader__v1__plan_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 7 }
+};
+const ProtobufCMessageDescriptor adloader__v1__plan_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.PlanRequest",
+  "PlanRequest",
+  "Adloader__V1__PlanRequest",
+  "adloader.v1",
+  sizeof(Adloader__V1__PlanRequest),
+  7,
+  adloader__v1__plan_request__field_descriptors,
+  adloader__v1__plan_request__field_indices_by_name,
+  1,  adloader__v1__plan_request__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__plan_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__placement_rules__field_descriptors[3] =
+{
+  {
+    "fixed_positions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Adloader__V1__PlacementRules, n_fixed_positions),
+    offsetof(Adloader__V1__PlacementRules, fixed_positions),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "repeating_interval",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlacementRules, repeating_interval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "maximum_ads",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlacementRules, maximum_ads),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__placement_rules__field_indices_by_name[] = {
+  0,   /* field[0] = fixed_positions */
+  2,   /* field[2] = maximum_ads */
+  1,   /* field[1] = repeating_interval */
+};
+static const ProtobufCIntRange adloader__v1__placement_rules__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor adloader__v1__placement_rules__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.PlacementRules",
+  "PlacementRules",
+  "Adloader__V1__PlacementRules",
+  "adloader.v1",
+  sizeof(Adloader__V1__PlacementRules),
+  3,
+  adloader__v1__placement_rules__field_descriptors,
+  adloader__v1__placement_rules__field_indices_by_name,
+  1,  adloader__v1__placement_rules__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__placement_rules__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__planned_position__field_descriptors[3] =
+{
+  {
+    "position",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlannedPosition, position),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlannedPosition, state),
+    &adloader__v1__planned_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lease",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlannedPosition, lease),
+    &adloader__v1__lease__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__planned_position__field_indices_by_name[] = {
+  2,   /* field[2] = lease */
+  0,   /* field[0] = position */
+  1,   /* field[1] = state */
+};
+static const ProtobufCIntRange adloader__v1__planned_position__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor adloader__v1__planned_position__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.PlannedPosition",
+  "PlannedPosition",
+  "Adloader__V1__PlannedPosition",
+  "adloader.v1",
+  sizeof(Adloader__V1__PlannedPosition),
+  3,
+  adloader__v1__planned_position__field_descriptors,
+  adloader__v1__planned_position__field_indices_by_name,
+  1,  adloader__v1__planned_position__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__planned_position__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__plan_response__field_descriptors[2] =
+{
+  {
+    "positions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Adloader__V1__PlanResponse, n_positions),
+    offsetof(Adloader__V1__PlanResponse, positions),
+    &adloader__v1__planned_position__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanResponse, created),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__plan_response__field_indices_by_name[] = {
+  1,   /* field[1] = created */
+  0,   /* field[0] = positions */
+};
+static const ProtobufCIntRange adloader__v1__plan_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor adloader__v1__plan_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.PlanResponse",
+  "PlanResponse",
+  "Adloader__V1__PlanResponse",
+  "adloader.v1",
+  sizeof(Adloader__V1__PlanResponse),
+  2,
+  adloader__v1__plan_response__field_descriptors,
+  adloader__v1__plan_response__field_indices_by_name,
+  1,  adloader__v1__plan_response__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__plan_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor adloader__v1__reward__field_descriptors[2] =
@@ -4211,6 +4886,38 @@ const ProtobufCEnumDescriptor adloader__v1__event_kind__descriptor =
   adloader__v1__event_kind__enum_values_by_name,
   1,
   adloader__v1__event_kind__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue adloader__v1__planned_state__enum_values_by_number[4] =
+{
+  { "PLANNED_STATE_UNSPECIFIED", "ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_UNSPECIFIED", 0 },
+  { "PLANNED_STATE_AD", "ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_AD", 1 },
+  { "PLANNED_STATE_COMING", "ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_COMING", 2 },
+  { "PLANNED_STATE_EMPTY", "ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_EMPTY", 3 },
+};
+static const ProtobufCIntRange adloader__v1__planned_state__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex adloader__v1__planned_state__enum_values_by_name[4] =
+{
+  { "PLANNED_STATE_AD", 1 },
+  { "PLANNED_STATE_COMING", 2 },
+  { "PLANNED_STATE_EMPTY", 3 },
+  { "PLANNED_STATE_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor adloader__v1__planned_state__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "adloader.v1.PlannedState",
+  "PlannedState",
+  "Adloader__V1__PlannedState",
+  "adloader.v1",
+  4,
+  adloader__v1__planned_state__enum_values_by_number,
+  4,
+  adloader__v1__planned_state__enum_values_by_name,
+  1,
+  adloader__v1__planned_state__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue adloader__v1__ad_format__enum_values_by_number[5] =

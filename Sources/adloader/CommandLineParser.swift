@@ -13,6 +13,7 @@ struct Invocation: Sendable {
         case setEnabled(loader: String, enabled: Bool)
         case reload
         case serverInfo
+        case plan(PlanRequestMessage)
         case version
         case stats(loader: String, adUnitID: String)
         case watch(loader: String, adUnitID: String, kinds: [AdEvent.Kind], count: Int?)
@@ -42,6 +43,7 @@ struct Invocation: Sendable {
         switch command {
         case .prefetch(let adUnitID, _, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
         case .stats(_, let adUnitID), .watch(_, let adUnitID, _, _), .top(_, let adUnitID, _, _): return adUnitID
+        case .plan(let request): return request.adUnitID
         case .returnLease, .setEnabled, .reload, .serverInfo, .conformance, .examples, .help, .version: return ""
         }
     }
@@ -109,6 +111,11 @@ enum CommandLineParser {
           server-info
               Which daemon answered: version, build, instance name, uptime, enabled
               features (the ServerInfo call).
+          plan FEED_ID --visible FIRST-LAST [--ahead N] [--ad-unit AD_UNIT] [--loader NAME]
+              Plan a window of a feed (the Plan call): which positions carry ads, each
+              with its lease (the ad) or "coming"; the same window planned again answers
+              the same leases, a position rendered without an ad stays empty. AD_UNIT
+              defaults to FEED_ID; N (look-ahead positions after LAST) to 3.
           stats [--loader NAME] [--ad-unit AD_UNIT]
               Counters and gauges per pool (empty filters: all).
           watch [--loader NAME] [--ad-unit AD_UNIT] [--kind KIND]... [--count N]
@@ -174,7 +181,7 @@ enum CommandLineParser {
         let valued: Set<String> = [
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
-            "--background", "--utc-offset", "--invalidate", "--endpoints", "--affinity",
+            "--background", "--utc-offset", "--invalidate", "--endpoints", "--affinity", "--visible", "--ahead",
         ]
         let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--version", "--once", "--first-launch", "--from-unlock", "--all"]
         var scanner = ArgumentScanner(arguments)
@@ -278,6 +285,20 @@ enum CommandLineParser {
             try allow([])
             try expectArguments(0, "")
             invocation.command = .serverInfo
+        case "plan":
+            try allow(["--loader", "--ad-unit", "--visible", "--ahead"])
+            try expectArguments(1, "a FEED_ID")
+            guard let window = try single("--visible") else { throw UsageError("plan needs --visible FIRST-LAST") }
+            let bounds = window.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+            guard bounds.count == 2 || bounds.count == 1 else { throw UsageError("--visible: \"\(window)\" is not FIRST-LAST") }
+            let first = try number("--visible", bounds[0], as: UInt32.self)
+            let last = try number("--visible", bounds.count == 2 ? bounds[1] : bounds[0], as: UInt32.self)
+            guard last >= first else { throw UsageError("--visible: LAST (\(last)) is before FIRST (\(first))") }
+            let ahead = try single("--ahead").map { (text) throws(UsageError) in try number("--ahead", text, as: UInt32.self) } ?? 3
+            invocation.command = .plan(
+                PlanRequestMessage(
+                    feedID: rest[0], adUnitID: adUnitOption.isEmpty ? rest[0] : adUnitOption, loader: loader,
+                    firstVisible: first, lastVisible: last, ahead: ahead))
         case "stats":
             try allow(["--loader", "--ad-unit"])
             try expectArguments(0, "")

@@ -94,6 +94,8 @@ enum CommandRunner {
                 output.reloaded(try await client.reload(timeout: timeout))
             case .serverInfo:
                 output.serverInfo(try await client.serverInfo(timeout: timeout))
+            case .plan(let request):
+                output.plan(try await client.plan(request, timeout: timeout), request: request)
             case .stats(let loader, let adUnitID):
                 let answer = try await client.statsResponse(loader: loader, adUnitID: adUnitID, timeout: timeout)
                 output.stats(answer.pools, sources: answer.sources, loaders: answer.loaders, instance: answer.instance)

@@ -170,6 +170,27 @@ struct Output {
         }
     }
 
+    func plan(_ plan: FeedPlan, request: PlanRequestMessage) {
+        if json {
+            emit(ProtoJSON.plan(plan))
+            return
+        }
+        let window = "\(request.firstVisible)-\(request.lastVisible) + \(request.ahead) ahead"
+        line("feed \(request.feedID), positions \(window): \(plan.positions.count) ad positions\(plan.created ? " (new feed)" : "")")
+        for planned in plan.positions {
+            let visible = planned.position >= Int(request.firstVisible) && planned.position <= Int(request.lastVisible)
+            let place = "  \(planned.position)\(visible ? "" : " (ahead)"):"
+            switch planned.state {
+            case .ad(let lease):
+                let content = lease.ad.creative.nativeContent
+                let what = content.map { "\"\($0.headline)\" by \($0.advertiser)" } ?? lease.ad.format.name
+                line("\(place) lease \(lease.id), ad \(lease.ad.id): \(what)")
+            case .coming: line("\(place) coming (no ad within the separation rules yet; plan again)")
+            case .empty: line("\(place) empty (rendered without an ad; stays so)")
+            }
+        }
+    }
+
     func serverInfo(_ info: ServerInfoResponseMessage) {
         if json {
             emit([

@@ -47,6 +47,20 @@ enum ProtoJSON {
         return ["outcome": name]
     }
 
+    /// `PlanResponse`.
+    static func plan(_ plan: FeedPlan) -> [String: Any] {
+        [
+            "positions": plan.positions.map { planned -> [String: Any] in
+                switch planned.state {
+                case .ad(let lease): ["position": planned.position, "state": "PLANNED_STATE_AD", "lease": self.lease(lease)]
+                case .coming: ["position": planned.position, "state": "PLANNED_STATE_COMING"]
+                case .empty: ["position": planned.position, "state": "PLANNED_STATE_EMPTY"]
+                }
+            },
+            "created": plan.created,
+        ]
+    }
+
     static func lease(_ lease: Lease) -> [String: Any] {
         [
             "leaseId": uint64(lease.id), "slotKey": lease.slot ?? "", "expiresAtUnixMs": int64(lease.expiresAt.unixMilliseconds),

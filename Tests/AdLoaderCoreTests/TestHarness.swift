@@ -36,6 +36,10 @@ final class FakeDemandSource: DemandSource {
     var creative: (Int) -> AdCreative = { .native(NativeAdContent(headline: "ad \($0)")) }
     /// The source's creative id of the n-th ad served: none unless a test sets one.
     var creativeID: (Int) -> String? = { _ in nil }
+    /// The advertiser domains of the n-th ad served: none unless a test sets them.
+    var advertiserDomains: (Int) -> [String] = { _ in [] }
+    /// The IAB categories of the n-th ad served: none unless a test sets them.
+    var categories: (Int) -> [String] = { _ in [] }
     /// Every ``adShown(_:)`` notice, oldest first.
     private(set) var shown: [Ad] = []
     /// Every ``adDropped(_:reason:)`` notice, oldest first.
@@ -55,7 +59,8 @@ final class FakeDemandSource: DemandSource {
             served += 1
             return DeliveredAd(
                 creative: creative(served), sourceExpiry: sourceExpiry, context: TestContext(number: served),
-                creativeID: creativeID(served))
+                creativeID: creativeID(served), advertiserDomains: advertiserDomains(served),
+                categories: categories(served))
         }
         request.completion(.success(contents))
     }

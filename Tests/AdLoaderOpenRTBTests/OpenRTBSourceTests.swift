@@ -90,6 +90,19 @@ struct OpenRTBSourceTests {
         #expect(source.stats.bids == 2)
     }
 
+    /// The feed plan's separation reads `adomain`, `cat` and `crid` from the delivered ad.
+    @Test func advertiserDomainsCategoriesAndCreativeIDReachTheAd() throws {
+        let source = try makeSource()
+        let ads = try #require(
+            try load(source, count: 2, answer: Self.response(["1", "2"], extra: #","cat":["IAB19-6","","IAB19"]"#))?.get())
+        #expect(ads.count == 2)
+        #expect(ads[0].advertiserDomains == ["adv.example"])
+        #expect(ads[0].categories == ["IAB19-6", "IAB19"], "empty categories are left out")
+        #expect(ads[0].creativeID == "s/c1" && ads[1].creativeID == "s/c2")
+        let plain = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get().first)
+        #expect(plain.categories.isEmpty, "no cat: none")
+    }
+
     @Test func billingNoticeFiresOnceAtTheFirstShowWithThePrice() throws {
         let source = try makeSource()
         let delivered = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get().first)

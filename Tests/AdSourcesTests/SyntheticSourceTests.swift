@@ -212,6 +212,32 @@ private func configuration(
         #expect(Set(ads.map(\.clickURL)).count == ads.count)
     }
 
+    /// A realistic advertiser mix for the feed plan's separation: a few advertisers frequent,
+    /// many rare (Zipf-like), each with a domain and an IAB category, the same under a seed.
+    @Test func advertisersFollowAZipfLikeMixWithDomainsAndCategories() throws {
+        let harness = try Harness(configuration(seed: 7))
+        harness.loadMany(400, request: AdRequest(adUnitID: "feed-home", keywords: ["travel"]))
+        let delivered = harness.delivered
+        #expect(delivered.count == 2000)
+        var counts: [String: Int] = [:]
+        for ad in delivered {
+            let domain = try #require(ad.advertiserDomains.first)
+            #expect(ad.advertiserDomains.count == 1 && domain.hasSuffix(".example"))
+            #expect(ad.categories.count == 1 && ad.categories[0].hasPrefix("IAB"))
+            #expect(ad.creativeID != nil)
+            counts[domain, default: 0] += 1
+        }
+        let sorted = counts.values.sorted(by: >)
+        let top3 = sorted.prefix(3).reduce(0, +)
+        #expect(Double(top3) / Double(delivered.count) > 0.3, "a few advertisers are frequent: \(sorted.prefix(5))")
+        #expect(counts.count >= 60, "many advertisers: \(counts.count)")
+        #expect(sorted.filter { $0 <= 20 }.count >= 30, "many are rare (at most 1 %)")
+        #expect(Set(delivered.flatMap(\.categories)).count >= 8)
+        let again = try Harness(configuration(seed: 7))
+        again.loadMany(400, request: AdRequest(adUnitID: "feed-home", keywords: ["travel"]))
+        #expect(again.delivered.map(\.advertiserDomains) == delivered.map(\.advertiserDomains), "deterministic under a seed")
+    }
+
     @Test func keywordsSteerTheTheme() throws {
         let harness = try Harness(configuration(seed: 8))
         harness.loadMany(40, request: AdRequest(adUnitID: "sidebar", keywords: ["Gaming"]))

@@ -56,6 +56,14 @@ EXPECTED = {
     "adloader_transport_connections": ("gauge", {"transport"}),
     "adloader_connections_refused": ("counter", {"transport"}),
     "adloader_build_info": ("gauge", {"version", "build"}),
+    "adloader_feeds_held": ("gauge", set()),
+    "adloader_feed_positions_planned": ("counter", set()),
+    "adloader_feed_positions_filled": ("counter", set()),
+    "adloader_feed_coming_answers": ("counter", set()),
+    "adloader_feed_positions_empty": ("counter", set()),
+    "adloader_feed_separation_holds": ("counter", set()),
+    "adloader_feeds_expired": ("counter", set()),
+    "adloader_feeds_refused": ("counter", set()),
     "adloader_parked_borrows": ("gauge", set()),
     "adloader_open_calls": ("gauge", set()),
     "adloader_admin_connections": ("gauge", set()),
@@ -114,7 +122,7 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
             assert set(sample.labels) - {"le"} == labels, (name, sample.labels)
             if "method" in labels:
                 assert sample.labels["method"] in {"Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen",
-                                                   "SetLoaderEnabled", "Reload", "ServerInfo", "_unknown"}
+                                                   "SetLoaderEnabled", "Reload", "ServerInfo", "Plan", "_unknown"}
     unexpected = set(after) - set(EXPECTED)
     assert not unexpected, unexpected
 

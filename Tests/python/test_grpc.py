@@ -167,7 +167,7 @@ def test_reflection_lists_and_describes(served):
     pool = descriptor_pool.DescriptorPool(database)
     service = pool.FindServiceByName(SERVICE)
     assert [m.name for m in service.methods] == ["Prefetch", "Borrow", "Return", "Stats", "Watch", "AppOpen",
-                                                  "SetLoaderEnabled", "Reload", "ServerInfo"]
+                                                  "SetLoaderEnabled", "Reload", "ServerInfo", "Plan"]
     assert pool.FindMessageTypeByName("adloader.v1.BorrowRequest").fields_by_name["wait_ms"].number == 4
 
 
@@ -244,10 +244,10 @@ def test_conformance_over_both_transports(daemon, transport):
     # Every method's round trip ran and passed (ConformanceSuite.roundTripChecks).
     for check in ["prefetch.round-trip", "borrow-return.round-trip", "stats.round-trip", "watch.round-trip",
                   "appopen.round-trip", "control.set-loader-enabled-round-trip", "control.reload-round-trip",
-                  "serverinfo.round-trip"]:
+                  "serverinfo.round-trip", "plan.round-trip", "plan.invalid-window"]:
         assert any(line.startswith("PASS  " + check + " ") for line in run.stdout.splitlines()), (check, run.stdout)
     if transport == "grpc":
-        assert summary.startswith("22 checks"), summary
+        assert summary.startswith("24 checks"), summary
 
 
 def test_server_info_over_grpc_says_the_binarys_version(served):

@@ -11,21 +11,30 @@ public struct DeliveredAd: Hashable, Sendable {
     /// identifies the creative when a client invalidates it (``CreativeKey``). Empty counts
     /// as none.
     public var creativeID: String?
+    /// The advertiser's domains (OpenRTB `bid.adomain`): what the feed plan keeps apart under
+    /// its advertiser rule. Empty strings are left out.
+    public var advertiserDomains: [String]
+    /// The creative's IAB content categories (OpenRTB `bid.cat`): what the feed plan keeps
+    /// apart under its category rule. Empty strings are left out.
+    public var categories: [String]
 
     public init(
         creative: AdCreative, sourceExpiry: AdInstant? = nil, context: (any AdSourceContext)? = nil,
-        creativeID: String? = nil
+        creativeID: String? = nil, advertiserDomains: [String] = [], categories: [String] = []
     ) {
         self.creative = creative
         self.sourceExpiry = sourceExpiry
         self.context = context
         self.creativeID = creativeID?.isEmpty == true ? nil : creativeID
+        self.advertiserDomains = advertiserDomains.filter { !$0.isEmpty }
+        self.categories = categories.filter { !$0.isEmpty }
     }
 
     /// Field-wise; contexts by identity.
     public static func == (lhs: DeliveredAd, rhs: DeliveredAd) -> Bool {
         lhs.creative == rhs.creative && lhs.sourceExpiry == rhs.sourceExpiry && lhs.context === rhs.context
-            && lhs.creativeID == rhs.creativeID
+            && lhs.creativeID == rhs.creativeID && lhs.advertiserDomains == rhs.advertiserDomains
+            && lhs.categories == rhs.categories
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -33,5 +42,7 @@ public struct DeliveredAd: Hashable, Sendable {
         hasher.combine(sourceExpiry)
         hasher.combine(context.map(ObjectIdentifier.init))
         hasher.combine(creativeID)
+        hasher.combine(advertiserDomains)
+        hasher.combine(categories)
     }
 }

@@ -140,6 +140,17 @@ public struct LoaderConfiguration: Hashable, Sendable {
     public var bidFloor: Double? = nil
     /// The floor's currency (`imp.bidfloorcur`), an ISO 4217 code; nil: the source's currency.
     public var bidFloorCurrency: String? = nil
+    /// Which feed positions carry ads when a feed is planned (``NativeAdvertisementLoader/plan(_:)``).
+    public var placement: PlacementRules = PlacementRules()
+    /// Which ads a planned feed keeps apart.
+    public var separation: SeparationRules = SeparationRules()
+    /// Feeds planned at once (their answers kept); a new feed beyond: RESOURCE_EXHAUSTED.
+    public var maximumFeeds: Int = 10_000
+    /// A feed with no Plan call for this long is forgotten and its unshown leases returned; at
+    /// most ``leaseTimeout`` (a feed's leases must outlive its pauses); nil: ``leaseTimeout``.
+    public var configuredFeedIdleTimeout: Duration? = nil
+    /// ``configuredFeedIdleTimeout``, or ``leaseTimeout`` when it is nil.
+    public var feedIdleTimeout: Duration { configuredFeedIdleTimeout ?? leaseTimeout }
 
     /// ``minimumRemainingLife``, or when it is nil the smaller of ``leaseTimeout`` and a
     /// quarter of ``lifetime`` (a pool lowers it further for ads that live shorter).
@@ -235,6 +246,17 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if let bidFloor, !(bidFloor >= 0 && bidFloor.isFinite) { throw fail("bidFloor", "must be a non-negative number") }
         if let currency = bidFloorCurrency, currency.utf8.count != 3 || !currency.utf8.allSatisfy({ (65...90).contains($0) }) {
             throw fail("bidFloorCurrency", "must be an ISO 4217 code such as USD, got \"\(currency)\"")
+        }
+        try placement.validate(prefix: "loaders.\(name).placement")
+        try separation.validate(prefix: "loaders.\(name).separation")
+        if !(1...10_000_000).contains(maximumFeeds) {
+            throw fail("feeds.maximum", "must be 1...10000000, got \(maximumFeeds)")
+        }
+        if let idle = configuredFeedIdleTimeout, idle <= .zero { throw fail("feeds.idleTimeout", "must be positive") }
+        if let idle = configuredFeedIdleTimeout, idle > leaseTimeout {
+            throw fail(
+                "feeds.idleTimeout",
+                "must be at most leaseTimeout (\(leaseTimeout.milliseconds / 1000) s): a feed's leases would be reclaimed while it is kept, got \(idle.milliseconds / 1000) s")
         }
     }
 }

@@ -213,7 +213,8 @@ extension NativeAdvertisementLoader {
             id: ids.nextAdID(), adUnitID: pool.adUnitID, loader: pool.loader, creative: delivered.creative,
             format: pool.configuration.format,
             loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context,
-            creativeID: delivered.creativeID)
+            creativeID: delivered.creativeID, advertiserDomains: delivered.advertiserDomains,
+            categories: delivered.categories)
         pool.stats.loaded += 1
         pool.noteAdLife(expiresAt.unixMilliseconds - loadedAt.unixMilliseconds)
         // Place the ad before telling observers, so the stats they read add up.

@@ -46,6 +46,8 @@ public final class NativeAdvertisementLoader {
     @exclusivity(unchecked) var ids: IdentifierGenerator
     @exclusivity(unchecked) var jitter: SplitMix64
     @exclusivity(unchecked) var leases = LeaseTable()
+    /// The planned feeds (``plan(_:)``).
+    @exclusivity(unchecked) var feedTable = FeedTable()
     @exclusivity(unchecked) var leaseTimer: (any ScheduledTask)?
     @exclusivity(unchecked) var leaseTimerDeadline: AdInstant?
     @exclusivity(unchecked) var observers: [(token: ObserverToken, callback: (AdEvent) -> Void)] = []
@@ -404,6 +406,9 @@ public final class NativeAdvertisementLoader {
     public func shutdown() {
         guard !isShutDown else { return }
         isShutDown = true
+        feedTable.timer?.cancel()
+        feedTable.timer = nil
+        _ = feedTable.removeAll(loader: nil)
         leaseTimer?.cancel()
         leaseTimer = nil
         leaseTimerDeadline = nil

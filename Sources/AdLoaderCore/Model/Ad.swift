@@ -23,10 +23,13 @@ public struct Ad: Hashable, Sendable {
         var showCount: Int
         var sourceContext: (any AdSourceContext)?
         var creativeID: String?
+        var advertiserDomains: [String]
+        var categories: [String]
 
         init(
             id: String, adUnitID: String, loader: String, creative: AdCreative, format: AdFormat, loadedAt: AdInstant,
-            expiresAt: AdInstant, showCount: Int, sourceContext: (any AdSourceContext)?, creativeID: String?
+            expiresAt: AdInstant, showCount: Int, sourceContext: (any AdSourceContext)?, creativeID: String?,
+            advertiserDomains: [String], categories: [String]
         ) {
             self.id = id
             self.adUnitID = adUnitID
@@ -38,12 +41,15 @@ public struct Ad: Hashable, Sendable {
             self.showCount = showCount
             self.sourceContext = sourceContext
             self.creativeID = creativeID
+            self.advertiserDomains = advertiserDomains
+            self.categories = categories
         }
 
         func copy() -> Storage {
             Storage(
                 id: id, adUnitID: adUnitID, loader: loader, creative: creative, format: format, loadedAt: loadedAt,
-                expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext, creativeID: creativeID)
+                expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext, creativeID: creativeID,
+                advertiserDomains: advertiserDomains, categories: categories)
         }
     }
 
@@ -109,19 +115,36 @@ public struct Ad: Hashable, Sendable {
         set { mutableStorage.creativeID = newValue }
     }
 
+    /// The advertiser's domains (``DeliveredAd/advertiserDomains``, OpenRTB `adomain`), as the
+    /// feed plan's separation compares them; empty when the source gave none. Never on the wire.
+    public var advertiserDomains: [String] {
+        get { storage.advertiserDomains }
+        set { mutableStorage.advertiserDomains = newValue }
+    }
+
+    /// The creative's IAB content categories (``DeliveredAd/categories``, OpenRTB `cat`), as the
+    /// feed plan's separation compares them; empty when the source gave none. Never on the wire.
+    public var categories: [String] {
+        get { storage.categories }
+        set { mutableStorage.categories = newValue }
+    }
+
     /// - Parameters:
     ///   - format: the loader's format; nil means native for native assets and interstitial
     ///     for a full-screen creative.
     ///   - creativeID: the source's id of the creative, if it gave one.
+    ///   - advertiserDomains: the advertiser's domains, if the source gave them.
+    ///   - categories: the creative's IAB categories, if the source gave them.
     public init(
         id: String, adUnitID: String, loader: String, creative: AdCreative, format: AdFormat? = nil,
         loadedAt: AdInstant, expiresAt: AdInstant, showCount: Int = 0, sourceContext: (any AdSourceContext)? = nil,
-        creativeID: String? = nil
+        creativeID: String? = nil, advertiserDomains: [String] = [], categories: [String] = []
     ) {
         let format = format ?? (creative.nativeContent != nil ? .native : .interstitial)
         storage = Storage(
             id: id, adUnitID: adUnitID, loader: loader, creative: creative, format: format, loadedAt: loadedAt,
-            expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext, creativeID: creativeID)
+            expiresAt: expiresAt, showCount: showCount, sourceContext: sourceContext, creativeID: creativeID,
+            advertiserDomains: advertiserDomains, categories: categories)
     }
 
     public static func == (lhs: Ad, rhs: Ad) -> Bool {
@@ -131,6 +154,7 @@ public struct Ad: Hashable, Sendable {
         return l.id == r.id && l.adUnitID == r.adUnitID && l.loader == r.loader && l.creative == r.creative
             && l.format == r.format && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt && l.showCount == r.showCount
             && l.sourceContext === r.sourceContext && l.creativeID == r.creativeID
+            && l.advertiserDomains == r.advertiserDomains && l.categories == r.categories
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -145,6 +169,8 @@ public struct Ad: Hashable, Sendable {
         hasher.combine(s.showCount)
         hasher.combine(s.sourceContext.map(ObjectIdentifier.init))
         hasher.combine(s.creativeID)
+        hasher.combine(s.advertiserDomains)
+        hasher.combine(s.categories)
     }
 }
 

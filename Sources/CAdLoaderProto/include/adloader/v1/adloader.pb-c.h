@@ -30,6 +30,7 @@ typedef struct Adloader__V1__PoolStats Adloader__V1__PoolStats;
 typedef struct Adloader__V1__SourceStats Adloader__V1__SourceStats;
 typedef struct Adloader__V1__LoaderStatus Adloader__V1__LoaderStatus;
 typedef struct Adloader__V1__StatsResponse Adloader__V1__StatsResponse;
+typedef struct Adloader__V1__FeedStats Adloader__V1__FeedStats;
 typedef struct Adloader__V1__WatchRequest Adloader__V1__WatchRequest;
 typedef struct Adloader__V1__Event Adloader__V1__Event;
 typedef struct Adloader__V1__SetLoaderEnabledRequest Adloader__V1__SetLoaderEnabledRequest;
@@ -38,6 +39,10 @@ typedef struct Adloader__V1__ReloadRequest Adloader__V1__ReloadRequest;
 typedef struct Adloader__V1__ReloadResponse Adloader__V1__ReloadResponse;
 typedef struct Adloader__V1__ServerInfoRequest Adloader__V1__ServerInfoRequest;
 typedef struct Adloader__V1__ServerInfoResponse Adloader__V1__ServerInfoResponse;
+typedef struct Adloader__V1__PlanRequest Adloader__V1__PlanRequest;
+typedef struct Adloader__V1__PlacementRules Adloader__V1__PlacementRules;
+typedef struct Adloader__V1__PlannedPosition Adloader__V1__PlannedPosition;
+typedef struct Adloader__V1__PlanResponse Adloader__V1__PlanResponse;
 typedef struct Adloader__V1__Reward Adloader__V1__Reward;
 typedef struct Adloader__V1__FullScreenCreative Adloader__V1__FullScreenCreative;
 typedef struct Adloader__V1__AppOpenRequest Adloader__V1__AppOpenRequest;
@@ -170,6 +175,22 @@ typedef enum _Adloader__V1__EventKind {
   ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK = 9
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__EVENT_KIND)
 } Adloader__V1__EventKind;
+typedef enum _Adloader__V1__PlannedState {
+  ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_UNSPECIFIED = 0,
+  /*
+   * lease set: the position shows this ad, in this and every later answer
+   */
+  ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_AD = 1,
+  /*
+   * not rendered yet, no ad could be lent within the rules: ask again
+   */
+  ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_COMING = 2,
+  /*
+   * rendered without an ad: it stays so (no ad pops in later)
+   */
+  ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_EMPTY = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__PLANNED_STATE)
+} Adloader__V1__PlannedState;
 typedef enum _Adloader__V1__AdFormat {
   /*
    * native (servers leave native ads' format unset)
@@ -757,10 +778,62 @@ struct  Adloader__V1__StatsResponse
    * the answering daemon's instance name (default its host:port); PROTOCOL.md 7.4
    */
   char *instance;
+  /*
+   * the feed plan, every loader (PROTOCOL.md 7.11)
+   */
+  Adloader__V1__FeedStats *feeds;
 };
 #define ADLOADER__V1__STATS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__stats_response__descriptor) \
-    , 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string }
+    , 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * The feed plan's counters, every loader together.
+ */
+struct  Adloader__V1__FeedStats
+{
+  ProtobufCMessage base;
+  /*
+   * feeds whose answers are kept now
+   */
+  uint64_t feeds_held;
+  /*
+   * ad positions answered for the first time
+   */
+  uint64_t positions_planned;
+  /*
+   * ad positions that got their ad
+   */
+  uint64_t positions_filled;
+  /*
+   * answers COMING (one position may be answered so several times)
+   */
+  uint64_t coming_answers;
+  /*
+   * ad positions rendered without an ad
+   */
+  uint64_t positions_empty;
+  /*
+   * fills where available ads were passed over to keep the separation rules
+   */
+  uint64_t separation_holds;
+  /*
+   * feeds forgotten after their idle timeout
+   */
+  uint64_t feeds_expired;
+  /*
+   * new feeds refused at feeds.maximum
+   */
+  uint64_t feeds_refused;
+  /*
+   * filled positions not rendered yet whose ad was lost (expired, dropped) and planned again
+   */
+  uint64_t guarantees_lost;
+};
+#define ADLOADER__V1__FEED_STATS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__feed_stats__descriptor) \
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 struct  Adloader__V1__WatchRequest
@@ -955,6 +1028,107 @@ struct  Adloader__V1__ServerInfoResponse
 #define ADLOADER__V1__SERVER_INFO_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__server_info_response__descriptor) \
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, (char *)protobuf_c_empty_string }
+
+
+/*
+ * Which positions of a feed window carry ads, each with its lease or "coming". Positions are
+ * 0-based indices in the feed as the user sees it, ads included.
+ */
+struct  Adloader__V1__PlanRequest
+{
+  ProtobufCMessage base;
+  /*
+   * required: one feed session (e.g. one user's scroll of a feed)
+   */
+  char *feed_id;
+  /*
+   * required
+   */
+  char *ad_unit_id;
+  /*
+   * empty = "default"
+   */
+  char *loader;
+  /*
+   * first position on screen
+   */
+  uint32_t first_visible;
+  /*
+   * last position on screen, >= first_visible
+   */
+  uint32_t last_visible;
+  /*
+   * positions after last_visible planned too (look-ahead)
+   */
+  uint32_t ahead;
+  /*
+   * Placement rules for this feed instead of the loader's, within its bounds; taken at the
+   * feed's first call (a later call must give the same or none).
+   */
+  Adloader__V1__PlacementRules *placement;
+};
+#define ADLOADER__V1__PLAN_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__plan_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, NULL }
+
+
+/*
+ * MoPub's semantics: fixed positions, then an ad every `repeating_interval` positions after
+ * the last fixed one (without fixed positions the first at interval - 1).
+ */
+struct  Adloader__V1__PlacementRules
+{
+  ProtobufCMessage base;
+  /*
+   * ascending, distinct, 0...65536
+   */
+  size_t n_fixed_positions;
+  uint32_t *fixed_positions;
+  /*
+   * 0 = none, else 2...65536
+   */
+  uint32_t repeating_interval;
+  /*
+   * 0 = the loader's placement.maximumAdsPerFeed (also the bound)
+   */
+  uint32_t maximum_ads;
+};
+#define ADLOADER__V1__PLACEMENT_RULES__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__placement_rules__descriptor) \
+    , 0,NULL, 0, 0 }
+
+
+struct  Adloader__V1__PlannedPosition
+{
+  ProtobufCMessage base;
+  uint32_t position;
+  Adloader__V1__PlannedState state;
+  /*
+   * set for AD (slot_key "FEED#POSITION")
+   */
+  Adloader__V1__Lease *lease;
+};
+#define ADLOADER__V1__PLANNED_POSITION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__planned_position__descriptor) \
+    , 0, ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_UNSPECIFIED, NULL }
+
+
+struct  Adloader__V1__PlanResponse
+{
+  ProtobufCMessage base;
+  /*
+   * every ad position of the window, ascending
+   */
+  size_t n_positions;
+  Adloader__V1__PlannedPosition **positions;
+  /*
+   * this call created the feed's state
+   */
+  protobuf_c_boolean created;
+};
+#define ADLOADER__V1__PLAN_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__plan_response__descriptor) \
+    , 0,NULL, 0 }
 
 
 struct  Adloader__V1__Reward
@@ -1394,6 +1568,25 @@ Adloader__V1__StatsResponse *
 void   adloader__v1__stats_response__free_unpacked
                      (Adloader__V1__StatsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Adloader__V1__FeedStats methods */
+void   adloader__v1__feed_stats__init
+                     (Adloader__V1__FeedStats         *message);
+size_t adloader__v1__feed_stats__get_packed_size
+                     (const Adloader__V1__FeedStats   *message);
+size_t adloader__v1__feed_stats__pack
+                     (const Adloader__V1__FeedStats   *message,
+                      uint8_t             *out);
+size_t adloader__v1__feed_stats__pack_to_buffer
+                     (const Adloader__V1__FeedStats   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__FeedStats *
+       adloader__v1__feed_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__feed_stats__free_unpacked
+                     (Adloader__V1__FeedStats *message,
+                      ProtobufCAllocator *allocator);
 /* Adloader__V1__WatchRequest methods */
 void   adloader__v1__watch_request__init
                      (Adloader__V1__WatchRequest         *message);
@@ -1546,6 +1739,82 @@ Adloader__V1__ServerInfoResponse *
 void   adloader__v1__server_info_response__free_unpacked
                      (Adloader__V1__ServerInfoResponse *message,
                       ProtobufCAllocator *allocator);
+/* Adloader__V1__PlanRequest methods */
+void   adloader__v1__plan_request__init
+                     (Adloader__V1__PlanRequest         *message);
+size_t adloader__v1__plan_request__get_packed_size
+                     (const Adloader__V1__PlanRequest   *message);
+size_t adloader__v1__plan_request__pack
+                     (const Adloader__V1__PlanRequest   *message,
+                      uint8_t             *out);
+size_t adloader__v1__plan_request__pack_to_buffer
+                     (const Adloader__V1__PlanRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__PlanRequest *
+       adloader__v1__plan_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__plan_request__free_unpacked
+                     (Adloader__V1__PlanRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__PlacementRules methods */
+void   adloader__v1__placement_rules__init
+                     (Adloader__V1__PlacementRules         *message);
+size_t adloader__v1__placement_rules__get_packed_size
+                     (const Adloader__V1__PlacementRules   *message);
+size_t adloader__v1__placement_rules__pack
+                     (const Adloader__V1__PlacementRules   *message,
+                      uint8_t             *out);
+size_t adloader__v1__placement_rules__pack_to_buffer
+                     (const Adloader__V1__PlacementRules   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__PlacementRules *
+       adloader__v1__placement_rules__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__placement_rules__free_unpacked
+                     (Adloader__V1__PlacementRules *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__PlannedPosition methods */
+void   adloader__v1__planned_position__init
+                     (Adloader__V1__PlannedPosition         *message);
+size_t adloader__v1__planned_position__get_packed_size
+                     (const Adloader__V1__PlannedPosition   *message);
+size_t adloader__v1__planned_position__pack
+                     (const Adloader__V1__PlannedPosition   *message,
+                      uint8_t             *out);
+size_t adloader__v1__planned_position__pack_to_buffer
+                     (const Adloader__V1__PlannedPosition   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__PlannedPosition *
+       adloader__v1__planned_position__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__planned_position__free_unpacked
+                     (Adloader__V1__PlannedPosition *message,
+                      ProtobufCAllocator *allocator);
+/* Adloader__V1__PlanResponse methods */
+void   adloader__v1__plan_response__init
+                     (Adloader__V1__PlanResponse         *message);
+size_t adloader__v1__plan_response__get_packed_size
+                     (const Adloader__V1__PlanResponse   *message);
+size_t adloader__v1__plan_response__pack
+                     (const Adloader__V1__PlanResponse   *message,
+                      uint8_t             *out);
+size_t adloader__v1__plan_response__pack_to_buffer
+                     (const Adloader__V1__PlanResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__PlanResponse *
+       adloader__v1__plan_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__plan_response__free_unpacked
+                     (Adloader__V1__PlanResponse *message,
+                      ProtobufCAllocator *allocator);
 /* Adloader__V1__Reward methods */
 void   adloader__v1__reward__init
                      (Adloader__V1__Reward         *message);
@@ -1669,6 +1938,9 @@ typedef void (*Adloader__V1__LoaderStatus_Closure)
 typedef void (*Adloader__V1__StatsResponse_Closure)
                  (const Adloader__V1__StatsResponse *message,
                   void *closure_data);
+typedef void (*Adloader__V1__FeedStats_Closure)
+                 (const Adloader__V1__FeedStats *message,
+                  void *closure_data);
 typedef void (*Adloader__V1__WatchRequest_Closure)
                  (const Adloader__V1__WatchRequest *message,
                   void *closure_data);
@@ -1693,6 +1965,18 @@ typedef void (*Adloader__V1__ServerInfoRequest_Closure)
 typedef void (*Adloader__V1__ServerInfoResponse_Closure)
                  (const Adloader__V1__ServerInfoResponse *message,
                   void *closure_data);
+typedef void (*Adloader__V1__PlanRequest_Closure)
+                 (const Adloader__V1__PlanRequest *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__PlacementRules_Closure)
+                 (const Adloader__V1__PlacementRules *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__PlannedPosition_Closure)
+                 (const Adloader__V1__PlannedPosition *message,
+                  void *closure_data);
+typedef void (*Adloader__V1__PlanResponse_Closure)
+                 (const Adloader__V1__PlanResponse *message,
+                  void *closure_data);
 typedef void (*Adloader__V1__Reward_Closure)
                  (const Adloader__V1__Reward *message,
                   void *closure_data);
@@ -1716,6 +2000,7 @@ extern const ProtobufCEnumDescriptor    adloader__v1__att_status__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__borrow_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__return_outcome__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__event_kind__descriptor;
+extern const ProtobufCEnumDescriptor    adloader__v1__planned_state__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__ad_format__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__orientation__descriptor;
 extern const ProtobufCEnumDescriptor    adloader__v1__app_open_event__descriptor;
@@ -1736,6 +2021,7 @@ extern const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__loader_status__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__feed_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__watch_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__event__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__set_loader_enabled_request__descriptor;
@@ -1744,6 +2030,10 @@ extern const ProtobufCMessageDescriptor adloader__v1__reload_request__descriptor
 extern const ProtobufCMessageDescriptor adloader__v1__reload_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__server_info_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__server_info_response__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__plan_request__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__placement_rules__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__planned_position__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__plan_response__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__reward__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__full_screen_creative__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__app_open_request__descriptor;

@@ -50,6 +50,13 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_LOADER_CHANGED: _ClassVar[EventKind]
     EVENT_KIND_HELD_BACK: _ClassVar[EventKind]
 
+class PlannedState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PLANNED_STATE_UNSPECIFIED: _ClassVar[PlannedState]
+    PLANNED_STATE_AD: _ClassVar[PlannedState]
+    PLANNED_STATE_COMING: _ClassVar[PlannedState]
+    PLANNED_STATE_EMPTY: _ClassVar[PlannedState]
+
 class AdFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     AD_FORMAT_UNSPECIFIED: _ClassVar[AdFormat]
@@ -118,6 +125,10 @@ EVENT_KIND_RETURNED: EventKind
 EVENT_KIND_POOL_REMOVED: EventKind
 EVENT_KIND_LOADER_CHANGED: EventKind
 EVENT_KIND_HELD_BACK: EventKind
+PLANNED_STATE_UNSPECIFIED: PlannedState
+PLANNED_STATE_AD: PlannedState
+PLANNED_STATE_COMING: PlannedState
+PLANNED_STATE_EMPTY: PlannedState
 AD_FORMAT_UNSPECIFIED: AdFormat
 AD_FORMAT_NATIVE: AdFormat
 AD_FORMAT_INTERSTITIAL: AdFormat
@@ -400,16 +411,40 @@ class LoaderStatus(_message.Message):
     def __init__(self, name: _Optional[str] = ..., enabled: _Optional[bool] = ..., source: _Optional[str] = ..., pools: _Optional[int] = ..., blocked_creatives: _Optional[int] = ...) -> None: ...
 
 class StatsResponse(_message.Message):
-    __slots__ = ("pools", "sources", "loaders", "instance")
+    __slots__ = ("pools", "sources", "loaders", "instance", "feeds")
     POOLS_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     LOADERS_FIELD_NUMBER: _ClassVar[int]
     INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    FEEDS_FIELD_NUMBER: _ClassVar[int]
     pools: _containers.RepeatedCompositeFieldContainer[PoolStats]
     sources: _containers.RepeatedCompositeFieldContainer[SourceStats]
     loaders: _containers.RepeatedCompositeFieldContainer[LoaderStatus]
     instance: str
-    def __init__(self, pools: _Optional[_Iterable[_Union[PoolStats, _Mapping]]] = ..., sources: _Optional[_Iterable[_Union[SourceStats, _Mapping]]] = ..., loaders: _Optional[_Iterable[_Union[LoaderStatus, _Mapping]]] = ..., instance: _Optional[str] = ...) -> None: ...
+    feeds: FeedStats
+    def __init__(self, pools: _Optional[_Iterable[_Union[PoolStats, _Mapping]]] = ..., sources: _Optional[_Iterable[_Union[SourceStats, _Mapping]]] = ..., loaders: _Optional[_Iterable[_Union[LoaderStatus, _Mapping]]] = ..., instance: _Optional[str] = ..., feeds: _Optional[_Union[FeedStats, _Mapping]] = ...) -> None: ...
+
+class FeedStats(_message.Message):
+    __slots__ = ("feeds_held", "positions_planned", "positions_filled", "coming_answers", "positions_empty", "separation_holds", "feeds_expired", "feeds_refused", "guarantees_lost")
+    FEEDS_HELD_FIELD_NUMBER: _ClassVar[int]
+    POSITIONS_PLANNED_FIELD_NUMBER: _ClassVar[int]
+    POSITIONS_FILLED_FIELD_NUMBER: _ClassVar[int]
+    COMING_ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    POSITIONS_EMPTY_FIELD_NUMBER: _ClassVar[int]
+    SEPARATION_HOLDS_FIELD_NUMBER: _ClassVar[int]
+    FEEDS_EXPIRED_FIELD_NUMBER: _ClassVar[int]
+    FEEDS_REFUSED_FIELD_NUMBER: _ClassVar[int]
+    GUARANTEES_LOST_FIELD_NUMBER: _ClassVar[int]
+    feeds_held: int
+    positions_planned: int
+    positions_filled: int
+    coming_answers: int
+    positions_empty: int
+    separation_holds: int
+    feeds_expired: int
+    feeds_refused: int
+    guarantees_lost: int
+    def __init__(self, feeds_held: _Optional[int] = ..., positions_planned: _Optional[int] = ..., positions_filled: _Optional[int] = ..., coming_answers: _Optional[int] = ..., positions_empty: _Optional[int] = ..., separation_holds: _Optional[int] = ..., feeds_expired: _Optional[int] = ..., feeds_refused: _Optional[int] = ..., guarantees_lost: _Optional[int] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
     __slots__ = ("loader", "ad_unit_id", "kinds")
@@ -500,6 +535,52 @@ class ServerInfoResponse(_message.Message):
     features: _containers.RepeatedScalarFieldContainer[str]
     protocol: str
     def __init__(self, version: _Optional[str] = ..., build: _Optional[str] = ..., instance: _Optional[str] = ..., uptime_ms: _Optional[int] = ..., features: _Optional[_Iterable[str]] = ..., protocol: _Optional[str] = ...) -> None: ...
+
+class PlanRequest(_message.Message):
+    __slots__ = ("feed_id", "ad_unit_id", "loader", "first_visible", "last_visible", "ahead", "placement")
+    FEED_ID_FIELD_NUMBER: _ClassVar[int]
+    AD_UNIT_ID_FIELD_NUMBER: _ClassVar[int]
+    LOADER_FIELD_NUMBER: _ClassVar[int]
+    FIRST_VISIBLE_FIELD_NUMBER: _ClassVar[int]
+    LAST_VISIBLE_FIELD_NUMBER: _ClassVar[int]
+    AHEAD_FIELD_NUMBER: _ClassVar[int]
+    PLACEMENT_FIELD_NUMBER: _ClassVar[int]
+    feed_id: str
+    ad_unit_id: str
+    loader: str
+    first_visible: int
+    last_visible: int
+    ahead: int
+    placement: PlacementRules
+    def __init__(self, feed_id: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., first_visible: _Optional[int] = ..., last_visible: _Optional[int] = ..., ahead: _Optional[int] = ..., placement: _Optional[_Union[PlacementRules, _Mapping]] = ...) -> None: ...
+
+class PlacementRules(_message.Message):
+    __slots__ = ("fixed_positions", "repeating_interval", "maximum_ads")
+    FIXED_POSITIONS_FIELD_NUMBER: _ClassVar[int]
+    REPEATING_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    MAXIMUM_ADS_FIELD_NUMBER: _ClassVar[int]
+    fixed_positions: _containers.RepeatedScalarFieldContainer[int]
+    repeating_interval: int
+    maximum_ads: int
+    def __init__(self, fixed_positions: _Optional[_Iterable[int]] = ..., repeating_interval: _Optional[int] = ..., maximum_ads: _Optional[int] = ...) -> None: ...
+
+class PlannedPosition(_message.Message):
+    __slots__ = ("position", "state", "lease")
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    position: int
+    state: PlannedState
+    lease: Lease
+    def __init__(self, position: _Optional[int] = ..., state: _Optional[_Union[PlannedState, str]] = ..., lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
+
+class PlanResponse(_message.Message):
+    __slots__ = ("positions", "created")
+    POSITIONS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    positions: _containers.RepeatedCompositeFieldContainer[PlannedPosition]
+    created: bool
+    def __init__(self, positions: _Optional[_Iterable[_Union[PlannedPosition, _Mapping]]] = ..., created: _Optional[bool] = ...) -> None: ...
 
 class Reward(_message.Message):
     __slots__ = ("type", "amount")

@@ -80,6 +80,11 @@ class NativeAdLoaderStub:
                 request_serializer=adloader_dot_v1_dot_adloader__pb2.ServerInfoRequest.SerializeToString,
                 response_deserializer=adloader_dot_v1_dot_adloader__pb2.ServerInfoResponse.FromString,
                 _registered_method=True)
+        self.Plan = channel.unary_unary(
+                '/adloader.v1.NativeAdLoader/Plan',
+                request_serializer=adloader_dot_v1_dot_adloader__pb2.PlanRequest.SerializeToString,
+                response_deserializer=adloader_dot_v1_dot_adloader__pb2.PlanResponse.FromString,
+                _registered_method=True)
 
 
 class NativeAdLoaderServicer:
@@ -153,6 +158,15 @@ class NativeAdLoaderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Plan(self, request, context):
+        """Plans a window of a feed: which positions carry ads, each with its lease or "coming";
+        answers stay stable as the user scrolls back, ads kept apart by the loader's separation
+        rules (PROTOCOL.md 7.11).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NativeAdLoaderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -200,6 +214,11 @@ def add_NativeAdLoaderServicer_to_server(servicer, server):
                     servicer.ServerInfo,
                     request_deserializer=adloader_dot_v1_dot_adloader__pb2.ServerInfoRequest.FromString,
                     response_serializer=adloader_dot_v1_dot_adloader__pb2.ServerInfoResponse.SerializeToString,
+            ),
+            'Plan': grpc.unary_unary_rpc_method_handler(
+                    servicer.Plan,
+                    request_deserializer=adloader_dot_v1_dot_adloader__pb2.PlanRequest.FromString,
+                    response_serializer=adloader_dot_v1_dot_adloader__pb2.PlanResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -446,6 +465,33 @@ class NativeAdLoader:
             '/adloader.v1.NativeAdLoader/ServerInfo',
             adloader_dot_v1_dot_adloader__pb2.ServerInfoRequest.SerializeToString,
             adloader_dot_v1_dot_adloader__pb2.ServerInfoResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Plan(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/adloader.v1.NativeAdLoader/Plan',
+            adloader_dot_v1_dot_adloader__pb2.PlanRequest.SerializeToString,
+            adloader_dot_v1_dot_adloader__pb2.PlanResponse.FromString,
             options,
             channel_credentials,
             insecure,
