@@ -36,6 +36,15 @@ public protocol DemandSource: AnyObject {
     /// The source's own counters for Stats, or nil when it keeps none. Read on the loader's
     /// thread; the loader fills in ``DemandSourceStats/name``.
     var statistics: DemandSourceStats? { get }
+
+    /// The bytes that stand for one of this source's contexts in the pool store, given back to
+    /// ``decodeContext(_:)`` after a restart; nil when it cannot be kept (the ad is then not
+    /// suspended). Pure: no I/O.
+    func encodeContext(_ context: any AdSourceContext) -> [UInt8]?
+
+    /// The context ``encodeContext(_:)`` wrote; nil for bytes it does not read (the ad is then
+    /// not restored).
+    func decodeContext(_ bytes: [UInt8]) -> (any AdSourceContext)?
 }
 
 extension DemandSource {
@@ -47,4 +56,9 @@ extension DemandSource {
 
     /// None: a source without counters of its own is not listed in Stats.
     public var statistics: DemandSourceStats? { nil }
+
+    /// None: a source that attaches contexts and wants its ads kept implements both.
+    public func encodeContext(_ context: any AdSourceContext) -> [UInt8]? { nil }
+
+    public func decodeContext(_ bytes: [UInt8]) -> (any AdSourceContext)? { nil }
 }

@@ -66,6 +66,8 @@ public final class Daemon {
     let sniffer: ProtocolSniffer
     /// Built sources' stops (their HTTP clients' handles), run after the loader's shutdown.
     let sourceContext: DemandSourceContext
+    /// What a restart keeps (the notice outbox); nil with `poolStore.type` off.
+    let poolStore: SQLitePoolStore?
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -89,7 +91,10 @@ public final class Daemon {
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
-            let context = DemandSourceContext(clock: clock, scheduler: clock, loop: loop, logger: logger)
+            let poolStore = try Self.openPoolStore(configuration.poolStore, clock: clock, logger: logger)
+            self.poolStore = poolStore
+            let context = DemandSourceContext(
+                clock: clock, scheduler: clock, loop: loop, logger: logger, noticeStore: poolStore)
             createdContext = context
             // Each source is measured from the outside (requests, latency, failures by class,
             // notices, reachability): the core keeps no metrics of its own.
@@ -204,6 +209,32 @@ public final class Daemon {
         }
     }
 
+    /// Opens the pool store; a file that cannot be used is moved aside with one log line.
+    /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when not even a new file can be made.
+    private static func openPoolStore(
+        _ settings: PoolStoreConfiguration, clock: any AdClock, logger: Logger
+    ) throws(ConfigError) -> SQLitePoolStore? {
+        guard settings.type == .sqlite else { return nil }
+        do {
+            let (store, unusable) = try SQLitePoolStore.open(path: settings.sqlitePath, now: clock.now)
+            if let unusable {
+                logger.error("pool store unusable, starting empty", ["path": .string(settings.sqlitePath), "error": .string(unusable.message)])
+            }
+            var lastLogged: Int64?
+            store.onWriteFailure = { [logger] error in
+                // A failing disk would log on every write: at most one line a minute.
+                let now = clock.now.unixMilliseconds
+                if let last = lastLogged, now - last < 60_000 { return }
+                lastLogged = now
+                logger.error("pool store write failed", ["path": .string(settings.sqlitePath), "error": .string(error.message)])
+            }
+            logger.info("pool store open", ["path": .string(settings.sqlitePath), "notices": .int(Int64(store.noticeCount()))])
+            return store
+        } catch {
+            throw ConfigError(field: "poolStore.sqlitePath", message: error.message)
+        }
+    }
+
     /// The addresses bound by ``start()``.
     public var addresses: [ListenAddress] { listeners.map(\.address) }
 
@@ -222,6 +253,8 @@ public final class Daemon {
         UVSignal.unblockTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
+        // After the sources (stopped before it): their undelivered notices are in it by then.
+        if let poolStore { stops.append(("pool store", poolStore.close)) }
         stops.append(("sources", sourceContext.stopSources))
         // Readiness (the log's, /readyz's) follows the daemon's state, admin listener or not.
         metrics.isServing = { [unowned self] in self.state == .running }

@@ -209,6 +209,9 @@ extension DemandSourceStats {
         m.pointee.notices_sent = noticesSent
         m.pointee.notices_failed = noticesFailed
         m.pointee.notices_dropped = noticesDropped
+        m.pointee.notices_retried = noticesRetried
+        m.pointee.notices_restored = noticesRestored
+        m.pointee.notices_pending = noticesPending
         return m
     }
 
@@ -223,6 +226,9 @@ extension DemandSourceStats {
         noticesSent = p.notices_sent
         noticesFailed = p.notices_failed
         noticesDropped = p.notices_dropped
+        noticesRetried = p.notices_retried
+        noticesRestored = p.notices_restored
+        noticesPending = p.notices_pending
     }
 }
 

@@ -2419,7 +2419,7 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   (ProtobufCMessageInit) adloader__v1__pool_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descriptors[9] =
+static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descriptors[12] =
 {
   {
     "name",
@@ -2529,6 +2529,42 @@ static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "notices_retried",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_retried),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notices_restored",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_restored),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notices_pending",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_pending),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__source_stats__field_indices_by_name[] = {
   3,   /* field[3] = bids */
@@ -2538,13 +2574,16 @@ static const unsigned adloader__v1__source_stats__field_indices_by_name[] = {
   2,   /* field[2] = no_fills */
   8,   /* field[8] = notices_dropped */
   7,   /* field[7] = notices_failed */
+  11,   /* field[11] = notices_pending */
+  10,   /* field[10] = notices_restored */
+  9,   /* field[9] = notices_retried */
   6,   /* field[6] = notices_sent */
   1,   /* field[1] = requests */
 };
 static const ProtobufCIntRange adloader__v1__source_stats__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
 {
@@ -2554,7 +2593,7 @@ const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
   "Adloader__V1__SourceStats",
   "adloader.v1",
   sizeof(Adloader__V1__SourceStats),
-  9,
+  12,
   adloader__v1__source_stats__field_descriptors,
   adloader__v1__source_stats__field_indices_by_name,
   1,  adloader__v1__source_stats__number_ranges,

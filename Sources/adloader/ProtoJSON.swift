@@ -123,7 +123,8 @@ enum ProtoJSON {
             "name": s.name, "requests": uint64(s.requests), "noFills": uint64(s.noFills),
             "bids": uint64(s.bids), "bidsDropped": uint64(s.bidsDropped), "failures": uint64(s.failures),
             "noticesSent": uint64(s.noticesSent), "noticesFailed": uint64(s.noticesFailed),
-            "noticesDropped": uint64(s.noticesDropped),
+            "noticesDropped": uint64(s.noticesDropped), "noticesRetried": uint64(s.noticesRetried),
+            "noticesRestored": uint64(s.noticesRestored), "noticesPending": uint64(s.noticesPending),
         ]
     }
 

@@ -316,7 +316,7 @@ class PoolStats(_message.Message):
     def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., available: _Optional[int] = ..., leased: _Optional[int] = ..., in_flight: _Optional[int] = ..., parked_borrows: _Optional[int] = ..., requests_in_flight: _Optional[int] = ..., target: _Optional[int] = ..., idle: _Optional[bool] = ..., loaded: _Optional[int] = ..., expired: _Optional[int] = ..., consumed: _Optional[int] = ..., removed: _Optional[int] = ..., upstream_requests: _Optional[int] = ..., upstream_failures: _Optional[int] = ..., borrow_hits: _Optional[int] = ..., borrow_misses: _Optional[int] = ..., leases_reclaimed: _Optional[int] = ..., held_back_ms: _Optional[int] = ..., expired_on_arrival: _Optional[int] = ..., memory_refused: _Optional[int] = ..., memory_dropped: _Optional[int] = ..., in_flight_target: _Optional[int] = ..., held_back: _Optional[str] = ..., round_trip_ms: _Optional[float] = ..., ads_per_request: _Optional[float] = ..., minimum_remaining_life_ms: _Optional[int] = ...) -> None: ...
 
 class SourceStats(_message.Message):
-    __slots__ = ("name", "requests", "no_fills", "bids", "bids_dropped", "failures", "notices_sent", "notices_failed", "notices_dropped")
+    __slots__ = ("name", "requests", "no_fills", "bids", "bids_dropped", "failures", "notices_sent", "notices_failed", "notices_dropped", "notices_retried", "notices_restored", "notices_pending")
     NAME_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     NO_FILLS_FIELD_NUMBER: _ClassVar[int]
@@ -326,6 +326,9 @@ class SourceStats(_message.Message):
     NOTICES_SENT_FIELD_NUMBER: _ClassVar[int]
     NOTICES_FAILED_FIELD_NUMBER: _ClassVar[int]
     NOTICES_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    NOTICES_RETRIED_FIELD_NUMBER: _ClassVar[int]
+    NOTICES_RESTORED_FIELD_NUMBER: _ClassVar[int]
+    NOTICES_PENDING_FIELD_NUMBER: _ClassVar[int]
     name: str
     requests: int
     no_fills: int
@@ -335,7 +338,10 @@ class SourceStats(_message.Message):
     notices_sent: int
     notices_failed: int
     notices_dropped: int
-    def __init__(self, name: _Optional[str] = ..., requests: _Optional[int] = ..., no_fills: _Optional[int] = ..., bids: _Optional[int] = ..., bids_dropped: _Optional[int] = ..., failures: _Optional[int] = ..., notices_sent: _Optional[int] = ..., notices_failed: _Optional[int] = ..., notices_dropped: _Optional[int] = ...) -> None: ...
+    notices_retried: int
+    notices_restored: int
+    notices_pending: int
+    def __init__(self, name: _Optional[str] = ..., requests: _Optional[int] = ..., no_fills: _Optional[int] = ..., bids: _Optional[int] = ..., bids_dropped: _Optional[int] = ..., failures: _Optional[int] = ..., notices_sent: _Optional[int] = ..., notices_failed: _Optional[int] = ..., notices_dropped: _Optional[int] = ..., notices_retried: _Optional[int] = ..., notices_restored: _Optional[int] = ..., notices_pending: _Optional[int] = ...) -> None: ...
 
 class LoaderStatus(_message.Message):
     __slots__ = ("name", "enabled", "source", "pools", "blocked_creatives")
