@@ -230,10 +230,12 @@ final class AdPool {
     }
 
     /// Stores a freshly loaded ad as available.
-    func insertAvailable(_ ad: Ad, sequence: UInt64) {
+    @discardableResult
+    func insertAvailable(_ ad: Ad, sequence: UInt64) -> AdHandle {
         memory.held += 1
         let handle = records.insert(Record(ad: ad, sequence: sequence, state: .available))
         available.insert(handle: handle, deadline: ad.expiresAt.unixMilliseconds, sequence: sequence)
+        return handle
     }
 
     /// The available ad that expires soonest, without taking it.

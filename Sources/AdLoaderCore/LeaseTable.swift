@@ -26,6 +26,9 @@ struct LeaseTable {
     }
 
     private var records = Slab<LeaseHandle, Record>()
+    /// Leases a previous run lent, restored from the pool store: their ids were made by that
+    /// run's generator, so they are found by id here (until they end).
+    private var restored: [UInt64: LeaseHandle] = [:]
     /// By slot index: the generation of the slot's next lease.
     private var generations: [UInt32] = []
     private var timeouts = DeadlineHeap<LeaseHandle>()
@@ -66,6 +69,7 @@ struct LeaseTable {
 
     /// The open lease `id` names, if any.
     func handle(forID id: UInt64, ids: IdentifierGenerator) -> LeaseHandle? {
+        if !restored.isEmpty, let handle = restored[id] { return handle }
         guard IdentifierGenerator.replica(of: id) == ids.replica else { return nil }
         let handle = LeaseHandle(index: ids.leaseSlot(of: id).slot)
         guard records.isLive(handle), records[handle].id == id else { return nil }
@@ -95,8 +99,19 @@ struct LeaseTable {
         return handle
     }
 
+    /// Stores a lease a previous run lent under `id` (restored from the pool store).
+    mutating func insertRestored(_ record: consuming Record, id: UInt64, ids: IdentifierGenerator) -> LeaseHandle {
+        let handle = insert(record, ids: ids)
+        records[handle].id = id
+        timeouts.remove(handle: handle)
+        timeouts.insert(handle: handle, deadline: records[handle].expiresAt.unixMilliseconds, sequence: id)
+        restored[id] = handle
+        return handle
+    }
+
     @discardableResult
     mutating func remove(_ handle: LeaseHandle) -> Record {
+        if !restored.isEmpty { restored[records[handle].id] = nil }
         // A slot that used its last generations is never reused: its ids would repeat.
         let record = records.remove(handle, retiring: generations[handle.index] >= IdentifierGenerator.generationLimit - 1)
         timeouts.remove(handle: handle)

@@ -73,6 +73,7 @@ public final class Daemon {
     /// How to stop each part started so far, in start order; run in reverse.
     private var stops: [(part: String, stop: () -> Void)] = []
     private var state = State.created
+    private var loaderStopped = false
 
     /// Builds the loop, clock, demand sources, loader, service and transport.
     /// - Throws: ``ConfigError`` for a bad loader or source; ``UVError`` when libuv fails.
@@ -235,6 +236,63 @@ public final class Daemon {
         }
     }
 
+    /// Takes the suspension the last clean stop left and puts it back into `loader`, before
+    /// any call is served; one log line says what came back (an unreadable one: what failed).
+    private static func restorePools(
+        into loader: NativeAdvertisementLoader, from store: SQLitePoolStore, clock: any AdClock, logger: Logger
+    ) {
+        let started = Self.monotonicMilliseconds()
+        do {
+            guard let suspension = try store.takeSuspension() else { return }
+            let report = loader.restore(suspension)
+            logger.info(
+                "pools restored from the pool store",
+                [
+                    "ads": .int(Int64(report.ads)), "leases": .int(Int64(report.leases)),
+                    "expired": .int(Int64(report.expired)), "reclaimedLeases": .int(Int64(report.reclaimedLeases)),
+                    "dropped": .int(Int64(report.dropped)),
+                    "downMs": .int(clock.now.unixMilliseconds - suspension.suspendedAt.unixMilliseconds),
+                    "ms": .int(Self.monotonicMilliseconds() - started),
+                ])
+        } catch {
+            logger.error("pool store: suspended pools unreadable, starting empty", ["error": .string(error.message)])
+        }
+    }
+
+    private static func monotonicMilliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    /// The loader's stop: with a pool store its pools are suspended into it (no loss notice
+    /// for an ad kept), else shut down (every ad dropped).
+    private func stopLoader() {
+        // Called by the service's drain, and again as the loader's stop: once.
+        guard !loaderStopped else { return }
+        loaderStopped = true
+        guard let poolStore else {
+            loader.shutdown()
+            return
+        }
+        let started = Self.monotonicMilliseconds()
+        let suspension = loader.suspend()
+        do {
+            let bytes = try poolStore.saveSuspension(suspension)
+            logger.info(
+                "pools suspended into the pool store",
+                [
+                    "ads": .int(Int64(suspension.ads.count)),
+                    "leases": .int(Int64(suspension.ads.lazy.filter { $0.lease != nil }.count)),
+                    "bytes": .int(Int64(bytes)), "ms": .int(Self.monotonicMilliseconds() - started),
+                ])
+        } catch {
+            logger.error(
+                "pool store: suspending the pools failed, their ads are lost",
+                ["ads": .int(Int64(suspension.ads.count)), "error": .string(error.message)])
+        }
+    }
+
     /// The addresses bound by ``start()``.
     public var addresses: [ListenAddress] { listeners.map(\.address) }
 
@@ -262,7 +320,10 @@ public final class Daemon {
         // The store first (it joins its worker, the last thread that may wake), then the handle.
         stops.append(("cap store wake-up", capStoreWakeup.close))
         stops.append(("cap store", capStore.close))
-        stops.append(("loader", loader.shutdown))
+        // The drain stops the loader first (suspending its pools); this stop is for a start
+        // that failed before any drain.
+        service.stopLoader = { [unowned self] in self.stopLoader() }
+        stops.append(("loader", { [unowned self] in self.stopLoader() }))
         for transport in transports { stops.append(("\(transport.name) transport", transport.stop)) }
         stops.append(("sniffer", sniffer.closeAll))
         let settings = configuration.listeners
@@ -319,6 +380,8 @@ public final class Daemon {
         // Before the loop runs: no lease is lent yet.
         loader.leaseReplica = configuration.listeners.replicaIndex ?? LeaseReplica.index(forInstance: instanceName)
         logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(instanceName)])
+        // Before the loop runs, after the replica is set: no call is served yet.
+        if let poolStore { Self.restorePools(into: loader, from: poolStore, clock: clock, logger: logger) }
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }

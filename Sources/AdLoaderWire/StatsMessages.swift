@@ -152,6 +152,8 @@ extension PoolStats {
         m.pointee.borrow_hits = borrowHits
         m.pointee.borrow_misses = borrowMisses
         m.pointee.leases_reclaimed = leasesReclaimed
+        m.pointee.restored_ads = restoredAds
+        m.pointee.restored_leases = restoredLeases
         m.pointee.held_back_ms = heldBackMilliseconds
         m.pointee.expired_on_arrival = expiredOnArrival
         m.pointee.memory_refused = budgetRefused
@@ -183,6 +185,8 @@ extension PoolStats {
         borrowHits = p.borrow_hits
         borrowMisses = p.borrow_misses
         leasesReclaimed = p.leases_reclaimed
+        restoredAds = p.restored_ads
+        restoredLeases = p.restored_leases
         heldBackMilliseconds = p.held_back_ms
         expiredOnArrival = p.expired_on_arrival
         budgetRefused = p.memory_refused

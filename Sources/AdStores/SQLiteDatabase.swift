@@ -92,6 +92,8 @@ final class SQLiteDatabase {
 
         func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(pointer, index, value) }
 
+        func bindNull(_ index: Int32) { sqlite3_bind_null(pointer, index) }
+
         func bind(_ index: Int32, _ text: String) throws(PoolStoreError) {
             var text = text
             let result = text.withUTF8 { utf8 in

@@ -5,7 +5,13 @@ import Glibc
 #endif
 
 /// The pool store in a SQLite file (`poolStore.sqlitePath`, next to the app-open store): what
-/// a restart keeps. Today: the outbox of notices not yet delivered (``NoticeOutboxStore``).
+/// a restart keeps: the pools suspended at a clean stop (every pooled ad with its source
+/// context, leases with their ids, slots and timeouts) and the outbox of notices not yet
+/// delivered (``NoticeOutboxStore``).
+///
+/// A suspension is written in one transaction at the stop and taken (read whole, decoded
+/// whole, then deleted in one transaction) at the next start, before any call is served: a
+/// crash after the start never restores it a second time, so no ad is lent twice.
 ///
 /// The format is versioned (`PRAGMA application_id` names the file as ours, `PRAGMA
 /// user_version` is ``formatVersion``): a file of another version, or one that is not a
@@ -27,6 +33,7 @@ public final class SQLitePoolStore: NoticeOutboxStore {
     private let selectNotices: SQLiteDatabase.Statement
     private let upsertNotice: SQLiteDatabase.Statement
     private let deleteNotice: SQLiteDatabase.Statement
+    private let insertAd: SQLiteDatabase.Statement
     /// Write failures so far (each also in ``lastError``); the daemon logs and counts them.
     public private(set) var writeFailures: UInt64 = 0
     public private(set) var lastError: PoolStoreError?
@@ -54,18 +61,20 @@ public final class SQLitePoolStore: NoticeOutboxStore {
         do throws(PoolStoreError) {
             try database.execute("PRAGMA journal_mode=WAL")
             try database.execute("PRAGMA synchronous=NORMAL")
-            if tables == 0 {
-                try database.execute(
-                    """
-                    BEGIN IMMEDIATE;
-                    CREATE TABLE IF NOT EXISTS notices (
-                      source TEXT NOT NULL, id INTEGER NOT NULL, url TEXT NOT NULL, attempts INTEGER NOT NULL,
-                      PRIMARY KEY (source, id)) WITHOUT ROWID;
-                    PRAGMA application_id=\(Self.applicationID);
-                    PRAGMA user_version=\(Self.formatVersion);
-                    COMMIT;
-                    """)
-            }
+            try database.execute(
+                """
+                BEGIN IMMEDIATE;
+                CREATE TABLE IF NOT EXISTS notices (
+                  source TEXT NOT NULL, id INTEGER NOT NULL, url TEXT NOT NULL, attempts INTEGER NOT NULL,
+                  PRIMARY KEY (source, id)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS suspended_ads (
+                  seq INTEGER PRIMARY KEY, record BLOB NOT NULL,
+                  lease_id INTEGER, lease_slot TEXT, lease_expires_ms INTEGER);
+                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+                PRAGMA application_id=\(Self.applicationID);
+                PRAGMA user_version=\(Self.formatVersion);
+                COMMIT;
+                """)
             selectNotices = try database.prepare("SELECT id, url, attempts FROM notices WHERE source = ?1 ORDER BY id")
             upsertNotice = try database.prepare(
                 """
@@ -73,6 +82,8 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 ON CONFLICT (source, id) DO UPDATE SET attempts = excluded.attempts
                 """)
             deleteNotice = try database.prepare("DELETE FROM notices WHERE source = ?1 AND id = ?2")
+            insertAd = try database.prepare(
+                "INSERT INTO suspended_ads (seq, record, lease_id, lease_slot, lease_expires_ms) VALUES (?1, ?2, ?3, ?4, ?5)")
         } catch {
             database.close()
             throw error
@@ -142,6 +153,81 @@ public final class SQLitePoolStore: NoticeOutboxStore {
         } catch {
             failed(error)
         }
+    }
+
+    // MARK: Suspended pools
+
+    /// Writes `suspension` in one transaction, replacing any earlier one.
+    /// - Returns: the bytes of the ad records written.
+    /// - Throws: ``PoolStoreError`` `.io`; nothing is written then.
+    @discardableResult
+    public func saveSuspension(_ suspension: LoaderSuspension) throws(PoolStoreError) -> Int {
+        try database.execute("BEGIN IMMEDIATE")
+        var bytes = 0
+        do throws(PoolStoreError) {
+            try database.execute("DELETE FROM suspended_ads")
+            for (index, item) in suspension.ads.enumerated() {
+                let record = StoreRecordCodec.encode(item.ad, context: item.context)
+                bytes += record.count
+                insertAd.reset()
+                insertAd.bind(1, Int64(index))
+                try insertAd.bind(2, bytes: record)
+                if let lease = item.lease {
+                    insertAd.bind(3, Int64(bitPattern: lease.id))
+                    if let slot = lease.slot { try insertAd.bind(4, slot) } else { insertAd.bindNull(4) }
+                    insertAd.bind(5, lease.expiresAt.unixMilliseconds)
+                } else {
+                    insertAd.bindNull(3)
+                    insertAd.bindNull(4)
+                    insertAd.bindNull(5)
+                }
+                try insertAd.run()
+            }
+            try database.execute(
+                "INSERT INTO meta (key, value) VALUES ('suspended_at_ms', \(suspension.suspendedAt.unixMilliseconds)) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            )
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+        return bytes
+    }
+
+    /// Reads the suspension a clean stop left, whole, and deletes it (committed before this
+    /// returns): nil when there is none.
+    /// - Throws: ``PoolStoreError`` `.unreadable` when any record does not decode: the
+    ///   suspension is deleted too and nothing is restored (never half of it).
+    public func takeSuspension() throws(PoolStoreError) -> LoaderSuspension? {
+        let select = try database.prepare(
+            "SELECT record, lease_id, lease_slot, lease_expires_ms, lease_id IS NULL, lease_slot IS NULL FROM suspended_ads ORDER BY seq")
+        var ads: [LoaderSuspension.SuspendedAd] = []
+        var failure: PoolStoreError?
+        do throws(PoolStoreError) {
+            while try select.next() {
+                let decoded: (ad: Ad, context: [UInt8])
+                do {
+                    decoded = try StoreRecordCodec.decodeAd(select.bytes(0))
+                } catch {
+                    throw PoolStoreError(.unreadable, "pool store \(path): suspended ad \(ads.count + 1): \(error.message)")
+                }
+                var lease: LoaderSuspension.SuspendedLease?
+                if select.int64(4) == 0 {
+                    lease = .init(
+                        id: UInt64(bitPattern: select.int64(1)), slot: select.int64(5) == 0 ? select.text(2) : nil,
+                        expiresAt: AdInstant(unixMilliseconds: select.int64(3)))
+                }
+                ads.append(.init(ad: decoded.ad, context: decoded.context, lease: lease))
+            }
+        } catch {
+            select.reset()
+            failure = error
+        }
+        let suspendedAt = try Self.count(database, "SELECT coalesce(max(value), 0) FROM meta WHERE key = 'suspended_at_ms'")
+        try database.execute("BEGIN IMMEDIATE; DELETE FROM suspended_ads; DELETE FROM meta WHERE key = 'suspended_at_ms'; COMMIT;")
+        if let failure { throw failure }
+        guard !ads.isEmpty || suspendedAt != 0 else { return nil }
+        return LoaderSuspension(ads: ads, suspendedAt: AdInstant(unixMilliseconds: suspendedAt))
     }
 
     /// Notices stored, every source (for Stats and tests).

@@ -50,12 +50,13 @@ public enum StoreRecordCodec {
                 writer.byte(1)
                 writer.string(url)
             }
-            writer.byte(
+            let orientation: UInt8 =
                 switch creative.orientation {
                 case .any: 0
                 case .portrait: 1
                 case .landscape: 2
-                })
+                }
+            writer.byte(orientation)
             writer.signed(Int64(creative.width))
             writer.signed(Int64(creative.height))
             writer.bool(creative.reward != nil)

@@ -2042,7 +2042,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__stats_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[27] =
+static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[29] =
 {
   {
     "loader",
@@ -2368,6 +2368,30 @@ static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptor
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "restored_ads",
+    40,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, restored_ads),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "restored_leases",
+    41,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, restored_leases),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   1,   /* field[1] = ad_unit_id */
@@ -2393,16 +2417,19 @@ static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   5,   /* field[5] = parked_borrows */
   12,   /* field[12] = removed */
   6,   /* field[6] = requests_in_flight */
+  27,   /* field[27] = restored_ads */
+  28,   /* field[28] = restored_leases */
   24,   /* field[24] = round_trip_ms */
   7,   /* field[7] = target */
   14,   /* field[14] = upstream_failures */
   13,   /* field[13] = upstream_requests */
 };
-static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[2 + 1] =
+static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[3 + 1] =
 {
   { 1, 0 },
   { 30, 22 },
-  { 0, 27 }
+  { 40, 27 },
+  { 0, 29 }
 };
 const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
 {
@@ -2412,10 +2439,10 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   "Adloader__V1__PoolStats",
   "adloader.v1",
   sizeof(Adloader__V1__PoolStats),
-  27,
+  29,
   adloader__v1__pool_stats__field_descriptors,
   adloader__v1__pool_stats__field_indices_by_name,
-  2,  adloader__v1__pool_stats__number_ranges,
+  3,  adloader__v1__pool_stats__number_ranges,
   (ProtobufCMessageInit) adloader__v1__pool_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

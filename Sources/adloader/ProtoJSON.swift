@@ -110,6 +110,7 @@ enum ProtoJSON {
             "removed": uint64(p.removed), "upstreamRequests": uint64(p.upstreamRequests),
             "upstreamFailures": uint64(p.upstreamFailures), "borrowHits": uint64(p.borrowHits),
             "borrowMisses": uint64(p.borrowMisses), "leasesReclaimed": uint64(p.leasesReclaimed),
+            "restoredAds": uint64(p.restoredAds), "restoredLeases": uint64(p.restoredLeases),
             "heldBackMs": uint64(p.heldBackMilliseconds), "expiredOnArrival": uint64(p.expiredOnArrival),
             "memoryRefused": uint64(p.budgetRefused), "memoryDropped": uint64(p.droppedForMemory),
             "inFlightTarget": p.inFlightTarget, "heldBack": p.heldBack?.name ?? "",

@@ -54,6 +54,21 @@ final class FakeDemandSource: DemandSource {
 
     func adDropped(_ ad: Ad, reason: AdDropReason) { dropped.append((ad, reason)) }
 
+    /// Set: contexts cannot be encoded (the source keeps none across a restart).
+    var contextless = false
+
+    /// A ``TestContext`` as its number's 8 bytes, so that ads can be suspended and restored.
+    func encodeContext(_ context: any AdSourceContext) -> [UInt8]? {
+        guard !contextless, let number = (context as? TestContext)?.number else { return nil }
+        return withUnsafeBytes(of: Int64(number).littleEndian, Array.init)
+    }
+
+    func decodeContext(_ bytes: [UInt8]) -> (any AdSourceContext)? {
+        guard bytes.count == 8 else { return nil }
+        let number = bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        return TestContext(number: Int(number))
+    }
+
     /// The dropped notices as (ad id, reason).
     var droppedIDs: [String: AdDropReason] {
         Dictionary(dropped.map { ($0.ad.id, $0.reason) }, uniquingKeysWith: { first, _ in first })
@@ -249,7 +264,7 @@ struct TestFailure: Error, CustomStringConvertible {
 extension PoolStats {
     /// The accounting invariant: every loaded ad is somewhere.
     var isBalanced: Bool {
-        loaded == UInt64(available) + UInt64(leased) + consumed + expired + removed
+        loaded + restoredAds == UInt64(available) + UInt64(leased) + consumed + expired + removed
     }
 }
 

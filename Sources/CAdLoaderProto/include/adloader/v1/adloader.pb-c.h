@@ -564,10 +564,21 @@ struct  Adloader__V1__PoolStats
    * least life left for an ad to be lent now
    */
   int64_t minimum_remaining_life_ms;
+  /*
+   * What the pool store gave back at start (PROTOCOL.md 7.4): 40..
+   */
+  /*
+   * ads restored into the pool (leased ones included)
+   */
+  uint64_t restored_ads;
+  /*
+   * leases restored: their Returns work as before the restart
+   */
+  uint64_t restored_leases;
 };
 #define ADLOADER__V1__POOL_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__pool_stats__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0 }
 
 
 /*
