@@ -238,6 +238,9 @@ final class AdPool {
         return handle
     }
 
+    /// Calls `body` with every record (available or leased) and its handle, in slot order.
+    func forEachRecord(_ body: (AdHandle, Record) -> Void) { records.forEachLive(body) }
+
     /// The available ad that expires soonest, without taking it.
     var soonestAvailable: (handle: AdHandle, expiresAt: AdInstant)? {
         available.first.map { ($0.handle, AdInstant(unixMilliseconds: $0.deadline)) }

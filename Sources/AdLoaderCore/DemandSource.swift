@@ -36,15 +36,10 @@ public protocol DemandSource: AnyObject {
     /// The source's own counters for Stats, or nil when it keeps none. Read on the loader's
     /// thread; the loader fills in ``DemandSourceStats/name``.
     var statistics: DemandSourceStats? { get }
-
-    /// The bytes that stand for one of this source's contexts in the pool store, given back to
-    /// ``decodeContext(_:)`` after a restart; nil when it cannot be kept (the ad is then not
-    /// suspended). Pure: no I/O.
-    func encodeContext(_ context: any AdSourceContext) -> [UInt8]?
-
-    /// The context ``encodeContext(_:)`` wrote; nil for bytes it does not read (the ad is then
-    /// not restored).
-    func decodeContext(_ bytes: [UInt8]) -> (any AdSourceContext)?
+    /// Rebuilds the context of a restored ad from what its context gave as
+    /// ``AdSourceContext/snapshotState``; nil: the ad is restored without one. Called on the
+    /// loader's thread by ``NativeAdvertisementLoader/restore(_:)``, `ad` without its context.
+    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)?
 }
 
 extension DemandSource {
@@ -56,9 +51,6 @@ extension DemandSource {
 
     /// None: a source without counters of its own is not listed in Stats.
     public var statistics: DemandSourceStats? { nil }
-
-    /// None: a source that attaches contexts and wants its ads kept implements both.
-    public func encodeContext(_ context: any AdSourceContext) -> [UInt8]? { nil }
-
-    public func decodeContext(_ bytes: [UInt8]) -> (any AdSourceContext)? { nil }
+    /// None: a source that keeps no state restores ads without a context.
+    public func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? { nil }
 }

@@ -243,17 +243,23 @@ public final class Daemon {
     ) {
         let started = Self.monotonicMilliseconds()
         do {
-            guard let suspension = try store.takeSuspension() else { return }
-            let report = loader.restore(suspension)
+            guard let snapshots = try store.takeSuspension() else { return }
+            let result = loader.restoreSuspension(snapshots)
+            let takenAt = snapshots.map(\.takenAt.unixMilliseconds).max() ?? clock.now.unixMilliseconds
             logger.info(
                 "pools restored from the pool store",
                 [
-                    "ads": .int(Int64(report.ads)), "leases": .int(Int64(report.leases)),
-                    "expired": .int(Int64(report.expired)), "reclaimedLeases": .int(Int64(report.reclaimedLeases)),
-                    "dropped": .int(Int64(report.dropped)),
-                    "downMs": .int(clock.now.unixMilliseconds - suspension.suspendedAt.unixMilliseconds),
+                    "pools": .int(Int64(result.pools)), "ads": .int(Int64(result.ads)), "leases": .int(Int64(result.leases)),
+                    "expired": .int(Int64(result.expired)), "reclaimedLeases": .int(Int64(result.reclaimed)),
+                    "removed": .int(Int64(result.removed)), "skippedPools": .int(Int64(result.skipped.count)),
+                    "downMs": .int(clock.now.unixMilliseconds - takenAt),
                     "ms": .int(Self.monotonicMilliseconds() - started),
                 ])
+            for skipped in result.skipped {
+                logger.warning(
+                    "suspended pool not restored",
+                    ["loader": .string(skipped.loader), "adUnitID": .string(skipped.adUnitID), "reason": .string(skipped.reason)])
+            }
         } catch {
             logger.error("pool store: suspended pools unreadable, starting empty", ["error": .string(error.message)])
         }
@@ -276,20 +282,21 @@ public final class Daemon {
             return
         }
         let started = Self.monotonicMilliseconds()
-        let suspension = loader.suspend()
+        let snapshots = loader.suspend()
+        let leases = snapshots.reduce(0) { $0 + $1.leases.count }
+        let ads = snapshots.reduce(0) { $0 + $1.ads.count } + leases
         do {
-            let bytes = try poolStore.saveSuspension(suspension)
+            let bytes = try poolStore.saveSuspension(snapshots)
             logger.info(
                 "pools suspended into the pool store",
                 [
-                    "ads": .int(Int64(suspension.ads.count)),
-                    "leases": .int(Int64(suspension.ads.lazy.filter { $0.lease != nil }.count)),
+                    "pools": .int(Int64(snapshots.count)), "ads": .int(Int64(ads)), "leases": .int(Int64(leases)),
                     "bytes": .int(Int64(bytes)), "ms": .int(Self.monotonicMilliseconds() - started),
                 ])
         } catch {
             logger.error(
                 "pool store: suspending the pools failed, their ads are lost",
-                ["ads": .int(Int64(suspension.ads.count)), "error": .string(error.message)])
+                ["ads": .int(Int64(ads)), "error": .string(error.message)])
         }
     }
 

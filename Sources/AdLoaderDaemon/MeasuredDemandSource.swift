@@ -55,9 +55,9 @@ final class MeasuredDemandSource: DemandSource {
     /// The wrapped source's own counters (Stats' per-source table), passed through.
     var statistics: DemandSourceStats? { wrapped.statistics }
 
-    func encodeContext(_ context: any AdSourceContext) -> [UInt8]? { wrapped.encodeContext(context) }
-
-    func decodeContext(_ bytes: [UInt8]) -> (any AdSourceContext)? { wrapped.decodeContext(bytes) }
+    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? {
+        wrapped.restoreContext(from: state, for: ad)
+    }
 
     func adShown(_ ad: Ad) {
         notices[0] += 1

@@ -34,6 +34,7 @@ public final class SQLitePoolStore: NoticeOutboxStore {
     private let upsertNotice: SQLiteDatabase.Statement
     private let deleteNotice: SQLiteDatabase.Statement
     private let insertAd: SQLiteDatabase.Statement
+    private let insertPool: SQLiteDatabase.Statement
     /// Write failures so far (each also in ``lastError``); the daemon logs and counts them.
     public private(set) var writeFailures: UInt64 = 0
     public private(set) var lastError: PoolStoreError?
@@ -67,10 +68,10 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 CREATE TABLE IF NOT EXISTS notices (
                   source TEXT NOT NULL, id INTEGER NOT NULL, url TEXT NOT NULL, attempts INTEGER NOT NULL,
                   PRIMARY KEY (source, id)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS suspended_pools (seq INTEGER PRIMARY KEY, header BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS suspended_ads (
-                  seq INTEGER PRIMARY KEY, record BLOB NOT NULL,
+                  seq INTEGER PRIMARY KEY, pool_seq INTEGER NOT NULL, record BLOB NOT NULL,
                   lease_id INTEGER, lease_slot TEXT, lease_expires_ms INTEGER);
-                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
                 PRAGMA application_id=\(Self.applicationID);
                 PRAGMA user_version=\(Self.formatVersion);
                 COMMIT;
@@ -82,8 +83,9 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 ON CONFLICT (source, id) DO UPDATE SET attempts = excluded.attempts
                 """)
             deleteNotice = try database.prepare("DELETE FROM notices WHERE source = ?1 AND id = ?2")
+            insertPool = try database.prepare("INSERT INTO suspended_pools (seq, header) VALUES (?1, ?2)")
             insertAd = try database.prepare(
-                "INSERT INTO suspended_ads (seq, record, lease_id, lease_slot, lease_expires_ms) VALUES (?1, ?2, ?3, ?4, ?5)")
+                "INSERT INTO suspended_ads (seq, pool_seq, record, lease_id, lease_slot, lease_expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
         } catch {
             database.close()
             throw error
@@ -157,35 +159,45 @@ public final class SQLitePoolStore: NoticeOutboxStore {
 
     // MARK: Suspended pools
 
-    /// Writes `suspension` in one transaction, replacing any earlier one.
-    /// - Returns: the bytes of the ad records written.
+    /// Writes the pools' snapshots in one transaction, replacing any earlier suspension.
+    /// - Returns: the bytes of the records written.
     /// - Throws: ``PoolStoreError`` `.io`; nothing is written then.
     @discardableResult
-    public func saveSuspension(_ suspension: LoaderSuspension) throws(PoolStoreError) -> Int {
+    public func saveSuspension(_ snapshots: [PoolSnapshot]) throws(PoolStoreError) -> Int {
         try database.execute("BEGIN IMMEDIATE")
         var bytes = 0
+        var seq: Int64 = 0
         do throws(PoolStoreError) {
-            try database.execute("DELETE FROM suspended_ads")
-            for (index, item) in suspension.ads.enumerated() {
-                let record = StoreRecordCodec.encode(item.ad, context: item.context)
-                bytes += record.count
-                insertAd.reset()
-                insertAd.bind(1, Int64(index))
-                try insertAd.bind(2, bytes: record)
-                if let lease = item.lease {
-                    insertAd.bind(3, Int64(bitPattern: lease.id))
-                    if let slot = lease.slot { try insertAd.bind(4, slot) } else { insertAd.bindNull(4) }
-                    insertAd.bind(5, lease.expiresAt.unixMilliseconds)
-                } else {
-                    insertAd.bindNull(3)
-                    insertAd.bindNull(4)
-                    insertAd.bindNull(5)
+            try database.execute("DELETE FROM suspended_ads; DELETE FROM suspended_pools")
+            for (poolIndex, snapshot) in snapshots.enumerated() {
+                let header = StoreRecordCodec.encodePool(snapshot)
+                bytes += header.count
+                insertPool.reset()
+                insertPool.bind(1, Int64(poolIndex))
+                try insertPool.bind(2, bytes: header)
+                try insertPool.run()
+                func put(_ pooled: PoolSnapshot.PooledAd, lease: PoolSnapshot.LeasedAd?) throws(PoolStoreError) {
+                    let record = StoreRecordCodec.encode(pooled.ad, context: pooled.sourceState)
+                    bytes += record.count
+                    insertAd.reset()
+                    insertAd.bind(1, seq)
+                    seq += 1
+                    insertAd.bind(2, Int64(poolIndex))
+                    try insertAd.bind(3, bytes: record)
+                    if let lease {
+                        insertAd.bind(4, Int64(bitPattern: lease.leaseID))
+                        if let slot = lease.slot { try insertAd.bind(5, slot) } else { insertAd.bindNull(5) }
+                        insertAd.bind(6, lease.expiresAt.unixMilliseconds)
+                    } else {
+                        insertAd.bindNull(4)
+                        insertAd.bindNull(5)
+                        insertAd.bindNull(6)
+                    }
+                    try insertAd.run()
                 }
-                try insertAd.run()
+                for pooled in snapshot.ads { try put(pooled, lease: nil) }
+                for leased in snapshot.leases { try put(leased.pooled, lease: leased) }
             }
-            try database.execute(
-                "INSERT INTO meta (key, value) VALUES ('suspended_at_ms', \(suspension.suspendedAt.unixMilliseconds)) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-            )
             try database.execute("COMMIT")
         } catch {
             try? database.execute("ROLLBACK")
@@ -198,36 +210,57 @@ public final class SQLitePoolStore: NoticeOutboxStore {
     /// returns): nil when there is none.
     /// - Throws: ``PoolStoreError`` `.unreadable` when any record does not decode: the
     ///   suspension is deleted too and nothing is restored (never half of it).
-    public func takeSuspension() throws(PoolStoreError) -> LoaderSuspension? {
-        let select = try database.prepare(
-            "SELECT record, lease_id, lease_slot, lease_expires_ms, lease_id IS NULL, lease_slot IS NULL FROM suspended_ads ORDER BY seq")
-        var ads: [LoaderSuspension.SuspendedAd] = []
+    public func takeSuspension() throws(PoolStoreError) -> [PoolSnapshot]? {
+        var snapshots: [PoolSnapshot] = []
         var failure: PoolStoreError?
+        var found = false
         do throws(PoolStoreError) {
-            while try select.next() {
-                let decoded: (ad: Ad, context: [UInt8])
+            let pools = try database.prepare("SELECT seq, header FROM suspended_pools ORDER BY seq")
+            var index: [Int64: Int] = [:]
+            while try pools.next() {
+                found = true
                 do {
-                    decoded = try StoreRecordCodec.decodeAd(select.bytes(0))
+                    snapshots.append(try StoreRecordCodec.decodePool(pools.bytes(1)))
                 } catch {
-                    throw PoolStoreError(.unreadable, "pool store \(path): suspended ad \(ads.count + 1): \(error.message)")
+                    pools.reset()
+                    throw PoolStoreError(.unreadable, "pool store \(path): suspended pool \(snapshots.count + 1): \(error.message)")
                 }
-                var lease: LoaderSuspension.SuspendedLease?
-                if select.int64(4) == 0 {
-                    lease = .init(
-                        id: UInt64(bitPattern: select.int64(1)), slot: select.int64(5) == 0 ? select.text(2) : nil,
-                        expiresAt: AdInstant(unixMilliseconds: select.int64(3)))
+                index[pools.int64(0)] = snapshots.count - 1
+            }
+            let ads = try database.prepare(
+                "SELECT pool_seq, record, lease_id, lease_slot, lease_expires_ms, lease_id IS NULL, lease_slot IS NULL FROM suspended_ads ORDER BY seq"
+            )
+            var count = 0
+            while try ads.next() {
+                found = true
+                count += 1
+                guard let position = index[ads.int64(0)] else {
+                    ads.reset()
+                    throw PoolStoreError(.unreadable, "pool store \(path): suspended ad \(count) of no pool")
                 }
-                ads.append(.init(ad: decoded.ad, context: decoded.context, lease: lease))
+                let decoded: (ad: Ad, context: [UInt8]?)
+                do {
+                    decoded = try StoreRecordCodec.decodeAd(ads.bytes(1))
+                } catch {
+                    ads.reset()
+                    throw PoolStoreError(.unreadable, "pool store \(path): suspended ad \(count): \(error.message)")
+                }
+                let pooled = PoolSnapshot.PooledAd(ad: decoded.ad, sourceState: decoded.context)
+                if ads.int64(5) == 0 {
+                    snapshots[position].leases.append(
+                        .init(
+                            leaseID: UInt64(bitPattern: ads.int64(2)), slot: ads.int64(6) == 0 ? ads.text(3) : nil,
+                            expiresAt: AdInstant(unixMilliseconds: ads.int64(4)), pooled: pooled))
+                } else {
+                    snapshots[position].ads.append(pooled)
+                }
             }
         } catch {
-            select.reset()
             failure = error
         }
-        let suspendedAt = try Self.count(database, "SELECT coalesce(max(value), 0) FROM meta WHERE key = 'suspended_at_ms'")
-        try database.execute("BEGIN IMMEDIATE; DELETE FROM suspended_ads; DELETE FROM meta WHERE key = 'suspended_at_ms'; COMMIT;")
+        try database.execute("BEGIN IMMEDIATE; DELETE FROM suspended_ads; DELETE FROM suspended_pools; COMMIT;")
         if let failure { throw failure }
-        guard !ads.isEmpty || suspendedAt != 0 else { return nil }
-        return LoaderSuspension(ads: ads, suspendedAt: AdInstant(unixMilliseconds: suspendedAt))
+        return found ? snapshots : nil
     }
 
     /// Notices stored, every source (for Stats and tests).

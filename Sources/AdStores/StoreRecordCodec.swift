@@ -6,13 +6,14 @@ import AdLoaderCore
 /// (``StoreRecordError``), never read in part.
 ///
 /// The source's context (``Ad/sourceContext``: an OpenRTB bid's price and notice URLs) is
-/// encoded by the source itself (``DemandSource``'s context codec) and carried as bytes.
+/// encoded by the context itself (``AdSourceContext/snapshotState``) and carried as bytes; its
+/// source reads it back (``DemandSource/restoreContext(from:for:)``).
 public enum StoreRecordCodec {
     /// Version of the ad record.
     static let adRecordVersion: UInt8 = 1
 
-    /// One ad as bytes, with its source's encoding of its context (empty: none).
-    public static func encode(_ ad: Ad, context: [UInt8]) -> [UInt8] {
+    /// One ad as bytes, with its source's encoding of its context (``AdSourceContext/snapshotState``; nil: none).
+    public static func encode(_ ad: Ad, context: [UInt8]?) -> [UInt8] {
         var writer = StoreRecordWriter()
         writer.byte(adRecordVersion)
         writer.string(ad.id)
@@ -23,7 +24,114 @@ public enum StoreRecordCodec {
         writer.signed(ad.expiresAt.unixMilliseconds)
         writer.unsigned(UInt64(max(ad.showCount, 0)))
         writer.optionalString(ad.creativeID)
-        switch ad.creative {
+        write(ad.creative, into: &writer)
+        writer.bool(context != nil)
+        if let context { writer.blob(context) }
+        return writer.bytes
+    }
+
+    /// Decodes ``encode(_:context:)``'s bytes: the ad (without its source context) and the
+    /// context bytes for its source to decode.
+    /// - Throws: ``StoreRecordError`` for a record of another version, cut short, or with
+    ///   bytes left over.
+    public static func decodeAd(_ bytes: [UInt8]) throws(StoreRecordError) -> (ad: Ad, context: [UInt8]?) {
+        var reader = StoreRecordReader(bytes)
+        let version = try reader.byte()
+        guard version == adRecordVersion else { throw StoreRecordError("ad record version \(version)") }
+        let id = try reader.string()
+        let adUnitID = try reader.string()
+        let loader = try reader.string()
+        let format = try format(of: reader.byte())
+        let loadedAt = AdInstant(unixMilliseconds: try reader.signed())
+        let expiresAt = AdInstant(unixMilliseconds: try reader.signed())
+        let showCount = try reader.int()
+        let creativeID = try reader.optionalString()
+        let creative = try readCreative(&reader)
+        let context = try reader.bool() ? try reader.blob() : nil
+        guard reader.isAtEnd else { throw StoreRecordError("\(reader.remaining) bytes after the record") }
+        let ad = Ad(
+            id: id, adUnitID: adUnitID, loader: loader, creative: creative, format: format, loadedAt: loadedAt,
+            expiresAt: expiresAt, showCount: showCount, creativeID: creativeID)
+        return (ad, context)
+    }
+
+    /// Version of the pool record.
+    static let poolRecordVersion: UInt8 = 1
+
+    /// A pool's own state (``PoolSnapshot`` without its ads and leases: loader, ad unit,
+    /// format, when taken, creative blocks, demand estimate, Prefetch count) as bytes.
+    public static func encodePool(_ snapshot: PoolSnapshot) -> [UInt8] {
+        var writer = StoreRecordWriter()
+        writer.byte(poolRecordVersion)
+        writer.string(snapshot.loader)
+        writer.string(snapshot.adUnitID)
+        writer.byte(formatCode(snapshot.format))
+        writer.signed(snapshot.takenAt.unixMilliseconds)
+        writer.unsigned(UInt64(snapshot.blockedCreatives.count))
+        for (key, until) in snapshot.blockedCreatives.sorted(by: { $0.value < $1.value }) {
+            switch key {
+            case .sourceID(let id):
+                writer.byte(0)
+                writer.string(id)
+            case .content(let creative):
+                writer.byte(1)
+                write(creative, into: &writer)
+            }
+            writer.signed(until.unixMilliseconds)
+        }
+        let demand = snapshot.demand
+        writer.unsigned(demand.averageRate.bitPattern)
+        writer.unsigned(demand.slowRate.bitPattern)
+        writer.signed(demand.windowStart.unixMilliseconds)
+        writer.signed(Int64(demand.windowCount))
+        writer.unsigned(demand.latencyMilliseconds.bitPattern)
+        writer.bool(demand.adsPerRequest != nil)
+        if let perRequest = demand.adsPerRequest { writer.unsigned(perRequest.bitPattern) }
+        writer.signed(Int64(snapshot.prefetchWanted))
+        return writer.bytes
+    }
+
+    /// Decodes ``encodePool(_:)``'s bytes: the snapshot without ads or leases.
+    /// - Throws: ``StoreRecordError`` for another version, a cut, or bytes left over.
+    public static func decodePool(_ bytes: [UInt8]) throws(StoreRecordError) -> PoolSnapshot {
+        var reader = StoreRecordReader(bytes)
+        let version = try reader.byte()
+        guard version == poolRecordVersion else { throw StoreRecordError("pool record version \(version)") }
+        let loader = try reader.string()
+        let adUnitID = try reader.string()
+        let format = try format(of: reader.byte())
+        let takenAt = AdInstant(unixMilliseconds: try reader.signed())
+        let blockCount = try reader.int()
+        guard blockCount <= reader.remaining else { throw StoreRecordError("record cut short") }
+        var blocks: [CreativeKey: AdInstant] = [:]
+        for _ in 0..<blockCount {
+            let key: CreativeKey =
+                switch try reader.byte() {
+                case 0: .sourceID(try reader.string())
+                case 1: .content(try readCreative(&reader))
+                case let other: throw StoreRecordError("creative key kind \(other)")
+                }
+            blocks[key] = AdInstant(unixMilliseconds: try reader.signed())
+        }
+        let averageRate = Double(bitPattern: try reader.unsigned())
+        let slowRate = Double(bitPattern: try reader.unsigned())
+        let windowStart = AdInstant(unixMilliseconds: try reader.signed())
+        let windowCount = Int(clamping: try reader.signed())
+        let latency = Double(bitPattern: try reader.unsigned())
+        let perRequest = try reader.bool() ? Double(bitPattern: try reader.unsigned()) : nil
+        let prefetchWanted = Int(clamping: try reader.signed())
+        guard reader.isAtEnd else { throw StoreRecordError("\(reader.remaining) bytes after the record") }
+        return PoolSnapshot(
+            loader: loader, adUnitID: adUnitID, format: format, takenAt: takenAt, blockedCreatives: blocks,
+            demand: .init(
+                averageRate: averageRate, slowRate: slowRate, windowStart: windowStart, windowCount: windowCount,
+                latencyMilliseconds: latency, adsPerRequest: perRequest),
+            prefetchWanted: prefetchWanted)
+    }
+
+    /// Appends a creative (native assets or a full-screen creative).
+    static func write(_ creative: AdCreative, into writer: inout StoreRecordWriter) {
+        switch creative {
         case .native(let content):
             writer.byte(0)
             writer.string(content.headline)
@@ -40,9 +148,9 @@ public enum StoreRecordCodec {
             writer.strings(content.impressionTrackers)
             writer.strings(content.clickTrackers)
             writer.optionalString(content.adChoicesURL)
-        case .fullScreen(let creative):
+        case .fullScreen(let screen):
             writer.byte(1)
-            switch creative.media {
+            switch screen.media {
             case .markup(let markup):
                 writer.byte(0)
                 writer.string(markup)
@@ -51,41 +159,23 @@ public enum StoreRecordCodec {
                 writer.string(url)
             }
             let orientation: UInt8 =
-                switch creative.orientation {
+                switch screen.orientation {
                 case .any: 0
                 case .portrait: 1
                 case .landscape: 2
                 }
             writer.byte(orientation)
-            writer.signed(Int64(creative.width))
-            writer.signed(Int64(creative.height))
-            writer.bool(creative.reward != nil)
-            if let reward = creative.reward {
+            writer.signed(Int64(screen.width))
+            writer.signed(Int64(screen.height))
+            writer.bool(screen.reward != nil)
+            if let reward = screen.reward {
                 writer.string(reward.type)
                 writer.signed(Int64(reward.amount))
             }
         }
-        writer.blob(context)
-        return writer.bytes
     }
 
-    /// Decodes ``encode(_:context:)``'s bytes: the ad (without its source context) and the
-    /// context bytes for its source to decode.
-    /// - Throws: ``StoreRecordError`` for a record of another version, cut short, or with
-    ///   bytes left over.
-    public static func decodeAd(_ bytes: [UInt8]) throws(StoreRecordError) -> (ad: Ad, context: [UInt8]) {
-        var reader = StoreRecordReader(bytes)
-        let version = try reader.byte()
-        guard version == adRecordVersion else { throw StoreRecordError("ad record version \(version)") }
-        let id = try reader.string()
-        let adUnitID = try reader.string()
-        let loader = try reader.string()
-        let format = try format(of: reader.byte())
-        let loadedAt = AdInstant(unixMilliseconds: try reader.signed())
-        let expiresAt = AdInstant(unixMilliseconds: try reader.signed())
-        let showCount = try reader.int()
-        let creativeID = try reader.optionalString()
-        let creative: AdCreative
+    static func readCreative(_ reader: inout StoreRecordReader) throws(StoreRecordError) -> AdCreative {
         switch try reader.byte() {
         case 0:
             var content = NativeAdContent(headline: try reader.string())
@@ -101,7 +191,7 @@ public enum StoreRecordCodec {
             content.impressionTrackers = try reader.strings()
             content.clickTrackers = try reader.strings()
             content.adChoicesURL = try reader.optionalString()
-            creative = .native(content)
+            return .native(content)
         case 1:
             let media: FullScreenCreative.Media =
                 switch try reader.byte() {
@@ -121,16 +211,10 @@ public enum StoreRecordCodec {
             let reward =
                 try reader.bool()
                 ? FullScreenCreative.Reward(type: try reader.string(), amount: Int(clamping: try reader.signed())) : nil
-            creative = .fullScreen(
+            return .fullScreen(
                 FullScreenCreative(media: media, orientation: orientation, width: width, height: height, reward: reward))
         case let other: throw StoreRecordError("creative kind \(other)")
         }
-        let context = try reader.blob()
-        guard reader.isAtEnd else { throw StoreRecordError("\(reader.remaining) bytes after the record") }
-        let ad = Ad(
-            id: id, adUnitID: adUnitID, loader: loader, creative: creative, format: format, loadedAt: loadedAt,
-            expiresAt: expiresAt, showCount: showCount, creativeID: creativeID)
-        return (ad, context)
     }
 
     private static func formatCode(_ format: AdFormat) -> UInt8 {

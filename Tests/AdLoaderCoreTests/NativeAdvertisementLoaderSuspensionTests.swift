@@ -29,14 +29,14 @@ struct NativeAdvertisementLoaderSuspensionTests {
         let slotted = try h.lease(slot: "cell-1")
         let plain = try h.lease()
         let suspension = h.loader.suspend()
-        #expect(suspension.ads.count == 10)
-        #expect(suspension.ads.compactMap(\.lease).map(\.id).sorted() == [slotted.id, plain.id].sorted())
+        #expect(suspension.count == 1 && suspension[0].ads.count == 8)
+        #expect(suspension[0].leases.map(\.leaseID).sorted() == [slotted.id, plain.id].sorted())
         #expect(h.source.dropped.isEmpty, "no loss notice for a suspended ad")
         h.clock.advance(by: .seconds(30))
         let source = FakeDemandSource()
         let loader = try restarted(h, source: source)
-        let report = loader.restore(suspension)
-        #expect(report.ads == 10 && report.leases == 2 && report.expired == 0 && report.dropped == 0)
+        let report = loader.restoreSuspension(suspension)
+        #expect(report.ads == 8 && report.leases == 2 && report.expired == 0 && report.skipped.isEmpty)
         let stats = try #require(loader.stats(adUnitID: "unit").first)
         #expect(stats.restoredAds == 10 && stats.restoredLeases == 2 && stats.available == 8 && stats.leased == 2)
         // The slot gets its lease back, same id, same ad, same context.
@@ -65,13 +65,13 @@ struct NativeAdvertisementLoaderSuspensionTests {
         let held = try h.lease(slot: "cell-1")
         try h.loader.returnLease(try h.lease().id, shown: true)
         let suspension = h.loader.suspend()
-        #expect(suspension.ads.count == 9)
+        #expect(suspension[0].ads.count + suspension[0].leases.count == 9)
         // Down for 70 s: the leases' 60 s timeout passed, the ads' 100 s life did not.
         h.clock.advance(by: .seconds(70))
         let source = FakeDemandSource()
         let loader = try restarted(h, source: source)
-        let report = loader.restore(suspension)
-        #expect(report.ads == 9 && report.leases == 0 && report.reclaimedLeases == 1)
+        let report = loader.restoreSuspension(suspension)
+        #expect(report.ads == 9 && report.leases == 0 && report.reclaimed == 1)
         #expect(throws: LoaderError.self) { try loader.returnLease(held.id, shown: true) }
         #expect(source.shown.isEmpty, "a reclaimed lease's Return bills nothing")
         // Then past their life: expired by the sweep, one loss notice each (none was shown).
@@ -87,7 +87,7 @@ struct NativeAdvertisementLoaderSuspensionTests {
         h.clock.advance(by: .seconds(200))
         let source = FakeDemandSource()
         let loader = try restarted(h, source: source)
-        let report = loader.restore(suspension)
+        let report = loader.restoreSuspension(suspension)
         #expect(report.ads == 0 && report.expired == 10)
         #expect(source.dropped.count == 10 && source.dropped.allSatisfy { $0.reason == .expired })
         #expect(Set(source.dropped.map(\.ad.id)).count == 10)
@@ -103,16 +103,16 @@ struct NativeAdvertisementLoaderSuspensionTests {
         let loader = try NativeAdvertisementLoader(
             loaders: [other], sources: ["fake": FakeDemandSource()], budgets: [:], clock: h.clock, scheduler: h.clock,
             idSeed: 99)
-        #expect(loader.restore(suspension).dropped == 10)
+        #expect(loader.restoreSuspension(suspension).skipped.map(\.reason) == ["unknown loader"])
         #expect(loader.stats().isEmpty)
     }
 
     @Test func anAdWhoseContextCannotBeKeptIsDroppedAtTheStopWithItsNotice() throws {
         let h = try makeHarness()
-        h.source.contextless = true
+        h.source.opaqueContexts = true
         try h.fill()
         let suspension = h.loader.suspend()
-        #expect(suspension.ads.isEmpty)
+        #expect(suspension.allSatisfy { $0.ads.isEmpty && $0.leases.isEmpty })
         #expect(h.source.dropped.count == 10 && h.source.dropped.allSatisfy { $0.reason == .shutdown })
     }
 }

@@ -6,7 +6,20 @@ import Testing
 final class TestContext: AdSourceContext {
     let number: Int
     init(number: Int) { self.number = number }
+
+    /// The number, as 8 little-endian bytes (what a ``PoolSnapshot`` keeps).
+    var snapshotState: [UInt8]? { withUnsafeBytes(of: Int64(number).littleEndian) { Array($0) } }
+
+    /// The context `snapshotState` was taken from; nil for bytes that are not 8 long.
+    static func restored(from state: [UInt8]) -> TestContext? {
+        guard state.count == 8 else { return nil }
+        let value = state.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        return TestContext(number: Int(value))
+    }
 }
+
+/// A context that keeps nothing across a restart (no ``AdSourceContext/snapshotState``).
+final class OpaqueTestContext: AdSourceContext {}
 
 /// A demand source completed by hand: records every request and keeps its completion, and
 /// records the loader's notices.
@@ -44,7 +57,8 @@ final class FakeDemandSource: DemandSource {
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
             return DeliveredAd(
-                creative: creative(served), sourceExpiry: sourceExpiry, context: TestContext(number: served),
+                creative: creative(served), sourceExpiry: sourceExpiry,
+                context: opaqueContexts ? OpaqueTestContext() : TestContext(number: served),
                 creativeID: creativeID(served))
         }
         request.completion(.success(contents))
@@ -54,20 +68,10 @@ final class FakeDemandSource: DemandSource {
 
     func adDropped(_ ad: Ad, reason: AdDropReason) { dropped.append((ad, reason)) }
 
-    /// Set: contexts cannot be encoded (the source keeps none across a restart).
-    var contextless = false
+    /// Set: ads come with a context that keeps nothing across a restart.
+    var opaqueContexts = false
 
-    /// A ``TestContext`` as its number's 8 bytes, so that ads can be suspended and restored.
-    func encodeContext(_ context: any AdSourceContext) -> [UInt8]? {
-        guard !contextless, let number = (context as? TestContext)?.number else { return nil }
-        return withUnsafeBytes(of: Int64(number).littleEndian, Array.init)
-    }
-
-    func decodeContext(_ bytes: [UInt8]) -> (any AdSourceContext)? {
-        guard bytes.count == 8 else { return nil }
-        let number = bytes.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
-        return TestContext(number: Int(number))
-    }
+    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? { TestContext.restored(from: state) }
 
     /// The dropped notices as (ad id, reason).
     var droppedIDs: [String: AdDropReason] {
@@ -132,6 +136,8 @@ final class ModelSource: DemandSource {
         if !(ad.sourceContext is TestContext) { flag("drop notice of \(ad.id) without its context") }
         dropNotices[ad.id] = reason
     }
+
+    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? { TestContext.restored(from: state) }
 
     private func flag(_ problem: String) {
         badNotice = badNotice ?? problem
@@ -264,7 +270,7 @@ struct TestFailure: Error, CustomStringConvertible {
 extension PoolStats {
     /// The accounting invariant: every loaded ad is somewhere.
     var isBalanced: Bool {
-        loaded + restoredAds == UInt64(available) + UInt64(leased) + consumed + expired + removed
+        loaded == UInt64(available) + UInt64(leased) + consumed + expired + removed
     }
 }
 

@@ -18,7 +18,7 @@ struct SQLitePoolStoreTests {
 
     static let at = AdInstant(unixMilliseconds: 1_780_000_000_000)
 
-    static var ads: [LoaderSuspension.SuspendedAd] {
+    static var snapshots: [PoolSnapshot] {
         let native = NativeAdContent(
             headline: "Luxury Mars Cruises", body: "Visit the planet. ✨", callToAction: "Book", advertiser: "iponweb",
             icon: AdImage(url: "http://i/icon.png", width: 80, height: 80), image: AdImage(url: "http://i/main.jpg"),
@@ -27,33 +27,53 @@ struct SQLitePoolStoreTests {
         let video = FullScreenCreative(
             media: .videoURL("http://v/1.mp4"), orientation: .portrait, width: 1080, height: 1920,
             reward: .init(type: "coins", amount: -5))
-        return [
-            .init(
-                ad: Ad(
-                    id: "abc-1", adUnitID: "feed", loader: "default", creative: .native(native), loadedAt: at,
-                    expiresAt: at + .seconds(3600), showCount: 0, creativeID: "seat/crid"),
-                context: Array("{\"v\":1}".utf8)),
-            .init(
-                ad: Ad(
-                    id: "abc-2", adUnitID: "feed", loader: "default", creative: .native(NativeAdContent(headline: "")),
-                    loadedAt: at, expiresAt: at + .seconds(10), showCount: 2),
-                context: [], lease: .init(id: 0xFFF0_0000_0000_0001, slot: "cell/7", expiresAt: at + .seconds(300))),
-            .init(
-                ad: Ad(
-                    id: "abc-3", adUnitID: "rewarded", loader: "rw", creative: .fullScreen(video), format: .rewarded,
-                    loadedAt: at, expiresAt: at + .seconds(60)),
-                context: [0, 1, 2, 255], lease: .init(id: 42, slot: nil, expiresAt: at + .seconds(5))),
-        ]
+        let demand = PoolSnapshot.Demand(
+            averageRate: 1.25, slowRate: 0.1, windowStart: at, windowCount: 7, latencyMilliseconds: 210.5, adsPerRequest: 4.5)
+        let feed = PoolSnapshot(
+            loader: "default", adUnitID: "feed", format: .native, takenAt: at,
+            ads: [
+                .init(
+                    ad: Ad(
+                        id: "abc-1", adUnitID: "feed", loader: "default", creative: .native(native), loadedAt: at,
+                        expiresAt: at + .seconds(3600), showCount: 0, creativeID: "seat/crid"),
+                    sourceState: Array("{\"v\":1}".utf8)),
+                .init(
+                    ad: Ad(
+                        id: "abc-4", adUnitID: "feed", loader: "default", creative: .native(native), loadedAt: at,
+                        expiresAt: at + .seconds(3600)),
+                    sourceState: []),
+            ],
+            leases: [
+                .init(
+                    leaseID: 0xFFF0_0000_0000_0001, slot: "cell/7", expiresAt: at + .seconds(300),
+                    pooled: .init(
+                        ad: Ad(
+                            id: "abc-2", adUnitID: "feed", loader: "default", creative: .native(NativeAdContent(headline: "")),
+                            loadedAt: at, expiresAt: at + .seconds(10), showCount: 2)))
+            ],
+            blockedCreatives: [.sourceID("s/c"): at + .seconds(60), .content(.native(native)): at + .seconds(30)],
+            demand: demand, prefetchWanted: 3)
+        let rewarded = PoolSnapshot(
+            loader: "rw", adUnitID: "rewarded", format: .rewarded, takenAt: at,
+            leases: [
+                .init(
+                    leaseID: 42, slot: nil, expiresAt: at + .seconds(5),
+                    pooled: .init(
+                        ad: Ad(
+                            id: "abc-3", adUnitID: "rewarded", loader: "rw", creative: .fullScreen(video), format: .rewarded,
+                            loadedAt: at, expiresAt: at + .seconds(60)),
+                        sourceState: [0, 1, 2, 255]))
+            ],
+            demand: .init(averageRate: 0, slowRate: 0, windowStart: at, windowCount: 0, latencyMilliseconds: 1000, adsPerRequest: nil))
+        return [feed, rewarded]
     }
 
-    static func same(_ a: [LoaderSuspension.SuspendedAd], _ b: [LoaderSuspension.SuspendedAd]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { $0.ad == $1.ad && $0.context == $1.context && $0.lease == $1.lease }
-    }
+    static var ads: [PoolSnapshot.PooledAd] { snapshots.flatMap { $0.ads + $0.leases.map(\.pooled) } }
 
     @Test func aSuspensionRoundTripsByteForByteAndIsTakenOnce() throws {
         let path = Self.temporaryPath()
         defer { Self.cleanUp(path) }
-        let written = LoaderSuspension(ads: Self.ads, suspendedAt: Self.at)
+        let written = Self.snapshots
         do {
             let store = try SQLitePoolStore(path: path)
             let bytes = try store.saveSuspension(written)
@@ -62,8 +82,7 @@ struct SQLitePoolStoreTests {
         }
         let store = try SQLitePoolStore(path: path)
         let read = try #require(try store.takeSuspension())
-        #expect(read.suspendedAt == Self.at)
-        #expect(Self.same(read.ads, written.ads))
+        #expect(read == written, "byte for byte: every field of every pool, ad and lease")
         #expect(try store.takeSuspension() == nil, "taken once: a second start restores nothing")
         store.close()
         #expect(try SQLitePoolStore(path: path).takeSuspension() == nil)
@@ -73,28 +92,36 @@ struct SQLitePoolStoreTests {
         let path = Self.temporaryPath()
         defer { Self.cleanUp(path) }
         let store = try SQLitePoolStore(path: path)
-        try store.saveSuspension(LoaderSuspension(ads: Self.ads, suspendedAt: Self.at))
-        try store.saveSuspension(LoaderSuspension(ads: Array(Self.ads.prefix(1)), suspendedAt: Self.at + .seconds(1)))
+        try store.saveSuspension(Self.snapshots)
+        try store.saveSuspension(Array(Self.snapshots.suffix(1)))
         let read = try #require(try store.takeSuspension())
-        #expect(Self.same(read.ads, Array(Self.ads.prefix(1))))
+        #expect(read == Array(Self.snapshots.suffix(1)))
     }
 
     @Test func everyCutOfARecordIsRefusedNeverReadInPart() {
-        for item in Self.ads {
-            let bytes = StoreRecordCodec.encode(item.ad, context: item.context)
-            for length in 0..<bytes.count {
-                #expect(throws: StoreRecordError.self) { try StoreRecordCodec.decodeAd(Array(bytes.prefix(length))) }
+        let records = Self.ads.map { StoreRecordCodec.encode($0.ad, context: $0.sourceState) }
+        let pools = Self.snapshots.map(StoreRecordCodec.encodePool)
+        for record in records { #expect((try? StoreRecordCodec.decodeAd(record)) != nil) }
+        for pool in pools { #expect((try? StoreRecordCodec.decodePool(pool)) != nil) }
+        for bytes in records + pools {
+            let isPool = pools.contains(bytes)
+            func decode(_ bytes: [UInt8]) throws(StoreRecordError) {
+                if isPool { _ = try StoreRecordCodec.decodePool(bytes) } else { _ = try StoreRecordCodec.decodeAd(bytes) }
             }
-            #expect(throws: StoreRecordError.self) { try StoreRecordCodec.decodeAd(bytes + [0]) }
+            for length in 0..<bytes.count {
+                #expect(throws: StoreRecordError.self) { try decode(Array(bytes.prefix(length))) }
+            }
+            #expect(throws: StoreRecordError.self) { try decode(bytes + [0]) }
             var other = bytes
             other[0] = 2
-            #expect(throws: StoreRecordError.self) { try StoreRecordCodec.decodeAd(other) }
+            #expect(throws: StoreRecordError.self) { try decode(other) }
         }
         // Garbage of every size up to 512 bytes: an error or an ad, never a crash.
         var generator = SystemRandomNumberGenerator()
         for size in 0..<512 {
             let garbage = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
             _ = try? StoreRecordCodec.decodeAd(garbage)
+            _ = try? StoreRecordCodec.decodePool(garbage)
         }
     }
 
@@ -102,7 +129,7 @@ struct SQLitePoolStoreTests {
         let path = Self.temporaryPath()
         defer { Self.cleanUp(path) }
         let store = try SQLitePoolStore(path: path)
-        try store.saveSuspension(LoaderSuspension(ads: Self.ads, suspendedAt: Self.at))
+        try store.saveSuspension(Self.snapshots)
         store.close()
         try Self.sqlite(path, "UPDATE suspended_ads SET record = x'01ff' WHERE seq = 2")
         let reopened = try SQLitePoolStore(path: path)
