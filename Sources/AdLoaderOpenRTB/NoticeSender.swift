@@ -9,8 +9,8 @@ import AdLoaderHTTP
 /// At most `queueLimit` notices wait, are in flight or wait for their next try; more are
 /// dropped and counted. With a ``NoticeOutboxStore`` each notice is stored before its first
 /// try and removed once delivered or given up, and ``restore()`` sends the ones a previous
-/// run left (a stop, or a crash): once across restarts, except for a crash in the
-/// microseconds between the exchange's answer and the removal's commit.
+/// run left (a stop, or a crash): once across restarts, except for a crash after the exchange
+/// answered a notice and before its answer was read (one round trip; the notices in flight).
 ///
 /// - Important: loop-confined.
 final class NoticeSender {
