@@ -246,6 +246,19 @@ final class AdPool {
         available.first.map { ($0.handle, AdInstant(unixMilliseconds: $0.deadline)) }
     }
 
+    /// The available ad that expires soonest among those expiring after `limit` (Unix ms) that
+    /// `exclusion` lets through (ties: the ad loaded first). O(available): only borrows with an
+    /// exclusion come here.
+    func soonestAvailable(after limit: Int64, passing exclusion: AdExclusion) -> AdHandle? {
+        var best: DeadlineHeap<AdHandle>.Entry?
+        for entry in available.unorderedEntries where entry.deadline > limit {
+            if let current = best, (current.deadline, current.sequence) <= (entry.deadline, entry.sequence) { continue }
+            if exclusion.excludes(records[entry.handle].ad) { continue }
+            best = entry
+        }
+        return best?.handle
+    }
+
     /// Takes an available ad out of the heap and marks it leased under `lease`.
     func lease(_ handle: AdHandle, to lease: LeaseHandle) {
         assert(records[handle].state == .available, "lending an ad that is not available")

@@ -12,10 +12,9 @@
 struct LeaseTable {
     struct Record {
         var id: UInt64
-        /// Not retained: the loader owns its pools and this table, and removes a pool only
-        /// when it holds no ad (so no lease), so a lease never outlives its pool (one retain
-        /// and release fewer per lease).
-        unowned(unsafe) var pool: AdPool
+        /// Retained: a lease keeps its pool alive, so no rule elsewhere has to (a pool a
+        /// reload retired lives exactly as long as its last lease; a removed pool holds none).
+        var pool: AdPool
         /// The ad's handle in `pool`.
         var adHandle: AdHandle
         var slot: String?
