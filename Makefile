@@ -36,7 +36,7 @@ ARGS         ?=
 VENV         := .venv
 PYTHON_REQS  := Tests/python/requirements.txt
 
-.PHONY: all deb deps venv go-example java-example pytest examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
+.PHONY: all deb deps venv go-example java-example pytest crash-test examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
 
 all: build
 
@@ -143,6 +143,13 @@ pytest: venv $(VENV)/.client-installed go-example java-example
 	$(SWIFT) build --product adloaderd
 	$(SWIFT) build --product adloader
 	$(VENV)/bin/python -m pytest -q Tests/python $(PYTEST_ARGS)
+
+# kill -9 at 100 random points under load against the exchange stub (RELIABILITY.md, issue 23);
+# `make test` runs the same test at 3 points. CRASH_SEED picks the points.
+crash-test: venv
+	$(SWIFT) build --product adloaderd
+	$(SWIFT) build --product adloader
+	CRASH_POINTS=100 $(VENV)/bin/python -m pytest -q Tests/python/test_pool_crash.py
 
 # The integration-case catalog (Examples/README.md) against a live daemon that serves
 # Examples/adloaderd.json (`make examples-daemon` in another terminal): ADLOADER_ENDPOINT

@@ -69,11 +69,14 @@ public final class Daemon {
     let tlsAcceptor: TLSAcceptor?
     /// Built sources' stops (their HTTP clients' handles), run after the loader's shutdown.
     let sourceContext: DemandSourceContext
+    /// What a restart keeps (the notice outbox); nil with `poolStore.type` off.
+    let poolStore: SQLitePoolStore?
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
     private var stops: [(part: String, stop: () -> Void)] = []
     private var state = State.created
+    private var loaderStopped = false
 
     /// Builds the loop, clock, demand sources, loader, service and transport.
     /// - Throws: ``ConfigError`` for a bad loader or source; ``UVError`` when libuv fails.
@@ -92,7 +95,10 @@ public final class Daemon {
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
-            let context = DemandSourceContext(clock: clock, scheduler: clock, loop: loop, logger: logger)
+            let poolStore = try Self.openPoolStore(configuration.poolStore, clock: clock, logger: logger)
+            self.poolStore = poolStore
+            let context = DemandSourceContext(
+                clock: clock, scheduler: clock, loop: loop, logger: logger, noticeStore: poolStore)
             createdContext = context
             // Each source is measured from the outside (requests, latency, failures by class,
             // notices, reachability): the core keeps no metrics of its own.
@@ -213,6 +219,96 @@ public final class Daemon {
         }
     }
 
+    /// Opens the pool store; a file that cannot be used is moved aside with one log line.
+    /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when not even a new file can be made.
+    private static func openPoolStore(
+        _ settings: PoolStoreConfiguration, clock: any AdClock, logger: Logger
+    ) throws(ConfigError) -> SQLitePoolStore? {
+        guard settings.type == .sqlite else { return nil }
+        do {
+            let (store, unusable) = try SQLitePoolStore.open(path: settings.sqlitePath, now: clock.now)
+            if let unusable {
+                logger.error("pool store unusable, starting empty", ["path": .string(settings.sqlitePath), "error": .string(unusable.message)])
+            }
+            var lastLogged: Int64?
+            store.onWriteFailure = { [logger] error in
+                // A failing disk would log on every write: at most one line a minute.
+                let now = clock.now.unixMilliseconds
+                if let last = lastLogged, now - last < 60_000 { return }
+                lastLogged = now
+                logger.error("pool store write failed", ["path": .string(settings.sqlitePath), "error": .string(error.message)])
+            }
+            logger.info("pool store open", ["path": .string(settings.sqlitePath), "notices": .int(Int64(store.noticeCount()))])
+            return store
+        } catch {
+            throw ConfigError(field: "poolStore.sqlitePath", message: error.message)
+        }
+    }
+
+    /// Takes the suspension the last clean stop left and puts it back into `loader`, before
+    /// any call is served; one log line says what came back (an unreadable one: what failed).
+    private static func restorePools(
+        into loader: NativeAdvertisementLoader, from store: SQLitePoolStore, clock: any AdClock, logger: Logger
+    ) {
+        let started = Self.monotonicMilliseconds()
+        do {
+            guard let snapshots = try store.takeSuspension() else { return }
+            let result = loader.restoreSuspension(snapshots)
+            let takenAt = snapshots.map(\.takenAt.unixMilliseconds).max() ?? clock.now.unixMilliseconds
+            logger.info(
+                "pools restored from the pool store",
+                [
+                    "pools": .int(Int64(result.pools)), "ads": .int(Int64(result.ads)), "leases": .int(Int64(result.leases)),
+                    "expired": .int(Int64(result.expired)), "reclaimedLeases": .int(Int64(result.reclaimed)),
+                    "removed": .int(Int64(result.removed)), "skippedPools": .int(Int64(result.skipped.count)),
+                    "downMs": .int(clock.now.unixMilliseconds - takenAt),
+                    "ms": .int(Self.monotonicMilliseconds() - started),
+                ])
+            for skipped in result.skipped {
+                logger.warning(
+                    "suspended pool not restored",
+                    ["loader": .string(skipped.loader), "adUnitID": .string(skipped.adUnitID), "reason": .string(skipped.reason)])
+            }
+        } catch {
+            logger.error("pool store: suspended pools unreadable, starting empty", ["error": .string(error.message)])
+        }
+    }
+
+    private static func monotonicMilliseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
+    }
+
+    /// The loader's stop: with a pool store its pools are suspended into it (no loss notice
+    /// for an ad kept), else shut down (every ad dropped).
+    private func stopLoader() {
+        // Called by the service's drain, and again as the loader's stop: once.
+        guard !loaderStopped else { return }
+        loaderStopped = true
+        guard let poolStore else {
+            loader.shutdown()
+            return
+        }
+        let started = Self.monotonicMilliseconds()
+        let snapshots = loader.suspend()
+        let leases = snapshots.reduce(0) { $0 + $1.leases.count }
+        let ads = snapshots.reduce(0) { $0 + $1.ads.count } + leases
+        do {
+            let bytes = try poolStore.saveSuspension(snapshots)
+            logger.info(
+                "pools suspended into the pool store",
+                [
+                    "pools": .int(Int64(snapshots.count)), "ads": .int(Int64(ads)), "leases": .int(Int64(leases)),
+                    "bytes": .int(Int64(bytes)), "ms": .int(Self.monotonicMilliseconds() - started),
+                ])
+        } catch {
+            logger.error(
+                "pool store: suspending the pools failed, their ads are lost",
+                ["ads": .int(Int64(ads)), "error": .string(error.message)])
+        }
+    }
+
     /// The addresses bound by ``start()``.
     public var addresses: [ListenAddress] { listeners.map(\.address) }
 
@@ -231,6 +327,8 @@ public final class Daemon {
         UVSignal.unblockTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
+        // After the sources (stopped before it): their undelivered notices are in it by then.
+        if let poolStore { stops.append(("pool store", poolStore.close)) }
         stops.append(("sources", sourceContext.stopSources))
         // Readiness (the log's, /readyz's) follows the daemon's state, admin listener or not.
         metrics.isServing = { [unowned self] in self.state == .running }
@@ -238,7 +336,10 @@ public final class Daemon {
         // The store first (it joins its worker, the last thread that may wake), then the handle.
         stops.append(("cap store wake-up", capStoreWakeup.close))
         stops.append(("cap store", capStore.close))
-        stops.append(("loader", loader.shutdown))
+        // The drain stops the loader first (suspending its pools); this stop is for a start
+        // that failed before any drain.
+        service.stopLoader = { [unowned self] in self.stopLoader() }
+        stops.append(("loader", { [unowned self] in self.stopLoader() }))
         for transport in transports { stops.append(("\(transport.name) transport", transport.stop)) }
         stops.append(("sniffer", sniffer.closeAll))
         if let tlsAcceptor { stops.append(("TLS handshakes", tlsAcceptor.closeAll)) }
@@ -298,6 +399,8 @@ public final class Daemon {
         // Before the loop runs: no lease is lent yet.
         loader.leaseReplica = configuration.listeners.replicaIndex ?? LeaseReplica.index(forInstance: instanceName)
         logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(instanceName)])
+        // Before the loop runs, after the replica is set: no call is served yet.
+        if let poolStore { Self.restorePools(into: loader, from: poolStore, clock: clock, logger: logger) }
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }

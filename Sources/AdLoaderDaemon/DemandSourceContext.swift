@@ -14,12 +14,19 @@ public final class DemandSourceContext {
     /// type that needs it throws ``ConfigError``.
     public let loop: UVLoop?
     public let logger: Logger
+    /// Where a source keeps notices not yet delivered across restarts (the pool store); nil:
+    /// memory only (`poolStore.type` off).
+    public let noticeStore: (any NoticeOutboxStore)?
     /// The name of the source being built (its key under `sources`), for the settings its
     /// messages name; set by the daemon before each ``DemandSourceType`` builds one.
     public internal(set) var sourceName = ""
     private(set) var stops: [() -> Void] = []
 
-    public init(clock: any AdClock, scheduler: any AdScheduler, loop: UVLoop? = nil, logger: Logger = Logger()) {
+    public init(
+        clock: any AdClock, scheduler: any AdScheduler, loop: UVLoop? = nil, logger: Logger = Logger(),
+        noticeStore: (any NoticeOutboxStore)? = nil
+    ) {
+        self.noticeStore = noticeStore
         self.clock = clock
         self.scheduler = scheduler
         self.loop = loop

@@ -55,6 +55,10 @@ final class MeasuredDemandSource: DemandSource {
     /// The wrapped source's own counters (Stats' per-source table), passed through.
     var statistics: DemandSourceStats? { wrapped.statistics }
 
+    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? {
+        wrapped.restoreContext(from: state, for: ad)
+    }
+
     func adShown(_ ad: Ad) {
         notices[0] += 1
         wrapped.adShown(ad)

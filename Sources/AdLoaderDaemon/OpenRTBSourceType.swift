@@ -45,7 +45,13 @@ struct OpenRTBSourceType: DemandSourceType {
                 "storedImpressionID", \.storedImpressionID, .optionalString,
                 "Prebid Server stored impression id (imp.ext.prebid.storedrequest.id)"),
             .value("noticeQueueLimit", \.noticeQueueLimit, .int(in: 1...1_000_000), "notices waiting or in flight; more are dropped and counted"),
-            .value("noticeTimeout", \.noticeTimeout, .duration, "each notice's HTTP timeout (one retry after a transport failure)"),
+            .value("noticeTimeout", \.noticeTimeout, .duration, "each notice's HTTP timeout"),
+            .value(
+                "noticeRetryInterval", \.noticeRetryInterval, .duration,
+                "a notice not answered 200 or 204 (another status, a transport failure, a timeout) is tried again after this long (OpenRTB 2.6: 10 s)"),
+            .value(
+                "noticeAttempts", \.noticeAttempts, .int(in: 1...100),
+                "tries of one notice in all, then it is given up and counted (noticesFailed); 7 = every 10 s for a minute"),
             .value("noticeConcurrency", \.noticeConcurrency, .int(in: 1...1024), "notices in flight at once"),
         ],
         moved: Dictionary(
@@ -109,11 +115,19 @@ struct OpenRTBSourceType: DemandSourceType {
         do {
             source = try OpenRTBSource(
                 configuration: settings, client: client, noticeClient: noticeClient, clock: context.clock,
-                logger: context.logger)
+                scheduler: context.scheduler, noticeStore: context.noticeStore,
+                name: context.sourceName.isEmpty ? "openrtb" : context.sourceName, logger: context.logger)
         } catch {
             client.close()
             noticeClient.close()
             throw error
+        }
+        // Notices the previous run left undelivered go out first (once: the store forgets each
+        // when it is delivered or given up).
+        let restored = source.restoreNotices()
+        if restored > 0 {
+            context.logger.info(
+                "notices restored from the pool store", ["source": .string(context.sourceName), "notices": .int(Int64(restored))])
         }
         context.onStop {
             source.close()

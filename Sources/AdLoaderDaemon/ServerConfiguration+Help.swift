@@ -31,6 +31,7 @@ extension ServerConfiguration {
         text += "\nLimits (\"limits\"), both transports:\n" + flagBlocks(limitKeys.settings)
         text += "\nHTTP/2 (\"http2\"), the gRPC transport:\n" + flagBlocks(http2Keys.settings)
         text += "\nApp-open cap store (\"capStore\"):\n" + flagBlocks(capStoreKeys.settings)
+        text += "\nPool store (\"poolStore\"), what a restart keeps:\n" + flagBlocks(poolStoreKeys.settings)
         text += """
 
             Loaders are configured only in the JSON file, as "loaders": { "NAME": { ... } }, which

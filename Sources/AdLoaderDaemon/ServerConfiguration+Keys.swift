@@ -222,6 +222,19 @@ extension ServerConfiguration {
             ),
         ])
 
+    /// `poolStore`: what a restart keeps (``PoolStoreConfiguration``).
+    static let poolStoreKeys = ConfigTable<ServerConfiguration>(
+        section: "poolStore", defaults: ServerConfiguration(),
+        keys: [
+            .value(
+                "type", \.poolStore.type, .choice(), flag: "--pool-store",
+                "what a restart keeps: sqlite (a file: win, billing and loss notices not yet delivered are sent after a restart, once) or off (memory only)"
+            ),
+            .value(
+                "sqlitePath", \.poolStore.sqlitePath, .string, flag: "--pool-store-path",
+                "the SQLite file (WAL mode); one of another format or not a database is moved aside (one log line) and a new one started"),
+        ])
+
     /// `loaders.NAME`: one loader; only the JSON file configures loaders. Ranges are checked by
     /// ``LoaderConfiguration/validate()`` once every setting is in.
     static let loaderKeys = ConfigTable<LoaderConfiguration>(
@@ -346,7 +359,7 @@ extension ServerConfiguration {
         (listenerKeys.settings(at: \.self) + adminKeys.settings(at: \.self) + authKeys.settings(at: \.self)
             + tlsKeys.settings(at: \.self)
             + logKeys.settings(at: \.self) + limitKeys.settings(at: \.self) + http2Keys.settings(at: \.self)
-            + capStoreKeys.settings(at: \.self))
+            + capStoreKeys.settings(at: \.self) + poolStoreKeys.settings(at: \.self))
             .filter { $0.flag != nil } + sourceTypes.flagSettings
     }
 
@@ -354,5 +367,5 @@ extension ServerConfiguration {
     public static let settings = settings(sourceTypes: .standard)
 
     /// The top-level sections whose keys are plain settings.
-    static let scalarSections = [listenerKeys, adminKeys, authKeys, tlsKeys, logKeys, limitKeys, http2Keys, capStoreKeys]
+    static let scalarSections = [listenerKeys, adminKeys, authKeys, tlsKeys, logKeys, limitKeys, http2Keys, capStoreKeys, poolStoreKeys]
 }

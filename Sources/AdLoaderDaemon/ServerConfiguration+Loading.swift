@@ -125,7 +125,7 @@ extension ServerConfiguration {
         }
         for (section, value) in sections {
             switch section {
-            case "listeners", "admin", "auth", "tls", "limits", "http2", "log", "capStore":
+            case "listeners", "admin", "auth", "tls", "limits", "http2", "log", "capStore", "poolStore":
                 let table = Self.scalarSections.first { $0.section == section }!
                 guard case .object(let members) = value else {
                     throw ConfigError(field: section, message: "must be an object, got \(value.kind)")
@@ -136,7 +136,7 @@ extension ServerConfiguration {
             case "loaders":
                 try applyLoaders(value)
             default:
-                let sections = ["listeners", "admin", "auth", "tls", "limits", "http2", "log", "capStore", "sources", "loaders"]
+                let sections = ["listeners", "admin", "auth", "tls", "limits", "http2", "log", "capStore", "poolStore", "sources", "loaders"]
                 throw ConfigError(
                     field: section,
                     message: "unknown setting\(Suggestion.didYouMean(section, among: sections)) (expected \(sections.joined(separator: ", ")))")

@@ -31,7 +31,7 @@ extension ServerConfiguration {
             ("listeners", listeners == running.listeners), ("admin", admin == running.admin),
             ("auth", auth == running.auth), ("limits", limits == running.limits),
             ("http2", http2Limits == running.http2Limits), ("log", logLevel == running.logLevel && logWarningInterval == running.logWarningInterval),
-            ("capStore", capStore == running.capStore),
+            ("capStore", capStore == running.capStore), ("poolStore", poolStore == running.poolStore),
         ]
         if let (section, _) = sections.first(where: { !$0.1 }) { return section }
         let sourceNames = Set(sources.keys).union(running.sources.keys).sorted()

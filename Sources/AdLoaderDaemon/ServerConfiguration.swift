@@ -102,6 +102,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var loaders: [LoaderConfiguration] = [LoaderConfiguration()]
     /// Where app-open counts are kept.
     public var capStore = CapStoreConfiguration()
+    /// What a restart keeps (the notice outbox).
+    public var poolStore = PoolStoreConfiguration()
 
     public init() {}
 
@@ -166,6 +168,7 @@ public struct ServerConfiguration: Hashable, Sendable {
             throw ConfigError(field: "admin.\(field)", message: "must be positive")
         }
         try capStore.validate()
+        try poolStore.validate()
         if http2Limits.maxConcurrentStreams < 1 || http2Limits.maxHeaderListSize < 1024 {
             throw ConfigError(field: "http2", message: "maxConcurrentStreams must be >= 1 and maxHeaderListSize >= 1024")
         }

@@ -1,25 +1,73 @@
+import AdLoaderCore
 import AdLoaderHTTP
 
-/// Fires notice URLs (GET), fire-and-forget but bounded: at most `queueLimit` waiting or in
-/// flight (more are dropped and counted), each with `timeout`, retried once after a transport
-/// failure (any HTTP status, even 5xx, counts as delivered: the exchange saw it).
+/// Fires notice URLs (GET) with an outbox: a notice is delivered when the exchange answers
+/// 200 or 204; anything else (another status, a transport failure, a timeout) is tried again
+/// every `retryInterval` until `attempts` tries were made (OpenRTB 2.6's guidance: every 10 s
+/// for a minute), then given up and counted. A delivered notice is never sent again.
+///
+/// At most `queueLimit` notices wait, are in flight or wait for their next try; more are
+/// dropped and counted. With a ``NoticeOutboxStore`` each notice is stored before its first
+/// try and removed once delivered or given up, and ``restore()`` sends the ones a previous
+/// run left (a stop, or a crash): once across restarts, except for a crash after the exchange
+/// answered a notice and before its answer was read (one round trip; the notices in flight).
 ///
 /// - Important: loop-confined.
 final class NoticeSender {
+    struct Policy: Hashable, Sendable {
+        /// Between the end of one try and the next.
+        var retryInterval: Duration = .seconds(10)
+        /// Tries in all, the first included: 1 + 60 s / 10 s.
+        var attempts = 7
+    }
+
     private let client: any HTTPClient
     private let queueLimit: Int
     private let timeout: Duration
+    private let policy: Policy
+    private let clock: any AdClock
+    private let scheduler: any AdScheduler
+    private let store: (any NoticeOutboxStore)?
+    private let sourceName: String
+    private var nextID: UInt64 = 1
+    /// Waiting for their next try, by id.
+    private var retries: [UInt64: (notice: OutboxNotice, task: any ScheduledTask)] = [:]
     private(set) var pending = 0
     private var isClosed = false
     /// Counters, read into ``OpenRTBStats``.
     private(set) var sent: UInt64 = 0
     private(set) var failed: UInt64 = 0
     private(set) var dropped: UInt64 = 0
+    private(set) var retried: UInt64 = 0
+    private(set) var restored: UInt64 = 0
 
-    init(client: any HTTPClient, queueLimit: Int, timeout: Duration) {
+    init(
+        client: any HTTPClient, queueLimit: Int, timeout: Duration, policy: Policy = Policy(), clock: any AdClock,
+        scheduler: any AdScheduler, store: (any NoticeOutboxStore)? = nil, sourceName: String = ""
+    ) {
         self.client = client
         self.queueLimit = queueLimit
         self.timeout = timeout
+        self.policy = policy
+        self.clock = clock
+        self.scheduler = scheduler
+        self.store = store
+        self.sourceName = sourceName
+    }
+
+    /// Sends the notices a previous run left in the store (each counts its earlier tries).
+    /// - Returns: how many.
+    @discardableResult
+    func restore() -> Int {
+        guard let store else { return 0 }
+        let left = store.pendingNotices(source: sourceName)
+        for notice in left {
+            nextID = max(nextID, notice.id &+ 1)
+            pending += 1
+            restored += 1
+            send(notice)
+        }
+        return left.count
     }
 
     /// Queues one notice; false when it was dropped (queue full or closed).
@@ -30,27 +78,58 @@ final class NoticeSender {
             return false
         }
         pending += 1
-        send(url, retried: false)
+        let notice = OutboxNotice(id: nextID, url: url)
+        nextID &+= 1
+        store?.putNotice(notice, source: sourceName)
+        send(notice)
         return true
     }
 
-    /// Stops taking notices; ones in flight still end (their client's close cancels them).
-    func close() { isClosed = true }
+    /// Stops taking notices and cancels the waiting retries; with a store, every notice not
+    /// delivered stays in it for the next start (ones in flight end by their client's close).
+    func close() {
+        isClosed = true
+        for (_, waiting) in retries { waiting.task.cancel() }
+        // Each waiting notice is already stored with its tries; without a store it is lost.
+        pending -= retries.count
+        if store == nil { dropped += UInt64(retries.count) }
+        retries.removeAll()
+    }
 
-    private func send(_ url: String, retried: Bool) {
-        let request = HTTPRequest(method: .get, url: url, timeout: timeout, connectTimeout: timeout)
+    private func send(_ notice: OutboxNotice) {
+        let request = HTTPRequest(method: .get, url: notice.url, timeout: timeout, connectTimeout: timeout)
         client.send(request) { [self] result in
             switch result {
-            case .success:
+            case .success(let response) where response.status == 200 || response.status == 204:
                 sent += 1
                 pending -= 1
-            case .failure(let error):
-                if !retried && !isClosed && error.code != .badRequest && error.code != .cancelled {
-                    send(url, retried: true)
-                } else {
-                    failed += 1
+                store?.removeNotice(id: notice.id, source: sourceName)
+            case .failure(let error) where error.code == .cancelled && isClosed:
+                // Cut by the stop: kept in the store for the next start (dropped without one).
+                pending -= 1
+                if store == nil { dropped += 1 }
+            case .success, .failure:
+                var next = notice
+                next.attempts += 1
+                let giveUp: Bool
+                if case .failure(let error) = result, error.code == .badRequest { giveUp = true } else { giveUp = false }
+                if giveUp || isClosed || next.attempts >= policy.attempts {
+                    if isClosed && !giveUp {
+                        if let store { store.putNotice(next, source: sourceName) } else { dropped += 1 }
+                    } else {
+                        failed += 1
+                        store?.removeNotice(id: notice.id, source: sourceName)
+                    }
                     pending -= 1
+                    return
                 }
+                store?.putNotice(next, source: sourceName)
+                retried += 1
+                let task = scheduler.schedule(at: clock.now + policy.retryInterval) { [weak self] in
+                    guard let self, self.retries.removeValue(forKey: next.id) != nil else { return }
+                    self.send(next)
+                }
+                retries[next.id] = (next, task)
             }
         }
     }

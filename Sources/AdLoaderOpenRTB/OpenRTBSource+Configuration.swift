@@ -55,6 +55,10 @@ extension OpenRTBSource {
         public var noticeTimeout: Duration = .seconds(2)
         /// Notices in flight at once.
         public var noticeConcurrency = 8
+        /// A notice not answered 200 or 204 is tried again after this long (OpenRTB 2.6: every 10 s).
+        public var noticeRetryInterval: Duration = .seconds(10)
+        /// Tries of one notice in all, the first included (OpenRTB 2.6: for a minute, so 1 + 6).
+        public var noticeAttempts = 7
 
         public init() {}
 
@@ -93,6 +97,10 @@ extension OpenRTBSource {
             if noticeTimeout <= .zero { throw fail("noticeTimeout", "must be positive") }
             if !(1...1024).contains(noticeConcurrency) {
                 throw fail("noticeConcurrency", "must be 1...1024, got \(noticeConcurrency)")
+            }
+            if noticeRetryInterval < .milliseconds(10) { throw fail("noticeRetryInterval", "must be at least 10ms") }
+            if !(1...100).contains(noticeAttempts) {
+                throw fail("noticeAttempts", "must be 1...100, got \(noticeAttempts)")
             }
         }
     }

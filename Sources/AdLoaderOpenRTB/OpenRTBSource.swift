@@ -29,10 +29,14 @@ public final class OpenRTBSource: DemandSource {
     ///   - client: sends the BidRequests (``CurlHTTPClient`` with the configuration's caps).
     ///   - noticeClient: fires notices; may be `client`.
     ///   - clock: reads "now" for `bid.exp`.
+    ///   - scheduler: runs the notices' retries.
+    ///   - noticeStore: keeps undelivered notices across restarts; nil: in memory only.
+    ///   - name: the source's name, the key of its notices in `noticeStore`.
     ///   - logger: final failures and dropped bids are logged here.
     /// - Throws: ``ConfigError`` when the configuration does not validate.
     public init(
         configuration: Configuration, client: any HTTPClient, noticeClient: any HTTPClient, clock: any AdClock,
+        scheduler: any AdScheduler, noticeStore: (any NoticeOutboxStore)? = nil, name: String = "openrtb",
         logger: Logger
     ) throws(ConfigError) {
         try configuration.validate()
@@ -42,7 +46,9 @@ public final class OpenRTBSource: DemandSource {
         self.logger = logger
         builder = BidRequestBuilder(configuration: configuration)
         notices = NoticeSender(
-            client: noticeClient, queueLimit: configuration.noticeQueueLimit, timeout: configuration.noticeTimeout)
+            client: noticeClient, queueLimit: configuration.noticeQueueLimit, timeout: configuration.noticeTimeout,
+            policy: .init(retryInterval: configuration.noticeRetryInterval, attempts: configuration.noticeAttempts),
+            clock: clock, scheduler: scheduler, store: noticeStore, sourceName: name)
         var generator = SystemRandomNumberGenerator()
         idPrefix = String(generator.next() & 0xFFFF_FFFF_FFFF, radix: 16)
     }
@@ -53,6 +59,9 @@ public final class OpenRTBSource: DemandSource {
         stats.noticesSent = notices.sent
         stats.noticesFailed = notices.failed
         stats.noticesDropped = notices.dropped
+        stats.noticesRetried = notices.retried
+        stats.noticesRestored = notices.restored
+        stats.noticesPending = UInt64(notices.pending)
         return stats
     }
 
@@ -68,11 +77,20 @@ public final class OpenRTBSource: DemandSource {
         result.noticesSent = s.noticesSent
         result.noticesFailed = s.noticesFailed
         result.noticesDropped = s.noticesDropped
+        result.noticesRetried = s.noticesRetried
+        result.noticesRestored = s.noticesRestored
+        result.noticesPending = s.noticesPending
         return result
     }
 
-    /// Stops firing notices (later ones are dropped and counted).
+    /// Stops firing notices (later ones are dropped and counted); undelivered ones stay in the
+    /// notice store for the next start.
     public func close() { notices.close() }
+
+    /// Sends the notices the previous run left undelivered in the notice store.
+    /// - Returns: how many.
+    @discardableResult
+    public func restoreNotices() -> Int { notices.restore() }
 
     public func loadAds(
         _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void

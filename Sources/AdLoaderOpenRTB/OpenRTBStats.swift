@@ -14,10 +14,17 @@ public struct OpenRTBStats: Hashable, Sendable {
     public var bidsDropped: UInt64 = 0
     /// Requests that failed (transport, HTTP status, malformed body).
     public var failures: UInt64 = 0
-    /// Win/billing and loss notices answered with any HTTP status.
+    /// Win/billing and loss notices answered 200 or 204.
     public var noticesSent: UInt64 = 0
-    /// Notices that failed twice at the transport (first try and the one retry).
+    /// Notices given up: every try (``Configuration/noticeAttempts``) failed or was answered
+    /// with another status.
     public var noticesFailed: UInt64 = 0
+    /// Tries after a first one (a notice not answered 200 or 204, tried again).
+    public var noticesRetried: UInt64 = 0
+    /// Notices a previous run left undelivered in the notice store, sent again at start.
+    public var noticesRestored: UInt64 = 0
+    /// Notices in flight or waiting for their next try now.
+    public var noticesPending: UInt64 = 0
     /// Notices not sent because the queue was full (or the source closed).
     public var noticesDropped: UInt64 = 0
 

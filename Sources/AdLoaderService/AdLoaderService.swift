@@ -184,12 +184,16 @@ public final class AdLoaderService {
         return true
     }
 
+    /// How the drain stops the loader (the daemon suspends its pools into the pool store);
+    /// nil: ``NativeAdvertisementLoader/shutdown()``.
+    public var stopLoader: (() -> Void)?
+
     /// Starts the drain: later calls are answered UNAVAILABLE, the loader shuts down (parked
     /// borrows are answered UNAVAILABLE), and every Watch ends with UNAVAILABLE.
     public func beginDrain() {
         guard !isDraining else { return }
         isDraining = true
-        loader.shutdown()
+        if let stopLoader { stopLoader() } else { loader.shutdown() }
         let unavailable = Status(code: .unavailable, message: "server shutting down")
         for serial in openCalls.keys.sorted() {
             if let call = openCalls[serial] { finishOpenCall(call, status: unavailable) }

@@ -182,6 +182,8 @@ extension PoolStats {
         m.pointee.borrow_hits = borrowHits
         m.pointee.borrow_misses = borrowMisses
         m.pointee.leases_reclaimed = leasesReclaimed
+        m.pointee.restored_ads = restoredAds
+        m.pointee.restored_leases = restoredLeases
         m.pointee.held_back_ms = heldBackMilliseconds
         m.pointee.expired_on_arrival = expiredOnArrival
         m.pointee.memory_refused = budgetRefused
@@ -215,6 +217,8 @@ extension PoolStats {
         borrowHits = p.borrow_hits
         borrowMisses = p.borrow_misses
         leasesReclaimed = p.leases_reclaimed
+        restoredAds = p.restored_ads
+        restoredLeases = p.restored_leases
         heldBackMilliseconds = p.held_back_ms
         expiredOnArrival = p.expired_on_arrival
         budgetRefused = p.memory_refused
@@ -241,6 +245,9 @@ extension DemandSourceStats {
         m.pointee.notices_sent = noticesSent
         m.pointee.notices_failed = noticesFailed
         m.pointee.notices_dropped = noticesDropped
+        m.pointee.notices_retried = noticesRetried
+        m.pointee.notices_restored = noticesRestored
+        m.pointee.notices_pending = noticesPending
         return m
     }
 
@@ -255,6 +262,9 @@ extension DemandSourceStats {
         noticesSent = p.notices_sent
         noticesFailed = p.notices_failed
         noticesDropped = p.notices_dropped
+        noticesRetried = p.notices_retried
+        noticesRestored = p.notices_restored
+        noticesPending = p.notices_pending
     }
 }
 

@@ -2469,7 +2469,7 @@ const ProtobufCMessageDescriptor adloader__v1__stats_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__stats_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[28] =
+static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptors[30] =
 {
   {
     "loader",
@@ -2807,6 +2807,30 @@ static const ProtobufCFieldDescriptor adloader__v1__pool_stats__field_descriptor
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "restored_ads",
+    41,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, restored_ads),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "restored_leases",
+    42,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStats, restored_leases),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   1,   /* field[1] = ad_unit_id */
@@ -2833,6 +2857,8 @@ static const unsigned adloader__v1__pool_stats__field_indices_by_name[] = {
   5,   /* field[5] = parked_borrows */
   12,   /* field[12] = removed */
   6,   /* field[6] = requests_in_flight */
+  28,   /* field[28] = restored_ads */
+  29,   /* field[29] = restored_leases */
   24,   /* field[24] = round_trip_ms */
   7,   /* field[7] = target */
   14,   /* field[14] = upstream_failures */
@@ -2843,7 +2869,7 @@ static const ProtobufCIntRange adloader__v1__pool_stats__number_ranges[3 + 1] =
   { 1, 0 },
   { 30, 22 },
   { 40, 27 },
-  { 0, 28 }
+  { 0, 30 }
 };
 const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
 {
@@ -2853,14 +2879,14 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   "Adloader__V1__PoolStats",
   "adloader.v1",
   sizeof(Adloader__V1__PoolStats),
-  28,
+  30,
   adloader__v1__pool_stats__field_descriptors,
   adloader__v1__pool_stats__field_indices_by_name,
   3,  adloader__v1__pool_stats__number_ranges,
   (ProtobufCMessageInit) adloader__v1__pool_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descriptors[9] =
+static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descriptors[12] =
 {
   {
     "name",
@@ -2970,6 +2996,42 @@ static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "notices_retried",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_retried),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notices_restored",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_restored),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notices_pending",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_pending),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__source_stats__field_indices_by_name[] = {
   3,   /* field[3] = bids */
@@ -2979,13 +3041,16 @@ static const unsigned adloader__v1__source_stats__field_indices_by_name[] = {
   2,   /* field[2] = no_fills */
   8,   /* field[8] = notices_dropped */
   7,   /* field[7] = notices_failed */
+  11,   /* field[11] = notices_pending */
+  10,   /* field[10] = notices_restored */
+  9,   /* field[9] = notices_retried */
   6,   /* field[6] = notices_sent */
   1,   /* field[1] = requests */
 };
 static const ProtobufCIntRange adloader__v1__source_stats__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
 {
@@ -2995,7 +3060,7 @@ const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
   "Adloader__V1__SourceStats",
   "adloader.v1",
   sizeof(Adloader__V1__SourceStats),
-  9,
+  12,
   adloader__v1__source_stats__field_descriptors,
   adloader__v1__source_stats__field_indices_by_name,
   1,  adloader__v1__source_stats__number_ranges,

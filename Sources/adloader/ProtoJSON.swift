@@ -124,6 +124,7 @@ enum ProtoJSON {
             "removed": uint64(p.removed), "upstreamRequests": uint64(p.upstreamRequests),
             "upstreamFailures": uint64(p.upstreamFailures), "borrowHits": uint64(p.borrowHits),
             "borrowMisses": uint64(p.borrowMisses), "leasesReclaimed": uint64(p.leasesReclaimed),
+            "restoredAds": uint64(p.restoredAds), "restoredLeases": uint64(p.restoredLeases),
             "heldBackMs": uint64(p.heldBackMilliseconds), "expiredOnArrival": uint64(p.expiredOnArrival),
             "memoryRefused": uint64(p.budgetRefused), "memoryDropped": uint64(p.droppedForMemory),
             "inFlightTarget": p.inFlightTarget, "heldBack": p.heldBack?.name ?? "",
@@ -137,7 +138,8 @@ enum ProtoJSON {
             "name": s.name, "requests": uint64(s.requests), "noFills": uint64(s.noFills),
             "bids": uint64(s.bids), "bidsDropped": uint64(s.bidsDropped), "failures": uint64(s.failures),
             "noticesSent": uint64(s.noticesSent), "noticesFailed": uint64(s.noticesFailed),
-            "noticesDropped": uint64(s.noticesDropped),
+            "noticesDropped": uint64(s.noticesDropped), "noticesRetried": uint64(s.noticesRetried),
+            "noticesRestored": uint64(s.noticesRestored), "noticesPending": uint64(s.noticesPending),
         ]
     }
 

@@ -18,6 +18,9 @@ final class TestContext: AdSourceContext {
     }
 }
 
+/// A context that keeps nothing across a restart (no ``AdSourceContext/snapshotState``).
+final class OpaqueTestContext: AdSourceContext {}
+
 /// A demand source completed by hand: records every request and keeps its completion, and
 /// records the loader's notices.
 final class FakeDemandSource: DemandSource {
@@ -58,7 +61,8 @@ final class FakeDemandSource: DemandSource {
         let contents = (0..<min(fill ?? request.count, request.count)).map { _ in
             served += 1
             return DeliveredAd(
-                creative: creative(served), sourceExpiry: sourceExpiry, context: TestContext(number: served),
+                creative: creative(served), sourceExpiry: sourceExpiry,
+                context: opaqueContexts ? OpaqueTestContext() : TestContext(number: served),
                 creativeID: creativeID(served), advertiserDomains: advertiserDomains(served),
                 categories: categories(served))
         }
@@ -68,6 +72,9 @@ final class FakeDemandSource: DemandSource {
     func adShown(_ ad: Ad) { shown.append(ad) }
 
     func adDropped(_ ad: Ad, reason: AdDropReason) { dropped.append((ad, reason)) }
+
+    /// Set: ads come with a context that keeps nothing across a restart.
+    var opaqueContexts = false
 
     func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? { TestContext.restored(from: state) }
 

@@ -18,7 +18,7 @@ struct OpenRTBSourceTests {
         configuration.endpoint = "http://exchange.test/openrtb2/auction"
         configure(&configuration)
         return try OpenRTBSource(
-            configuration: configuration, client: client, noticeClient: notices, clock: clock,
+            configuration: configuration, client: client, noticeClient: notices, clock: clock, scheduler: clock,
             logger: Logger(level: .debug, handler: log))
     }
 
@@ -132,7 +132,7 @@ struct OpenRTBSourceTests {
         #expect(notices.requests.map(\.url) == ["http://n/loss?r=2&b=b1"])
     }
 
-    @Test func noticesAreRetriedOnceOnTransportFailureThenCounted() throws {
+    @Test func aFailedNoticeIsTriedEvery10SecondsForAMinuteThenCounted() throws {
         let source = try makeSource()
         let delivered = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get().first)
         let ad = Ad(
@@ -140,10 +140,22 @@ struct OpenRTBSourceTests {
             expiresAt: clock.now + .seconds(1), showCount: 1, sourceContext: delivered.context)
         source.adShown(ad)
         notices.answer(.failure(HTTPError(code: .connectionFailed, message: "refused")))
-        #expect(notices.requests.count == 2, "one retry")
+        #expect(notices.requests.count == 1, "the next try waits the retry interval")
+        clock.advance(by: .milliseconds(9_999))
+        #expect(notices.requests.count == 1)
+        clock.advance(by: .milliseconds(1))
+        #expect(notices.requests.count == 2)
+        for _ in 0..<5 {
+            notices.answer(.success(HTTPResponse(status: 503)))
+            clock.advance(by: .seconds(10))
+        }
+        #expect(notices.requests.count == 7, "1 + 6 tries: every 10 s for a minute")
         notices.answer(.failure(HTTPError(code: .timedOut, message: "slow")))
-        #expect(notices.requests.count == 2, "no second retry")
-        #expect(source.stats.noticesFailed == 1 && source.stats.noticesSent == 0)
+        clock.advance(by: .seconds(60))
+        #expect(notices.requests.count == 7, "given up after the last try")
+        #expect(Set(notices.requests.map(\.url)).count == 1)
+        #expect(source.stats.noticesFailed == 1 && source.stats.noticesSent == 0 && source.stats.noticesRetried == 6)
+        #expect(source.stats.noticesPending == 0)
     }
 
     @Test func theNoticeQueueIsBounded() throws {
@@ -159,7 +171,8 @@ struct OpenRTBSourceTests {
         #expect(source.stats.noticesDropped == 3)
         notices.answer(.success(HTTPResponse(status: 204)))
         notices.answer(.success(HTTPResponse(status: 500)))
-        #expect(source.stats.noticesSent == 2)
+        #expect(source.stats.noticesSent == 1, "a 500 is not delivered: it waits for its next try, still in the queue")
+        #expect(source.stats.noticesPending == 1)
     }
 
     @Test func missingRequiredAssetIsDroppedCountedAndLogged() throws {

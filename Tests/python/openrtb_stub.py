@@ -7,7 +7,8 @@ auction endpoint; ``faults`` is a list consumed one per auction request (then ``
 "ok", "204", "400", "429", "500", "slow-headers", "slow-body", "hang", "malformed",
 "html", "empty-object", "nbr", "missing-asset", "503" (with ``Retry-After: 5``). ``exp``
 (seconds, default None: not sent) is the ``exp`` every bid carries. ``stop()`` closes it (connection refused after);
-``start()`` again on the same port brings it back.
+``start()`` again on the same port brings it back. ``notice_faults`` is a list of HTTP statuses
+consumed one per notice GET (then 200); ``delivered`` lists the notice paths answered 200.
 """
 
 import gzip
@@ -64,6 +65,8 @@ class Exchange:
         self.requests = []          # (headers dict, parsed JSON body)
         self.times = []             # time.monotonic() of each auction request
         self.notices = []           # paths of notice GETs
+        self.notice_faults = []     # statuses answered to the next notice GETs (then 200)
+        self.delivered = []         # paths of notice GETs answered 200
         self.faults = []
         self.mode = "ok"
         self.delay = 2.0            # slow-headers / slow-body / hang seconds
@@ -107,7 +110,10 @@ class Exchange:
             def do_GET(self):
                 with exchange.lock:
                     exchange.notices.append(self.path)
-                self._send(200, b"", "text/plain")
+                    status = exchange.notice_faults.pop(0) if exchange.notice_faults else 200
+                    if status == 200:
+                        exchange.delivered.append(self.path)
+                self._send(status, b"", "text/plain")
 
             def do_POST(self):
                 length = int(self.headers.get("content-length", "0"))
@@ -334,6 +340,10 @@ class Exchange:
             send(200, payload, "application/json", [("Content-Encoding", "gzip")])
         else:
             send(200, self.response_for(request))
+
+    def delivered_of(self, kind):
+        with self.lock:
+            return [p for p in self.delivered if p.startswith("/notice/" + kind)]
 
     def notices_of(self, kind):
         with self.lock:

@@ -14,10 +14,16 @@ public struct DemandSourceStats: Hashable, Sendable {
     public var bidsDropped: UInt64 = 0
     /// Requests that failed.
     public var failures: UInt64 = 0
-    /// Win, billing and loss notices delivered (any HTTP status).
+    /// Win, billing and loss notices delivered (answered 200 or 204).
     public var noticesSent: UInt64 = 0
-    /// Notices that failed at the transport after their retry.
+    /// Notices given up after their last try.
     public var noticesFailed: UInt64 = 0
+    /// Tries after a first one.
+    public var noticesRetried: UInt64 = 0
+    /// Notices left undelivered by the previous run, sent again at start.
+    public var noticesRestored: UInt64 = 0
+    /// Notices in flight or waiting for their next try now.
+    public var noticesPending: UInt64 = 0
     /// Notices not sent: the notice queue was full, or the source was closing.
     public var noticesDropped: UInt64 = 0
 

@@ -51,7 +51,9 @@ extension NativeAdvertisementLoader {
             }
         }
         try requireEnabled(entry)
-        let pool = try pool(for: entry, adUnitID: request.adUnitID)
+        // Plan takes no privacy signals yet: its feeds are lent from the loader's default class.
+        let consentClass = try self.consentClass(of: nil, in: entry)
+        let pool = try pool(for: entry, key: PoolKey(adUnitID: request.adUnitID, consentClass: consentClass))
         let nowMilliseconds = now.unixMilliseconds
         forgetIdleFeeds()
 

@@ -58,6 +58,9 @@ public final class NativeAdvertisementLoader {
     /// alive. Unlike observers it costs nothing on a borrow or a return.
     @exclusivity(unchecked) public var onAdRetired: ((Ad) -> Void)?
     @exclusivity(unchecked) var isShutDown = false
+    /// The ads ``suspend()`` handed to the pool store: the shutdown that follows tells no
+    /// source of their loss.
+    @exclusivity(unchecked) var suspendedAdIDs: Set<String> = []
     /// The daemon-wide memory budget shared by every pool.
     let memory = AdMemoryBudget()
     /// Sources for which an ad arriving with less than the minimum remaining life was
@@ -599,7 +602,10 @@ public final class NativeAdvertisementLoader {
                 $0.note = note
             }
         }
-        if ad.showCount == 0 { pool.source.adDropped(ad, reason: reason) }
+        // A suspended ad is kept by the pool store, not lost: no loss notice.
+        if ad.showCount == 0 && !(reason == .shutdown && suspendedAdIDs.contains(ad.id)) {
+            pool.source.adDropped(ad, reason: reason)
+        }
         onAdRetired?(ad)
     }
 

@@ -66,6 +66,10 @@ public struct PoolStats: Hashable, Sendable {
     public var borrowMisses: UInt64 = 0
     /// Leases ended by the lease timeout.
     public var leasesReclaimed: UInt64 = 0
+    /// Ads the pool store gave back at start (leased ones included; also counted in ``loaded``).
+    public var restoredAds: UInt64 = 0
+    /// Leases the pool store gave back at start.
+    public var restoredLeases: UInt64 = 0
 
     public init(loader: String, adUnitID: String, consentClass: String = "default") {
         self.consentClass = consentClass

@@ -678,10 +678,22 @@ struct  Adloader__V1__PoolStats
    * the consent class the pool's ads were bought for (one pool per ad unit
    */
   char *consent_class;
+  /*
+   * and class); empty = "default"
+   * What the pool store gave back at start (PROTOCOL.md 7.4): 41..
+   */
+  /*
+   * ads restored into the pool (leased ones included)
+   */
+  uint64_t restored_ads;
+  /*
+   * leases restored: their Returns work as before the restart
+   */
+  uint64_t restored_leases;
 };
 #define ADLOADER__V1__POOL_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__pool_stats__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string, 0, 0 }
 
 
 /*
@@ -716,21 +728,33 @@ struct  Adloader__V1__SourceStats
    */
   uint64_t failures;
   /*
-   * win, billing and loss notices delivered (any HTTP status)
+   * win, billing and loss notices delivered (answered 200 or 204)
    */
   uint64_t notices_sent;
   /*
-   * notices that failed twice at the transport
+   * notices given up after their last try (noticeAttempts)
    */
   uint64_t notices_failed;
   /*
    * notices not sent: queue full or source closing
    */
   uint64_t notices_dropped;
+  /*
+   * tries after a first one (not answered 200 or 204)
+   */
+  uint64_t notices_retried;
+  /*
+   * notices left undelivered by the previous run, sent again at start
+   */
+  uint64_t notices_restored;
+  /*
+   * notices in flight or waiting for their next try now
+   */
+  uint64_t notices_pending;
 };
 #define ADLOADER__V1__SOURCE_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__source_stats__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 /*

@@ -1,0 +1,33 @@
+/// One notice (a win, billing or loss URL) not yet delivered: what a ``NoticeOutboxStore``
+/// keeps so that a restart sends it, once.
+public struct OutboxNotice: Hashable, Sendable {
+    /// Unique within its source, across restarts (the sender continues after the highest stored).
+    public var id: UInt64
+    /// The URL, macros substituted: fired as is.
+    public var url: String
+    /// Attempts made so far (each a GET that ended without a 200 or 204).
+    public var attempts: Int
+
+    public init(id: UInt64, url: String, attempts: Int = 0) {
+        self.id = id
+        self.url = url
+        self.attempts = attempts
+    }
+}
+
+/// Where undelivered notices are kept across restarts (the pool store's outbox table): a
+/// notice is put before its first attempt and removed once it is delivered or given up, so a
+/// stop or a crash in between sends it again at the next start and never a delivered one.
+///
+/// Writes are synchronous and durable across a process kill when they return (SQLite WAL);
+/// a write that fails is reported by the store's own log and the notice goes on in memory.
+///
+/// - Important: loop-confined, like the sources that use it.
+public protocol NoticeOutboxStore: AnyObject {
+    /// The notices of `source` left by the previous run, in id order.
+    func pendingNotices(source: String) -> [OutboxNotice]
+    /// Records `notice` (or its new attempt count).
+    func putNotice(_ notice: OutboxNotice, source: String)
+    /// Forgets a notice: delivered, or given up.
+    func removeNotice(id: UInt64, source: String)
+}

@@ -1,0 +1,105 @@
+"""Pools across a restart, in the spirit of memcached's t/restart.t: fill the pools and lease ads,
+stop the real daemon (SIGTERM), wait past some ads' expiry, start it again on the same pool store:
+every unexpired ad and lease is back byte for byte, every expired one is gone, Returns of the old
+leases answer as they would have, and no loss notice was sent for a suspended ad."""
+
+import json
+import signal
+import time
+
+from openrtb_stub import Exchange
+from test_openrtb import config, counts, wait_for
+
+
+def settings(store, extra=None):
+    loader = {"sizing": "fixed", "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 10,
+              "minimumRemainingLife": "500ms", "leaseTimeout": "10m", "sweepInterval": "200ms"}
+    return {
+        "poolStore": {"sqlitePath": store},
+        "loaders": {
+            "long": dict(loader, source="synthetic", lifetime="1h"),
+            "short": dict(loader, source="synthetic", lifetime="4s"),
+        },
+        **(extra or {}),
+    }
+
+
+def borrow(d, loader, slot):
+    out = d.cli("--json", "borrow", "feed-native", "--loader", loader, "--slot", slot, "--wait", "10000").stdout
+    return json.loads(out)
+
+
+def pool(d, loader):
+    pools = [counts(p) for p in json.loads(d.cli("--json", "stats").stdout)["pools"] if p["loader"] == loader]
+    return pools[0] if pools else None
+
+
+def test_restart_keeps_unexpired_ads_and_leases_byte_for_byte(daemon, tmp_path):
+    store = str(tmp_path / "pools.sqlite")
+    first = daemon(config=settings(store))
+    leases = {}
+    for loader in ("long", "short"):
+        for index in range(4):
+            answer = borrow(first, loader, "cell-%d" % index)
+            assert answer["outcome"] == "BORROW_OUTCOME_LEASED", answer
+            leases[(loader, index)] = answer["lease"]
+        assert wait_for(lambda: pool(first, loader)["available"] == 6), pool(first, loader)
+    shown = leases[("long", 3)]
+    before = pool(first, "long")
+    first.signal(signal.SIGTERM)
+    assert first.wait() == 0
+    log = first.log()
+    assert "pools suspended into the pool store" in log
+    assert '"ads":20' in log and '"leases":8' in log, log
+    # Down past the short loader's 4 s life.
+    time.sleep(4.5)
+    second = daemon(config=settings(store))
+    assert "pools restored from the pool store" in second.log()
+    after = pool(second, "long")
+    assert after["restoredAds"] == 10 and after["restoredLeases"] == 4
+    assert after["leased"] == 4 and after["available"] >= before["available"]
+    # The leases come back: the same slot gets the same lease and the same ad, byte for byte.
+    for index in range(3):
+        again = borrow(second, "long", "cell-%d" % index)
+        assert again["outcome"] == "BORROW_OUTCOME_REUSED", again
+        old = leases[("long", index)]
+        assert again["lease"]["leaseId"] == old["leaseId"]
+        assert again["lease"]["ad"] == old["ad"], "the ad differs after the restart"
+    # A Return of a lease lent before the restart answers as it would have.
+    returned = json.loads(second.cli("--json", "return", shown["leaseId"], "--shown").stdout)
+    assert returned["outcome"] == "RETURN_OUTCOME_CONSUMED", returned
+    # The short loader's ads and leases expired while the daemon was down: gone.
+    short = pool(second, "short")
+    assert short is None or (short["restoredAds"] == 0 and short["leased"] == 0)
+    gone = second.cli("--json", "return", leases[("short", 0)]["leaseId"], check=False)
+    assert gone.returncode != 0 and "NOT_FOUND" in (gone.stdout + gone.stderr)
+    assert '"expired":10' in second.log(), second.log()
+
+
+def test_a_suspended_openrtb_ad_sends_no_loss_notice_and_bills_once_after_the_restart(daemon, tmp_path):
+    exchange = Exchange()
+    store = str(tmp_path / "pools.sqlite")
+    cfg = config(exchange.url, loader={"maximumRetainedAdvertisements": 5, "sizing": "fixed"})
+    cfg["poolStore"] = {"sqlitePath": store}
+    try:
+        first = daemon(config=cfg)
+        out = first.cli("--json", "borrow", "feed-native", "--loader", "feed", "--slot", "s", "--wait", "10000").stdout
+        lease = json.loads(out)["lease"]
+        assert wait_for(lambda: pool(first, "feed")["available"] == 4)
+        first.signal(signal.SIGTERM)
+        assert first.wait() == 0
+        assert exchange.notices_of("loss") == [], "a suspended ad is not lost: no loss notice"
+        second = daemon(config=cfg)
+        requests = len(exchange.requests)
+        returned = json.loads(second.cli("--json", "return", lease["leaseId"], "--shown").stdout)
+        assert returned["outcome"] == "RETURN_OUTCOME_CONSUMED", returned
+        bills = wait_for(lambda: exchange.delivered_of("bill"))
+        assert len(bills) == 1 and lease["ad"]["id"] is not None
+        time.sleep(0.5)
+        assert len(exchange.delivered_of("bill")) == 1
+        # The restored stock serves: no burst of requests to buy it again.
+        p = pool(second, "feed")
+        assert p["restoredAds"] == 5 and p["available"] >= 4 - 0
+        assert len(exchange.requests) - requests <= 1
+    finally:
+        exchange.stop()
