@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderTime
 internal import CLibUV
 #if canImport(Glibc)
 import Glibc
