@@ -83,13 +83,28 @@ let package = Package(
             swiftSettings: strict),
         // Command-line scanning shared by every executable; dependency-free.
         .target(name: "AdLoaderArguments", swiftSettings: strict),
-        // The application: configuration, start/stop order, the composition root.
+        // The configuration framework: raw values, value types, key tables, did-you-mean; the daemon's
+        // tables use it. Parses values only: no I/O.
+        .target(
+            name: "AdLoaderConfiguration", dependencies: ["AdLoaderCore", "AdLoaderJSON", "AdLoaderLogging"],
+            swiftSettings: strict),
+        // Operations: the daemon's metrics (calls, pools, sources, stores, process), readiness, the
+        // dashboard's history and page; observes the service and the core, no transport.
+        .target(
+            name: "AdLoaderOperations",
+            dependencies: [
+                "AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging",
+                "AdLoaderMetrics",
+            ],
+            swiftSettings: strict),
+        // The application: start/stop order, the composition root, its configuration tables.
         .target(
             name: "AdLoaderDaemon",
             dependencies: [
                 "AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "AdLoaderService",
                 "AdLoaderFramed", "AdLoaderGRPC", "AdLoaderArguments", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderOpenRTB",
-                "AdLoaderAdmin", "AdLoaderMetrics", "AdStores",
+                "AdLoaderAdmin", "AdLoaderMetrics", "AdStores", "AdLoaderConfiguration",
+                "AdLoaderOperations",
             ],
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
@@ -183,7 +198,8 @@ let package = Package(
             name: "AdLoaderDaemonTests",
             dependencies: [
                 "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderService", "AdLoaderTestSupport",
-                "AdSources", "AdLoaderJSON", "AdLoaderOpenRTB",
+                "AdSources", "AdLoaderJSON", "AdLoaderOpenRTB", "AdLoaderConfiguration",
+                "AdLoaderOperations", "AdLoaderMetrics",
             ],
             swiftSettings: strict),
         .testTarget(

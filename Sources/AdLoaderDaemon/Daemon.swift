@@ -3,6 +3,7 @@ import AdLoaderCore
 import AdLoaderFramed
 import AdLoaderGRPC
 import AdLoaderLogging
+import AdLoaderOperations
 import AdLoaderService
 import AdLoaderUV
 import AdStores
@@ -427,7 +428,7 @@ public final class Daemon {
             }
             let result = try loader.reconfigure(loaders: next.loaders)
             configuration = next
-            history.configuration = next
+            history.configurationRows = next.dashboardRows
             metrics.usedSources = Set(next.loaders.map(\.source))
             metrics.reloadsApplied += 1
             logger.info(

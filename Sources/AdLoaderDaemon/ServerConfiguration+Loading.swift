@@ -1,4 +1,5 @@
 import AdLoaderArguments
+import AdLoaderConfiguration
 import AdLoaderCore
 import AdLoaderJSON
 import AdLoaderWire

@@ -1,4 +1,5 @@
 import AdLoaderAdmin
+import AdLoaderConfiguration
 import AdLoaderCore
 import AdLoaderGRPC
 import AdLoaderLogging
