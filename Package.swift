@@ -4,6 +4,7 @@ import PackageDescription
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
@@ -83,6 +84,10 @@ let package = Package(
             swiftSettings: strict),
         // Command-line scanning shared by every executable; dependency-free.
         .target(name: "AdLoaderArguments", swiftSettings: strict),
+        // The commit the binaries were built from (Plugins/GitCommitPlugin, before each build;
+        // "unknown" outside git); only the daemon and the CLI import it.
+        .target(name: "AdLoaderBuild", swiftSettings: strict, plugins: ["GitCommitPlugin"]),
+        .plugin(name: "GitCommitPlugin", capability: .buildTool()),
         // The configuration framework: raw values, value types, key tables, did-you-mean; the daemon's
         // tables use it. Parses values only: no I/O.
         .target(
@@ -104,7 +109,7 @@ let package = Package(
                 "AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "AdLoaderService",
                 "AdLoaderFramed", "AdLoaderGRPC", "AdLoaderArguments", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderOpenRTB",
                 "AdLoaderAdmin", "AdLoaderMetrics", "AdStores", "AdLoaderConfiguration",
-                "AdLoaderOperations",
+                "AdLoaderOperations", "AdLoaderBuild",
             ],
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
@@ -132,6 +137,7 @@ let package = Package(
             name: "adloader",
             dependencies: [
                 "AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance", "AdLoaderArguments", "AdLoaderExamples",
+                "AdLoaderBuild",
             ],
             swiftSettings: strict),
         // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).

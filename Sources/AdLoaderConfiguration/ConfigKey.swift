@@ -1,4 +1,4 @@
-import AdLoaderCore
+package import AdLoaderCore
 
 /// One row of a configuration table: a setting's key, how its value is parsed and where it is
 /// stored, its help text, and optionally a command-line flag (the environment variable is

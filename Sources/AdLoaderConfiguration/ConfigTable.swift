@@ -1,5 +1,5 @@
-import AdLoaderCore
-import AdLoaderJSON
+package import AdLoaderCore
+package import AdLoaderJSON
 
 /// The settings of one configuration section (listeners, limits, log, a loader, a source type):
 /// its rows and the defaults they start from. Parsing the JSON file, the flags, the

@@ -1,5 +1,5 @@
-import AdLoaderCore
-import AdLoaderLogging
+package import AdLoaderCore
+package import AdLoaderLogging
 
 /// How one kind of setting value is read (from a flag, a variable or the JSON file) and shown
 /// as a default in `--help`: the "parse" and "default" columns of a ``ConfigKey`` row.

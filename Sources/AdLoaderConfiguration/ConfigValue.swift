@@ -1,5 +1,5 @@
-import AdLoaderCore
-import AdLoaderJSON
+package import AdLoaderCore
+package import AdLoaderJSON
 
 /// One raw setting value: text from a flag or environment variable, or a JSON value.
 package enum ConfigValue {

@@ -1,8 +1,9 @@
 import AdLoaderAdmin
-import AdLoaderCore
-import AdLoaderFramed
+import AdLoaderBuild
+public import AdLoaderCore
+public import AdLoaderFramed
 import AdLoaderGRPC
-import AdLoaderLogging
+public import AdLoaderLogging
 import AdLoaderOperations
 import AdLoaderService
 import AdLoaderUV
@@ -279,6 +280,8 @@ public final class Daemon {
         state = .running
         readinessLog.baseline()
         service.features = features
+        service.build = BuildCommit.build(configuration: BuildInfo.build)
+        metrics.commit = BuildCommit.hash
         let instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
         service.instanceName = instanceName
         if !instanceName.isEmpty { server.responseMetadata = [(GRPCWire.instanceHeader, instanceName)] }

@@ -1,6 +1,7 @@
 import AdLoaderArguments
+import AdLoaderBuild
 import AdLoaderConfiguration
-import AdLoaderCore
+public import AdLoaderCore
 import AdLoaderJSON
 import AdLoaderWire
 #if canImport(Glibc)
@@ -51,7 +52,7 @@ extension ServerConfiguration {
                 case .option("--help"), .option("-h"):
                     return .help(helpText(sourceTypes: sourceTypes))
                 case .option("--version"):
-                    return .help("adloaderd \(BuildInfo.version) (\(BuildInfo.build))\n")
+                    return .help("adloaderd \(BuildInfo.version) (\(BuildCommit.build(configuration: BuildInfo.build)))\n")
                 case .option(configFlag):
                     configPath = try scanner.value()
                 case .option(let name):

@@ -1,9 +1,9 @@
-import AdLoaderAdmin
+public import AdLoaderAdmin
 import AdLoaderConfiguration
-import AdLoaderCore
-import AdLoaderGRPC
-import AdLoaderLogging
-import AdLoaderService
+public import AdLoaderCore
+public import AdLoaderGRPC
+public import AdLoaderLogging
+public import AdLoaderService
 import AdLoaderUV
 
 /// Everything the daemon needs to run: listeners, limits, logging, demand sources, loaders.

@@ -1,7 +1,7 @@
-import AdLoaderMetrics
-import AdLoaderService
+package import AdLoaderMetrics
+package import AdLoaderService
 import AdLoaderUV
-import AdLoaderWire
+package import AdLoaderWire
 
 /// The service's ``CallObserver``: calls by (method, status code) and call latency per method,
 /// in flat tables indexed by ``ServiceMethod`` and `Status.Code.rawValue` (no hashing per call).

@@ -1,7 +1,7 @@
-import AdLoaderCore
-import AdLoaderMetrics
-import AdLoaderService
-import AdLoaderUV
+package import AdLoaderCore
+package import AdLoaderMetrics
+package import AdLoaderService
+package import AdLoaderUV
 import AdLoaderWire
 
 /// Every metric the daemon exposes, gathered from the parts the composition root owns: the
@@ -48,6 +48,8 @@ package final class DaemonMetrics {
     /// Configuration reloads applied and refused (SIGHUP and the Reload call; counted by the daemon).
     package var reloadsApplied: UInt64 = 0
     package var reloadsRefused: UInt64 = 0
+    /// The commit of the build, for `adloader_build_info` (set by the composition root).
+    package var commit = "unknown"
 
     package struct PoolKey: Hashable {
         var loader: String
@@ -351,7 +353,10 @@ package final class DaemonMetrics {
             MetricFamily(
                 name: "adloader_build_info", help: "Always 1; the labels say which build runs (as ServerInfo and --version).",
                 kind: .gauge,
-                samples: [.init([.init("version", BuildInfo.version), .init("build", BuildInfo.build)], 1)]),
+                samples: [
+                    .init(
+                        [.init("version", BuildInfo.version), .init("build", BuildInfo.build), .init("commit", commit)], 1)
+                ]),
             gauge("adloader_parked_borrows", "Borrows parked waiting for an ad, whole server.", Double(service.parkedBorrowCount)),
             gauge("adloader_open_calls", "Calls open now (parked borrows and watches).", Double(service.openCallCount)),
             gauge("adloader_admin_connections", "Open admin HTTP connections.", Double(adminConnectionCount())),

@@ -1,4 +1,4 @@
-import AdLoaderCore
+package import AdLoaderCore
 
 /// Wraps the app-open cap store to measure it from the outside, as ``MeasuredDemandSource``
 /// does for sources: operations by kind and result, and whether the store answers (the last

@@ -1,5 +1,5 @@
-import AdLoaderCore
-import AdLoaderMetrics
+package import AdLoaderCore
+package import AdLoaderMetrics
 import AdLoaderUV
 
 /// Wraps a configured demand source to measure it from the outside, so the core needs no

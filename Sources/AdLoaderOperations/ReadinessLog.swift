@@ -1,4 +1,4 @@
-import AdLoaderLogging
+package import AdLoaderLogging
 
 /// Logs each change of readiness (what `/readyz` and `adloader_ready` report) with its reasons:
 /// one info line when the daemon turns unready ("every demand source unreachable", "draining")
