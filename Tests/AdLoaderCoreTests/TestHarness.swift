@@ -6,6 +6,16 @@ import Testing
 final class TestContext: AdSourceContext {
     let number: Int
     init(number: Int) { self.number = number }
+
+    /// The number, as 8 little-endian bytes (what a ``PoolSnapshot`` keeps).
+    var snapshotState: [UInt8]? { withUnsafeBytes(of: Int64(number).littleEndian) { Array($0) } }
+
+    /// The context `snapshotState` was taken from; nil for bytes that are not 8 long.
+    static func restored(from state: [UInt8]) -> TestContext? {
+        guard state.count == 8 else { return nil }
+        let value = state.reversed().reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        return TestContext(number: Int(value))
+    }
 }
 
 /// A demand source completed by hand: records every request and keeps its completion, and
@@ -53,6 +63,8 @@ final class FakeDemandSource: DemandSource {
     func adShown(_ ad: Ad) { shown.append(ad) }
 
     func adDropped(_ ad: Ad, reason: AdDropReason) { dropped.append((ad, reason)) }
+
+    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? { TestContext.restored(from: state) }
 
     /// The dropped notices as (ad id, reason).
     var droppedIDs: [String: AdDropReason] {
@@ -117,6 +129,8 @@ final class ModelSource: DemandSource {
         if !(ad.sourceContext is TestContext) { flag("drop notice of \(ad.id) without its context") }
         dropNotices[ad.id] = reason
     }
+
+    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? { TestContext.restored(from: state) }
 
     private func flag(_ problem: String) {
         badNotice = badNotice ?? problem

@@ -1,16 +1,19 @@
 /// A borrow waiting for an ad; the handle in the ``BorrowOutcome/parked(_:)`` answer of
-/// ``NativeAdvertisementLoader/borrow(adUnitID:loader:slot:wait:mayPark:whenServed:)``.
+/// ``NativeAdvertisementLoader/borrow(adUnitID:loader:slot:wait:mayPark:excluding:whenServed:)``.
 final class ParkedBorrowHandle: ParkedBorrow {
     let slot: String?
+    /// Ads this borrow must not be lent, if any.
+    let exclusion: AdExclusion?
     private var whenServed: ((BorrowResult) -> Void)?
     var timer: (any ScheduledTask)?
     private let onWithdraw: (ParkedBorrowHandle) -> Void
 
     init(
-        slot: String?, whenServed: @escaping (BorrowResult) -> Void,
+        slot: String?, exclusion: AdExclusion? = nil, whenServed: @escaping (BorrowResult) -> Void,
         onWithdraw: @escaping (ParkedBorrowHandle) -> Void
     ) {
         self.slot = slot
+        self.exclusion = exclusion
         self.whenServed = whenServed
         self.onWithdraw = onWithdraw
     }

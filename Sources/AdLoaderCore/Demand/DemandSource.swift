@@ -36,6 +36,10 @@ public protocol DemandSource: AnyObject {
     /// The source's own counters for Stats, or nil when it keeps none. Read on the loader's
     /// thread; the loader fills in ``DemandSourceStats/name``.
     var statistics: DemandSourceStats? { get }
+    /// Rebuilds the context of a restored ad from what its context gave as
+    /// ``AdSourceContext/snapshotState``; nil: the ad is restored without one. Called on the
+    /// loader's thread by ``NativeAdvertisementLoader/restore(_:)``, `ad` without its context.
+    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)?
 }
 
 extension DemandSource {
@@ -47,4 +51,6 @@ extension DemandSource {
 
     /// None: a source without counters of its own is not listed in Stats.
     public var statistics: DemandSourceStats? { nil }
+    /// None: a source that keeps no state restores ads without a context.
+    public func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? { nil }
 }

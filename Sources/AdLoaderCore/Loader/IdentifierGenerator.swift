@@ -33,6 +33,20 @@ struct IdentifierGenerator {
         return prefix + String(adCounter)
     }
 
+    /// Notes the id of an ad restored from a snapshot: when it is one of this seed's ids, the
+    /// counter moves past it, so no ad loaded from now on gets the same id.
+    mutating func noteRestored(adID: String) {
+        guard adID.hasPrefix(prefix), let counter = UInt64(adID.dropFirst(prefix.count)) else { return }
+        if counter > adCounter { adCounter = counter }
+    }
+
+    /// A fresh ad sequence number without an ad id (a restored ad keeps its own id): restored
+    /// ads keep their snapshot's order on expiry ties, and come before ads loaded later.
+    mutating func nextRestoredSequence() -> UInt64 {
+        adCounter += 1
+        return adCounter
+    }
+
     /// Ad sequence numbers break expiry ties in favour of the ad loaded first.
     var lastAdSequence: UInt64 { adCounter }
 

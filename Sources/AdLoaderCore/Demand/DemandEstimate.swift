@@ -114,6 +114,24 @@ struct DemandEstimate {
         return stock
     }
 
+    /// The estimate as a snapshot's value.
+    var snapshot: PoolSnapshot.Demand {
+        PoolSnapshot.Demand(
+            averageRate: averageRate, slowRate: slowRate, windowStart: AdInstant(unixMilliseconds: windowStart),
+            windowCount: windowCount, latencyMilliseconds: latency, adsPerRequest: adsPerRequest)
+    }
+
+    /// The estimate a snapshot held; a window start in the future (a clock stepped back)
+    /// starts the window now.
+    init(_ snapshot: PoolSnapshot.Demand, now: Int64) {
+        averageRate = max(0, snapshot.averageRate.isFinite ? snapshot.averageRate : 0)
+        slowRate = max(0, snapshot.slowRate.isFinite ? snapshot.slowRate : 0)
+        windowStart = min(snapshot.windowStart.unixMilliseconds, now)
+        windowCount = max(0, snapshot.windowCount)
+        latency = snapshot.latencyMilliseconds.isFinite ? max(0, snapshot.latencyMilliseconds) : 1_000
+        adsPerRequest = snapshot.adsPerRequest.flatMap { $0.isFinite ? max(0, $0) : nil }
+    }
+
     private mutating func advance(to now: Int64) {
         guard now >= windowStart + Self.windowMilliseconds else { return }
         let windows = (now - windowStart) / Self.windowMilliseconds

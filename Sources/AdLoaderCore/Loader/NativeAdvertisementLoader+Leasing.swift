@@ -5,7 +5,11 @@ extension NativeAdvertisementLoader {
     /// A slot's own lease is renewed: its timeout moves to `leaseTimeout` from now, bounded
     /// by the ad's expiry. A slot whose leased ad has less than the minimum remaining life
     /// left (or was dropped) loses that lease first, and the ad is dropped as expired.
-    func lend(from pool: AdPool, slot: String?) -> BorrowResult? {
+    ///
+    /// With an `exclusion`, a fresh lease takes the soonest-expiring lendable ad it lets
+    /// through (nil when none does); a slot's own lease is kept whatever the exclusion says
+    /// (a cell that scrolls back shows the same ad).
+    func lend(from pool: AdPool, slot: String?, excluding exclusion: AdExclusion? = nil) -> BorrowResult? {
         if let slot, let leaseHandle = pool.slots[slot] {
             let lease = leases[leaseHandle]
             let record = pool[lease.adHandle]
@@ -25,7 +29,12 @@ extension NativeAdvertisementLoader {
             }
         }
         purgeExpired(pool)
-        guard hasLendableAd(pool), let (adHandle, _) = pool.soonestAvailable else { return nil }
+        guard hasLendableAd(pool), var (adHandle, _) = pool.soonestAvailable else { return nil }
+        if let exclusion {
+            let limit = now.unixMilliseconds &+ pool.minimumLifeMilliseconds
+            guard let passing = pool.soonestAvailable(after: limit, passing: exclusion) else { return nil }
+            adHandle = passing
+        }
         let expiresAt = leaseExpiry(of: pool[adHandle].ad, in: pool)
         let leaseHandle = leases.insert(
             LeaseTable.Record(id: 0, pool: pool, adHandle: adHandle, slot: slot, expiresAt: expiresAt), ids: ids)
@@ -110,7 +119,6 @@ extension NativeAdvertisementLoader {
         }
         if shown { pool.source.adShown(record.ad) }
         if let drop { reportDropped(record.ad, from: pool, reason: drop, note: end.invalidates ? note : nil) }
-        if pool.isRetired { releaseIfDone(pool) }
         switch end {
         case .returned, .invalidated, .reclaimed:
             if drop == nil {
@@ -139,9 +147,10 @@ extension NativeAdvertisementLoader {
 
     /// Parks a borrow until an ad can be lent or `wait` passes.
     func park(
-        in pool: AdPool, slot: String?, wait: Duration, whenServed: @escaping (BorrowResult) -> Void
+        in pool: AdPool, slot: String?, exclusion: AdExclusion? = nil, wait: Duration,
+        whenServed: @escaping (BorrowResult) -> Void
     ) -> ParkedBorrowHandle {
-        let handle = ParkedBorrowHandle(slot: slot, whenServed: whenServed) { [weak reference = pool.reference] _ in
+        let handle = ParkedBorrowHandle(slot: slot, exclusion: exclusion, whenServed: whenServed) { [weak reference = pool.reference] _ in
             reference?.pool.parked.noteWithdrawn()
         }
         pool.parked.append(handle)
@@ -161,8 +170,9 @@ extension NativeAdvertisementLoader {
             guard slotHoldsValidLease(pool, first.slot) || hasLendableAd(pool) else { return }
             _ = pool.parked.removeFirst()
             guard let whenServed = first.take() else { continue }
-            guard let result = lend(from: pool, slot: first.slot) else {
-                // The slot's lease had expired and nothing else is available.
+            guard let result = lend(from: pool, slot: first.slot, excluding: first.exclusion) else {
+                // The slot's lease had expired and nothing else is available, or nothing
+                // available passes the borrow's exclusion.
                 pool.stats.borrowMisses += 1
                 whenServed(.noAdYet)
                 continue

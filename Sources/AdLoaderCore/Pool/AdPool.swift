@@ -230,15 +230,33 @@ final class AdPool {
     }
 
     /// Stores a freshly loaded ad as available.
-    func insertAvailable(_ ad: Ad, sequence: UInt64) {
+    @discardableResult
+    func insertAvailable(_ ad: Ad, sequence: UInt64) -> AdHandle {
         memory.held += 1
         let handle = records.insert(Record(ad: ad, sequence: sequence, state: .available))
         available.insert(handle: handle, deadline: ad.expiresAt.unixMilliseconds, sequence: sequence)
+        return handle
     }
+
+    /// Calls `body` with every record (available or leased) and its handle, in slot order.
+    func forEachRecord(_ body: (AdHandle, Record) -> Void) { records.forEachLive(body) }
 
     /// The available ad that expires soonest, without taking it.
     var soonestAvailable: (handle: AdHandle, expiresAt: AdInstant)? {
         available.first.map { ($0.handle, AdInstant(unixMilliseconds: $0.deadline)) }
+    }
+
+    /// The available ad that expires soonest among those expiring after `limit` (Unix ms) that
+    /// `exclusion` lets through (ties: the ad loaded first). O(available): only borrows with an
+    /// exclusion come here.
+    func soonestAvailable(after limit: Int64, passing exclusion: AdExclusion) -> AdHandle? {
+        var best: DeadlineHeap<AdHandle>.Entry?
+        for entry in available.unorderedEntries where entry.deadline > limit {
+            if let current = best, (current.deadline, current.sequence) <= (entry.deadline, entry.sequence) { continue }
+            if exclusion.excludes(records[entry.handle].ad) { continue }
+            best = entry
+        }
+        return best?.handle
     }
 
     /// Takes an available ad out of the heap and marks it leased under `lease`.

@@ -1,6 +1,6 @@
 /// How a borrow was answered: now, later, or not at all because it may not wait.
 ///
-/// Returned by ``NativeAdvertisementLoader/borrow(adUnitID:loader:slot:wait:mayPark:whenServed:)``,
+/// Returned by ``NativeAdvertisementLoader/borrow(adUnitID:loader:slot:wait:mayPark:excluding:whenServed:)``,
 /// so the caller learns from the return value whether the call is finished or waiting; the
 /// `whenServed` closure given to that borrow is never called from inside it.
 public enum BorrowOutcome {

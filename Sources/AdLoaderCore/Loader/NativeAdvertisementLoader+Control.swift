@@ -174,22 +174,16 @@ extension NativeAdvertisementLoader {
         return result
     }
 
-    /// Drains every pool of a loader a reload removes or replaces; pools with leases out are
-    /// kept in ``retiredPools`` until those end.
+    /// Drains every pool of a loader a reload removes or replaces; pools with leases out live
+    /// on in their leases (``LeaseTable/Record/pool``) until those end.
     private func retire(_ entry: Entry) {
         for pool in sortedPools(of: entry) {
             pool.enabled = false
             pool.isRetired = true
             drain(pool, reason: .reconfigured)
-            if pool.leasedCount > 0 { retiredPools[ObjectIdentifier(pool)] = pool }
         }
         entry.pools.removeAll()
         entry.lastPool = nil
-    }
-
-    /// Forgets a retired pool once its last lease ended.
-    func releaseIfDone(_ pool: AdPool) {
-        if pool.leasedCount == 0 { retiredPools[ObjectIdentifier(pool)] = nil }
     }
 
     // MARK: Stats

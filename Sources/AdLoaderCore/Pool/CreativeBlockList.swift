@@ -43,6 +43,9 @@ struct CreativeBlockList {
         blocks = blocks.filter { $0.value > now }
     }
 
+    /// The blocks that have not ended at `now`, each with the instant it ends (Unix ms).
+    func activeBlocks(at now: Int64) -> [CreativeKey: Int64] { blocks.filter { $0.value > now } }
+
     /// Keeps at most `capacity` blocks (after a reload lowered the cap), lifting the soonest.
     mutating func trim(to capacity: Int, now: Int64) {
         prune(at: now)

@@ -52,6 +52,13 @@ struct Slab<Handle: SlabHandle, Element> {
         handle.index >= 0 && handle.index < elements.count && elements[handle.index] != nil
     }
 
+    /// Calls `body` with every live record and its handle, in slot order.
+    func forEachLive(_ body: (Handle, Element) -> Void) {
+        for index in elements.indices {
+            if let element = elements[index] { body(Handle(index: index), element) }
+        }
+    }
+
     /// Frees the record of `handle` and returns it; the slot is reused by a later insert,
     /// unless `retiring`: then it is never used again.
     @discardableResult

@@ -42,9 +42,6 @@ public final class NativeAdvertisementLoader {
     /// Creatives clients invalidated, by loader name; a loader without any has no entry, so
     /// an arriving ad costs nothing more while no creative is blocked.
     @exclusivity(unchecked) var blockLists: [String: CreativeBlockList] = [:]
-    /// Pools a reload retired (their loader removed or changed past keeping them) that still
-    /// have leases out: kept alive until the last one ends (leases do not retain their pool).
-    @exclusivity(unchecked) var retiredPools: [ObjectIdentifier: AdPool] = [:]
     @exclusivity(unchecked) var ids: IdentifierGenerator
     @exclusivity(unchecked) var jitter: SplitMix64
     @exclusivity(unchecked) var leases = LeaseTable()
@@ -218,6 +215,11 @@ public final class NativeAdvertisementLoader {
     ///   - mayPark: false when the caller cannot hold one more waiting borrow (its parked-borrow
     ///     limit): a borrow that would park answers ``BorrowOutcome/parkingRefused`` instead,
     ///     counted as a miss. A borrow that can be answered now is answered as usual.
+    ///   - excluding: ads this borrow must not be lent (``AdExclusion``), e.g. creatives shown
+    ///     nearby in a feed plan; nil (the default) costs nothing. A fresh lease takes the
+    ///     soonest-expiring ad that passes; when none does, the borrow answers as for an empty
+    ///     pool (or parks; served later, it answers ``BorrowResult/noAdYet`` if the ad that
+    ///     came does not pass). A slot's own lease is kept whatever the exclusion says.
     ///   - whenServed: the later answer of a parked borrow.
     /// - Throws: ``LoaderError`` `.invalidArgument` (empty ad unit, unknown loader, wait too
     ///   long or negative: field `wait_ms`), `.unavailable` (disabled loader, after shutdown),
@@ -225,7 +227,8 @@ public final class NativeAdvertisementLoader {
     ///   ``LoaderConfiguration/maximumPools`` pools).
     public func borrow(
         adUnitID: String, loader: String = LoaderConfiguration.defaultName, slot: String? = nil,
-        wait: Duration = .zero, mayPark: Bool = true, whenServed: @escaping (BorrowResult) -> Void
+        wait: Duration = .zero, mayPark: Bool = true, excluding exclusion: AdExclusion? = nil,
+        whenServed: @escaping (BorrowResult) -> Void
     ) throws(LoaderError) -> BorrowOutcome {
         let entry = try validated(adUnitID: adUnitID, loader: loader)
         if wait < .zero || wait > entry.configuration.maximumBorrowWait {
@@ -238,7 +241,7 @@ public final class NativeAdvertisementLoader {
         let nowMilliseconds = now.unixMilliseconds
         pool.lastDemandAt = nowMilliseconds
         let slot = slot?.isEmpty == true ? nil : slot
-        if let result = lend(from: pool, slot: slot) {
+        if let result = lend(from: pool, slot: slot, excluding: exclusion) {
             if case .leased(_, reused: false) = result {
                 pool.demand.noteBorrow(at: nowMilliseconds)
                 if pool.prefetchWanted > 0 { pool.prefetchWanted -= 1 }
@@ -254,7 +257,7 @@ public final class NativeAdvertisementLoader {
             topUp(pool, trigger: .explicit)
             return wait == .zero ? .answered(.noAdYet) : .parkingRefused
         }
-        let handle = park(in: pool, slot: slot, wait: wait, whenServed: whenServed)
+        let handle = park(in: pool, slot: slot, exclusion: exclusion, wait: wait, whenServed: whenServed)
         topUp(pool, trigger: .explicit)
         if let error = failureWithNothingComing(pool), handle.take() != nil {
             // Fail fast: the source cannot be reached (nothing loads) and nothing is in flight.
@@ -481,7 +484,7 @@ public final class NativeAdvertisementLoader {
     /// interval, by when its idle state has let them expire or be returned).
     ///
     /// Removal is safe because nothing refers to an empty pool but its loader: no lease
-    /// (`LeaseTable.Record.pool` is unowned), no completion in flight, no parked borrow; its
+    /// (a lease would keep it alive anyway), no completion in flight, no parked borrow; its
     /// timers hold its ``AdPoolReference`` weakly and are cancelled; the loader's cache of the
     /// last pool is cleared.
     func removeIfIdle(_ pool: AdPool) {

@@ -12,10 +12,9 @@
 struct LeaseTable {
     struct Record {
         var id: UInt64
-        /// Not retained: the loader owns its pools and this table, and removes a pool only
-        /// when it holds no ad (so no lease), so a lease never outlives its pool (one retain
-        /// and release fewer per lease).
-        unowned(unsafe) var pool: AdPool
+        /// Retained: a lease keeps its pool alive, so no rule elsewhere has to (a pool a
+        /// reload retired lives exactly as long as its last lease; a removed pool holds none).
+        var pool: AdPool
         /// The ad's handle in `pool`.
         var adHandle: AdHandle
         var slot: String?
@@ -33,6 +32,9 @@ struct LeaseTable {
     /// ``endedMemory`` ids, so it never grows beyond that.
     private var ended: [(id: UInt64, cause: EndCause)] = []
     private var endedNext = 0
+    /// Leases reopened from a snapshot (``restore(_:ids:)``) whose id does not name their slot
+    /// here, by id. Empty unless a restore happened: a lookup that misses checks it only then.
+    private var restored: [UInt64: LeaseHandle] = [:]
     static let endedMemory = 4_096
 
     /// Why a lease id finds no open lease.
@@ -66,9 +68,35 @@ struct LeaseTable {
 
     /// The open lease `id` names, if any.
     func handle(forID id: UInt64, ids: IdentifierGenerator) -> LeaseHandle? {
-        guard IdentifierGenerator.replica(of: id) == ids.replica else { return nil }
-        let handle = LeaseHandle(index: ids.leaseSlot(of: id).slot)
-        guard records.isLive(handle), records[handle].id == id else { return nil }
+        if IdentifierGenerator.replica(of: id) == ids.replica {
+            let handle = LeaseHandle(index: ids.leaseSlot(of: id).slot)
+            if records.isLive(handle), records[handle].id == id { return handle }
+        }
+        return restored.isEmpty ? nil : restored[id]
+    }
+
+    /// Reopens a lease from a snapshot under its own id (`record.id`, not 0), which the
+    /// caller checked names no open lease. The lease takes a free slot; when the id is one
+    /// this table could make itself (same seed and replica, a slot within reach), that slot's
+    /// generation moves past it, so no later lease gets the same id.
+    mutating func restore(_ record: consuming Record, ids: IdentifierGenerator) -> LeaseHandle {
+        let id = record.id
+        precondition(id != 0, "a restored lease without its id")
+        if IdentifierGenerator.replica(of: id) == ids.replica {
+            let (slot, generation) = ids.leaseSlot(of: id)
+            // A slot beyond 2^20 is another seed's id (or made up) far more often than ours:
+            // it collides with ours only by chance, and growing the generations to it would not pay.
+            if slot < 1 << 20, generation < IdentifierGenerator.generationLimit {
+                while generations.count <= slot { generations.append(0) }
+                generations[slot] = max(generations[slot], generation &+ 1)
+            }
+        }
+        let index = records.nextHandle.index
+        if index == generations.count { generations.append(0) }
+        let deadline = record.expiresAt.unixMilliseconds
+        let handle = records.insert(record)
+        timeouts.insert(handle: handle, deadline: deadline, sequence: id)
+        restored[id] = handle
         return handle
     }
 
@@ -100,6 +128,7 @@ struct LeaseTable {
         // A slot that used its last generations is never reused: its ids would repeat.
         let record = records.remove(handle, retiring: generations[handle.index] >= IdentifierGenerator.generationLimit - 1)
         timeouts.remove(handle: handle)
+        if !restored.isEmpty, restored[record.id] == handle { restored[record.id] = nil }
         return record
     }
 
