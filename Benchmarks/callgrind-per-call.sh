@@ -2,16 +2,30 @@
 # Instructions the daemon executes per framed Borrow+Return call (callgrind), 32 connections x
 # 16 in flight: the slope between a 100k- and a 200k-call run of the same binary, so start-up
 # and the pool's first fill cancel out. Same daemon configuration as protocol-load.sh.
+# With --grpc: per gRPC Borrow instead (h2load, 32 connections x 10 streams, `-n` calls of a
+# Borrow whose slot holds its lease, as Benchmarks/grpc-load.sh sends), same slope.
 #
-#   Benchmarks/callgrind-per-call.sh BIN [BIN...]
+#   Benchmarks/callgrind-per-call.sh [--grpc] BIN [BIN...]
+#   Benchmarks/callgrind-per-call.sh --nghttpd     # the peer: nghttpd serving the 400-byte file
+#                                                  # of ../shared/peers/gen_payloads.py, same h2load
 #
 # Each BIN is copied and stripped (valgrind 3.19 cannot read Swift 6.3's DWARF 5). Uses
-# .build/release/ProtocolLoadBench (built first). Only 127.0.0.1 is used.
+# .build/release/ProtocolLoadBench (built first), or h2load (nghttp2-client) with --grpc.
+# Only 127.0.0.1 is used. KEEP=DIR keeps the callgrind output files there (for
+# callgrind_annotate: where the instructions go). CALLS=N runs N and 2N calls (default 100000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-[ $# -ge 1 ] || { echo "usage: $0 BIN [BIN...]" >&2; exit 2; }
-swift build -c release --product ProtocolLoadBench > /dev/null
+GRPC=0
+NGHTTPD=0
+if [ "${1:-}" = "--grpc" ]; then GRPC=1; shift; fi
+if [ "${1:-}" = "--nghttpd" ]; then GRPC=1; NGHTTPD=1; shift; set -- "$(command -v nghttpd)"; fi
+[ $# -ge 1 ] || { echo "usage: $0 [--grpc] BIN [BIN...] | --nghttpd" >&2; exit 2; }
+if [ "$GRPC" = 1 ]; then
+    command -v h2load > /dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
+else
+    swift build -c release --product ProtocolLoadBench > /dev/null
+fi
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 cat > "$WORK/adloaderd.json" <<'JSON'
@@ -21,27 +35,57 @@ cat > "$WORK/adloaderd.json" <<'JSON'
   "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
                             "leaseTimeout": "60s" } } }
 JSON
+GRPC_HEADERS=(-H 'content-type: application/grpc' -H 'te: trailers')
+BORROW_PATH=/adloader.v1.NativeAdLoader/Borrow
+# BorrowRequest { ad_unit_id: "bench", slot_key: "cell-1" } with the 5-byte gRPC prefix.
+printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
 instructions() {  # BIN CALLS -> total Ir of the daemon
     local bin=$1 calls=$2 out="$WORK/cg.$RANDOM" pid port=""
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --config "$WORK/adloaderd.json" \
-        > "$WORK/daemon.out" 2> "$WORK/daemon.err" &
-    pid=$!
-    for _ in $(seq 1 600); do
-        port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$WORK/daemon.out" 2>/dev/null | cut -d: -f2 || true)
-        [ -n "$port" ] && break
-        sleep 0.1
-    done
+    if [ "$NGHTTPD" = 1 ]; then
+        port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --no-tls -d "${BUILD:-/tmp/adloader-peers}/www" \
+            "$port" > "$WORK/daemon.out" 2> "$WORK/daemon.err" &
+        pid=$!
+        for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    else
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --config "$WORK/adloaderd.json" \
+            > "$WORK/daemon.out" 2> "$WORK/daemon.err" &
+        pid=$!
+        for _ in $(seq 1 600); do
+            port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$WORK/daemon.out" 2>/dev/null | cut -d: -f2 || true)
+            [ -n "$port" ] && break
+            sleep 0.1
+        done
+    fi
     [ -n "$port" ] || { cat "$WORK/daemon.err" >&2; echo "daemon did not start" >&2; exit 1; }
-    "$ROOT/.build/release/ProtocolLoadBench" --port "$port" --connections 32 --depth 16 --warmup 0 \
-        --duration 300 --max-calls "$calls" --quiet > /dev/null
+    if [ "$NGHTTPD" = 1 ]; then
+        h2load -n "$calls" -c 32 -m 10 "http://127.0.0.1:$port/ad.bin" > "$WORK/h2load.out"
+        grep -q "requests: $calls total, $calls started, $calls done, $calls succeeded" "$WORK/h2load.out" \
+            || { cat "$WORK/h2load.out" >&2; echo "not every request succeeded" >&2; exit 1; }
+    elif [ "$GRPC" = 1 ]; then
+        # The first Borrow finds the pool empty and starts its fill; the rest reuse the lease.
+        h2load -n 1 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" "http://127.0.0.1:$port$BORROW_PATH" > /dev/null
+        sleep 1
+        h2load -n "$calls" -c 32 -m 10 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" \
+            "http://127.0.0.1:$port$BORROW_PATH" > "$WORK/h2load.out"
+        grep -q "requests: $calls total, $calls started, $calls done, $calls succeeded" "$WORK/h2load.out" \
+            || { cat "$WORK/h2load.out" >&2; echo "not every call succeeded" >&2; exit 1; }
+    else
+        "$ROOT/.build/release/ProtocolLoadBench" --port "$port" --connections 32 --depth 16 --warmup 0 \
+            --duration 300 --max-calls "$calls" --quiet > /dev/null
+    fi
     kill -TERM "$pid"
     wait "$pid" || true
+    if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$out" "$KEEP/callgrind.$(basename "$(dirname "$bin")").$calls"; fi
     callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
 }
 for bin in "$@"; do
-    cp "$bin" "$WORK/adloaderd"
-    strip "$WORK/adloaderd"
-    small=$(instructions "$WORK/adloaderd" 100000)
-    large=$(instructions "$WORK/adloaderd" 200000)
-    echo "$bin: $(( (large - small) / 100000 )) instructions per call (100k: $small, 200k: $large)"
+    mkdir -p "$WORK/$(basename "$(dirname "$bin")")"
+    copy="$WORK/$(basename "$(dirname "$bin")")/adloaderd"
+    cp "$bin" "$copy"
+    strip "$copy"
+    n=${CALLS:-100000}
+    small=$(instructions "$copy" "$n")
+    large=$(instructions "$copy" $((2 * n)))
+    echo "$bin: $(( (large - small) / n )) instructions per call ($n: $small, $((2 * n)): $large)"
 done

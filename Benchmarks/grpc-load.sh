@@ -7,15 +7,18 @@
 # Borrow + Return pairs, same connections x calls in flight) for the CPU-per-call ratio of the
 # two transports. Prints, for each, calls/s and server CPU per call (utime+stime from
 # /proc/PID/stat over the measured window, divided by the calls answered in it).
+# Then single-connection latency: one h2load connection, one stream, client and server pinned
+# to one CPU (taskset -c 0), adloaderd's gRPC Borrow against the C++ gRPC server's: p50 and p99
+# of h2load's per-request log (--log-file), LATENCY seconds each after a 1 s warm-up.
 #
 #   Benchmarks/grpc-load.sh [--conns C] [--streams M] [--duration S] [--runs N]
-#                           [--adloaderd BIN] [--out DIR]
+#                           [--latency-duration S] [--adloaderd BIN] [--out DIR]
 #
 # Peers: the C++ server is built by ../shared/peers/grpc_cpp/build.sh and its payloads by
 # ../shared/peers/gen_payloads.py into $BUILD (default /tmp/adloader-peers); a peer whose
 # binary is missing is skipped. adloaderd defaults to .build/release/adloaderd (built by
 # `swift build -c release --product adloaderd`). Only 127.0.0.1 is used; every server stops
-# on exit. Writes DIR/grpc-load.csv (default bench-results/).
+# on exit. Writes DIR/grpc-load.csv and DIR/grpc-latency.csv (default bench-results/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -24,6 +27,7 @@ CONNS=32
 STREAMS=10
 DURATION=5
 RUNS=1
+LATENCY=5
 BIN=$ROOT/.build/release/adloaderd
 LOADBENCH=$ROOT/.build/release/ProtocolLoadBench
 OUT=$ROOT/bench-results
@@ -36,9 +40,10 @@ while [ $# -gt 0 ]; do
         --streams) STREAMS=$2; shift ;;
         --duration) DURATION=$2; shift ;;
         --runs) RUNS=$2; shift ;;
+        --latency-duration) LATENCY=$2; shift ;;
         --adloaderd) BIN=$2; shift ;;
         --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -132,4 +137,41 @@ for run in $(seq "$RUNS"); do
         echo "nghttpd peer skipped (nghttp2-server, and $PEERS_SRC/gen_payloads.py for the file)" >&2
     fi
 done
-echo "results: $OUT/grpc-load.csv"
+# latency NAME URL BODY: one connection, one stream, pinned with the server to CPU 0.
+latency() {
+    local name=$1 url=$2 body=$3
+    taskset -c 0 h2load -c 1 -m 1 -D 1 "${GRPC_HEADERS[@]}" -d "$body" "$url" > /dev/null 2>&1 || true
+    rm -f "$WORK/latency.log"
+    local log
+    log=$(taskset -c 0 h2load -c 1 -m 1 -D "$LATENCY" "${GRPC_HEADERS[@]}" -d "$body" --log-file="$WORK/latency.log" "$url" 2>&1)
+    local failed
+    failed=$(printf '%s\n' "$log" | sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p')
+    # Column 3: microseconds from the request's start to the end of its response.
+    sort -n -k3 "$WORK/latency.log" | awk -v name="$name" -v failed="${failed:-?}" -v out="$OUT/grpc-latency.csv" '
+        { v[NR] = $3 }
+        END {
+            if (NR == 0) { print name ": no requests" > "/dev/stderr"; exit }
+            p50 = v[int(NR * 0.50 + 0.5) > 0 ? int(NR * 0.50 + 0.5) : 1]
+            p99 = v[int(NR * 0.99 + 0.5) > 0 ? int(NR * 0.99 + 0.5) : 1]
+            printf "%-22s 1x1 pinned  %8d calls  p50 %6d us  p99 %6d us  (%s failed)\n", name, NR, p50, p99, failed
+            printf "%s,%d,%d,%d\n", name, NR, p50, p99 >> out
+        }'
+}
+echo "server,calls,p50_us,p99_us" > "$OUT/grpc-latency.csv"
+port=$(free_port)
+taskset -c 0 "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
+pid=$!; PIDS+=("$pid")
+wait_port "$port"
+h2load -n 1 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" "http://127.0.0.1:$port/adloader.v1.NativeAdLoader/Borrow" > /dev/null
+sleep 0.2
+latency "adloaderd gRPC Borrow" "http://127.0.0.1:$port/adloader.v1.NativeAdLoader/Borrow" "$WORK/borrow.grpc"
+kill "$pid"; wait "$pid" 2>/dev/null || true
+if [ -x "$BUILD/grpc_cpp/grpc_cpp_server" ] && [ -f "$BUILD/req.grpc" ]; then
+    port=$(free_port)
+    taskset -c 0 "$BUILD/grpc_cpp/grpc_cpp_server" "$port" > /dev/null 2>&1 &
+    pid=$!; PIDS+=("$pid")
+    wait_port "$port"
+    latency "C++ gRPC callback" "http://127.0.0.1:$port/anchors.AdService/Borrow" "$BUILD/req.grpc"
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+fi
+echo "results: $OUT/grpc-load.csv $OUT/grpc-latency.csv"

@@ -11,14 +11,55 @@ extension GRPCConnection {
             return 0
         }
         let id = frame.pointee.hd.stream_id
-        streams[id] = GRPCStream(id: id)
+        if streams.count >= http2.maxConcurrentStreams {
+            refuseOverLimit(id)
+            return 0
+        }
+        let stream: GRPCStream
+        if let spare = spareStreams.popLast() {
+            spare.reset(id: id)
+            stream = spare
+        } else {
+            stream = GRPCStream(id: id)
+        }
+        streams[id] = stream
+        if let session {
+            _ = nghttp2_session_set_stream_user_data(session, id, Unmanaged.passUnretained(stream).toOpaque())
+        }
+        headerStream = stream
         return 0
+    }
+
+    /// A stream over SETTINGS_MAX_CONCURRENT_STREAMS: RST_STREAM REFUSED_STREAM, which tells
+    /// the client the request was not processed and may be retried (RFC 9113 8.7); the other
+    /// streams of the connection go on. Counted with the client's own resets, so a client that
+    /// keeps opening streams over the limit ends with GOAWAY ENHANCE_YOUR_CALM.
+    private func refuseOverLimit(_ id: Int32) {
+        guard let session else { return }
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_REFUSED_STREAM.rawValue)
+        refusedStreams += 1
+        if refusedStreams == 1 {
+            logger.warning(
+                "client opened more streams than SETTINGS_MAX_CONCURRENT_STREAMS: refusing those over it",
+                ["limit": .int(Int64(http2.maxConcurrentStreams))])
+        }
+        if let flood = floodGuard.count(.reset, at: clock.now.unixMilliseconds) {
+            terminate(code: Self.enhanceYourCalm, reason: flood)
+        }
     }
 
     func onHeader(
         _ frame: UnsafePointer<nghttp2_frame>, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>
     ) -> Int32 {
-        guard frame.pointee.hd.type == Self.headersFrame, let stream = streams[frame.pointee.hd.stream_id] else { return 0 }
+        guard frame.pointee.hd.type == Self.headersFrame else { return 0 }
+        let id = frame.pointee.hd.stream_id
+        let stream: GRPCStream
+        if let current = headerStream, current.id == id {
+            stream = current
+        } else {
+            guard let found = openStream(id) else { return 0 }
+            stream = found
+        }
         stream.headerListSize += name.count + value.count + 32
         if stream.headerListSize > http2.maxHeaderListSize, stream.refusal == nil {
             stream.refusal = (
@@ -27,14 +68,17 @@ extension GRPCConnection {
             )
         }
         guard stream.refusal == nil, !stream.accepted else { return 0 }
-        switch String(decoding: name, as: UTF8.self) {
-        case ":path": stream.path = Self.internedPath(String(decoding: value, as: UTF8.self))
-        case ":method": stream.httpMethod = String(decoding: value, as: UTF8.self)
-        case "content-type": stream.contentType = String(decoding: value, as: UTF8.self)
-        case "grpc-encoding": stream.encoding = String(decoding: value, as: UTF8.self)
-        case "grpc-timeout": stream.timeoutValue = String(decoding: value, as: UTF8.self)
-        case "authorization": stream.authorization = String(decoding: value, as: UTF8.self)
-        default: break  // other metadata is accepted and not used
+        // Names compared as bytes: no String per header field.
+        switch GRPCHeaderName(name) {
+        case .path: (stream.path, stream.pathRoute) = Self.path(value)
+        case .method: stream.httpMethod = Self.httpMethod(value)
+        case .contentType:
+            stream.contentTypeIsGRPC = GRPCHeaderName.bytesEqual(value, Self.grpcContentTypeBytes)
+            stream.contentType = stream.contentTypeIsGRPC ? Self.grpcContentType : String(decoding: value, as: UTF8.self)
+        case .encoding: stream.encoding = String(decoding: value, as: UTF8.self)
+        case .timeout: stream.timeoutValue = String(decoding: value, as: UTF8.self)
+        case .authorization: stream.authorization = String(decoding: value, as: UTF8.self)
+        case .other: break  // other metadata is accepted and not used
         }
         return 0
     }
@@ -47,13 +91,13 @@ extension GRPCConnection {
         let now = clock.now.unixMilliseconds
         switch header.type {
         case Self.headersFrame:
-            if let stream = streams[header.stream_id] {
+            if let stream = openStream(header.stream_id) {
                 if frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST { headersReceived(stream) }
                 if endStream { requestEnded(stream) }
             }
         case Self.dataFrame:
             if header.length == 0, !endStream { flood = floodGuard.count(.control, at: now) }
-            if endStream, let stream = streams[header.stream_id] { requestEnded(stream) }
+            if endStream, let stream = openStream(header.stream_id) { requestEnded(stream) }
         case Self.resetFrame:
             flood = floodGuard.count(.reset, at: now)
         case Self.settingsFrame:
@@ -70,49 +114,84 @@ extension GRPCConnection {
     }
 
     func onData(_ streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
-        guard phase == .open, let stream = streams[streamID], stream.accepted, !stream.finished, stream.trailer == nil else {
+        guard phase == .open, let stream = openStream(streamID), stream.accepted, !stream.finished, stream.trailer == nil else {
+            return 0
+        }
+        if stream.bodyStart == stream.body.count {
+            // Nothing buffered: whole messages are taken where nghttp2 holds them.
+            let used = cutMessages(stream, UnsafeRawBufferPointer(data))
+            if used < data.count, !stream.finished, stream.trailer == nil {
+                stream.body.removeAll(keepingCapacity: true)
+                stream.bodyStart = 0
+                stream.body.append(contentsOf: UnsafeBufferPointer(rebasing: data[used...]))
+            }
             return 0
         }
         stream.body.append(contentsOf: data)
-        cutMessages(stream)
+        let used = stream.body.withUnsafeBytes { bytes in
+            cutMessages(stream, UnsafeRawBufferPointer(rebasing: bytes[stream.bodyStart...]))
+        }
+        stream.bodyStart += used
+        if stream.bodyStart == stream.body.count {
+            stream.body.removeAll(keepingCapacity: true)
+            stream.bodyStart = 0
+        }
         return 0
+    }
+
+    /// The open stream `id`, found through nghttp2's stream map (its user data), not a
+    /// dictionary lookup (Int32 hashing was ~2 % of a gRPC call's instructions); the id check
+    /// makes a reused stream object never answer for another stream.
+    @inline(__always)
+    func openStream(_ id: Int32) -> GRPCStream? {
+        guard let session, let data = nghttp2_session_get_stream_user_data(session, id) else { return nil }
+        let stream = Unmanaged<GRPCStream>.fromOpaque(data).takeUnretainedValue()
+        return stream.id == id ? stream : nil
     }
 
     func onStreamClosed(_ streamID: Int32, errorCode: UInt32) -> Int32 {
         guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
+        // nghttp2 may keep the closed stream a while (priorities): it must not point at an
+        // object that is reused or freed.
+        if let session { _ = nghttp2_session_set_stream_user_data(session, streamID, nil) }
         bufferedAnswerBytes -= stream.pendingCount
+        if headerStream === stream { headerStream = nil }
         if let call = stream.call {
             // Cancelled by RST_STREAM, or the connection is going: no answer can reach it.
             stream.call = nil
             service.end(call, answering: nil)
         }
+        if spareStreams.count < Self.spareStreamLimit {
+            stream.reset(id: 0)
+            spareStreams.append(stream)
+        }
         goAwayIfDrained()
         return 0
     }
 
-    /// The bytes of answers queued on `streamID`, for nghttp2's DATA frames; the trailers once
-    /// they are all taken and the call has its final status.
+    /// The most finished streams a connection keeps for reuse.
+    static let spareStreamLimit = 32
+
+    /// How many bytes of answers queued on `streamID` the next DATA frame carries (at most
+    /// `length`); nghttp2 then asks ``sendAnswer(_:frameHeader:length:)`` to write them
+    /// (`NGHTTP2_DATA_FLAG_NO_COPY`). The trailers once every byte is taken and the call has its
+    /// final status.
     func readAnswer(
         _ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
     ) -> Int {
-        guard let stream = streams[streamID], let session else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        guard let stream = openStream(streamID), let session else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         let count = min(length, stream.pendingCount)
-        if count > 0 {
-            stream.pending.withUnsafeBufferPointer { bytes in
-                buffer.update(from: bytes.baseAddress! + stream.pendingStart, count: count)
-            }
-            stream.pendingStart += count
-            bufferedAnswerBytes -= count
-            if stream.pendingCount == 0 {
-                stream.pending.removeAll(keepingCapacity: stream.pending.capacity <= 64 * 1024)
-                stream.pendingStart = 0
-            }
-        }
-        if stream.pendingCount == 0, let status = stream.trailer, !stream.finished {
+        if count > 0 { flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue }
+        if count == stream.pendingCount, let status = stream.trailer, !stream.finished {
             flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue | NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
             stream.finished = true
-            let rv = Self.withHeaderList(Self.statusHeaders(status)) { list, count in
-                nghttp2_submit_trailer(session, streamID, list, count)
+            let rv: Int32
+            if status.code == .ok, status.message.isEmpty {
+                rv = nghttp2_submit_trailer(session, streamID, okTrailers.entries, okTrailers.count)
+            } else {
+                rv = Self.withHeaderList(Self.statusHeaders(status)) { list, count in
+                    nghttp2_submit_trailer(session, streamID, list, count)
+                }
             }
             if rv != 0 { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
             return count
@@ -122,6 +201,27 @@ extension GRPCConnection {
             return Int(NGHTTP2_ERR_DEFERRED.rawValue)
         }
         return count
+    }
+
+    /// Writes one DATA frame of `streamID` (the frame header nghttp2 made, then `length` bytes
+    /// of the stream's queued answers, no padding) to the connection's output.
+    func sendAnswer(_ streamID: Int32, frameHeader: UnsafeBufferPointer<UInt8>, length: Int) -> Int32 {
+        guard let stream = openStream(streamID), length <= stream.pendingCount else {
+            return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+        }
+        output.append(contentsOf: frameHeader)
+        if length > 0 {
+            stream.pending.withUnsafeBufferPointer { bytes in
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[stream.pendingStart..<(stream.pendingStart + length)]))
+            }
+            stream.pendingStart += length
+            bufferedAnswerBytes -= length
+        }
+        if stream.pendingCount == 0 {
+            stream.pending.removeAll(keepingCapacity: stream.pending.capacity <= 64 * 1024)
+            stream.pendingStart = 0
+        }
+        return 0
     }
 
     // MARK: Requests
@@ -140,9 +240,11 @@ extension GRPCConnection {
         if stream.httpMethod != "POST" {
             return (Status(code: .unimplemented, message: "HTTP method \(stream.httpMethod): gRPC calls are POST"), 405)
         }
-        guard let contentType = stream.contentType, GRPCWire.isGRPCContentType(contentType) else {
-            let shown = stream.contentType ?? "(none)"
-            return (Status(code: .invalidArgument, message: "content-type \(shown): expected application/grpc"), 415)
+        if !stream.contentTypeIsGRPC {
+            guard let contentType = stream.contentType, GRPCWire.isGRPCContentType(contentType) else {
+                let shown = stream.contentType ?? "(none)"
+                return (Status(code: .invalidArgument, message: "content-type \(shown): expected application/grpc"), 415)
+            }
         }
         if let encoding = stream.encoding, encoding != "identity" {
             return (Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported; use identity"), 200)
@@ -152,7 +254,7 @@ extension GRPCConnection {
         // Health answers without a token, as an orchestrator's probe (a Kubernetes gRPC probe)
         // cannot send one; it tells only whether the server serves. Reflection and every
         // service method keep auth.
-        let route = Self.route(stream.path)
+        let route = stream.pathRoute
         if let route { stream.route = route }
         let isHealth = route == .healthCheck || route == .healthWatch
         if let refusal = server.admitCall(
@@ -170,46 +272,52 @@ extension GRPCConnection {
         return nil
     }
 
-    /// Cuts the received bytes into length-prefixed messages.
-    private func cutMessages(_ stream: GRPCStream) {
+    /// Takes the whole length-prefixed messages at the start of `bytes` (refusing the stream
+    /// on a bad prefix). - Returns: the bytes used; the rest starts a message not yet whole.
+    private func cutMessages(_ stream: GRPCStream, _ bytes: UnsafeRawBufferPointer) -> Int {
+        var start = 0
         while !stream.finished, stream.trailer == nil {
-            let available = stream.body.count - stream.bodyStart
+            let available = bytes.count - start
             guard available >= 5 else { break }
-            let start = stream.bodyStart
-            let flag = stream.body[start]
+            let flag = bytes[start]
             let length =
-                Int(stream.body[start + 1]) << 24 | Int(stream.body[start + 2]) << 16 | Int(stream.body[start + 3]) << 8
-                | Int(stream.body[start + 4])
+                Int(bytes[start + 1]) << 24 | Int(bytes[start + 2]) << 16 | Int(bytes[start + 3]) << 8
+                | Int(bytes[start + 4])
             if length > limits.maxMessageSize {
                 refuse(
                     stream,
                     Status(
                         code: .resourceExhausted,
                         message: "message of \(length) bytes exceeds the limit of \(limits.maxMessageSize) bytes"))
-                return
+                return bytes.count
             }
             if flag != 0 {
                 let reason = flag == 1 ? "a compressed message with grpc-encoding identity" : "compressed flag \(flag)"
                 refuse(stream, Status(code: .internalError, message: reason))
-                return
+                return bytes.count
             }
             guard available >= 5 + length else { break }
-            let message = Array(stream.body[(start + 5)..<(start + 5 + length)])
-            stream.bodyStart += 5 + length
+            let message = UnsafeRawBufferPointer(rebasing: bytes[(start + 5)..<(start + 5 + length)])
+            start += 5 + length
             stream.messageCount += 1
             if stream.route == .reflection {
-                answerReflection(stream, message)
+                answerReflection(stream, Array(message))
             } else if stream.messageCount > 1 {
                 refuse(stream, Status(code: .invalidArgument, message: "more than one request message"))
-                return
+                return bytes.count
+            } else if stream.route == .service {
+                // Decoded where the bytes are, as the framed transport does (Borrow and Return
+                // without a copy); answered once the request ends.
+                do throws(Status) {
+                    stream.request = try ServiceRequest(method: stream.path, message: message)
+                } catch {
+                    stream.requestError = error
+                }
             } else {
-                stream.message = message
+                stream.message = Array(message)
             }
         }
-        if stream.bodyStart == stream.body.count {
-            stream.body.removeAll(keepingCapacity: true)
-            stream.bodyStart = 0
-        }
+        return start
     }
 
     /// The client's END_STREAM: a unary or server-streaming call is complete.
@@ -225,34 +333,23 @@ extension GRPCConnection {
             finish(stream, status: .ok)
             return
         }
+        if stream.route == .service {
+            if let error = stream.requestError {
+                refuse(stream, error)
+            } else if let request = stream.request.take() {
+                if let open = service.handle(request, callID: UInt64(stream.id), timeout: stream.timeout, responder: self) {
+                    stream.call = open
+                }
+            } else {
+                refuse(stream, Status(code: .invalidArgument, message: "no request message"))
+            }
+            return
+        }
         guard let message = stream.message else {
             refuse(stream, Status(code: .invalidArgument, message: "no request message"))
             return
         }
-        switch stream.route {
-        case .healthCheck, .healthWatch:
-            answerHealth(stream, message)
-        default:
-            dispatch(stream, message)
-        }
-    }
-
-    private func dispatch(_ stream: GRPCStream, _ message: [UInt8]) {
-        let decoded = message.withUnsafeBytes { bytes -> Result<ServiceRequest, Status> in
-            do throws(Status) {
-                return .success(try ServiceRequest(method: stream.path, message: bytes))
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch decoded {
-        case .failure(let status):
-            refuse(stream, status)
-        case .success(let request):
-            if let open = service.handle(request, callID: UInt64(stream.id), timeout: stream.timeout, responder: self) {
-                stream.call = open
-            }
-        }
+        answerHealth(stream, message)
     }
 
     /// Answers a call refused before it reached the service, reporting it with the
@@ -310,11 +407,7 @@ extension GRPCConnection {
         if !stream.responseStarted {
             stream.responseStarted = true
             var provider = Self.dataProvider()
-            var headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
-            for entry in server.responseMetadata { headers.append((entry.key, entry.value)) }
-            let rv = Self.withHeaderList(headers) { list, count in
-                nghttp2_submit_response(session, stream.id, list, count, &provider)
-            }
+            let rv = nghttp2_submit_response(session, stream.id, responseHeaders.entries, responseHeaders.count, &provider)
             if rv != 0 {
                 logger.warning("cannot answer a stream", ["stream": .int(Int64(stream.id)), "error": .string(Self.errorName(rv))])
                 stream.finished = true
@@ -374,11 +467,32 @@ extension GRPCConnection {
         return nil
     }
 
-    /// The service's own method-name strings for known paths, so the method table recognises
-    /// them by identity (``ServiceRequest``).
-    static func internedPath(_ path: String) -> String {
-        MethodName.all.first { $0 == path } ?? path
+    /// The known paths: their bytes, the strings used for them (the service's own method-name
+    /// strings, so its method table recognises them by identity, ``ServiceRequest``), their routes.
+    private static let knownPaths: [(bytes: [UInt8], path: String, route: GRPCStream.Route)] =
+        (MethodName.all + [healthCheckPath, healthWatchPath] + reflectionPaths).compactMap { path in
+            route(path).map { (Array(path.utf8), path, $0) }
+        }
+
+    /// The `:path` value as a string and its route: a known path without a new string or a
+    /// string comparison; any other path has no route.
+    static func path(_ value: UnsafeBufferPointer<UInt8>) -> (String, GRPCStream.Route?) {
+        for known in knownPaths where GRPCHeaderName.bytesEqual(value, known.bytes) {
+            return (known.path, known.route)
+        }
+        return (String(decoding: value, as: UTF8.self), nil)
     }
+
+    private static let post = "POST"
+    private static let postBytes = Array(post.utf8)
+
+    /// The `:method` value as a string.
+    static func httpMethod(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        GRPCHeaderName.bytesEqual(value, postBytes) ? post : String(decoding: value, as: UTF8.self)
+    }
+
+    static let grpcContentType = "application/grpc"
+    static let grpcContentTypeBytes = Array(grpcContentType.utf8)
 
     // MARK: CallResponder
 
@@ -386,7 +500,7 @@ extension GRPCConnection {
 
     var unsentByteCount: Int { bufferedAnswerBytes + stream.queuedWriteBytes }
 
-    private func open(_ callID: UInt64) -> GRPCStream? { streams[Int32(truncatingIfNeeded: callID)] }
+    private func open(_ callID: UInt64) -> GRPCStream? { openStream(Int32(truncatingIfNeeded: callID)) }
 
     /// A unary call's OK answer; a Borrow's ad is copied from the server-wide encoding cache.
     func answer(_ callID: UInt64, _ response: ServiceResponse) {

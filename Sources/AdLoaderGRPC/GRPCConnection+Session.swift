@@ -36,6 +36,14 @@ extension GRPCConnection {
             guard let userData else { return 0 }
             return GRPCConnection.from(userData).onStreamClosed(streamID, errorCode: errorCode)
         }
+        // DATA frames of answers are written by us (NGHTTP2_DATA_FLAG_NO_COPY): the frame
+        // header nghttp2 made and the answer's bytes go straight to the connection's output.
+        nghttp2_session_callbacks_set_send_data_callback(callbacks) { _, frame, frameHeader, length, _, userData in
+            guard let frame, let frameHeader, let userData else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+            return GRPCConnection.from(userData).sendAnswer(
+                frame.pointee.hd.stream_id, frameHeader: UnsafeBufferPointer(start: frameHeader, count: 9),
+                length: length)
+        }
         var createdOption: OpaquePointer?
         guard nghttp2_option_new(&createdOption) == 0, let option = createdOption else { return nil }
         defer { nghttp2_option_del(option) }
@@ -58,6 +66,50 @@ extension GRPCConnection {
             return GRPCConnection.from(userData).readAnswer(streamID, into: buffer, length: length, flags: flags)
         }
         return provider
+    }
+
+    /// The SETTINGS_MAX_CONCURRENT_STREAMS nghttp2 enforces when the client is told
+    /// `limits.maxConcurrentStreams`. nghttp2 answers a stream over its own limit with GOAWAY
+    /// PROTOCOL_ERROR, ending every call of the connection; the transport refuses the streams
+    /// over the advertised limit itself (RST_STREAM REFUSED_STREAM, RFC 9113 5.1.2) and counts
+    /// each refusal as a reset (``FloodGuard``). A refused stream stays open in nghttp2 until
+    /// its RST_STREAM is written, so the enforced limit leaves room for one reset budget of
+    /// them: before nghttp2's own limit is reached, the flood guard has ended the connection
+    /// with ENHANCE_YOUR_CALM, and a client never sees PROTOCOL_ERROR for it.
+    static func enforcedMaxConcurrentStreams(limits: HTTP2Limits) -> UInt32 {
+        UInt32(clamping: limits.maxConcurrentStreams + limits.maxResetsPerWindow + 1)
+    }
+
+    /// Rewrites the value of SETTINGS_MAX_CONCURRENT_STREAMS in the first SETTINGS frame (not
+    /// an ACK) of `output` to `value`: the session's own SETTINGS, as nghttp2 wrote them with
+    /// its enforced limit, go out with the advertised one.
+    /// - Returns: whether the frame and the setting were found (then rewritten).
+    static func advertise(maxConcurrentStreams value: UInt32, in output: inout [UInt8]) -> Bool {
+        var offset = 0
+        while offset + 9 <= output.count {
+            let length = Int(output[offset]) << 16 | Int(output[offset + 1]) << 8 | Int(output[offset + 2])
+            let type = output[offset + 3]
+            let flags = output[offset + 4]
+            let payload = offset + 9
+            guard payload + length <= output.count else { return false }
+            if type == settingsFrame, flags & ackFlag == 0 {
+                var entry = payload
+                while entry + 6 <= payload + length {
+                    let id = Int(output[entry]) << 8 | Int(output[entry + 1])
+                    if id == Int(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue) {
+                        output[entry + 2] = UInt8(truncatingIfNeeded: value >> 24)
+                        output[entry + 3] = UInt8(truncatingIfNeeded: value >> 16)
+                        output[entry + 4] = UInt8(truncatingIfNeeded: value >> 8)
+                        output[entry + 5] = UInt8(truncatingIfNeeded: value)
+                        return true
+                    }
+                    entry += 6
+                }
+                return false
+            }
+            offset = payload + length
+        }
+        return false
     }
 
     /// Calls `body` with `pairs` as an nghttp2 header list (nghttp2 copies it).

@@ -37,18 +37,31 @@ final class GRPCConnection: CallResponder {
     /// Loopback or a Unix socket (token auth may not apply).
     let peerIsLocal: Bool
     private(set) var phase = Phase.open
+    // The hot stored properties below are `@exclusivity(unchecked)`: loop-confined, and no
+    // method holds an access across a call that re-enters this object (see GRPCStream).
     private(set) var session: OpaquePointer?
-    var streams: [Int32: GRPCStream] = [:]
+    @exclusivity(unchecked) var streams: [Int32: GRPCStream] = [:]
+    /// Streams of finished calls, kept for the next ones (their buffers keep their storage).
+    @exclusivity(unchecked) var spareStreams: [GRPCStream] = []
+    /// The stream whose header block nghttp2 is reading (its header callbacks come in a row).
+    @exclusivity(unchecked) var headerStream: GRPCStream?
+    /// Streams refused because the client opened more than SETTINGS_MAX_CONCURRENT_STREAMS.
+    var refusedStreams = 0
+    /// The response headers of every answer that has messages, and the trailers of an OK one.
+    private(set) var responseHeaders = GRPCHeaderBlock([])
+    private(set) var okTrailers = GRPCHeaderBlock([])
+    /// Whether the session's SETTINGS went out with the advertised stream limit.
+    private var settingsAdvertised = false
     /// Bytes nghttp2 produced and the socket did not take yet.
-    private var output: [UInt8] = []
+    @exclusivity(unchecked) var output: [UInt8] = []
     /// Bytes of answers queued in streams, not yet taken by nghttp2.
-    var bufferedAnswerBytes = 0
-    private var inReadCallback = false
-    var isDirty = false
-    var floodGuard: FloodGuard
+    @exclusivity(unchecked) var bufferedAnswerBytes = 0
+    @exclusivity(unchecked) private var inReadCallback = false
+    @exclusivity(unchecked) var isDirty = false
+    @exclusivity(unchecked) var floodGuard: FloodGuard
     /// The connection's part of the shutdown (``DrainState``).
     private var drainState = DrainState()
-    private var lastActivity: Int64
+    @exclusivity(unchecked) private var lastActivity: Int64
     private var idleTask: (any ScheduledTask)?
     private var lingerTask: (any ScheduledTask)?
 
@@ -77,9 +90,18 @@ final class GRPCConnection: CallResponder {
             return
         }
         session = created
+        var headers: [(name: String, value: String)] = [
+            (":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity"),
+        ]
+        for entry in server.responseMetadata { headers.append((entry.key, entry.value)) }
+        responseHeaders = GRPCHeaderBlock(headers)
+        okTrailers = GRPCHeaderBlock([("grpc-status", "0")])
+        // nghttp2 enforces a higher stream limit than the one the client is told (the frame
+        // is rewritten in flush()): the streams between them are refused one by one.
         var settings = [
             nghttp2_settings_entry(
-                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: UInt32(http2.maxConcurrentStreams)),
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: Self.enforcedMaxConcurrentStreams(limits: http2)),
             nghttp2_settings_entry(
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(http2.maxHeaderListSize)),
         ]
@@ -169,6 +191,14 @@ final class GRPCConnection: CallResponder {
             }
             guard count > 0, let chunk else { break }
             output.append(contentsOf: UnsafeBufferPointer(start: chunk, count: count))
+        }
+        if !settingsAdvertised, !output.isEmpty {
+            settingsAdvertised = true
+            if !Self.advertise(maxConcurrentStreams: UInt32(http2.maxConcurrentStreams), in: &output) {
+                logger.error(
+                    "the session's first SETTINGS frame was not found: the client is told the enforced stream limit",
+                    ["limit": .int(Int64(Self.enforcedMaxConcurrentStreams(limits: http2)))])
+            }
         }
         if !output.isEmpty {
             let failure = output.withUnsafeBytes { bytes in
@@ -287,6 +317,8 @@ final class GRPCConnection: CallResponder {
         if let session { nghttp2_session_del(session) }
         session = nil
         streams = [:]
+        spareStreams = []
+        headerStream = nil
         output = []
         if let reason { logger.log(level, "connection closed", ["reason": .string(reason)]) }
         stream.close()

@@ -3,7 +3,8 @@
 /// and apply to both transports.
 public struct HTTP2Limits: Hashable, Sendable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS advertised (nghttp2 sets none by itself); a stream
-    /// over it is refused with RST_STREAM REFUSED_STREAM.
+    /// over it is refused alone with RST_STREAM REFUSED_STREAM, the connection's other calls
+    /// go on; each refusal counts toward ``maxResetsPerWindow``.
     public var maxConcurrentStreams = 100
     /// SETTINGS_MAX_HEADER_LIST_SIZE advertised and enforced on each request's headers (the
     /// decoded name and value lengths plus 32 per field, as RFC 9113 counts them); a request

@@ -35,9 +35,11 @@ import Testing
         let stream = InProcessStream()
         var announced = 0
         var drained = 0
+        /// What the server sent before the first call: its SETTINGS and their acknowledgement.
+        var preface: [UInt8] = []
         private var nextStream: UInt32 = 1
 
-        init(clock: ManualClock, limits: ServerLimits = ServerLimits()) throws {
+        init(clock: ManualClock, limits: ServerLimits = ServerLimits(), http2Limits: HTTP2Limits = HTTP2Limits()) throws {
             var settings = SyntheticSource.Configuration()
             settings.latency = .milliseconds(100)
             let source = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
@@ -45,12 +47,13 @@ import Testing
                 loaders: [LoaderConfiguration(name: "default")], sources: ["synthetic": source], limits: limits,
                 clock: clock)
             grpc = GRPCTransport(
-                server: stack.server, clock: clock, scheduler: clock, deferred: deferred, logger: Logger(level: .error))
+                server: stack.server, http2Limits: http2Limits, clock: clock, scheduler: clock, deferred: deferred,
+                logger: Logger(level: .error))
             grpc.accept(stream, peer: "127.0.0.1:1")
             stream.clientSends(Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + Self.frame(4, flags: 0, stream: 0, []))
             stream.clientSends(Self.frame(4, flags: 1, stream: 0, []))  // ack of the server's SETTINGS
             settle()
-            _ = stream.takeReceived()
+            preface = stream.takeReceived()
             grpc.onAnnounced = { [unowned self] in
                 announced += 1
                 stack.service.beginDrain()
@@ -88,7 +91,7 @@ import Testing
         }
 
         /// Sends a Borrow (HPACK literals without indexing); returns its stream id.
-        func borrow(_ adUnit: String, path: String = "/adloader.v1.NativeAdLoader/Borrow") -> UInt32 {
+        func borrow(_ adUnit: String, path: String = "/adloader.v1.NativeAdLoader/Borrow", waitMilliseconds: UInt8 = 0) -> UInt32 {
             let id = nextStream
             nextStream += 2
             var block: [UInt8] = []
@@ -98,7 +101,8 @@ import Testing
             ] {
                 block += [0, UInt8(name.utf8.count)] + Array(name.utf8) + [UInt8(value.utf8.count)] + Array(value.utf8)
             }
-            let message: [UInt8] = [0x0A, UInt8(adUnit.utf8.count)] + Array(adUnit.utf8)
+            var message: [UInt8] = [0x0A, UInt8(adUnit.utf8.count)] + Array(adUnit.utf8)
+            if waitMilliseconds > 0 { message += [0x20, waitMilliseconds] }  // wait_ms (< 128)
             let body: [UInt8] = [0, 0, 0, 0, UInt8(message.count)] + message
             stream.clientSends(
                 Self.frame(GRPCDrainTests.headers, flags: 0x4, stream: id, block)
