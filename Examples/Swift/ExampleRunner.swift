@@ -1,4 +1,4 @@
-import AdLoaderClient
+public import AdLoaderClient
 import AdLoaderCore
 import AdLoaderWire
 

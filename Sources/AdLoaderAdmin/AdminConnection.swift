@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderTime
 import AdLoaderUV
 
 /// One accepted admin connection: reads, parses, answers in order, enforces the timeouts.

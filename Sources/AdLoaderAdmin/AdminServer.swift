@@ -1,6 +1,6 @@
-import AdLoaderCore
-import AdLoaderLogging
-import AdLoaderUV
+public import AdLoaderTime
+public import AdLoaderLogging
+public import AdLoaderUV
 
 /// The admin HTTP listener: its own TCP port on the daemon's loop, serving GET requests to a
 /// handler (the daemon's routes: `/metrics`, `/healthz`, `/readyz`, the dashboard).

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 import AdLoaderWire
 
 extension EndpointSet {

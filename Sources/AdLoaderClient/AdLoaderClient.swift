@@ -1,5 +1,5 @@
-import AdLoaderCore
-import AdLoaderWire
+public import AdLoaderCore
+public import AdLoaderWire
 
 /// A client of adloaderd's framed protocol (Proto/PROTOCOL.md).
 ///

@@ -1,4 +1,4 @@
-import AdLoaderWire
+package import AdLoaderWire
 
 /// What the transport-neutral checks need of a connection: make a call, get its messages and
 /// final status. ``RawConnection`` (framed) and ``GRPCCallConnection`` (gRPC) both provide it,

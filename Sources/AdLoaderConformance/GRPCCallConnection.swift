@@ -1,4 +1,4 @@
-import AdLoaderWire
+package import AdLoaderWire
 internal import CNghttp2
 
 /// A gRPC client connection for the conformance suite: an nghttp2 client session over a

@@ -1,5 +1,5 @@
 import AdLoaderCore
-import AdLoaderWire
+package import AdLoaderWire
 import Glibc
 
 extension RawConnection {

@@ -1,5 +1,5 @@
 import AdLoaderCore
-import AdLoaderWire
+package import AdLoaderWire
 import Glibc
 
 /// The result of one call: the messages it answered and its final status.

@@ -1,5 +1,6 @@
 import AdLoaderAdmin
 import AdLoaderMetrics
+import AdLoaderOperations
 import AdLoaderService
 
 /// What the admin listener serves (GET only; ``AdminServer`` refuses other methods):

@@ -1,7 +1,7 @@
-import AdLoaderCore
+public import AdLoaderCore
 import AdLoaderService
 import AdLoaderUV
-import AdStores
+public import AdStores
 import Foundation
 
 /// Where app-open counts are kept (`capStore` in the configuration): the store type and

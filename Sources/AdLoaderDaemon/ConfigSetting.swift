@@ -1,3 +1,4 @@
+import AdLoaderConfiguration
 import AdLoaderCore
 
 /// One setting as the user sees it: its JSON key, flag, environment variable, default and

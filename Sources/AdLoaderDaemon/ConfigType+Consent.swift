@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderConfiguration
 import AdLoaderJSON
 
 extension ConfigType where Value == [ConsentClass] {

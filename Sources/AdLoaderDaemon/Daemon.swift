@@ -1,8 +1,10 @@
 import AdLoaderAdmin
-import AdLoaderCore
-import AdLoaderFramed
+import AdLoaderBuild
+public import AdLoaderCore
+public import AdLoaderFramed
 import AdLoaderGRPC
-import AdLoaderLogging
+public import AdLoaderLogging
+import AdLoaderOperations
 import AdLoaderService
 import AdLoaderTLS
 import AdLoaderUV
@@ -391,6 +393,8 @@ public final class Daemon {
         state = .running
         readinessLog.baseline()
         service.features = features
+        service.build = BuildCommit.build(configuration: BuildInfo.build)
+        metrics.commit = BuildCommit.hash
         let instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
         service.instanceName = instanceName
         if !instanceName.isEmpty { server.responseMetadata = [(GRPCWire.instanceHeader, instanceName)] }
@@ -561,7 +565,7 @@ public final class Daemon {
                 tlsAcceptor.handshakeTimeout = next.tls.handshakeTimeout
             }
             configuration = next
-            history.configuration = next
+            history.configurationRows = next.dashboardRows
             metrics.usedSources = Set(next.loaders.map(\.source))
             metrics.reloadsApplied += 1
             logger.info(

@@ -1,6 +1,7 @@
-import AdLoaderCore
+import AdLoaderConfiguration
+public import AdLoaderCore
 import AdLoaderJSON
-import AdSources
+public import AdSources
 
 /// One configured demand source: its type and that type's settings, ready to be built.
 ///

@@ -1,6 +1,6 @@
-import AdLoaderCore
-import AdLoaderLogging
-import AdLoaderUV
+public import AdLoaderCore
+public import AdLoaderLogging
+public import AdLoaderUV
 
 /// What a ``DemandSourceType`` may use to build a source: the loader's clock and scheduler,
 /// the event loop for sources that do I/O, the logger; and where a built source registers how

@@ -1,5 +1,6 @@
 import AdLoaderCore
 import AdLoaderLogging
+import AdLoaderOperations
 
 /// Tells the log when a demand source fails or stops filling, and when it recovers: without it,
 /// an exchange that fails every request shows only as UNAVAILABLE borrows and a falling hit

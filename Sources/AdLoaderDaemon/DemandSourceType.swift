@@ -1,3 +1,4 @@
+import AdLoaderConfiguration
 import AdLoaderCore
 
 /// A kind of demand source the daemon can build from configuration, named by a source's

@@ -1,5 +1,5 @@
-import AdLoaderFramed
-import AdLoaderUV
+public import AdLoaderFramed
+public import AdLoaderUV
 
 /// A listener that could not be bound: which setting, which address, and why.
 public struct ListenerError: Error, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// What a restart keeps (`poolStore` in the configuration): today the outbox of win, billing
 /// and loss notices not yet delivered. SQLite by default, in a file next to the app-open

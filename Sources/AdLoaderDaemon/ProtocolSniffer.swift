@@ -1,6 +1,6 @@
-import AdLoaderCore
-import AdLoaderLogging
-import AdLoaderUV
+public import AdLoaderTime
+public import AdLoaderLogging
+public import AdLoaderUV
 
 /// Tells protocols apart on one listening port by a connection's first bytes — a list of
 /// routes, each a preface and its transport (today gRPC's HTTP/2 preface; the framed

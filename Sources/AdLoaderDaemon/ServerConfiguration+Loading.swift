@@ -1,5 +1,7 @@
 import AdLoaderArguments
-import AdLoaderCore
+import AdLoaderBuild
+import AdLoaderConfiguration
+public import AdLoaderCore
 import AdLoaderJSON
 import AdLoaderWire
 #if canImport(Glibc)
@@ -50,7 +52,7 @@ extension ServerConfiguration {
                 case .option("--help"), .option("-h"):
                     return .help(helpText(sourceTypes: sourceTypes))
                 case .option("--version"):
-                    return .help("adloaderd \(BuildInfo.version) (\(BuildInfo.build))\n")
+                    return .help("adloaderd \(BuildInfo.version) (\(BuildCommit.build(configuration: BuildInfo.build)))\n")
                 case .option(configFlag):
                     configPath = try scanner.value()
                 case .option(let name):

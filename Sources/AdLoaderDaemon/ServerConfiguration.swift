@@ -1,9 +1,10 @@
-import AdLoaderAdmin
-import AdLoaderCore
-import AdLoaderGRPC
-import AdLoaderLogging
-import AdLoaderService
-import AdLoaderTLS
+public import AdLoaderAdmin
+import AdLoaderConfiguration
+public import AdLoaderCore
+public import AdLoaderGRPC
+public import AdLoaderLogging
+public import AdLoaderService
+public import AdLoaderTLS
 import AdLoaderUV
 
 /// Everything the daemon needs to run: listeners, limits, logging, demand sources, loaders.

@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderTime
 import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV

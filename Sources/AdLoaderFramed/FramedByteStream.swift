@@ -1,4 +1,4 @@
-import AdLoaderUV
+public import AdLoaderUV
 
 /// The byte stream under a framed connection (the name from before ``ByteStream`` moved to
 /// AdLoaderUV, shared by every transport).

@@ -1,5 +1,5 @@
-import AdLoaderLogging
-import AdLoaderUV
+public import AdLoaderLogging
+public import AdLoaderUV
 #if canImport(Glibc)
 import Glibc
 #endif

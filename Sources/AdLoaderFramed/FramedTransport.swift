@@ -1,8 +1,8 @@
-import AdLoaderCore
-import AdLoaderLogging
-import AdLoaderService
-import AdLoaderUV
-import AdLoaderWire
+public import AdLoaderTime
+public import AdLoaderLogging
+public import AdLoaderService
+public import AdLoaderUV
+public import AdLoaderWire
 
 /// The framed protocol's connections: accepts byte streams from listeners (or tests), enforces
 /// the connection limit, flushes connections once per loop iteration, and drains them.

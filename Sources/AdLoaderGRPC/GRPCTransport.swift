@@ -1,8 +1,8 @@
-import AdLoaderCore
-import AdLoaderLogging
-import AdLoaderService
-import AdLoaderUV
-import AdLoaderWire
+public import AdLoaderTime
+public import AdLoaderLogging
+public import AdLoaderService
+public import AdLoaderUV
+public import AdLoaderWire
 
 /// gRPC over HTTP/2 cleartext (prior knowledge): accepts byte streams (from the daemon's
 /// protocol sniffer, or tests), runs one nghttp2 session per connection, enforces the

@@ -1,4 +1,4 @@
-import AdLoaderUV
+public import AdLoaderUV
 internal import CCurl
 
 /// The real ``HTTPClient``: libcurl's multi interface driven by a libuv loop, no threads.

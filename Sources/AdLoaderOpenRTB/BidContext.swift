@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// What an OpenRTB source keeps with each ad it delivers: the bid's price and notice URLs, for
 /// its win/billing notice when shown and its loss notice when dropped unshown.

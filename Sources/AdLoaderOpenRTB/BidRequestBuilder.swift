@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 import AdLoaderLogging
 
 /// Writes the OpenRTB 2.6 BidRequest for one batch: pure, so tests and the fuzzer see exactly

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 import AdLoaderJSON
 
 /// Reads an OpenRTB 2.x BidResponse into bids with native creatives: pure, and a fuzz target.

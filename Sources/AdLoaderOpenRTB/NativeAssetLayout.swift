@@ -1,4 +1,4 @@
-import AdLoaderJSON
+public import AdLoaderJSON
 
 /// Which native assets a request asked for, by asset id: how a Native 1.2 response's assets
 /// (which carry only the id, and sometimes a type) map back to a headline, an icon, and so on.

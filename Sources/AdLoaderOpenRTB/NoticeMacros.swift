@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// The OpenRTB 2.6 substitution macros (`${AUCTION_PRICE}` and the others) in notice and
 /// tracker URLs.

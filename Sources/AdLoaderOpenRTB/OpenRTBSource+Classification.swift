@@ -1,5 +1,5 @@
-import AdLoaderCore
-import AdLoaderHTTP
+public import AdLoaderCore
+public import AdLoaderHTTP
 
 extension OpenRTBSource {
     /// What an exchange's answer means for the loader: bids (possibly none) or a failure class.

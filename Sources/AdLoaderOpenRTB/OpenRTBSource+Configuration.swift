@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 extension OpenRTBSource {
     /// What one OpenRTB source is configured with: the exchange, limits, and the fields of

@@ -1,6 +1,6 @@
-import AdLoaderCore
-import AdLoaderJSON
-import AdLoaderLogging
+public import AdLoaderCore
+public import AdLoaderJSON
+public import AdLoaderLogging
 
 extension BidContext {
     /// This bid as JSON (`v` 1): the notice URLs and macros its ad needs to fire its billing or

@@ -1,6 +1,6 @@
-import AdLoaderCore
-import AdLoaderHTTP
-import AdLoaderLogging
+public import AdLoaderCore
+public import AdLoaderHTTP
+public import AdLoaderLogging
 
 /// A ``DemandSource`` that loads native ads from an OpenRTB 2.6 exchange (Prebid Server's
 /// `POST /openrtb2/auction`, say): one BidRequest per batch with one `imp` per wanted ad,

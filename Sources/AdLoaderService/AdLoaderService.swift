@@ -1,6 +1,6 @@
-import AdLoaderCore
-import AdLoaderLogging
-import AdLoaderWire
+public import AdLoaderCore
+public import AdLoaderLogging
+public import AdLoaderWire
 
 /// The one place that knows what a call of `adloader.v1.NativeAdLoader` means: takes a decoded
 /// request, calls the loader, and answers through the transport's ``CallResponder``.
@@ -44,6 +44,8 @@ public final class AdLoaderService {
     /// the gRPC transport in every response's `x-adloader-instance` header. The daemon sets it
     /// once its listener is bound (default `host:port`); empty until then.
     @exclusivity(unchecked) public var instanceName = ""
+    /// The build string ServerInfo reports; the composition root adds the commit to the configuration.
+    public var build = BuildInfo.build
     /// The features ServerInfo lists as enabled (the daemon's: transports, auth, reload, ...);
     /// set before the first call.
     @exclusivity(unchecked) public var features: [String] = []
@@ -307,7 +309,7 @@ public final class AdLoaderService {
     private func serverInfo() -> ServerInfoResponseMessage {
         let uptime = clock.now - startedAt
         return ServerInfoResponseMessage(
-            version: BuildInfo.version, build: BuildInfo.build, instance: instanceName,
+            version: BuildInfo.version, build: build, instance: instanceName,
             uptimeMilliseconds: UInt64(max(uptime.milliseconds, 0)), features: features.sorted())
     }
 

@@ -1,4 +1,4 @@
-import AdLoaderWire
+public import AdLoaderWire
 
 /// Token auth for every transport: which calls must carry `authorization: Bearer <token>`
 /// metadata, and whether the one they carry is valid.

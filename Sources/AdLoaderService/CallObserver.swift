@@ -1,4 +1,4 @@
-import AdLoaderWire
+public import AdLoaderWire
 
 /// The service's one hook for metrics: told when each call starts and how it ended.
 ///

@@ -1,4 +1,4 @@
-import AdLoaderWire
+public import AdLoaderWire
 
 /// How the service answers a call: what a transport implements, per connection or per call.
 ///

@@ -1,5 +1,5 @@
 import AdLoaderCore
-import AdLoaderWire
+public import AdLoaderWire
 
 /// What every transport of one server shares: the service, one connection set across
 /// transports with its limit, the admission step every call goes through, the metadata

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// Every limit the server enforces, with safe defaults; each is checked where the bytes
 /// arrive and only the offending connection pays.

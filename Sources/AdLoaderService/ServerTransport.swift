@@ -1,4 +1,4 @@
-import AdLoaderWire
+public import AdLoaderWire
 
 /// One kind of listener's connections (framed, gRPC, a later one): what the composition root
 /// starts, counts and shuts down without knowing which transport it is.

@@ -1,4 +1,4 @@
-import AdLoaderWire
+public import AdLoaderWire
 
 /// One decoded call of `adloader.v1.NativeAdLoader`: what a transport hands the service.
 ///

@@ -1,6 +1,6 @@
-import AdLoaderCore
-import AdLoaderLogging
-import AdLoaderUV
+public import AdLoaderCore
+public import AdLoaderLogging
+public import AdLoaderUV
 
 /// Runs the TLS handshake of every connection a TCP listener accepts, then hands the
 /// decrypted stream (a ``TLSByteStream``) to the next acceptor — the protocol sniffer, which

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import AdLoaderUV
+public import AdLoaderUV
 
 /// A byte stream that speaks TLS over another (a TCP connection): OpenSSL works on two memory
 /// BIOs, so every byte still moves through the base stream's libuv reads and writes and the

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// The behaviour every ``CapStore`` must have, as named checks that the tests of each store
 /// (in-memory, SQLite, Redis) run the same way.

@@ -1,5 +1,5 @@
-import AdLoaderFramed
-import AdLoaderUV
+public import AdLoaderFramed
+public import AdLoaderUV
 
 /// A ``FramedByteStream`` with a test as its peer: the in-process transport's socket.
 ///

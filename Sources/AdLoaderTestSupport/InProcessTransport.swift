@@ -1,9 +1,9 @@
-import AdLoaderCore
-import AdLoaderFramed
-import AdLoaderLogging
-import AdLoaderService
+public import AdLoaderCore
+public import AdLoaderFramed
+public import AdLoaderLogging
+public import AdLoaderService
 import AdLoaderUV
-import AdLoaderWire
+public import AdLoaderWire
 
 /// The daemon's stack without sockets or libuv, on a ``ManualClock``: a real loader, the real
 /// ``AdLoaderService`` and the real ``FramedTransport``, with ``InProcessStream``s as

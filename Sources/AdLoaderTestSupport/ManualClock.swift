@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderTime
 
 /// A clock and scheduler for tests: time moves only when a test calls ``advance(by:)``.
 ///

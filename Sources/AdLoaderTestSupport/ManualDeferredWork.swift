@@ -1,4 +1,4 @@
-import AdLoaderUV
+public import AdLoaderUV
 
 /// ``DeferredWork`` that runs when the test says so: ``runPending()`` stands for the end of a
 /// loop iteration.

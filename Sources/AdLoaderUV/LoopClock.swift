@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderTime
 internal import CLibUV
 #if canImport(Glibc)
 import Glibc

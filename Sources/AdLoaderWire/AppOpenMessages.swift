@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CAdLoaderProto
 
 /// `AppOpenRequest`: an app started or returned to the foreground; should it show an app-open ad?

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CAdLoaderProto
 
 /// `BorrowRequest`: lend one ad, optionally waiting for one.

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CAdLoaderProto
 
 /// `SetLoaderEnabledRequest`: disables or enables a loader at run time.

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CAdLoaderProto
 
 /// `PlanRequest`: a window of one feed (PROTOCOL.md 7.11).

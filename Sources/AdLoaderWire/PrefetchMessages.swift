@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CAdLoaderProto
 
 /// `PrefetchRequest`: tops the pool of (loader, ad unit) up.

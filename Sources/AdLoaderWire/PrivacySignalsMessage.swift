@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CAdLoaderProto
 
 /// `PrivacySignals` as it travels: the enum fields as the raw numbers sent (a value this

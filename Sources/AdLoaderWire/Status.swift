@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// The outcome of a call: a gRPC status code and a message.
 ///

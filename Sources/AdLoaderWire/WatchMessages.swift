@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CAdLoaderProto
 
 /// `WatchRequest`: which events to stream.

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// The embedded demand source: invents realistic native ads, with configurable latency, fill
 /// rate and error rate, deterministic under a seed; for a full-screen format

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// One cap-store call as data: what ``SQLiteCapStore/apply(_:)`` runs in a batch, and what
 /// ``BackgroundCapStore`` hands its worker thread.

@@ -1,5 +1,5 @@
-import AdLoaderCore
-import AdLoaderUV
+public import AdLoaderCore
+public import AdLoaderUV
 
 /// A ``CapStore`` in Redis, for several daemons serving one fleet: every instance reads and
 /// moves the same counts. Runs on the loop, asynchronously: a call sends its command and

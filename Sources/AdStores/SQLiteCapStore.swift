@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CSQLite
 
 /// A ``CapStore`` in a SQLite file: the embedded default. Counts survive restarts and

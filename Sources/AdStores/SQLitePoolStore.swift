@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 internal import CSQLite
 #if canImport(Glibc)
 import Glibc

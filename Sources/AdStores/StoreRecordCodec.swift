@@ -1,4 +1,4 @@
-import AdLoaderCore
+public import AdLoaderCore
 
 /// The pool store's record encoding of an ``Ad``: pure bytes, no I/O. Varints, zigzag for
 /// signed values, strings as a length and UTF-8; a record starts with its record version so a

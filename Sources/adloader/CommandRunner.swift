@@ -1,3 +1,4 @@
+import AdLoaderBuild
 import AdLoaderClient
 import AdLoaderConformance
 import AdLoaderCore
@@ -27,7 +28,7 @@ enum CommandRunner {
             return exitOK
         }
         if case .version = invocation.command {
-            print("adloader \(BuildInfo.version) (\(BuildInfo.build))")
+            print("adloader \(BuildInfo.version) (\(BuildCommit.build(configuration: BuildInfo.build)))")
             return exitOK
         }
         if case .conformance(let loader, let parkingLoader, let only, let transport) = invocation.command,

@@ -1,5 +1,6 @@
 import AdLoaderCore
 import AdLoaderJSON
+import AdLoaderOperations
 import AdLoaderTestSupport
 import Testing
 

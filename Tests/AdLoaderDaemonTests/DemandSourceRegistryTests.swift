@@ -1,3 +1,4 @@
+import AdLoaderConfiguration
 import AdLoaderCore
 import AdLoaderOpenRTB
 import AdLoaderTestSupport

@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderTime
 import Testing
 
 @testable import AdLoaderUV

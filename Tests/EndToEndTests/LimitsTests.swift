@@ -46,7 +46,8 @@ extension EndToEnd {
             (Array("GET / HTTP/1.1\r\n\r\n".utf8), Status.Code.invalidArgument),
             (ProtocolPreface.bytes + [1, 0, 0, 0, 1, 0], Status.Code.unimplemented),  // compressed flag
             (ProtocolPreface.bytes + [7, 0, 0, 0, 1, 0], Status.Code.invalidArgument),  // unknown flags
-            (ProtocolPreface.bytes + [0, 0, 0, 0, 3, 0xFF, 0xFF, 0xFF], Status.Code.invalidArgument),  // garbage envelope
+            // A garbage envelope.
+            (ProtocolPreface.bytes + [0, 0, 0, 0, 3, 0xFF, 0xFF, 0xFF], Status.Code.invalidArgument),
         ])
         func brokenFramingGetsAStatusThenClose(bytes: [UInt8], code: Status.Code) throws {
             let (daemon, good) = try start([])

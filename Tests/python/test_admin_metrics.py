@@ -8,7 +8,7 @@ import json
 import subprocess
 
 from adminhttp import CLILoad, get
-from conftest import BINARY, CLI
+from conftest import BINARY, CLI, ROOT
 
 CONFIG = {
     "sources": {"synthetic": {"latency": "5ms"}},
@@ -55,7 +55,7 @@ EXPECTED = {
     "adloader_connections": ("gauge", set()),
     "adloader_transport_connections": ("gauge", {"transport"}),
     "adloader_connections_refused": ("counter", {"transport"}),
-    "adloader_build_info": ("gauge", {"version", "build"}),
+    "adloader_build_info": ("gauge", {"version", "build", "commit"}),
     "adloader_feeds_held": ("gauge", set()),
     "adloader_feed_positions_planned": ("counter", set()),
     "adloader_feed_positions_filled": ("counter", set()),
@@ -197,3 +197,10 @@ def test_one_version_in_both_binaries_server_info_and_build_info(daemon):
     _, text = scrape(d)
     families = by_name(parse_text(text))
     assert value(families, "adloader_build_info", version=version) == 1
+    # The commit, taken at build time (Plugins/GitCommitPlugin): the checkout's HEAD, as 12 hex
+    # digits, in --version, ServerInfo's build and the metric alike.
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
+    commit = head.stdout.strip() if head.returncode == 0 else "unknown"
+    assert daemon_version[-1] == commit + ")", daemon_version
+    assert info["build"].endswith(", commit " + commit), info["build"]
+    assert value(families, "adloader_build_info", version=version, commit=commit) == 1

@@ -1,8 +1,8 @@
-import AdLoaderCore
-import AdLoaderJSON
+package import AdLoaderCore
+package import AdLoaderJSON
 
 /// One raw setting value: text from a flag or environment variable, or a JSON value.
-enum ConfigValue {
+package enum ConfigValue {
     case text(String)
     case json(JSONValue)
 
@@ -28,14 +28,14 @@ enum ConfigValue {
         }
     }
 
-    func string(_ field: String) throws(ConfigError) -> String {
+    package func string(_ field: String) throws(ConfigError) -> String {
         switch self {
         case .text(let text), .json(.string(let text)): return text
         default: throw fail(field, "a string")
         }
     }
 
-    func int(_ field: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(ConfigError) -> Int {
+    package func int(_ field: String, in range: ClosedRange<Int> = Int.min...Int.max) throws(ConfigError) -> Int {
         guard let text = textOrNumber, let value = Int(text) else { throw fail(field, "an integer") }
         guard range.contains(value) else {
             throw ConfigError(field: field, message: "must be \(range.lowerBound)...\(range.upperBound), got \(value)")
@@ -43,17 +43,17 @@ enum ConfigValue {
         return value
     }
 
-    func uint64(_ field: String) throws(ConfigError) -> UInt64 {
+    package func uint64(_ field: String) throws(ConfigError) -> UInt64 {
         guard let text = textOrNumber, let value = UInt64(text) else { throw fail(field, "an unsigned integer") }
         return value
     }
 
-    func double(_ field: String) throws(ConfigError) -> Double {
+    package func double(_ field: String) throws(ConfigError) -> Double {
         guard let text = textOrNumber, let value = Double(text), value.isFinite else { throw fail(field, "a number") }
         return value
     }
 
-    func bool(_ field: String) throws(ConfigError) -> Bool {
+    package func bool(_ field: String) throws(ConfigError) -> Bool {
         switch self {
         case .json(.bool(let value)): return value
         case .text(let text):
@@ -68,7 +68,7 @@ enum ConfigValue {
     }
 
     /// Seconds as a number, or a number with a unit: `250ms`, `30s`, `5m`, `1h`.
-    func duration(_ field: String) throws(ConfigError) -> Duration {
+    package func duration(_ field: String) throws(ConfigError) -> Duration {
         let expected = "a duration (seconds, or a number with ms, s, m or h, e.g. \"250ms\")"
         guard let text = textOrNumber else { throw fail(field, expected) }
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
@@ -86,7 +86,7 @@ enum ConfigValue {
     }
 
     /// Bytes as an integer, or with a unit: `64KiB`, `4MiB`, `1GiB`.
-    func size(_ field: String) throws(ConfigError) -> Int {
+    package func size(_ field: String) throws(ConfigError) -> Int {
         let expected = "a size (bytes, or a number with KiB, MiB or GiB, e.g. \"4MiB\")"
         guard let text = textOrNumber else { throw fail(field, expected) }
         let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("B", 1)]
@@ -104,14 +104,14 @@ enum ConfigValue {
     }
 
     /// An octal permission mode such as `0660` or `660`.
-    func mode(_ field: String) throws(ConfigError) -> UInt32 {
+    package func mode(_ field: String) throws(ConfigError) -> UInt32 {
         guard let text = textOrNumber, let value = UInt32(text, radix: 8), value <= 0o777 else {
             throw fail(field, "an octal mode such as \"0660\"")
         }
         return value
     }
 
-    func strings(_ field: String) throws(ConfigError) -> [String] {
+    package func strings(_ field: String) throws(ConfigError) -> [String] {
         switch self {
         case .text(let text):
             return text.split(separator: ",").map { String($0.trimmingSpaces) }.filter { !$0.isEmpty }
@@ -128,7 +128,7 @@ enum ConfigValue {
         }
     }
 
-    func stringMap(_ field: String) throws(ConfigError) -> [String: String] {
+    package func stringMap(_ field: String) throws(ConfigError) -> [String: String] {
         guard case .json(.object(let members)) = self else { throw fail(field, "an object of strings") }
         var result: [String: String] = [:]
         for (key, value) in members {
@@ -142,7 +142,7 @@ enum ConfigValue {
 }
 
 extension StringProtocol {
-    var trimmingSpaces: Substring {
+    package var trimmingSpaces: Substring {
         let view = self[...]
         guard let first = view.firstIndex(where: { $0 != " " }) else { return "" }
         let last = view.lastIndex(where: { $0 != " " })!

@@ -1,32 +1,40 @@
-import AdLoaderCore
-import AdLoaderLogging
+package import AdLoaderCore
+package import AdLoaderLogging
 
 /// How one kind of setting value is read (from a flag, a variable or the JSON file) and shown
 /// as a default in `--help`: the "parse" and "default" columns of a ``ConfigKey`` row.
-struct ConfigType<Value>: Sendable {
+package struct ConfigType<Value>: Sendable {
     /// Reads a raw value; the error names `field`.
-    let parse: @Sendable (ConfigValue, _ field: String) throws(ConfigError) -> Value
+    package let parse: @Sendable (ConfigValue, _ field: String) throws(ConfigError) -> Value
     /// Shows a value the way a user would write it, e.g. `300s`, `4MiB`, `0660`.
-    let format: @Sendable (Value) -> String
+    package let format: @Sendable (Value) -> String
+
+    package init(
+        parse: @escaping @Sendable (ConfigValue, _ field: String) throws(ConfigError) -> Value,
+        format: @escaping @Sendable (Value) -> String
+    ) {
+        self.parse = parse
+        self.format = format
+    }
 }
 
 extension ConfigType where Value == String {
-    static var string: Self { Self(parse: { (v, f) throws(ConfigError) in try v.string(f) }, format: { $0 }) }
+    package static var string: Self { Self(parse: { (v, f) throws(ConfigError) in try v.string(f) }, format: { $0 }) }
 
     /// A string where empty means "not set": shown as `none` when empty.
-    static var optionalString: Self {
+    package static var optionalString: Self {
         Self(parse: { (v, f) throws(ConfigError) in try v.string(f) }, format: { $0.isEmpty ? "none" : $0 })
     }
 }
 
 extension ConfigType where Value == Int {
     /// An integer, refused outside `range` with "must be LOW...HIGH, got N".
-    static func int(in range: ClosedRange<Int> = Int.min...Int.max) -> Self {
+    package static func int(in range: ClosedRange<Int> = Int.min...Int.max) -> Self {
         Self(parse: { (v, f) throws(ConfigError) in try v.int(f, in: range) }, format: { String($0) })
     }
 
     /// Bytes as an integer, or a number with KiB, MiB or GiB.
-    static var size: Self {
+    package static var size: Self {
         Self(parse: { (v, f) throws(ConfigError) in try v.size(f) }) { bytes in
             for (unit, scale) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
             where bytes != 0 && bytes % scale == 0 {
@@ -38,18 +46,18 @@ extension ConfigType where Value == Int {
 }
 
 extension ConfigType where Value == UInt64 {
-    static var uint64: Self { Self(parse: { (v, f) throws(ConfigError) in try v.uint64(f) }, format: { String($0) }) }
+    package static var uint64: Self { Self(parse: { (v, f) throws(ConfigError) in try v.uint64(f) }, format: { String($0) }) }
 }
 
 extension ConfigType where Value == UInt32 {
     /// An octal permission mode such as `0660`.
-    static var mode: Self {
+    package static var mode: Self {
         Self(parse: { (v, f) throws(ConfigError) in try v.mode(f) }, format: { "0" + String($0, radix: 8) })
     }
 }
 
 extension ConfigType where Value == Double {
-    static var double: Self {
+    package static var double: Self {
         Self(parse: { (v, f) throws(ConfigError) in try v.double(f) }) { value in
             value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
         }
@@ -57,12 +65,12 @@ extension ConfigType where Value == Double {
 }
 
 extension ConfigType where Value == Bool {
-    static var bool: Self { Self(parse: { (v, f) throws(ConfigError) in try v.bool(f) }, format: { String($0) }) }
+    package static var bool: Self { Self(parse: { (v, f) throws(ConfigError) in try v.bool(f) }, format: { String($0) }) }
 }
 
 extension ConfigType where Value == Duration {
     /// Seconds, or a number with ms, s, m or h; shown in whole seconds when it is some.
-    static var duration: Self {
+    package static var duration: Self {
         Self(parse: { (v, f) throws(ConfigError) in try v.duration(f) }) { duration in
             let milliseconds = duration.milliseconds
             return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
@@ -72,7 +80,7 @@ extension ConfigType where Value == Duration {
 
 extension ConfigType where Value == [String] {
     /// A JSON array of strings (a flag or variable: comma-separated).
-    static var strings: Self {
+    package static var strings: Self {
         Self(parse: { (v, f) throws(ConfigError) in try v.strings(f) }) { items in
             "[" + items.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
         }
@@ -81,7 +89,7 @@ extension ConfigType where Value == [String] {
 
 extension ConfigType where Value == [String: String] {
     /// A JSON object of strings.
-    static var stringMap: Self {
+    package static var stringMap: Self {
         Self(parse: { (v, f) throws(ConfigError) in try v.stringMap(f) }) { map in
             "{" + map.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ") + "}"
         }
@@ -90,7 +98,7 @@ extension ConfigType where Value == [String: String] {
 
 extension ConfigType where Value == LogLevel {
     /// `debug`, `info`, `warning` or `error`, in any case.
-    static var logLevel: Self {
+    package static var logLevel: Self {
         Self(
             parse: { (v, f) throws(ConfigError) in
                 let name = try v.string(f)
@@ -104,7 +112,7 @@ extension ConfigType where Value == LogLevel {
 
 extension ConfigType where Value == AdFormat {
     /// A loader's format by name; "banner" is refused with the reason (banners are not pooled).
-    static var adFormat: Self {
+    package static var adFormat: Self {
         let choice = Self.choice(AdFormat.allCases.map { ($0.name, $0) })
         return Self(
             parse: { (v, f) throws(ConfigError) in
@@ -125,7 +133,7 @@ extension ConfigType where Value == AdFormat {
 
 extension ConfigType {
     /// One of a few names, each standing for a value; anything else is refused listing them all.
-    static func choice(_ choices: [(name: String, value: Value)]) -> Self where Value: Equatable & Sendable {
+    package static func choice(_ choices: [(name: String, value: Value)]) -> Self where Value: Equatable & Sendable {
         let names = choices.map(\.name)
         let expected =
             names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
@@ -141,12 +149,12 @@ extension ConfigType {
     }
 
     /// One of an enumeration's cases, named by their raw values (`native`, `appOpen`, ...).
-    static func choice() -> Self where Value: RawRepresentable & CaseIterable & Equatable & Sendable, Value.RawValue == String {
+    package static func choice() -> Self where Value: RawRepresentable & CaseIterable & Equatable & Sendable, Value.RawValue == String {
         choice(Value.allCases.map { ($0.rawValue, $0) })
     }
 
     /// `base`, or nil: JSON `null`, and (when `emptyIsNone`) an empty string; nil is shown as `none`.
-    static func optional<Wrapped>(_ base: ConfigType<Wrapped>, none: String, emptyIsNone: Bool = false) -> Self
+    package static func optional<Wrapped>(_ base: ConfigType<Wrapped>, none: String, emptyIsNone: Bool = false) -> Self
     where Value == Wrapped? {
         Self(
             parse: { (v, f) throws(ConfigError) in

@@ -8,8 +8,8 @@
 /// ratio, upstream requests per impression, waste, loop lag) and the configuration. Every chart
 /// labels its axes: 0, half and the maximum with the unit, and the time back to now. Charts
 /// carry `data-points` for tests.
-enum DashboardPage {
-    static let html = #"""
+package enum DashboardPage {
+    package static let html = #"""
 <!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -16,18 +16,18 @@ import AdLoaderWire
 /// version, start time and uptime.
 ///
 /// - Important: loop-confined.
-final class DashboardHistory {
+package final class DashboardHistory {
     /// Pools drawn on the dashboard, first come (the metrics have more).
-    static let maxPools = 12
+    package static let maxPools = 12
 
-    struct PoolPoint {
+    package struct PoolPoint {
         var available: Int
         var leased: Int
         var inFlight: Int
         var target: Int
     }
 
-    struct Sample {
+    package struct Sample {
         var unixMilliseconds: Int64
         var pools: [DaemonMetrics.PoolKey: PoolPoint]
         var callsPerSecond: Double
@@ -59,29 +59,32 @@ final class DashboardHistory {
     }
 
     private let metrics: DaemonMetrics
-    /// Replaced by a configuration reload (the page shows the loaders as they are).
-    var configuration: ServerConfiguration
+    /// The settings an on-call engineer checks first, as the composition root names them; replaced
+    /// by a configuration reload (the page shows the loaders as they are).
+    package var configurationRows: [(String, String)]
+    private let sampleInterval: Duration
     private let capacity: Int
-    private(set) var samples: [Sample] = []
-    private(set) var poolKeys: [DaemonMetrics.PoolKey] = []
+    package private(set) var samples: [Sample] = []
+    package private(set) var poolKeys: [DaemonMetrics.PoolKey] = []
     /// The bound addresses, shown with the configuration (set by the daemon once bound).
-    var listening: [String] = []
+    package var listening: [String] = []
     /// The replica's name (``AdLoaderService/instanceName``), set by the daemon once bound.
-    var instance = ""
+    package var instance = ""
     /// The build's version, as the composition root names it (``Daemon/version``).
-    var version = BuildInfo.version
+    package var version = BuildInfo.version
     private var previous: Totals?
     private var previousMilliseconds: Int64 = 0
 
-    init(metrics: DaemonMetrics, configuration: ServerConfiguration) {
+    package init(metrics: DaemonMetrics, sampleInterval: Duration, configurationRows: [(String, String)]) {
         self.metrics = metrics
-        self.configuration = configuration
-        let interval = max(configuration.admin.sampleInterval.milliseconds, 1)
+        self.sampleInterval = sampleInterval
+        self.configurationRows = configurationRows
+        let interval = max(sampleInterval.milliseconds, 1)
         capacity = Int(min(720, max(2, 3_600_000 / interval)))
     }
 
     /// Takes one sample at `unixMilliseconds` (the first one only records the totals).
-    func sample(unixMilliseconds: Int64) {
+    package func sample(unixMilliseconds: Int64) {
         let pools = metrics.poolStats()
         var totals = Totals()
         totals.calls = metrics.calls.total
@@ -140,14 +143,14 @@ final class DashboardHistory {
 
     /// The page's data: identity, readiness, configuration, totals and the sampled series.
     /// - Parameter unixMilliseconds: now, for the uptime.
-    func json(ready: (ready: Bool, reasons: [String]), unixMilliseconds: Int64) -> String {
+    package func json(ready: (ready: Bool, reasons: [String]), unixMilliseconds: Int64) -> String {
         var out = "{"
         out += "\"instance\":\(JSONWriter.quoted(instance)),\"version\":\(JSONWriter.quoted(version))"
         let started = Int64(metrics.startedAtUnixSeconds * 1000)
         out += ",\"startedAtMs\":\(started),\"uptimeSeconds\":\(max(0, unixMilliseconds - started) / 1000)"
         out += ",\"ready\":\(ready.ready),\"reasons\":[" + ready.reasons.map(JSONWriter.quoted).joined(separator: ",") + "]"
-        out += ",\"sampleIntervalMs\":\(configuration.admin.sampleInterval.milliseconds)"
-        out += ",\"configuration\":[" + configurationRows().map { "[\(JSONWriter.quoted($0.0)),\(JSONWriter.quoted($0.1))]" }
+        out += ",\"sampleIntervalMs\":\(sampleInterval.milliseconds)"
+        out += ",\"configuration\":[" + shownRows().map { "[\(JSONWriter.quoted($0.0)),\(JSONWriter.quoted($0.1))]" }
             .joined(separator: ",") + "]"
         out += ",\"t\":[" + samples.map { String($0.unixMilliseconds) }.joined(separator: ",") + "]"
         func series(_ name: String, _ value: (Sample) -> Double?) {
@@ -194,28 +197,8 @@ final class DashboardHistory {
         return ExpositionFormat.format((value * 1000).rounded() / 1000)
     }
 
-    /// The settings an on-call engineer checks first.
-    private func configurationRows() -> [(String, String)] {
-        var rows: [(String, String)] = [
-            ("listening", listening.joined(separator: " and ")),
-            ("maxConnections", String(configuration.limits.maxConnections)),
-            ("maxParkedBorrows", String(configuration.limits.maxParkedBorrows)),
-            ("sources", configuration.sources.keys.sorted().map { "\($0) (\(configuration.sources[$0]!.type))" }
-                .joined(separator: ", ")),
-        ]
-        for loader in configuration.loaders.sorted(by: { $0.name < $1.name }) {
-            rows.append(
-                ("loader \(loader.name)",
-                 "source \(loader.source), \(loader.format.name), \(loader.numberOfAdvertisements)/request, "
-                    + "max \(loader.maximumRetainedAdvertisements) per pool, lifetime \(loader.lifetime.seconds)s, "
-                    + "shows \(loader.showCountThreshold), max pools \(loader.maximumPools)"
-                    + (loader.enabled ? "" : ", disabled")))
-        }
-        return rows
+    /// The listening addresses, then the configuration's rows.
+    private func shownRows() -> [(String, String)] {
+        [("listening", listening.joined(separator: " and "))] + configurationRows
     }
-}
-
-extension Duration {
-    /// Whole seconds.
-    fileprivate var seconds: Int64 { components.seconds }
 }

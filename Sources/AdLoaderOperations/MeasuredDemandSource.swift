@@ -1,5 +1,5 @@
-import AdLoaderCore
-import AdLoaderMetrics
+package import AdLoaderCore
+package import AdLoaderMetrics
 import AdLoaderUV
 
 /// Wraps a configured demand source to measure it from the outside, so the core needs no
@@ -11,34 +11,34 @@ import AdLoaderUV
 /// it answers; the loader probes meanwhile). A source never asked counts as reachable.
 ///
 /// - Important: loop-confined, like the source it wraps.
-final class MeasuredDemandSource: DemandSource {
+package final class MeasuredDemandSource: DemandSource {
     /// Failure classes, in ``failures`` order.
-    static let failureClasses: [UpstreamError.Code] = [.retryable, .unreachable, .final]
+    package static let failureClasses: [UpstreamError.Code] = [.retryable, .unreachable, .final]
     /// Notice kinds, in ``notices`` order: a show, then each reason of an unshown drop.
-    static let noticeKinds = ["shown", "expired", "disabled", "shutdown", "invalidated", "reconfigured", "memory_budget"]
+    package static let noticeKinds = ["shown", "expired", "disabled", "shutdown", "invalidated", "reconfigured", "memory_budget"]
 
-    let name: String
+    package let name: String
     private let wrapped: any DemandSource
-    private(set) var requests: UInt64 = 0
-    private(set) var adsAsked: UInt64 = 0
-    private(set) var adsReceived: UInt64 = 0
-    private(set) var failures: [UInt64] = [0, 0, 0]
-    private(set) var notices: [UInt64] = [0, 0, 0, 0, 0, 0, 0]
-    private(set) var inFlight = 0
-    private(set) var isReachable = true
+    package private(set) var requests: UInt64 = 0
+    package private(set) var adsAsked: UInt64 = 0
+    package private(set) var adsReceived: UInt64 = 0
+    package private(set) var failures: [UInt64] = [0, 0, 0]
+    package private(set) var notices: [UInt64] = [0, 0, 0, 0, 0, 0, 0]
+    package private(set) var inFlight = 0
+    package private(set) var isReachable = true
     /// Whether any request was answered yet.
-    private(set) var hasAnswered = false
-    let latency = Histogram(bounds: Histogram.latencySeconds)
+    package private(set) var hasAnswered = false
+    package let latency = Histogram(bounds: Histogram.latencySeconds)
     /// Called with every answer (and the count asked for), after the counters took it and
     /// before the loader sees it: the daemon's failure warnings and readiness log.
-    var onAnswer: ((Result<[DeliveredAd], UpstreamError>, Int) -> Void)?
+    package var onAnswer: ((Result<[DeliveredAd], UpstreamError>, Int) -> Void)?
 
-    init(name: String, wrapping source: any DemandSource) {
+    package init(name: String, wrapping source: any DemandSource) {
         self.name = name
         wrapped = source
     }
 
-    func loadAds(
+    package func loadAds(
         _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
     ) {
         requests += 1
@@ -53,18 +53,18 @@ final class MeasuredDemandSource: DemandSource {
     }
 
     /// The wrapped source's own counters (Stats' per-source table), passed through.
-    var statistics: DemandSourceStats? { wrapped.statistics }
+    package var statistics: DemandSourceStats? { wrapped.statistics }
 
-    func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? {
+    package func restoreContext(from state: [UInt8], for ad: Ad) -> (any AdSourceContext)? {
         wrapped.restoreContext(from: state, for: ad)
     }
 
-    func adShown(_ ad: Ad) {
+    package func adShown(_ ad: Ad) {
         notices[0] += 1
         wrapped.adShown(ad)
     }
 
-    func adDropped(_ ad: Ad, reason: AdDropReason) {
+    package func adDropped(_ ad: Ad, reason: AdDropReason) {
         let index: Int
         switch reason {
         case .expired: index = 1

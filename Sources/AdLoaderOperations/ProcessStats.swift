@@ -4,13 +4,13 @@ import Glibc
 
 /// What `/proc/self` says about this process: resident memory, open and maximum file
 /// descriptors, CPU time. Read at scrape time (a few small reads; Linux only, zeros elsewhere).
-struct ProcessStats {
-    var residentBytes = 0.0
-    var openDescriptors = 0.0
-    var maxDescriptors = 0.0
-    var cpuSeconds = 0.0
+package struct ProcessStats {
+    package var residentBytes = 0.0
+    package var openDescriptors = 0.0
+    package var maxDescriptors = 0.0
+    package var cpuSeconds = 0.0
 
-    static func read() -> ProcessStats {
+    package static func read() -> ProcessStats {
         var stats = ProcessStats()
         let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))

@@ -1,4 +1,4 @@
-import AdLoaderLogging
+package import AdLoaderLogging
 
 /// Logs each change of readiness (what `/readyz` and `adloader_ready` report) with its reasons:
 /// one info line when the daemon turns unready ("every demand source unreachable", "draining")
@@ -6,21 +6,21 @@ import AdLoaderLogging
 ///
 /// - Important: loop-confined; ``check()`` runs after every demand source answer and at each
 ///   change of the daemon's state.
-final class ReadinessLog {
+package final class ReadinessLog {
     private let logger: Logger
     private let readiness: () -> (ready: Bool, reasons: [String])
     private var last: (ready: Bool, reasons: [String])?
 
-    init(logger: Logger, readiness: @escaping () -> (ready: Bool, reasons: [String])) {
+    package init(logger: Logger, readiness: @escaping () -> (ready: Bool, reasons: [String])) {
         self.logger = logger
         self.readiness = readiness
     }
 
     /// Takes the current readiness as the baseline without logging it (at start).
-    func baseline() { last = readiness() }
+    package func baseline() { last = readiness() }
 
     /// Logs when readiness (or, while unready, its reasons) changed since the last check.
-    func check() {
+    package func check() {
         let now = readiness()
         guard let previous = last else {
             last = now

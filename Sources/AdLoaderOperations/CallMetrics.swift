@@ -1,7 +1,7 @@
-import AdLoaderMetrics
-import AdLoaderService
+package import AdLoaderMetrics
+package import AdLoaderService
 import AdLoaderUV
-import AdLoaderWire
+package import AdLoaderWire
 
 /// The service's ``CallObserver``: calls by (method, status code) and call latency per method,
 /// in flat tables indexed by ``ServiceMethod`` and `Status.Code.rawValue` (no hashing per call).
@@ -10,42 +10,42 @@ import AdLoaderWire
 /// final answer; for a parked Borrow or a Watch that includes the time it stayed open.
 ///
 /// - Important: loop-confined.
-final class CallMetrics: CallObserver {
+package final class CallMetrics: CallObserver {
     private static let codeCount = Status.Code.all.count
     /// `counts[method.rawValue * codeCount + code.rawValue]`; the last row counts refused
     /// calls of unknown methods.
     private var counts: [UInt64]
     /// The `method` label of calls to a method the service does not serve.
-    static let unknownMethod = "_unknown"
+    package static let unknownMethod = "_unknown"
     private static let unknownRow = ServiceMethod.allCases.count
-    let latency: [Histogram]
+    package let latency: [Histogram]
 
-    init() {
+    package init() {
         counts = Array(repeating: 0, count: (ServiceMethod.allCases.count + 1) * Self.codeCount)
         latency = ServiceMethod.allCases.map { _ in Histogram(bounds: Histogram.latencySeconds) }
     }
 
-    func callStarted() -> UInt64 { UVLoop.highResolutionNanoseconds }
+    package func callStarted() -> UInt64 { UVLoop.highResolutionNanoseconds }
 
-    func callFinished(_ method: ServiceMethod, code: Status.Code, startedAt: UInt64) {
+    package func callFinished(_ method: ServiceMethod, code: Status.Code, startedAt: UInt64) {
         counts[method.rawValue * Self.codeCount + code.rawValue] &+= 1
         latency[method.rawValue].observe(Double(UVLoop.highResolutionNanoseconds &- startedAt) / 1e9)
     }
 
-    func callRefused(_ method: ServiceMethod?, code: Status.Code) {
+    package func callRefused(_ method: ServiceMethod?, code: Status.Code) {
         counts[(method?.rawValue ?? Self.unknownRow) * Self.codeCount + code.rawValue] &+= 1
     }
 
     /// Calls of `method` that ended with `code`.
-    func count(_ method: ServiceMethod, _ code: Status.Code) -> UInt64 {
+    package func count(_ method: ServiceMethod, _ code: Status.Code) -> UInt64 {
         counts[method.rawValue * Self.codeCount + code.rawValue]
     }
 
     /// Calls of every method and status.
-    var total: UInt64 { counts.reduce(0, &+) }
+    package var total: UInt64 { counts.reduce(0, &+) }
 
     /// Calls of every method by status, indexed by `Status.Code.rawValue`.
-    var totalsByCode: [UInt64] {
+    package var totalsByCode: [UInt64] {
         var totals = [UInt64](repeating: 0, count: Self.codeCount)
         for (index, count) in counts.enumerated() { totals[index % Self.codeCount] &+= count }
         return totals
@@ -53,7 +53,7 @@ final class CallMetrics: CallObserver {
 
     /// Latency of the unary methods together (Watch streams are open as long as the client
     /// likes, so they would drown the quantiles).
-    var unaryLatency: HistogramSnapshot {
+    package var unaryLatency: HistogramSnapshot {
         var total = latency[ServiceMethod.prefetch.rawValue].snapshot
         for method in ServiceMethod.allCases where method != .watch && method != .prefetch {
             total = total.adding(latency[method.rawValue].snapshot)
@@ -64,7 +64,7 @@ final class CallMetrics: CallObserver {
     /// `adloader_calls_total` and `adloader_call_duration_seconds`. Every method has its OK
     /// series from the start; other codes appear once they happened (at most 6 x 17 series:
     /// refused calls of unknown methods are counted as `_unknown`; refused calls are not timed).
-    func families() -> [MetricFamily] {
+    package func families() -> [MetricFamily] {
         var calls: [MetricFamily.Sample] = []
         var durations: [MetricFamily.Sample] = []
         for method in ServiceMethod.allCases {

@@ -1,9 +1,8 @@
-import AdLoaderCore
-import AdLoaderFramed
-import AdLoaderMetrics
-import AdLoaderService
-import AdLoaderTLS
-import AdLoaderUV
+package import AdLoaderCore
+package import AdLoaderMetrics
+package import AdLoaderService
+package import AdLoaderUV
+package import AdLoaderTLS
 import AdLoaderWire
 
 /// Every metric the daemon exposes, gathered from the parts the composition root owns: the
@@ -19,19 +18,19 @@ import AdLoaderWire
 /// series again, its counters restarting from zero (a counter reset), never moving to `_other`.
 ///
 /// - Important: loop-confined.
-final class DaemonMetrics {
+package final class DaemonMetrics {
     /// The `ad_unit` label of the pools beyond ``ServerConfiguration/Admin/maxPoolSeries``.
-    static let otherAdUnit = "_other"
+    package static let otherAdUnit = "_other"
     /// How often the loop-lag timer fires.
-    static let lagInterval: UInt64 = 100
+    package static let lagInterval: UInt64 = 100
 
-    let calls = CallMetrics()
-    let sources: [MeasuredDemandSource]
+    package let calls = CallMetrics()
+    package let sources: [MeasuredDemandSource]
     /// The app-open cap store, measured (operations, up).
-    let capStore: MeasuredCapStore?
-    let loopLag = Histogram(bounds: Histogram.loopLagSeconds)
+    package let capStore: MeasuredCapStore?
+    package let loopLag = Histogram(bounds: Histogram.loopLagSeconds)
     /// Largest lag seen since the dashboard's last sample, in seconds.
-    var maxLagSinceSample = 0.0
+    package var maxLagSinceSample = 0.0
     private let loader: NativeAdvertisementLoader
     private let service: AdLoaderService
     private let server: ServerContext
@@ -42,36 +41,38 @@ final class DaemonMetrics {
     private var namedPools: Set<PoolKey> = []
     private var lagTimer: UVTimer?
     private var lastTick: UInt64 = 0
-    let startedAtUnixSeconds: Double
+    package let startedAtUnixSeconds: Double
     /// Admin connections now (set by the daemon when the admin listener exists).
-    var adminConnectionCount: () -> Int = { 0 }
+    package var adminConnectionCount: () -> Int = { 0 }
     /// Whether the daemon is listening and not draining (set by the daemon).
-    var isServing: () -> Bool = { false }
+    package var isServing: () -> Bool = { false }
     /// Whether the daemon's shutdown began (set by the daemon; the service drains a moment later).
-    var isDraining: () -> Bool = { false }
+    package var isDraining: () -> Bool = { false }
     /// Configuration reloads applied and refused (SIGHUP and the Reload call; counted by the daemon).
-    var reloadsApplied: UInt64 = 0
-    var reloadsRefused: UInt64 = 0
+    package var reloadsApplied: UInt64 = 0
+    package var reloadsRefused: UInt64 = 0
+    /// The commit of the build, for `adloader_build_info` (set by the composition root).
+    package var commit = "unknown"
 
-    struct PoolKey: Hashable {
+    package struct PoolKey: Hashable {
         var loader: String
         var adUnitID: String
     }
 
-    init(
+    package init(
         loader: NativeAdvertisementLoader, service: AdLoaderService, server: ServerContext,
         transports: [any ServerTransport], sources: [MeasuredDemandSource], capStore: MeasuredCapStore? = nil,
-        tls: TLSAcceptor? = nil, configuration: ServerConfiguration, startedAtUnixSeconds: Double
+        usedSources: Set<String>, maxPoolSeries: Int, tls: TLSAcceptor? = nil, startedAtUnixSeconds: Double
     ) {
         self.tls = tls
         self.capStore = capStore
-        usedSources = Set(configuration.loaders.map(\.source))
+        self.usedSources = usedSources
         self.loader = loader
         self.service = service
         self.server = server
         self.transports = transports
         self.sources = sources.sorted { $0.name < $1.name }
-        maxPoolSeries = configuration.admin.maxPoolSeries
+        self.maxPoolSeries = maxPoolSeries
         self.startedAtUnixSeconds = startedAtUnixSeconds
     }
 
@@ -79,7 +80,7 @@ final class DaemonMetrics {
 
     /// Starts the lag timer: it asks to fire every ``lagInterval`` ms and records how much later
     /// than asked it ran (a busy or blocked loop delays every timer, call and read by as much).
-    func startLoopLagTimer(loop: UVLoop) throws(UVError) {
+    package func startLoopLagTimer(loop: UVLoop) throws(UVError) {
         let timer = try UVTimer(loop: loop)
         timer.unref()
         lagTimer = timer
@@ -87,7 +88,7 @@ final class DaemonMetrics {
         timer.start(timeout: Self.lagInterval, repeat: Self.lagInterval) { [unowned self] in self.lagTick() }
     }
 
-    func stopLoopLagTimer() {
+    package func stopLoopLagTimer() {
         lagTimer?.close()
         lagTimer = nil
     }
@@ -104,11 +105,11 @@ final class DaemonMetrics {
     // MARK: Readiness
 
     /// The sources some loader uses (readiness counts only those); set again by a reload.
-    var usedSources: Set<String>
+    package var usedSources: Set<String>
 
     /// Ready: listening and not draining, and at least one demand source a loader uses reachable
     /// (sources never asked count as reachable). The reasons say what is not.
-    var readiness: (ready: Bool, reasons: [String]) {
+    package var readiness: (ready: Bool, reasons: [String]) {
         var reasons: [String] = []
         if service.isDraining || isDraining() {
             reasons.append("draining")
@@ -127,7 +128,7 @@ final class DaemonMetrics {
     // MARK: Pools
 
     /// Pool stats with the pools beyond the series cap summed per loader.
-    func poolStats() -> [PoolStats] {
+    package func poolStats() -> [PoolStats] {
         var result: [PoolStats] = []
         var others: [String: PoolStats] = [:]
         for stats in loader.stats() {
@@ -149,7 +150,7 @@ final class DaemonMetrics {
 
     // MARK: Families
 
-    func families() -> [MetricFamily] {
+    package func families() -> [MetricFamily] {
         var families = calls.families()
         families += poolFamilies(poolStats())
         families += sourceFamilies()
@@ -426,7 +427,10 @@ final class DaemonMetrics {
             MetricFamily(
                 name: "adloader_build_info", help: "Always 1; the labels say which build runs (as ServerInfo and --version).",
                 kind: .gauge,
-                samples: [.init([.init("version", BuildInfo.version), .init("build", BuildInfo.build)], 1)]),
+                samples: [
+                    .init(
+                        [.init("version", BuildInfo.version), .init("build", BuildInfo.build), .init("commit", commit)], 1)
+                ]),
             gauge("adloader_parked_borrows", "Borrows parked waiting for an ad, whole server.", Double(service.parkedBorrowCount)),
             gauge("adloader_open_calls", "Calls open now (parked borrows and watches).", Double(service.openCallCount)),
             gauge("adloader_admin_connections", "Open admin HTTP connections.", Double(adminConnectionCount())),
@@ -448,7 +452,7 @@ final class DaemonMetrics {
 
 extension PoolStats {
     /// Adds another pool's gauges and counters (for the `_other` series).
-    mutating func add(_ other: PoolStats) {
+    package mutating func add(_ other: PoolStats) {
         available += other.available
         leased += other.leased
         inFlight += other.inFlight

@@ -1,27 +1,34 @@
-import AdLoaderCore
-import AdLoaderJSON
+package import AdLoaderCore
+package import AdLoaderJSON
 
 /// The settings of one configuration section (listeners, limits, log, a loader, a source type):
 /// its rows and the defaults they start from. Parsing the JSON file, the flags, the
 /// environment variables and `--help` are all driven by these tables.
-struct ConfigTable<Target: Sendable>: Sendable {
+package struct ConfigTable<Target: Sendable>: Sendable {
     /// Where the section sits in the JSON file: `listeners`, `loaders.NAME`, `sources.NAME`.
-    let section: String
+    package let section: String
     /// The values before any setting applies; what `--help` shows as defaults.
-    let defaults: Target
+    package let defaults: Target
     /// The rows, in `--help` order.
-    let keys: [ConfigKey<Target>]
+    package let keys: [ConfigKey<Target>]
     /// Keys this section had once, with where their setting lives now: refused naming it.
-    var moved: [String: String] = [:]
+    package var moved: [String: String] = [:]
+
+    package init(section: String, defaults: Target, keys: [ConfigKey<Target>], moved: [String: String] = [:]) {
+        self.section = section
+        self.defaults = defaults
+        self.keys = keys
+        self.moved = moved
+    }
 
     /// The row for a key inside the section (`retry.delay`), if any.
-    func key(named name: String) -> ConfigKey<Target>? { keys.first { $0.key == name } }
+    package func key(named name: String) -> ConfigKey<Target>? { keys.first { $0.key == name } }
 
     /// Applies the members of a JSON object over `target`; an object member whose name starts
     /// dotted keys (`"retry": { "delay": 1 }` for `retry.delay`) is applied member by member.
     /// - Parameter prefix: the object's dotted path, for errors (`loaders.feed`).
     /// - Throws: ``ConfigError`` naming the member: an unknown key, or a value that does not parse.
-    func apply(_ members: [(key: String, value: JSONValue)], to target: inout Target, prefix: String) throws(ConfigError) {
+    package func apply(_ members: [(key: String, value: JSONValue)], to target: inout Target, prefix: String) throws(ConfigError) {
         try apply(members, to: &target, prefix: prefix, keyPrefix: "")
     }
 
@@ -48,7 +55,7 @@ struct ConfigTable<Target: Sendable>: Sendable {
 
     /// ` (did you mean "x"?)` naming the known key nearest `name` at its level (`delay` inside
     /// `retry`), or an empty string.
-    func suggestion(for name: String, keyPrefix: String = "") -> String {
+    package func suggestion(for name: String, keyPrefix: String = "") -> String {
         var names: [String] = []
         for row in keys where row.key.hasPrefix(keyPrefix) {
             let rest = row.key.dropFirst(keyPrefix.count)
@@ -56,27 +63,5 @@ struct ConfigTable<Target: Sendable>: Sendable {
             if !names.contains(next) { names.append(next) }
         }
         return Suggestion.didYouMean(name, among: names)
-    }
-
-    /// The rows as the user sees them, for `--help` (and, with ``settings(at:)``, flags).
-    var settings: [ConfigSetting] {
-        keys.map { row in
-            ConfigSetting(
-                section: section, name: row.key, flag: row.flag, environment: row.environment,
-                defaultValue: row.show(defaults), help: row.help, apply: nil)
-        }
-    }
-
-    /// The rows as settings of the whole configuration, each applied to the value at `path`.
-    func settings(at path: any WritableKeyPath<ServerConfiguration, Target> & Sendable) -> [ConfigSetting] {
-        keys.map { row in
-            let field = "\(section).\(row.key)"
-            return ConfigSetting(
-                section: section, name: row.key, flag: row.flag, environment: row.environment,
-                defaultValue: row.show(defaults), help: row.help,
-                apply: { (configuration, value) throws(ConfigError) in
-                    try row.apply(&configuration[keyPath: path], value, field)
-                })
-        }
     }
 }

@@ -1,4 +1,4 @@
-import AdLoaderCore
+package import AdLoaderCore
 
 /// Wraps the app-open cap store to measure it from the outside, as ``MeasuredDemandSource``
 /// does for sources: operations by kind and result, and whether the store answers (the last
@@ -7,25 +7,25 @@ import AdLoaderCore
 /// answers carrying `store_unavailable`.
 ///
 /// - Important: loop-confined: the completions run on the loop, as the store promises.
-final class MeasuredCapStore: CapStore {
+package final class MeasuredCapStore: CapStore {
     /// Operation kinds, in ``operations`` order.
-    static let operationNames = ["counts", "confirm_show"]
+    package static let operationNames = ["counts", "confirm_show"]
 
     /// `type` of the configuration: memory, sqlite, redis.
-    let kind: String
+    package let kind: String
     private let wrapped: any CapStore
     /// Per operation: successes, failures.
-    private(set) var operations: [(ok: UInt64, failed: UInt64)] = [(0, 0), (0, 0)]
-    private(set) var isUp = true
+    package private(set) var operations: [(ok: UInt64, failed: UInt64)] = [(0, 0), (0, 0)]
+    package private(set) var isUp = true
     /// Called when ``isUp`` changes, with the error that made it down (nil when up again).
-    var onChange: ((Bool, CapStoreError?) -> Void)?
+    package var onChange: ((Bool, CapStoreError?) -> Void)?
 
-    init(kind: String, wrapping store: any CapStore) {
+    package init(kind: String, wrapping store: any CapStore) {
         self.kind = kind
         wrapped = store
     }
 
-    func counts(
+    package func counts(
         for key: CapKey, at now: AdInstant, sessionTimeout: Duration,
         completion: @escaping (Result<AppOpenCounts, CapStoreError>) -> Void
     ) {
@@ -35,7 +35,7 @@ final class MeasuredCapStore: CapStore {
         }
     }
 
-    func confirmShow(
+    package func confirmShow(
         for key: CapKey, at now: AdInstant, sessionTimeout: Duration,
         completion: @escaping (Result<AppOpenCounts, CapStoreError>) -> Void
     ) {
@@ -45,7 +45,7 @@ final class MeasuredCapStore: CapStore {
         }
     }
 
-    func close() { wrapped.close() }
+    package func close() { wrapped.close() }
 
     private func answered(_ operation: Int, _ result: Result<AppOpenCounts, CapStoreError>) {
         let wasUp = isUp

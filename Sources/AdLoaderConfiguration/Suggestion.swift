@@ -1,17 +1,17 @@
 /// "Did you mean" for a misspelt configuration key, section or flag: the known name closest
 /// to what was written, when it is close enough to be the likely intent.
-enum Suggestion {
+package enum Suggestion {
     /// ` (did you mean "x"?)` for the candidate nearest `name`, or an empty string when none is
     /// near: at most one edit per three characters (at least one, at most three), case ignored,
     /// a swap of two neighbours counting as one edit.
-    static func didYouMean(_ name: String, among candidates: [String]) -> String {
+    package static func didYouMean(_ name: String, among candidates: [String]) -> String {
         guard let best = nearest(name, among: candidates) else { return "" }
         return " (did you mean \"\(best)\"?)"
     }
 
     /// The candidate nearest `name` within the bound of ``didYouMean(_:among:)``, if any; ties go
     /// to the earlier candidate.
-    static func nearest(_ name: String, among candidates: [String]) -> String? {
+    package static func nearest(_ name: String, among candidates: [String]) -> String? {
         let written = Array(name.lowercased().unicodeScalars)
         let bound = max(1, min(3, written.count / 3))
         var best: (name: String, distance: Int)?
@@ -28,7 +28,7 @@ enum Suggestion {
 
     /// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
     /// adjacent characters each cost one.
-    static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
+    package static func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previous2 = [Int](repeating: 0, count: b.count + 1)
