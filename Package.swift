@@ -40,11 +40,14 @@ let package = Package(
         // Pure Swift domain: no I/O, no C.
         .target(name: "AdLoaderCore", dependencies: ["AdLoaderTime"], swiftSettings: strict),
         // Frame codec and Swift <-> protobuf-c conversion; no I/O.
-        .target(name: "AdLoaderWire", dependencies: ["AdLoaderCore", "CAdLoaderProto", "CProtobufC"], swiftSettings: strict),
+        .target(
+            name: "AdLoaderWire", dependencies: ["AdLoaderCore", "CAdLoaderProto", "CProtobufC"], swiftSettings: strict),
         // Demand sources.
         .target(name: "AdSources", dependencies: ["AdLoaderCore"], swiftSettings: strict),
         // App-open cap stores: SQLite (embedded, durable) and Redis (shared by a fleet).
-        .target(name: "AdStores", dependencies: ["AdLoaderCore", "AdLoaderUV", "CSQLite", "CHiredis"], swiftSettings: strict),
+        .target(
+            name: "AdStores", dependencies: ["AdLoaderCore", "AdLoaderUV", "CSQLite", "CHiredis"], swiftSettings: strict
+        ),
         // libuv wrappers: loop, handles, streams, timers, signals, idle/prepare, poll; and the
         // loop-backed clock. libuv and nothing else (the clock implements the time module's protocols).
         .target(name: "AdLoaderUV", dependencies: ["AdLoaderTime", "CLibUV"], swiftSettings: strict),
@@ -66,7 +69,9 @@ let package = Package(
         // The framed protocol transport: connections, preface, framing, per-connection limits.
         .target(
             name: "AdLoaderFramed",
-            dependencies: ["AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging"],
+            dependencies: [
+                "AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV", "AdLoaderLogging",
+            ],
             swiftSettings: strict),
         // Counters, gauges, fixed-bucket histograms and the Prometheus/OpenMetrics text formats;
         // dependency-free.
@@ -112,8 +117,10 @@ let package = Package(
         .target(
             name: "AdLoaderDaemon",
             dependencies: [
-                "AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging", "AdLoaderService",
-                "AdLoaderFramed", "AdLoaderGRPC", "AdLoaderArguments", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderOpenRTB",
+                "AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdSources", "AdLoaderUV", "AdLoaderLogging",
+                "AdLoaderService",
+                "AdLoaderFramed", "AdLoaderGRPC", "AdLoaderArguments", "AdLoaderJSON", "AdLoaderHTTP",
+                "AdLoaderOpenRTB",
                 "AdLoaderAdmin", "AdLoaderMetrics", "AdStores", "AdLoaderTLS", "AdLoaderConfiguration",
                 "AdLoaderOperations", "AdLoaderBuild",
             ],
@@ -137,18 +144,21 @@ let package = Package(
         // The integration-case catalog (Examples/README.md): one file per case, compiled into the
         // CLI (`adloader examples list|run`); the Python and shell cases sit beside it in Examples/.
         .target(
-            name: "AdLoaderExamples", dependencies: ["AdLoaderClient", "AdLoaderCore", "AdLoaderWire"], path: "Examples/Swift",
+            name: "AdLoaderExamples", dependencies: ["AdLoaderClient", "AdLoaderCore", "AdLoaderWire"],
+            path: "Examples/Swift",
             swiftSettings: strict),
         .executableTarget(
             name: "adloader",
             dependencies: [
-                "AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance", "AdLoaderArguments", "AdLoaderExamples",
+                "AdLoaderClient", "AdLoaderWire", "AdLoaderCore", "AdLoaderConformance", "AdLoaderArguments",
+                "AdLoaderExamples",
                 "AdLoaderBuild",
             ],
             swiftSettings: strict),
         // Protocol load generator (Benchmarks/protocol-load.sh runs it in release mode).
         .executableTarget(
-            name: "ProtocolLoadBench", dependencies: ["AdLoaderWire", "AdLoaderArguments"], path: "Benchmarks/ProtocolLoad",
+            name: "ProtocolLoadBench", dependencies: ["AdLoaderWire", "AdLoaderArguments"],
+            path: "Benchmarks/ProtocolLoad",
             swiftSettings: strict),
 
         // Soak test (`make soak`; a one-minute run is part of `make test`): RELIABILITY.md.
@@ -157,15 +167,18 @@ let package = Package(
             path: "Benchmarks/Soak", swiftSettings: strict),
         // Benchmarks (`make bench`, Benchmarks/run.sh); `--smoke` runs are part of `make test`.
         .executableTarget(
-            name: "FeedScrollBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
+            name: "FeedScrollBench",
+            dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
             path: "Benchmarks/FeedScroll", swiftSettings: strict),
         .executableTarget(
-            name: "CoreScalingBench", dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
+            name: "CoreScalingBench",
+            dependencies: ["AdLoaderCore", "AdSources", "AdLoaderTestSupport", "AdLoaderArguments"],
             path: "Benchmarks/CoreScaling", swiftSettings: strict),
 
         // Cap-store latency (BENCHMARKS.md, app-open stores): what AppOpen and a shown Return wait for.
         .executableTarget(
-            name: "CapStoreLatency", dependencies: ["AdLoaderCore", "AdStores", "AdLoaderUV", "AdLoaderArguments", "CHiredis"],
+            name: "CapStoreLatency",
+            dependencies: ["AdLoaderCore", "AdStores", "AdLoaderUV", "AdLoaderArguments", "CHiredis"],
             path: "Benchmarks/CapStoreLatency", swiftSettings: strict),
 
         // Fuzzing (Fuzz/README.md, `make fuzz`, `make fuzz-smoke`): the targets' checks in one
@@ -179,17 +192,24 @@ let package = Package(
             ],
             path: "Fuzz/AdLoaderFuzz", swiftSettings: strict),
         .executableTarget(
-            name: "FrameDecoderFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/FrameDecoderFuzz", swiftSettings: strict),
-        .executableTarget(name: "EnvelopeFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/EnvelopeFuzz", swiftSettings: strict),
+            name: "FrameDecoderFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/FrameDecoderFuzz",
+            swiftSettings: strict),
         .executableTarget(
-            name: "ProtoScannerFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ProtoScannerFuzz", swiftSettings: strict),
+            name: "EnvelopeFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/EnvelopeFuzz", swiftSettings: strict),
         .executableTarget(
-            name: "HTTP2SessionFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/HTTP2SessionFuzz", swiftSettings: strict),
+            name: "ProtoScannerFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ProtoScannerFuzz",
+            swiftSettings: strict),
         .executableTarget(
-            name: "BidResponseFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/BidResponseFuzz", swiftSettings: strict),
+            name: "HTTP2SessionFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/HTTP2SessionFuzz",
+            swiftSettings: strict),
         .executableTarget(
-            name: "ConfigurationFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConfigurationFuzz", swiftSettings: strict),
-        .executableTarget(name: "ConsentFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConsentFuzz", swiftSettings: strict),
+            name: "BidResponseFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/BidResponseFuzz", swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "ConfigurationFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConfigurationFuzz",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "ConsentFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConsentFuzz", swiftSettings: strict),
 
         .testTarget(
             name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport"],
@@ -210,22 +230,27 @@ let package = Package(
         .testTarget(
             name: "AdLoaderDaemonTests",
             dependencies: [
-                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderService", "AdLoaderTestSupport",
+                "AdLoaderDaemon", "AdLoaderUV", "AdLoaderLogging", "AdLoaderCore", "AdLoaderService",
+                "AdLoaderTestSupport",
                 "AdSources", "AdLoaderJSON", "AdLoaderOpenRTB", "AdLoaderConfiguration",
                 "AdLoaderOperations", "AdLoaderMetrics",
             ],
             swiftSettings: strict),
         .testTarget(
             name: "AdLoaderTLSTests",
-            dependencies: ["AdLoaderTLS", "AdLoaderUV", "AdLoaderCore", "AdLoaderLogging", "AdLoaderTestSupport", "COpenSSL"],
+            dependencies: [
+                "AdLoaderTLS", "AdLoaderUV", "AdLoaderCore", "AdLoaderLogging", "AdLoaderTestSupport", "COpenSSL",
+            ],
             swiftSettings: strict),
         .testTarget(
-            name: "AdStoresTests", dependencies: ["AdStores", "AdLoaderCore", "AdLoaderUV", "AdLoaderTestSupport"], swiftSettings: strict),
+            name: "AdStoresTests", dependencies: ["AdStores", "AdLoaderCore", "AdLoaderUV", "AdLoaderTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "AdLoaderUVTests", dependencies: ["AdLoaderUV", "AdLoaderTime"], swiftSettings: strict),
         .testTarget(
             name: "AdLoaderServiceTests",
             dependencies: [
-                "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "AdLoaderTestSupport", "AdSources",
+                "AdLoaderService", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "AdLoaderTestSupport",
+                "AdSources",
             ],
             swiftSettings: strict),
         .testTarget(

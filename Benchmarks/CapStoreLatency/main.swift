@@ -60,7 +60,9 @@ func report(_ name: String, _ samples: [Double], extra: String = "") {
     let padded = name + String(repeating: " ", count: max(0, 46 - name.count))
     print(
         padded
-            + String(format: "n=%7d  p50 %8.1f us  p99 %8.1f us  max %9.1f us", sorted.count, at(0.5), at(0.99), sorted.last ?? 0)
+            + String(
+                format: "n=%7d  p50 %8.1f us  p99 %8.1f us  max %9.1f us", sorted.count, at(0.5), at(0.99),
+                sorted.last ?? 0)
             + extra)
 }
 
@@ -78,12 +80,18 @@ func measureSynchronous(_ name: String, _ store: any CapStore, count: Int) {
     var failures = 0
     for i in 0..<count {
         let now = start + .milliseconds(Int64(i))
-        reads.append(microseconds {
-            store.counts(for: key(i), at: now, sessionTimeout: .seconds(1800)) { if case .failure = $0 { failures += 1 } }
-        })
-        confirms.append(microseconds {
-            store.confirmShow(for: key(i), at: now, sessionTimeout: .seconds(1800)) { if case .failure = $0 { failures += 1 } }
-        })
+        reads.append(
+            microseconds {
+                store.counts(for: key(i), at: now, sessionTimeout: .seconds(1800)) {
+                    if case .failure = $0 { failures += 1 }
+                }
+            })
+        confirms.append(
+            microseconds {
+                store.confirmShow(for: key(i), at: now, sessionTimeout: .seconds(1800)) {
+                    if case .failure = $0 { failures += 1 }
+                }
+            })
     }
     store.close()
     report("\(name) counts", reads)
@@ -244,7 +252,9 @@ do {
         measureSynchronous("memory", InMemoryCapStore(), count: count)
         for synchronous in SQLiteCapStore.Synchronous.allCases {
             let path = "\(directory)/caps-\(synchronous.rawValue).sqlite"
-            measureSynchronous("sqlite \(synchronous.rawValue)", try SQLiteCapStore(path: path, synchronous: synchronous), count: count)
+            measureSynchronous(
+                "sqlite \(synchronous.rawValue)", try SQLiteCapStore(path: path, synchronous: synchronous), count: count
+            )
         }
         if let redisPort { try measureRedisRoundTrips(port: redisPort, count: count) }
     }

@@ -55,7 +55,8 @@ struct ScalingRun {
         var values: [String] {
             [
                 String(size), fmt(contentBytesPerAd), fmt(totalBytesPerAd), fmt(beyondContentBytesPerAd),
-                fmt(contentPayloadBytesPerAd), fmt(fillSeconds, 3), String(noopSweeps), fmt(noopSweepMaxMicroseconds, 2),
+                fmt(contentPayloadBytesPerAd), fmt(fillSeconds, 3), String(noopSweeps),
+                fmt(noopSweepMaxMicroseconds, 2),
                 fmt(noopSweepMedianMicroseconds, 2), String(onePercentExpired), fmt(onePercentSweepMilliseconds, 3),
                 String(allExpired), fmt(allSweepMilliseconds, 3), String(allSweepRefillRequests),
                 fmt(borrowReturnNanoseconds), fmt(borrowReturnSlotNanoseconds), fmt(borrowShowRefillNanoseconds),
@@ -164,7 +165,9 @@ struct ScalingRun {
         let slots = (0..<1_024).map { "feed-\($0)/position-7" }
         begin = ContinuousClock.now
         for index in 0..<operations {
-            take(try loader.borrow(adUnitID: Self.adUnitID, loader: Self.loaderName, slot: slots[index & 1_023], whenServed: unused))
+            take(
+                try loader.borrow(
+                    adUnitID: Self.adUnitID, loader: Self.loaderName, slot: slots[index & 1_023], whenServed: unused))
             try loader.returnLease(leaseID, shown: false)
         }
         result.borrowReturnSlotNanoseconds = nanoseconds(ContinuousClock.now - begin) / Double(operations)
@@ -239,7 +242,8 @@ struct ScalingRun {
     static func payloadBytes(_ ad: DeliveredAd) -> Int {
         guard let content = ad.creative.nativeContent else { return 0 }
         var strings = [content.headline, content.body, content.callToAction, content.advertiser, content.clickURL]
-        strings += [content.icon?.url, content.image?.url, content.price, content.store, content.adChoicesURL].compactMap { $0 }
+        strings += [content.icon?.url, content.image?.url, content.price, content.store, content.adChoicesURL]
+            .compactMap { $0 }
         strings += content.impressionTrackers + content.clickTrackers
         return strings.reduce(0) { $0 + $1.utf8.count }
     }

@@ -2,9 +2,9 @@ import AdLoaderCore
 import AdLoaderTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Resident set size of this process in bytes, from `/proc/self/status` (`VmRSS`).

@@ -1,9 +1,9 @@
 import AdLoaderArguments
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Scaling of the core: memory per ad, sweep pauses and borrow cost at 10k, 100k and 1M ads
@@ -26,7 +26,10 @@ enum CoreScaling {
         let length = readlink("/proc/self/exe", &path, path.count - 1)
         guard length > 0 else { fail("cannot find my own executable") }
         let executable = String(decoding: path.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let pipe = popen("'\(executable)' --size \(size) --ops \(operations)\(observer ? "" : " --no-observer")", "r") else { fail("popen failed") }
+        guard
+            let pipe = popen(
+                "'\(executable)' --size \(size) --ops \(operations)\(observer ? "" : " --no-observer")", "r")
+        else { fail("popen failed") }
         var line = [CChar](repeating: 0, count: 8_192)
         var result: ScalingRun.Result?
         while fgets(&line, Int32(line.count), pipe) != nil {
@@ -51,7 +54,8 @@ enum CoreScaling {
             [header]
             + results.map { r in
                 [
-                    String(r.size), fmt(r.contentBytesPerAd, 0), fmt(r.totalBytesPerAd, 0), fmt(r.beyondContentBytesPerAd, 0),
+                    String(r.size), fmt(r.contentBytesPerAd, 0), fmt(r.totalBytesPerAd, 0),
+                    fmt(r.beyondContentBytesPerAd, 0),
                     fmt(r.contentPayloadBytesPerAd, 0), fmt(r.noopSweepMaxMicroseconds, 2),
                     fmt(r.noopSweepMedianMicroseconds, 2), fmt(r.onePercentSweepMilliseconds, 3),
                     fmt(r.onePercentSweepCPUMilliseconds, 3), String(r.onePercentExpired),
@@ -65,7 +69,9 @@ enum CoreScaling {
             }
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
-            print(row.indices.map { String(repeating: " ", count: widths[$0] - row[$0].count) + row[$0] }.joined(separator: "  "))
+            print(
+                row.indices.map { String(repeating: " ", count: widths[$0] - row[$0].count) + row[$0] }.joined(
+                    separator: "  "))
         }
     }
 
@@ -122,7 +128,9 @@ do throws(ArgumentScanner.Failure) {
         case .option("--out"): outputDirectory = try scanner.value()
         case .option("--no-observer"): observer = false
         case .option("--help"), .option("-h"):
-            print("usage: CoreScalingBench [--smoke] [--sizes 10000,100000,1000000] [--ops N] [--no-observer] [--out DIR]")
+            print(
+                "usage: CoreScalingBench [--smoke] [--sizes 10000,100000,1000000] [--ops N] [--no-observer] [--out DIR]"
+            )
             exit(0)
         case .option(let name), .positional(let name): throw .unknown(name)
         }
@@ -133,7 +141,8 @@ do throws(ArgumentScanner.Failure) {
 
 if let size = childSize {
     do {
-        var run = ScalingRun(size: size, operations: operationsOverride ?? CoreScaling.operations(for: size, smoke: false))
+        var run = ScalingRun(
+            size: size, operations: operationsOverride ?? CoreScaling.operations(for: size, smoke: false))
         run.observer = observer
         let result = try run.run()
         print("RESULT," + result.values.joined(separator: ","))
@@ -144,11 +153,13 @@ if let size = childSize {
 }
 
 #if DEBUG
-print("core scaling (DEBUG build: timings are not representative; use swift build -c release)")
+    print("core scaling (DEBUG build: timings are not representative; use swift build -c release)")
 #else
-print("core scaling (release build)")
+    print("core scaling (release build)")
 #endif
-print("one pool, \(observer ? "one counting observer" : "no observer"), lifetime 3600 s, sweep every 60 s, 1% of ads expire at 90 s; sizes \(sizes.map(String.init).joined(separator: ", "))")
+print(
+    "one pool, \(observer ? "one counting observer" : "no observer"), lifetime 3600 s, sweep every 60 s, 1% of ads expire at 90 s; sizes \(sizes.map(String.init).joined(separator: ", "))"
+)
 var results: [ScalingRun.Result] = []
 for size in sizes {
     let operations = operationsOverride ?? CoreScaling.operations(for: size, smoke: smoke)

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Tables on stdout and files for plotting.
@@ -70,7 +70,9 @@ enum Report {
 
     /// <label>.csv: one line per run; <label>-delays.dat: time to ad by percentile, one
     /// column per strategy of the main comparison (NaN where the cell never had an ad).
-    static func write(main: [StrategyResult], sweep: [StrategyResult], options: FeedScroll.Options, to directory: String)
+    static func write(
+        main: [StrategyResult], sweep: [StrategyResult], options: FeedScroll.Options, to directory: String
+    )
         throws
     {
         mkdir(directory, 0o755)
@@ -93,7 +95,8 @@ enum Report {
         }
         try writeFile("\(directory)/\(options.label).csv", csv)
 
-        var dat = "# percent " + main.map(\.strategy).joined(separator: " ") + "  (virtual ms until the cell has its ad)\n"
+        var dat =
+            "# percent " + main.map(\.strategy).joined(separator: " ") + "  (virtual ms until the cell has its ad)\n"
         var percents: [Double] = Array(stride(from: 1.0, through: 99.0, by: 1.0))
         percents += [99.5, 99.9]
         for percent in percents {

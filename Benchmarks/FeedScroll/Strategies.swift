@@ -156,7 +156,8 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
     var availableAtOutage: Int?
 
     init(
-        clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, source: CountingSource, wait: Duration
+        clock: ManualClock, recorder: Recorder, loader: NativeAdvertisementLoader, source: CountingSource,
+        wait: Duration
     ) throws {
         self.loader = loader
         self.source = source
@@ -195,7 +196,8 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         let outcome: BorrowOutcome
         do {
             outcome = try loader.borrow(
-                adUnitID: FeedScroll.adUnitID(unit), loader: FeedScroll.loaderName, slot: "u\(user)/c\(index)", wait: wait
+                adUnitID: FeedScroll.adUnitID(unit), loader: FeedScroll.loaderName, slot: "u\(user)/c\(index)",
+                wait: wait
             ) { [self, cell] result in
                 cell.parked = nil
                 served(cell, result)

@@ -1,4 +1,5 @@
 import AdLoaderCore
+
 /// How simulated users scroll; every strategy replays the same trace built from these.
 struct TraceParameters {
     /// Users arriving over `duration` (a Poisson process of constant rate: steady traffic).
@@ -146,7 +147,8 @@ private struct Session {
 
     mutating func run(_ generator: inout SplitMix64) {
         for cell in visible where isAdCell(cell) { appear(cell) }
-        let gestures = max(1, Int(generator.logNormal(median: parameters.gesturesMedian, sigma: parameters.gesturesSigma)))
+        let gestures = max(
+            1, Int(generator.logNormal(median: parameters.gesturesMedian, sigma: parameters.gesturesSigma)))
         for _ in 0..<gestures {
             let draw = generator.unit()
             if draw < parameters.flingProbability {

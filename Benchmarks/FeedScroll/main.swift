@@ -4,9 +4,9 @@ import AdLoaderTestSupport
 import AdSources
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Feed-scroll simulation: the same seeded traces of users scrolling a feed, replayed in
@@ -162,7 +162,8 @@ enum FeedScroll {
                         options.retained = 10
                     case "outage":
                         options.outage = 3_600...4_200
-                    default: throw ArgumentScanner.Failure(option: "--scenario", message: "unknown scenario \"\(name)\"")
+                    default:
+                        throw ArgumentScanner.Failure(option: "--scenario", message: "unknown scenario \"\(name)\"")
                     }
                 case .option("--help"), .option("-h"):
                     print(usage)
@@ -272,7 +273,8 @@ enum FeedScroll {
             appeared[minute] += 1
             if recorder.delays[index] == 0 { atOnce[minute] += 1 }
         }
-        var text = "available in the pool when the outage began: \(availableAtStart); by minute (outage "
+        var text =
+            "available in the pool when the outage began: \(availableAtStart); by minute (outage "
             + "\(Int(outage.lowerBound / 60))..<\(Int(outage.upperBound / 60))) fresh ads displayed / % of appearances with an ad at once:"
         for minute in first...last {
             let index = minute - first
@@ -334,7 +336,8 @@ enum FeedScroll {
         fixed.strategy = "adloaderd fixed"
         results.append(fixed)
         caps.append(1_000_000)
-        print("\nscenario \(name): the default configuration (demand sizing) against fixed pools of \(options.retained)")
+        print(
+            "\nscenario \(name): the default configuration (demand sizing) against fixed pools of \(options.retained)")
         Report.printTable(results)
         print("")
         for result in results {
@@ -344,7 +347,9 @@ enum FeedScroll {
                     + "from the outage on \(options.outage == nil ? "-" : String(result.recoveryBurst)), "
                     + "leases reclaimed \(result.leasesReclaimed), highest in-flight target \(result.peakInFlightTarget), "
                     + "held back \(Report.format(result.heldBackSeconds, 1)) s, most ads held \(result.peakAdsHeld)"
-                    + (options.maximumAds.map { " (budget \($0), refused \(result.memoryRefused), dropped for memory \(result.memoryDropped))" } ?? "")
+                    + (options.maximumAds.map {
+                        " (budget \($0), refused \(result.memoryRefused), dropped for memory \(result.memoryDropped))"
+                    } ?? "")
                     + (result.outageHitRatio.map { ", hits over the outage \(Report.format($0 * 100, 2)) %" } ?? ""))
             if let outage = result.outage { print("    \(outage)") }
         }
@@ -354,14 +359,16 @@ enum FeedScroll {
         let fill = options.source.fillRate
         print("\n  upstream and demand (first ad unit; fresh = new ads displayed, measured window):")
         for (result, cap) in zip(results, caps) {
-            let ceiling = result.meanRoundTrip > 0 ? Double(cap) * result.adsPerRequest / result.meanRoundTrip * 1_000 : 0
+            let ceiling =
+                result.meanRoundTrip > 0 ? Double(cap) * result.adsPerRequest / result.meanRoundTrip * 1_000 : 0
             print(
                 "  \(result.strategy): fresh ads/s \(Report.format(result.freshPerSecond, 1)) "
                     + "(busiest minute \(Report.format(result.peakFreshPerSecond, 1))), round trip "
                     + "\(Report.format(result.meanRoundTrip, 0)) ms, ads/request \(Report.format(result.adsPerRequest, 2)), "
                     + "requests in flight \(Report.format(result.meanRequestsInFlight, 2))"
                     + (cap < 1_000_000
-                        ? " of \(cap), ceiling cap x ads/request / round trip = \(Report.format(ceiling, 1)) ads/s" : ""))
+                        ? " of \(cap), ceiling cap x ads/request / round trip = \(Report.format(ceiling, 1)) ads/s"
+                        : ""))
         }
         if let unconstrained = results.last, unconstrained.meanRoundTrip > 0 {
             let needed = unconstrained.peakFreshPerSecond * unconstrained.meanRoundTrip / 1_000 / (batch * fill)

@@ -1,7 +1,7 @@
 import AdLoaderWire
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Monotonic nanoseconds.
@@ -15,9 +15,10 @@ func monotonicNanoseconds() -> UInt64 {
 /// `ppoll(2)`: poll with a nanosecond timeout, which the open loop needs to send on time.
 /// Glibc's Swift module does not import it (it is behind `_GNU_SOURCE`), so it is looked up
 /// in libc once.
-typealias PPollFunction = @convention(c) (
-    UnsafeMutablePointer<pollfd>?, nfds_t, UnsafePointer<timespec>?, UnsafeRawPointer?
-) -> Int32
+typealias PPollFunction =
+    @convention(c) (
+        UnsafeMutablePointer<pollfd>?, nfds_t, UnsafePointer<timespec>?, UnsafeRawPointer?
+    ) -> Int32
 
 func lookUpPPoll() throws(BenchFailure) -> PPollFunction {
     guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "ppoll") else {
@@ -167,7 +168,8 @@ final class LoadGenerator {
             throw BenchFailure(description: "stamped frames differ from AdLoaderWire's encoding: \(problem)")
         }
         for _ in 0..<options.connections {
-            connections.append(try LoadConnection(port: options.port, depth: options.depth, maximumMessageSize: 4 << 20))
+            connections.append(
+                try LoadConnection(port: options.port, depth: options.depth, maximumMessageSize: 4 << 20))
         }
         let start = monotonicNanoseconds()
         let warmupEnd = start + UInt64(options.warmupSeconds * 1e9)
@@ -244,7 +246,9 @@ final class LoadGenerator {
             }
 
             for (i, c) in connections.enumerated() {
-                guard c.flush() else { throw BenchFailure(description: "write failed: the daemon closed the connection") }
+                guard c.flush() else {
+                    throw BenchFailure(description: "write failed: the daemon closed the connection")
+                }
                 fds[i].events = Int16(POLLIN) | (c.out.isEmpty ? 0 : Int16(POLLOUT))
                 fds[i].revents = 0
             }
@@ -338,17 +342,23 @@ final class LoadGenerator {
         }
     }
 
-    private func handle(_ body: UnsafeRawBufferPointer, on c: LoadConnection, at now: UInt64) -> Result<Bool, BenchFailure> {
+    private func handle(_ body: UnsafeRawBufferPointer, on c: LoadConnection, at now: UInt64) -> Result<
+        Bool, BenchFailure
+    > {
         // The slot is known from the call id; scan as a Borrow answer only when it is one.
         guard let first = ResponseScanner.scan(body, isBorrow: false) else {
             return .failure(BenchFailure(description: "undecodable ResponseFrame of \(body.count) bytes"))
         }
         guard let s = c.slot(ofCallID: first.callID), first.end else {
-            return .failure(BenchFailure(description: "answer for unknown call \(first.callID) (end \(first.end), status \(first.status))"))
+            return .failure(
+                BenchFailure(
+                    description: "answer for unknown call \(first.callID) (end \(first.end), status \(first.status))"))
         }
         let isBorrow = c.slots[s].isBorrow
         let r = isBorrow ? (ResponseScanner.scan(body, isBorrow: true) ?? first) : first
-        if let problem = verify(body, r, on: c, isBorrow: isBorrow) { return .failure(BenchFailure(description: problem)) }
+        if let problem = verify(body, r, on: c, isBorrow: isBorrow) {
+            return .failure(BenchFailure(description: problem))
+        }
 
         c.slots[s].busy = false
         c.busyCount -= 1
@@ -386,7 +396,9 @@ final class LoadGenerator {
     }
 
     /// Cross-checks the first answers of a connection with AdLoaderWire's full decoders.
-    private func verify(_ body: UnsafeRawBufferPointer, _ r: ScannedResponse, on c: LoadConnection, isBorrow: Bool) -> String? {
+    private func verify(_ body: UnsafeRawBufferPointer, _ r: ScannedResponse, on c: LoadConnection, isBorrow: Bool)
+        -> String?
+    {
         if isBorrow {
             guard c.verifyBorrows > 0 else { return nil }
             c.verifyBorrows -= 1
@@ -402,7 +414,8 @@ final class LoadGenerator {
             if isBorrow, r.status == 0 {
                 let borrow = try BorrowResponseMessage(decoding: frame.message ?? [])
                 guard (borrow.lease?.id ?? 0) == r.leaseID else {
-                    return "scanner lease \(r.leaseID) != BorrowResponseMessage lease \(String(describing: borrow.lease?.id))"
+                    return
+                        "scanner lease \(r.leaseID) != BorrowResponseMessage lease \(String(describing: borrow.lease?.id))"
                 }
             } else if !isBorrow, r.status == 0 {
                 let answer = try ReturnResponseMessage(decoding: frame.message ?? [])

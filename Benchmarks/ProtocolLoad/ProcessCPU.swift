@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// CPU time a process has used so far: `utime` and `stime` from `/proc/PID/stat`.

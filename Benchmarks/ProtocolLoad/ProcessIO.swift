@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Read and write system calls a process has made so far: `syscr` and `syscw` from

@@ -5,12 +5,16 @@ enum Report {
         let h = c.histogram
         let rate = Double(c.calls) / outcome.measuredSeconds
         func us(_ ns: UInt64) -> String { fixed(Double(ns) / 1000, 1) }
-        let mode = o.rate > 0 ? "open loop at \(Int(o.rate)) calls/s" : o.batch ? "closed loop in batches" : "closed loop"
+        let mode =
+            o.rate > 0 ? "open loop at \(Int(o.rate)) calls/s" : o.batch ? "closed loop in batches" : "closed loop"
         var text = ""
         if !o.quiet {
-            text += "protocol-load: adloaderd 127.0.0.1:\(o.port), \(o.connections) conns x \(o.depth) in flight, \(mode), "
+            text +=
+                "protocol-load: adloaderd 127.0.0.1:\(o.port), \(o.connections) conns x \(o.depth) in flight, \(mode), "
             text += "\(fixed(outcome.measuredSeconds, 2)) s measured after \(fixed(o.warmupSeconds, 1)) s warmup\n"
-            var header = ["calls/s", "p50 us", "p99 us", "p99.9 us", "max us", "calls", "borrows", "returns", "no-ad", "errors"]
+            var header = [
+                "calls/s", "p50 us", "p99 us", "p99.9 us", "max us", "calls", "borrows", "returns", "no-ad", "errors",
+            ]
             var row = [
                 fixed(rate, 0), us(h.quantile(0.5)), us(h.quantile(0.99)), us(h.quantile(0.999)), us(h.maximum),
                 "\(c.calls)", "\(c.borrows)", "\(c.returns)", "\(c.noAdYet)", "\(c.errors)",
@@ -28,18 +32,24 @@ enum Report {
             text += zip(row, widths).map { pad($0, $1) }.joined(separator: "  ") + "\n"
         }
         var json = "{\"bench\":\"protocol-load\",\"server\":\"adloaderd\",\"label\":\"\(escape(o.label))\""
-        json += ",\"connections\":\(o.connections),\"depth\":\(o.depth),\"rate\":\(fixed(o.rate, 0)),\"batch\":\(o.batch)"
-        json += ",\"seconds\":\(fixed(outcome.measuredSeconds, 3)),\"calls\":\(c.calls),\"calls_per_s\":\(fixed(rate, 0))"
-        json += ",\"p50_us\":\(us(h.quantile(0.5))),\"p99_us\":\(us(h.quantile(0.99))),\"p999_us\":\(us(h.quantile(0.999)))"
+        json +=
+            ",\"connections\":\(o.connections),\"depth\":\(o.depth),\"rate\":\(fixed(o.rate, 0)),\"batch\":\(o.batch)"
+        json +=
+            ",\"seconds\":\(fixed(outcome.measuredSeconds, 3)),\"calls\":\(c.calls),\"calls_per_s\":\(fixed(rate, 0))"
+        json +=
+            ",\"p50_us\":\(us(h.quantile(0.5))),\"p99_us\":\(us(h.quantile(0.99))),\"p999_us\":\(us(h.quantile(0.999)))"
         json += ",\"max_us\":\(us(h.maximum)),\"mean_us\":\(fixed(h.mean / 1000, 1))"
         json += ",\"borrows\":\(c.borrows),\"returns\":\(c.returns),\"no_ad_yet\":\(c.noAdYet),\"errors\":\(c.errors)"
-        json += ",\"response_bytes_per_call\":\(c.calls == 0 ? 0 : c.responseBytes / c.calls),\"leases_left\":\(outcome.leasesLeft)"
+        json +=
+            ",\"response_bytes_per_call\":\(c.calls == 0 ? 0 : c.responseBytes / c.calls),\"leases_left\":\(outcome.leasesLeft)"
         if let cpu = outcome.serverCPU {
             json += ",\"server_cpu_s\":\(fixed(cpu.total, 3)),\"server_cpu_us_per_call\":\(perCall(cpu.total, c.calls))"
-            json += ",\"server_user_us_per_call\":\(perCall(cpu.user, c.calls)),\"server_sys_us_per_call\":\(perCall(cpu.system, c.calls))"
+            json +=
+                ",\"server_user_us_per_call\":\(perCall(cpu.user, c.calls)),\"server_sys_us_per_call\":\(perCall(cpu.system, c.calls))"
         }
         if let io = outcome.serverIO {
-            json += ",\"server_calls_per_read\":\(ratio(c.calls, io.reads)),\"server_calls_per_write\":\(ratio(c.calls, io.writes))"
+            json +=
+                ",\"server_calls_per_read\":\(ratio(c.calls, io.reads)),\"server_calls_per_write\":\(ratio(c.calls, io.writes))"
         }
         return text + json + "}\n"
     }

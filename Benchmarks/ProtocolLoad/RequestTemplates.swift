@@ -69,11 +69,14 @@ struct RequestTemplates {
 
                 expected = []
                 RequestFrame(
-                    callID: id, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: lease, shown: shown)
+                    callID: id, method: MethodName.returnLease,
+                    request: ReturnRequestMessage(leaseID: lease, shown: shown)
                 ).appendFrame(to: &expected)
                 stamped = ByteBuffer(capacity: 256)
                 appendReturn(callID: id, leaseID: lease, to: &stamped)
-                if stamped.bytes != expected { return "Return call \(id) lease \(lease): \(stamped.bytes) != \(expected)" }
+                if stamped.bytes != expected {
+                    return "Return call \(id) lease \(lease): \(stamped.bytes) != \(expected)"
+                }
             }
         }
         return nil

@@ -35,14 +35,22 @@ enum ResponseScanner {
             r.messageLength = message.count
             if isBorrow {
                 var lease: UnsafeRawBufferPointer? = nil
-                guard walk(message, { field, wire, value, sub in
-                    if field == 1 && wire == 0 { r.borrowOutcome = value }
-                    if field == 2 && wire == 2 { lease = sub }
-                }) else { return nil }
+                guard
+                    walk(
+                        message,
+                        { field, wire, value, sub in
+                            if field == 1 && wire == 0 { r.borrowOutcome = value }
+                            if field == 2 && wire == 2 { lease = sub }
+                        })
+                else { return nil }
                 if let lease {
-                    guard walk(lease, { field, wire, value, _ in
-                        if field == 1 && wire == 0 { r.leaseID = value }
-                    }) else { return nil }
+                    guard
+                        walk(
+                            lease,
+                            { field, wire, value, _ in
+                                if field == 1 && wire == 0 { r.leaseID = value }
+                            })
+                    else { return nil }
                 }
             }
         }

@@ -1,14 +1,15 @@
 // ProtocolLoadBench: Borrow+Return load on adloaderd's framed protocol. Parsing and
 // printing only; the generator lives in LoadGenerator.swift.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let options: Options
 do {
     options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    let message = error.description.isEmpty ? Options.usage : "ProtocolLoadBench: \(error.description)\n\(Options.usage)"
+    let message =
+        error.description.isEmpty ? Options.usage : "ProtocolLoadBench: \(error.description)\n\(Options.usage)"
     print(message)
     exit(error.description.isEmpty ? 0 : 2)
 }

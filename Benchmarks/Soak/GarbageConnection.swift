@@ -7,7 +7,9 @@ enum GarbageConnection {
     /// until the daemon closes the connection.
     /// - Returns: whether it closed within 30 seconds (the partial-frame timeout is 10 s) (a refusal to connect counts as no).
     static func send(_ bytes: [UInt8], host: String, port: Int) -> Bool {
-        guard host == "127.0.0.1", let fd = LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30) else { return false }
+        guard host == "127.0.0.1", let fd = LoopbackSocket.connect(port: port, receiveTimeoutSeconds: 30) else {
+            return false
+        }
         defer { close(fd) }
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         if Bool.random() { shutdown(fd, Int32(SHUT_WR)) }

@@ -27,7 +27,9 @@ struct Workload: Sendable {
     }
 
     /// Runs `body` with a fresh connection, reconnecting after a connection-level failure.
-    private func loop(_ name: String, _ body: @escaping @Sendable (AdLoaderClient) async throws -> Void) -> Task<Void, Never> {
+    private func loop(_ name: String, _ body: @escaping @Sendable (AdLoaderClient) async throws -> Void) -> Task<
+        Void, Never
+    > {
         Task.detached {
             var random = SystemRandomNumberGenerator()
             while !Task.isCancelled {
@@ -99,7 +101,8 @@ struct Workload: Sendable {
     /// arrive.
     private func parkedBorrows(_ client: AdLoaderClient) async throws {
         tally.add("call.borrow")
-        let result = try await client.borrow(adUnitID: "small-\(Int.random(in: 0..<3))", loader: "small", wait: .milliseconds(300))
+        let result = try await client.borrow(
+            adUnitID: "small-\(Int.random(in: 0..<3))", loader: "small", wait: .milliseconds(300))
         if case .leased(let lease, _) = result {
             tally.add("parked.leased")
             try await giveBack(lease, shown: Bool.random(), client)

@@ -29,8 +29,10 @@ let daemon = try DaemonUnderTest(
     label: options.label)
 let endpoint = Endpoint.tcp(host: "127.0.0.1", port: daemon.port)
 let startDescriptors = daemon.openDescriptors() ?? 0
-say("soak \(options.label): adloaderd pid \(daemon.pid) on port \(daemon.port), \(options.minutes) min, "
-    + "lifetime \(options.lifetime), lease timeout \(options.leaseTimeout), pressure \(options.pressureConnections)x\(options.pressureDepth)")
+say(
+    "soak \(options.label): adloaderd pid \(daemon.pid) on port \(daemon.port), \(options.minutes) min, "
+        + "lifetime \(options.lifetime), lease timeout \(options.leaseTimeout), pressure \(options.pressureConnections)x\(options.pressureDepth)"
+)
 
 var failures: [String] = []
 /// Pipelined Borrow + Return from ProtocolLoadBench (at most 300 s a run: restarted as needed).
@@ -38,10 +40,12 @@ func startPressure() throws -> Process? {
     guard options.pressureConnections > 0 else { return nil }
     let process = Process()
     process.executableURL = here.appendingPathComponent("ProtocolLoadBench")
-    process.arguments = [
-        "--port", "\(daemon.port)", "--connections", "\(options.pressureConnections)", "--depth", "\(options.pressureDepth)",
-        "--duration", "\(min(300, options.minutes * 60))", "--warmup", "0", "--quiet", "--ad-unit", "pressure",
-    ] + (options.pressureRate > 0 ? ["--rate", "\(options.pressureRate)"] : [])
+    process.arguments =
+        [
+            "--port", "\(daemon.port)", "--connections", "\(options.pressureConnections)", "--depth",
+            "\(options.pressureDepth)",
+            "--duration", "\(min(300, options.minutes * 60))", "--warmup", "0", "--quiet", "--ad-unit", "pressure",
+        ] + (options.pressureRate > 0 ? ["--rate", "\(options.pressureRate)"] : [])
     process.standardOutput = FileHandle.nullDevice
     try process.run()
     return process
@@ -83,7 +87,8 @@ func seconds(_ duration: Duration) -> Double {
 func unaccounted(_ pools: [PoolStats]) -> [String] {
     pools.compactMap { p in
         let held = UInt64(p.available + p.leased) + p.consumed + p.expired + p.removed
-        return held == p.loaded ? nil
+        return held == p.loaded
+            ? nil
             : "\(p.loader)/\(p.adUnitID): loaded \(p.loaded) != available \(p.available) + leased \(p.leased) + consumed \(p.consumed) + expired \(p.expired) + removed \(p.removed)"
     }
 }
@@ -130,10 +135,13 @@ while clock.now - start < total {
         statsMilliseconds: seconds(statsTime) * 1e3,
         calls: tally.calls)
     samples.append(sample)
-    rows += "\(Int(sample.seconds)),\(sample.residentKiB),\(sample.descriptors),\(String(format: "%.2f", sample.statsMilliseconds)),\(sample.calls)\n"
+    rows +=
+        "\(Int(sample.seconds)),\(sample.residentKiB),\(sample.descriptors),\(String(format: "%.2f", sample.statsMilliseconds)),\(sample.calls)\n"
     try rows.write(to: csv, atomically: true, encoding: .utf8)
-    say(String(format: "%6.0f s  rss %7d KiB  fds %4d  stats %7.2f ms  calls %d",
-        sample.seconds, sample.residentKiB, sample.descriptors, sample.statsMilliseconds, sample.calls))
+    say(
+        String(
+            format: "%6.0f s  rss %7d KiB  fds %4d  stats %7.2f ms  calls %d",
+            sample.seconds, sample.residentKiB, sample.descriptors, sample.statsMilliseconds, sample.calls))
 }
 
 for worker in workers { worker.cancel() }
@@ -170,19 +178,24 @@ let growth = Verdict.growthKiB(over: judged)
 if judged.count < 3 {
     failures.append("too few samples to judge memory (\(samples.count)); lengthen --minutes or shorten --sample")
 } else if growth > options.maxGrowthKiB {
-    failures.append(String(format: "memory: RSS grew %.0f KiB over the last %.0f s (trend), more than %.0f KiB",
-        growth, judged.last!.seconds - judged.first!.seconds, options.maxGrowthKiB))
+    failures.append(
+        String(
+            format: "memory: RSS grew %.0f KiB over the last %.0f s (trend), more than %.0f KiB",
+            growth, judged.last!.seconds - judged.first!.seconds, options.maxGrowthKiB))
 }
 let (counts, unexpected) = tally.snapshot
 for problem in unexpected { failures.append("unexpected: \(problem)") }
 let exitStatus = daemon.stop()
-if exitStatus != 0 { failures.append("the daemon's exit on SIGTERM: \(exitStatus.map(String.init) ?? "killed after 15 s")") }
+if exitStatus != 0 {
+    failures.append("the daemon's exit on SIGTERM: \(exitStatus.map(String.init) ?? "killed after 15 s")")
+}
 
 let rss = samples.map(\.residentKiB)
 let lag = samples.map(\.statsMilliseconds).sorted()
 let summary: [String: Any] = [
     "bench": "soak", "label": options.label, "minutes": options.minutes, "samples": samples.count,
-    "rss_kib_first": rss.first ?? 0, "rss_kib_after_warmup": judged.first?.residentKiB ?? 0, "rss_kib_last": rss.last ?? 0,
+    "rss_kib_first": rss.first ?? 0, "rss_kib_after_warmup": judged.first?.residentKiB ?? 0,
+    "rss_kib_last": rss.last ?? 0,
     "rss_kib_max": rss.max() ?? 0, "rss_growth_last_half_kib": Int(growth),
     "fds_start": startDescriptors, "fds_end": endDescriptors, "fds_max": samples.map(\.descriptors).max() ?? 0,
     "stats_ms_p50": lag.isEmpty ? 0 : lag[lag.count / 2], "stats_ms_max": lag.last ?? 0,

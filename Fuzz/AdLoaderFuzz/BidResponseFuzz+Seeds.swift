@@ -4,13 +4,23 @@ extension BidResponseFuzz {
             #"{\"native\":{\"ver\":\"1.2\",\"assets\":[{\"id\":1,\"title\":{\"text\":\"Hotel Katla\"}},{\"id\":3,\"img\":{\"url\":\"https://i.test/m.jpg\",\"w\":800,\"h\":800}},"#
             + #"{\"id\":4,\"data\":{\"value\":\"Vik\"}},{\"id\":7,\"data\":{\"type\":3,\"value\":\"4.5\"}}],\"link\":{\"url\":\"https://c.test/\",\"clicktrackers\":[\"https://ct.test/?p=${AUCTION_PRICE}\"]},"#
             + #"\"imptrackers\":[\"https://it.test/\"],\"eventtrackers\":[{\"event\":1,\"method\":1,\"url\":\"https://et.test/\"}],\"privacy\":\"https://p.test/\"}}"#
-        let bid = #"{"id":"b1","impid":"1","price":0.86403,"adm":"\#(markup)","nurl":"https://n.test/?p=${AUCTION_PRICE}","#
+        let bid =
+            #"{"id":"b1","impid":"1","price":0.86403,"adm":"\#(markup)","nurl":"https://n.test/?p=${AUCTION_PRICE}","#
             + #""burl":"https://b.test/","lurl":"https://l.test/?r=${AUCTION_LOSS}","crid":"c","adomain":["a.test"],"exp":300}"#
         let texts: [(String, String)] = [
             ("full", #"{"id":"r","bidid":"x","cur":"USD","seatbid":[{"seat":"s","bid":[\#(bid)]}]}"#),
-            ("two-seats", #"{"id":"r","seatbid":[{"bid":[\#(bid)]},{"bid":[\#(bid.replacingOccurrences("\"b1\"", "\"b2\""))]}]}"#),
-            ("object-adm", #"{"seatbid":[{"bid":[{"id":"o","impid":"2","price":1,"adm":{"assets":[{"id":1,"title":{"text":"T"}},{"id":3,"img":{"url":"u"}}],"link":{"url":"l"}}}]}]}"#),
-            ("missing-asset", #"{"seatbid":[{"bid":[{"id":"m","impid":"3","price":1,"adm":"{\"assets\":[{\"id\":1,\"title\":{\"text\":\"T\"}}],\"link\":{\"url\":\"l\"}}"}]}]}"#),
+            (
+                "two-seats",
+                #"{"id":"r","seatbid":[{"bid":[\#(bid)]},{"bid":[\#(bid.replacingOccurrences("\"b1\"", "\"b2\""))]}]}"#
+            ),
+            (
+                "object-adm",
+                #"{"seatbid":[{"bid":[{"id":"o","impid":"2","price":1,"adm":{"assets":[{"id":1,"title":{"text":"T"}},{"id":3,"img":{"url":"u"}}],"link":{"url":"l"}}}]}]}"#
+            ),
+            (
+                "missing-asset",
+                #"{"seatbid":[{"bid":[{"id":"m","impid":"3","price":1,"adm":"{\"assets\":[{\"id\":1,\"title\":{\"text\":\"T\"}}],\"link\":{\"url\":\"l\"}}"}]}]}"#
+            ),
             ("empty-object", "{}"),
             ("nbr", #"{"id":"r","nbr":2}"#),
             ("empty-seatbid", #"{"id":"r","seatbid":[]}"#),

@@ -26,7 +26,9 @@ public enum BidResponseFuzz: FuzzTarget {
                 guard !bid.content.headline.isEmpty, !bid.content.clickURL.isEmpty, bid.content.image != nil else {
                     throw FuzzFailure("kept a bid without title, click URL or main image: \(bid)")
                 }
-                guard bid.price.isFinite, bid.price >= 0 else { throw FuzzFailure("kept a bid with price \(bid.price)") }
+                guard bid.price.isFinite, bid.price >= 0 else {
+                    throw FuzzFailure("kept a bid with price \(bid.price)")
+                }
                 guard impressions.contains(bid.impressionID), seen.insert(bid.impressionID).inserted else {
                     throw FuzzFailure("kept a second bid or an unknown impression \(bid.impressionID)")
                 }

@@ -30,6 +30,7 @@ public enum ConfigurationFuzz: FuzzTarget {
     /// The one call into the daemon's configuration code (kept to one place: it is being reshaped).
     static func load(flags: [String], file: String) throws(ConfigError) -> ServerCommand {
         try ServerConfiguration.load(
-            arguments: ["--config", "fuzz.json"] + flags, environment: [:], readFile: { (_) throws(ConfigError) in file })
+            arguments: ["--config", "fuzz.json"] + flags, environment: [:],
+            readFile: { (_) throws(ConfigError) in file })
     }
 }

@@ -14,7 +14,8 @@ public enum ConsentFuzz: FuzzTarget {
         classes: ConsentPolicy.standardClasses + [
             ConsentClass(
                 name: "eu",
-                terms: ConsentTerms(gdpr: true, consentString: TCFConsent(purposesConsent: [1, 2], vendorConsents: [10]).encoded)),
+                terms: ConsentTerms(
+                    gdpr: true, consentString: TCFConsent(purposesConsent: [1, 2], vendorConsents: [10]).encoded)),
             ConsentClass(
                 name: "eu-limited",
                 terms: ConsentTerms(
@@ -52,12 +53,16 @@ public enum ConsentFuzz: FuzzTarget {
             case .refused(let rule, _):
                 if rule.isEmpty { throw FuzzFailure("a refusal without a rule") }
             case .invalid(let field, _):
-                guard decoded == nil, field == "privacy.tcf_consent" else { throw FuzzFailure("a decodable string was invalid") }
+                guard decoded == nil, field == "privacy.tcf_consent" else {
+                    throw FuzzFailure("a decodable string was invalid")
+                }
             }
         }
         let request = BidRequestBuilder(configuration: OpenRTBSource.Configuration())
             .build(
-                AdRequest(adUnitID: "u", consentClass: "eu", consent: ConsentTerms(gdpr: true, consentString: string, usPrivacy: string)),
+                AdRequest(
+                    adUnitID: "u", consentClass: "eu",
+                    consent: ConsentTerms(gdpr: true, consentString: string, usPrivacy: string)),
                 count: 1, id: "r")
         do {
             _ = try BidResponseParser.parse(Array(request.utf8), layout: .standard)
@@ -69,7 +74,11 @@ public enum ConsentFuzz: FuzzTarget {
     public static var seeds: [(name: String, bytes: [UInt8])] {
         let strings: [(String, String)] = [
             ("purposes-1-2", TCFConsent(purposesConsent: [1, 2]).encoded),
-            ("vendors", TCFConsent(purposesConsent: [1, 2, 3, 7], specialFeatureOptIns: [1], vendorConsents: [1, 10, 755]).encoded),
+            (
+                "vendors",
+                TCFConsent(purposesConsent: [1, 2, 3, 7], specialFeatureOptIns: [1], vendorConsents: [1, 10, 755])
+                    .encoded
+            ),
             ("no-purpose-2", TCFConsent(purposesConsent: [1, 3]).encoded),
             ("segments", TCFConsent(purposesConsent: [2]).encoded + ".IAAA.QAAA"),
             ("version-1", "BOEFEAyOEFEAyAHABDENAI4AAAB9vABAASA"),

@@ -12,12 +12,15 @@ extension EnvelopeFuzz {
             adChoicesURL: "https://adchoices.example")
         return Ad(
             id: "ad-1", adUnitID: "feed-native", loader: "default", creative: .native(content),
-            loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000), expiresAt: AdInstant(unixMilliseconds: -1), showCount: 2)
+            loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000), expiresAt: AdInstant(unixMilliseconds: -1),
+            showCount: 2)
     }
 
     public static var seeds: [(name: String, bytes: [UInt8])] {
-        let lease = Lease(id: .max, slot: "feed-42/position-7", expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000), ad: ad)
-        var event = AdEvent(kind: .loadFinished, at: AdInstant(unixMilliseconds: 5), loader: "default", adUnitID: "feed")
+        let lease = Lease(
+            id: .max, slot: "feed-42/position-7", expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000), ad: ad)
+        var event = AdEvent(
+            kind: .loadFinished, at: AdInstant(unixMilliseconds: 5), loader: "default", adUnitID: "feed")
         event.error = UpstreamError(code: .unreachable, message: "no route")
         event.leaseID = 9
         event.slot = "s"
@@ -28,26 +31,70 @@ extension EnvelopeFuzz {
         pool.borrowHits = .max
         let borrow = BorrowRequestMessage(adUnitID: "feed", loader: "default", slot: "cell-7", waitMilliseconds: 250)
         let requests: [(String, RequestFrame)] = [
-            ("request-borrow", RequestFrame(callID: 1, method: MethodName.borrow, request: borrow, timeoutMilliseconds: 500,
-                metadata: [MetadataEntry(key: "x-trace", value: "abc")])),
-            ("request-return", RequestFrame(callID: 2, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: 77, shown: true))),
-            ("request-prefetch", RequestFrame(callID: 3, method: MethodName.prefetch, request: PrefetchRequestMessage(adUnitID: "feed"))),
-            ("request-stats", RequestFrame(callID: 4, method: MethodName.stats, request: StatsRequestMessage(loader: "default"))),
-            ("request-watch", RequestFrame(callID: 5, method: MethodName.watch,
-                request: WatchRequestMessage(adUnitID: "feed", kinds: [.received, .returned]))),
+            (
+                "request-borrow",
+                RequestFrame(
+                    callID: 1, method: MethodName.borrow, request: borrow, timeoutMilliseconds: 500,
+                    metadata: [MetadataEntry(key: "x-trace", value: "abc")])
+            ),
+            (
+                "request-return",
+                RequestFrame(
+                    callID: 2, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: 77, shown: true))
+            ),
+            (
+                "request-prefetch",
+                RequestFrame(callID: 3, method: MethodName.prefetch, request: PrefetchRequestMessage(adUnitID: "feed"))
+            ),
+            (
+                "request-stats",
+                RequestFrame(callID: 4, method: MethodName.stats, request: StatsRequestMessage(loader: "default"))
+            ),
+            (
+                "request-watch",
+                RequestFrame(
+                    callID: 5, method: MethodName.watch,
+                    request: WatchRequestMessage(adUnitID: "feed", kinds: [.received, .returned]))
+            ),
             ("request-cancel", RequestFrame.cancel(callID: .max)),
             ("request-unknown-method", RequestFrame(callID: 6, method: "/x.Y/Z", message: [1, 2, 3])),
         ]
         let responses: [(String, ResponseFrame)] = [
-            ("response-borrow", ResponseFrame(callID: 1, message: BorrowResponseMessage(outcome: .leased, lease: lease).encoded(), end: true)),
-            ("response-no-ad", ResponseFrame(callID: 1, message: BorrowResponseMessage(outcome: .noAdYet).encoded(), end: true)),
-            ("response-return", ResponseFrame(callID: 2, message: ReturnResponseMessage(outcome: .consumed).encoded(), end: true)),
-            ("response-prefetch", ResponseFrame(callID: 3,
-                message: PrefetchResponseMessage(result: PrefetchResult(available: 1, inFlight: 2, requested: 3)).encoded(), end: true)),
-            ("response-stats", ResponseFrame(callID: 4, message: StatsResponseMessage(pools: [pool, pool]).encoded(), end: true)),
+            (
+                "response-borrow",
+                ResponseFrame(
+                    callID: 1, message: BorrowResponseMessage(outcome: .leased, lease: lease).encoded(), end: true)
+            ),
+            (
+                "response-no-ad",
+                ResponseFrame(callID: 1, message: BorrowResponseMessage(outcome: .noAdYet).encoded(), end: true)
+            ),
+            (
+                "response-return",
+                ResponseFrame(callID: 2, message: ReturnResponseMessage(outcome: .consumed).encoded(), end: true)
+            ),
+            (
+                "response-prefetch",
+                ResponseFrame(
+                    callID: 3,
+                    message: PrefetchResponseMessage(result: PrefetchResult(available: 1, inFlight: 2, requested: 3))
+                        .encoded(), end: true)
+            ),
+            (
+                "response-stats",
+                ResponseFrame(callID: 4, message: StatsResponseMessage(pools: [pool, pool]).encoded(), end: true)
+            ),
             ("response-event", ResponseFrame(callID: 5, message: EventMessage(event: event).encoded(), end: false)),
-            ("response-error", ResponseFrame(callID: 6, end: true, status: Status(code: .invalidArgument, message: "ad_unit_id: must not be empty"))),
-            ("response-connection", ResponseFrame(callID: 0, end: true, status: Status(code: .unavailable, message: "shutting down"))),
+            (
+                "response-error",
+                ResponseFrame(
+                    callID: 6, end: true,
+                    status: Status(code: .invalidArgument, message: "ad_unit_id: must not be empty"))
+            ),
+            (
+                "response-connection",
+                ResponseFrame(callID: 0, end: true, status: Status(code: .unavailable, message: "shutting down"))
+            ),
         ]
         // A method and a metadata value that are not protocol strings (a NUL, bad UTF-8).
         var badMethod = RequestFrame(callID: 7, method: "", request: borrow).encoded()

@@ -36,14 +36,16 @@ public enum EnvelopeFuzz: FuzzTarget {
             try require(error.code == .badEnvelope, "decodeHeader threw \(error.code), not badEnvelope")
             try require(
                 reference.code == .badEnvelope,
-                "decodeHeader refused the envelope (\(error)) but protobuf-c read it and refused a string (\(reference))")
+                "decodeHeader refused the envelope (\(error)) but protobuf-c read it and refused a string (\(reference))"
+            )
             return nil
         case (.failure(let error), .success):
             throw FuzzFailure("decodeHeader refused an envelope protobuf-c decodes: \(error) \(hex(input))")
         case (.success(let header), .failure(let reference)):
             // The header reads no metadata and turns a bad method into a printable non-name.
             try require(
-                reference.code == .badMessage, "decodeHeader accepted an envelope protobuf-c refuses (\(reference)) \(hex(input))")
+                reference.code == .badMessage,
+                "decodeHeader accepted an envelope protobuf-c refuses (\(reference)) \(hex(input))")
             switch reference.message {
             case "method: must be valid UTF-8 without NUL bytes":
                 try require(
@@ -90,7 +92,9 @@ public enum EnvelopeFuzz: FuzzTarget {
             handWritten.count >= 5 && Array(handWritten[5...]) == packed,
             "ResponseFrame \(frame): hand-written \(hex(handWritten)), protobuf-c \(hex(packed))")
         let length = handWritten.prefix(5).dropFirst().reduce(0) { $0 << 8 | Int($1) }
-        try require(handWritten[0] == 0 && length == packed.count, "ResponseFrame prefix \(hex(handWritten.prefix(5))) for \(packed.count) bytes")
+        try require(
+            handWritten[0] == 0 && length == packed.count,
+            "ResponseFrame prefix \(hex(handWritten.prefix(5))) for \(packed.count) bytes")
         try roundTrip(frame)
         if frame.end && frame.status.code != .ok {
             try require(frame.message == nil || !frame.message!.isEmpty, "a final error frame with an empty message")
@@ -103,19 +107,25 @@ public enum EnvelopeFuzz: FuzzTarget {
         if let borrow = try? BorrowResponseMessage(decoding: message) {
             let hand = borrow.encoded()
             let packed = borrow.encodedWithProtobufC()
-            try require(hand == packed, "BorrowResponse \(borrow): hand-written \(hex(hand)), protobuf-c \(hex(packed))")
-            try require(borrow.encodedSize == hand.count, "BorrowResponse encodedSize \(borrow.encodedSize!) for \(hand.count) bytes")
+            try require(
+                hand == packed, "BorrowResponse \(borrow): hand-written \(hex(hand)), protobuf-c \(hex(packed))")
+            try require(
+                borrow.encodedSize == hand.count,
+                "BorrowResponse encodedSize \(borrow.encodedSize!) for \(hand.count) bytes")
             var framed: [UInt8] = []
             ResponseFrame.append(callID: 3, message: borrow, to: &framed)
             var reference: [UInt8] = []
             ResponseFrame(callID: 3, message: hand, end: true).append(to: &reference)
-            try require(framed == reference, "BorrowResponse framed in place \(hex(framed)), via ResponseFrame \(hex(reference))")
+            try require(
+                framed == reference,
+                "BorrowResponse framed in place \(hex(framed)), via ResponseFrame \(hex(reference))")
             try roundTrip(borrow)
         }
         if let returned = try? ReturnResponseMessage(decoding: message) {
             let hand = returned.encoded()
             let packed = returned.encodedWithProtobufC()
-            try require(hand == packed, "ReturnResponse \(returned): hand-written \(hex(hand)), protobuf-c \(hex(packed))")
+            try require(
+                hand == packed, "ReturnResponse \(returned): hand-written \(hex(hand)), protobuf-c \(hex(packed))")
             try roundTrip(returned)
         }
         try roundTripIfDecodes(PrefetchResponseMessage.self, message)
@@ -125,7 +135,8 @@ public enum EnvelopeFuzz: FuzzTarget {
 
     // MARK: Helpers
 
-    static func roundTripIfDecodes<M: WireMessage>(_ type: M.Type, _ bytes: UnsafeRawBufferPointer) throws(FuzzFailure) {
+    static func roundTripIfDecodes<M: WireMessage>(_ type: M.Type, _ bytes: UnsafeRawBufferPointer) throws(FuzzFailure)
+    {
         if let value = try? M(decoding: bytes) { try roundTrip(value) }
     }
 
@@ -133,11 +144,15 @@ public enum EnvelopeFuzz: FuzzTarget {
     /// as bytes: a NaN star rating is not equal to itself).
     static func roundTrip<M: WireMessage>(_ value: M) throws(FuzzFailure) {
         let bytes = value.encoded()
-        let decoded = Result { () throws(FrameError) in try withBytes(bytes) { (raw) throws(FrameError) in try M(decoding: raw) } }
+        let decoded = Result { () throws(FrameError) in
+            try withBytes(bytes) { (raw) throws(FrameError) in try M(decoding: raw) }
+        }
         guard case .success(let again) = decoded else {
             throw FuzzFailure("\(M.self) \(value) encodes to \(hex(bytes)), which does not decode: \(decoded)")
         }
         let bytesAgain = again.encoded()
-        try require(bytesAgain == bytes, "\(M.self) \(value) encodes to \(hex(bytes)), decodes to \(again), encodes to \(hex(bytesAgain))")
+        try require(
+            bytesAgain == bytes,
+            "\(M.self) \(value) encodes to \(hex(bytes)), decodes to \(again), encodes to \(hex(bytesAgain))")
     }
 }

@@ -72,7 +72,9 @@ public enum FrameDecoderFuzz: FuzzTarget {
 
     /// Feeds the stream in chunks of `sizes` (cycled; 0 appends nothing; empty = whole) and
     /// checks every step against `expected`. Returns the error the decoder threw, if any.
-    static func run(_ plan: Plan, sizes: [Int], expected: ReferenceDecoder, feed: String) throws(FuzzFailure) -> FrameError? {
+    static func run(_ plan: Plan, sizes: [Int], expected: ReferenceDecoder, feed: String) throws(FuzzFailure)
+        -> FrameError?
+    {
         var decoder = FrameDecoder(maximumMessageSize: plan.limit, expectingPreface: plan.expectingPreface)
         let stream = plan.stream
         var appended = 0
@@ -85,7 +87,8 @@ public enum FrameDecoderFuzz: FuzzTarget {
         func check(_ step: @autoclosure () -> String) throws(FuzzFailure) {
             try require(
                 decoder.hasPartialFrame == (decoder.bufferedByteCount > 0),
-                "\(feed), \(step()): hasPartialFrame \(decoder.hasPartialFrame) with \(decoder.bufferedByteCount) bytes buffered")
+                "\(feed), \(step()): hasPartialFrame \(decoder.hasPartialFrame) with \(decoder.bufferedByteCount) bytes buffered"
+            )
             let incomplete = expected.isIncomplete(appended: appended, taken: taken)
             try require(
                 decoder.hasIncompleteFrame == incomplete,
@@ -105,18 +108,26 @@ public enum FrameDecoderFuzz: FuzzTarget {
             switch result {
             case .success(let frame?):
                 try require(thrown == nil, "\(feed): a frame after the error \"\(thrown!)\"")
-                try require(frame.count <= plan.limit, "\(feed): a frame of \(frame.count) bytes above the limit \(plan.limit)")
-                try require(taken < expected.frames.count, "\(feed): frame \(taken) returned, the stream holds \(expected.frames.count)")
+                try require(
+                    frame.count <= plan.limit, "\(feed): a frame of \(frame.count) bytes above the limit \(plan.limit)")
+                try require(
+                    taken < expected.frames.count,
+                    "\(feed): frame \(taken) returned, the stream holds \(expected.frames.count)")
                 let range = expected.frames[taken]
                 try require(
-                    frame[...] == stream[range], "\(feed): frame \(taken) is \(hex(frame)), expected \(hex(stream[range]))")
-                try require(range.upperBound <= appended, "\(feed): frame \(taken) returned before all its bytes arrived")
+                    frame[...] == stream[range],
+                    "\(feed): frame \(taken) is \(hex(frame)), expected \(hex(stream[range]))")
+                try require(
+                    range.upperBound <= appended, "\(feed): frame \(taken) returned before all its bytes arrived")
                 taken += 1
-                try require(!plan.expectingPreface || decoder.prefaceReceived, "\(feed): a frame before the preface was received")
+                try require(
+                    !plan.expectingPreface || decoder.prefaceReceived,
+                    "\(feed): a frame before the preface was received")
                 let consumed = range.upperBound
                 try require(
                     decoder.bufferedByteCount == appended - consumed,
-                    "\(feed): \(decoder.bufferedByteCount) bytes buffered after frame \(taken - 1), expected \(appended - consumed)")
+                    "\(feed): \(decoder.bufferedByteCount) bytes buffered after frame \(taken - 1), expected \(appended - consumed)"
+                )
                 try check("after frame \(taken - 1)")
                 // R2: memory a large frame needed is given back once it is consumed, unless
                 // most of a retained buffer's worth is still unread.
@@ -144,7 +155,8 @@ public enum FrameDecoderFuzz: FuzzTarget {
                 try require(
                     expected.errorDetected(appended: appended, taken: taken) && expected.error?.code == error.code,
                     "\(feed): threw \"\(error)\" after \(taken) frames with \(appended) bytes appended; the reference "
-                        + (expected.error.map { "throws \($0.code) once \($0.detectedAt) bytes are here" } ?? "never throws"))
+                        + (expected.error.map { "throws \($0.code) once \($0.detectedAt) bytes are here" }
+                            ?? "never throws"))
                 thrown = error
                 try check("after the error")
                 return false
@@ -181,8 +193,12 @@ public enum FrameDecoderFuzz: FuzzTarget {
         while try takeOne() {}
         _ = try takeOne()  // once more: an error must repeat, a wait must stay a wait
         try require(
-            taken == expected.frames.count, "\(feed): \(taken) frames returned, the reference decodes \(expected.frames.count)")
-        try require((thrown == nil) == (expected.error == nil), "\(feed): threw \(thrown.map { "\($0)" } ?? "nothing"), the reference \(expected.error.map { "\($0.code)" } ?? "nothing")")
+            taken == expected.frames.count,
+            "\(feed): \(taken) frames returned, the reference decodes \(expected.frames.count)")
+        try require(
+            (thrown == nil) == (expected.error == nil),
+            "\(feed): threw \(thrown.map { "\($0)" } ?? "nothing"), the reference \(expected.error.map { "\($0.code)" } ?? "nothing")"
+        )
         if thrown == nil {
             let consumed = expected.frames.last?.upperBound ?? (expected.expectingPreface ? min(12, stream.count) : 0)
             try require(
@@ -238,7 +254,8 @@ struct ReferenceDecoder {
             let flags = stream[offset]
             let length = stream[(offset + 1)..<(offset + 5)].reduce(0) { $0 << 8 | Int($1) }
             let code: FrameError.Code? =
-                flags == 1 ? .compressedNotSupported : flags != 0 ? .badEnvelope : length > limit ? .messageTooLarge : nil
+                flags == 1
+                ? .compressedNotSupported : flags != 0 ? .badEnvelope : length > limit ? .messageTooLarge : nil
             if let code {
                 error = Failure(code: code, detectedAt: offset + 5, frameIndex: frames.count, inPreface: false)
                 return

@@ -1,8 +1,8 @@
 #if FUZZING
-import CLibFuzzer
+    import CLibFuzzer
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The `main` of every fuzz executable.
@@ -19,11 +19,11 @@ public enum FuzzDriver {
     /// - Parameter callback: a closure calling ``test(_:_:_:)`` for the target.
     public static func main<T: FuzzTarget>(_ target: T.Type, _ callback: Callback) -> Never {
         #if FUZZING
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, callback))
+            var argc = CommandLine.argc
+            var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+            exit(LLVMFuzzerRunDriver(&argc, &argv, callback))
         #else
-        exit(replay(target, arguments: Array(CommandLine.arguments.dropFirst())))
+            exit(replay(target, arguments: Array(CommandLine.arguments.dropFirst())))
         #endif
     }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The few file operations the replay needs, on libc (the fuzz library stays off Foundation,

@@ -5,7 +5,10 @@ extension HTTP2SessionFuzz {
     static func frame(type: UInt8, flags: UInt8 = 0, streamID: UInt32, _ payload: [UInt8] = []) -> [UInt8] {
         let length = payload.count
         return [UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff), type, flags]
-            + [UInt8(streamID >> 24 & 0x7f), UInt8(streamID >> 16 & 0xff), UInt8(streamID >> 8 & 0xff), UInt8(streamID & 0xff)]
+            + [
+                UInt8(streamID >> 24 & 0x7f), UInt8(streamID >> 16 & 0xff), UInt8(streamID >> 8 & 0xff),
+                UInt8(streamID & 0xff),
+            ]
             + payload
     }
 
@@ -23,8 +26,10 @@ extension HTTP2SessionFuzz {
     }
 
     static func grpcHeaders(_ path: String, extra: [(String, String)] = []) -> [(String, String)] {
-        [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "fuzz"),
-         ("content-type", "application/grpc"), ("te", "trailers")] + extra
+        [
+            (":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "fuzz"),
+            ("content-type", "application/grpc"), ("te", "trailers"),
+        ] + extra
     }
 
     /// A client's SETTINGS, then one gRPC request (HEADERS, DATA with END_STREAM) on `streamID`.
@@ -49,17 +54,36 @@ extension HTTP2SessionFuzz {
         return [
             ("borrow", [0] + seedRequest(path: MethodName.borrow, message: borrow, streamID: 1)),
             ("borrow-chunked", [3, 1, 7, 30] + seedRequest(path: MethodName.borrow, message: borrow, streamID: 1)),
-            ("borrow-timeout", [0] + seedRequest(path: MethodName.borrow, message: borrow, streamID: 1, extra: [("grpc-timeout", "20m")])),
-            ("watch-then-reset",
-             [0] + seedRequest(path: MethodName.watch, message: watch, streamID: 1)
-                + frame(type: 3, streamID: 1, [0, 0, 0, 8])),
+            (
+                "borrow-timeout",
+                [0]
+                    + seedRequest(
+                        path: MethodName.borrow, message: borrow, streamID: 1, extra: [("grpc-timeout", "20m")])
+            ),
+            (
+                "watch-then-reset",
+                [0] + seedRequest(path: MethodName.watch, message: watch, streamID: 1)
+                    + frame(type: 3, streamID: 1, [0, 0, 0, 8])
+            ),
             ("health-check", [0] + seedRequest(path: "/grpc.health.v1.Health/Check", message: health, streamID: 1)),
-            ("reflection-list",
-             [0] + seedRequest(path: "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", message: listServices, streamID: 1)),
-            ("two-streams-ping",
-             [0] + seedRequest(path: MethodName.stats, message: [], streamID: 1) + ping + windowUpdate
-                + seedRequest(path: MethodName.prefetch, message: [0x0a, 0x01, 0x61], streamID: 3, settings: false)),
-            ("bad-encoding", [0] + seedRequest(path: MethodName.borrow, message: borrow, streamID: 1, extra: [("grpc-encoding", "gzip")])),
+            (
+                "reflection-list",
+                [0]
+                    + seedRequest(
+                        path: "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", message: listServices,
+                        streamID: 1)
+            ),
+            (
+                "two-streams-ping",
+                [0] + seedRequest(path: MethodName.stats, message: [], streamID: 1) + ping + windowUpdate
+                    + seedRequest(path: MethodName.prefetch, message: [0x0a, 0x01, 0x61], streamID: 3, settings: false)
+            ),
+            (
+                "bad-encoding",
+                [0]
+                    + seedRequest(
+                        path: MethodName.borrow, message: borrow, streamID: 1, extra: [("grpc-encoding", "gzip")])
+            ),
         ]
     }
 }

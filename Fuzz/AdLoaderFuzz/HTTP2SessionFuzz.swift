@@ -82,7 +82,8 @@ public enum HTTP2SessionFuzz: FuzzTarget {
         var settings = SyntheticSource.Configuration()
         settings.latency = .milliseconds(10)
         let source = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
-        let loader = try NativeAdvertisementLoader(loaders: [feed], sources: ["synthetic": source], clock: clock, scheduler: clock)
+        let loader = try NativeAdvertisementLoader(
+            loaders: [feed], sources: ["synthetic": source], clock: clock, scheduler: clock)
         var limits = ServerLimits()
         limits.idleTimeout = .seconds(1)
         limits.maxMessageSize = 4096
@@ -115,7 +116,8 @@ public enum HTTP2SessionFuzz: FuzzTarget {
         var index = 0
         while output.count - index >= 9 {
             let length = Int(output[index]) << 16 | Int(output[index + 1]) << 8 | Int(output[index + 2])
-            let stream = UInt32(output[index + 5] & 0x7f) << 24 | UInt32(output[index + 6]) << 16
+            let stream =
+                UInt32(output[index + 5] & 0x7f) << 24 | UInt32(output[index + 6]) << 16
                 | UInt32(output[index + 7]) << 8 | UInt32(output[index + 8])
             if output[index + 3] == 1, stream == streamID { return true }
             index += 9 + length

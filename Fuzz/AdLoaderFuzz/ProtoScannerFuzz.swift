@@ -32,7 +32,9 @@ public enum ProtoScannerFuzz: FuzzTarget {
     static func compareStringCheck(_ bytes: UnsafeRawBufferPointer) throws(FuzzFailure) {
         let reference = bytes.contains(0) ? nil : String(validating: bytes, as: UTF8.self)
         let checked = validString(bytes)
-        try require(checked == reference, "validString \(hex(bytes)) gave \(String(describing: checked)), expected \(String(describing: reference))")
+        try require(
+            checked == reference,
+            "validString \(hex(bytes)) gave \(String(describing: checked)), expected \(String(describing: reference))")
         try require(
             isValidStringField(bytes) == (reference != nil),
             "isValidStringField \(hex(bytes)) is \(isValidStringField(bytes)), expected \(reference != nil)")

@@ -1,5 +1,5 @@
-public import AdLoaderTime
 public import AdLoaderLogging
+public import AdLoaderTime
 public import AdLoaderUV
 
 /// The admin HTTP listener: its own TCP port on the daemon's loop, serving GET requests to a

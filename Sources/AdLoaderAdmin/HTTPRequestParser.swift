@@ -124,8 +124,9 @@ public final class HTTPRequestParser {
                 message: "unsupported version HTTP/\(parser.pointee.http_major).\(parser.pointee.http_minor)")
             return 1
         }
-        if CHTTPParser_isChunked(parser) != 0 || (parser.pointee.content_length > 0
-            && parser.pointee.content_length != UInt64.max)
+        if CHTTPParser_isChunked(parser) != 0
+            || (parser.pointee.content_length > 0
+                && parser.pointee.content_length != UInt64.max)
         {
             failure = HTTPRequestError(code: .bodyNotAllowed, message: "the admin server accepts no request body")
             return 1

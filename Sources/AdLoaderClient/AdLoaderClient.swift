@@ -66,7 +66,8 @@ public final class AdLoaderClient: Sendable {
         adUnitID: String, loader: String = "", count: UInt32 = 0, timeout: Duration? = nil
     ) async throws -> PrefetchResult {
         let answer = try await unary(
-            method: MethodName.prefetch, request: PrefetchRequestMessage(adUnitID: adUnitID, loader: loader, count: count),
+            method: MethodName.prefetch,
+            request: PrefetchRequestMessage(adUnitID: adUnitID, loader: loader, count: count),
             timeout: timeout)
         return try Self.decode(PrefetchResponseMessage.self, answer).result
     }
@@ -85,7 +86,8 @@ public final class AdLoaderClient: Sendable {
         let answer = try await unary(method: MethodName.borrow, request: request, timeout: timeout)
         let response = try Self.decode(BorrowResponseMessage.self, answer)
         guard let result = response.result else {
-            throw Status(code: .internalError, message: "BorrowResponse with outcome \(response.outcome) and no usable lease")
+            throw Status(
+                code: .internalError, message: "BorrowResponse with outcome \(response.outcome) and no usable lease")
         }
         return result
     }
@@ -95,7 +97,8 @@ public final class AdLoaderClient: Sendable {
     /// - Throws: `Status` NOT_FOUND for an unknown lease.
     public func returnLease(_ leaseID: UInt64, shown: Bool, timeout: Duration? = nil) async throws -> ReturnOutcome? {
         let answer = try await unary(
-            method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: leaseID, shown: shown), timeout: timeout)
+            method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: leaseID, shown: shown),
+            timeout: timeout)
         return try Self.decode(ReturnResponseMessage.self, answer).outcome
     }
 
@@ -131,7 +134,8 @@ public final class AdLoaderClient: Sendable {
 
     /// Which daemon answered and what it runs (version, build, instance, uptime, features).
     public func serverInfo(timeout: Duration? = nil) async throws -> ServerInfoResponseMessage {
-        let answer = try await unary(method: MethodName.serverInfo, request: ServerInfoRequestMessage(), timeout: timeout)
+        let answer = try await unary(
+            method: MethodName.serverInfo, request: ServerInfoRequestMessage(), timeout: timeout)
         return try Self.decode(ServerInfoResponseMessage.self, answer)
     }
 
@@ -154,15 +158,18 @@ public final class AdLoaderClient: Sendable {
         _ request: AppOpenRequest, adUnitID: String, loader: String = "", timeout: Duration? = nil
     ) async throws -> AppOpenResponseMessage {
         let answer = try await unary(
-            method: MethodName.appOpen, request: AppOpenRequestMessage(request: request, adUnitID: adUnitID, loader: loader),
+            method: MethodName.appOpen,
+            request: AppOpenRequestMessage(request: request, adUnitID: adUnitID, loader: loader),
             timeout: timeout)
         return try Self.decode(AppOpenResponseMessage.self, answer)
     }
 
     /// Counters and gauges of the pools matching the filters (empty = all); see PROTOCOL.md 7.4.
-    public func stats(loader: String = "", adUnitID: String = "", timeout: Duration? = nil) async throws -> [PoolStats] {
+    public func stats(loader: String = "", adUnitID: String = "", timeout: Duration? = nil) async throws -> [PoolStats]
+    {
         let answer = try await unary(
-            method: MethodName.stats, request: StatsRequestMessage(loader: loader, adUnitID: adUnitID), timeout: timeout)
+            method: MethodName.stats, request: StatsRequestMessage(loader: loader, adUnitID: adUnitID), timeout: timeout
+        )
         return try Self.decode(StatsResponseMessage.self, answer).pools
     }
 
@@ -172,7 +179,8 @@ public final class AdLoaderClient: Sendable {
         -> StatsResponseMessage
     {
         let answer = try await unary(
-            method: MethodName.stats, request: StatsRequestMessage(loader: loader, adUnitID: adUnitID), timeout: timeout)
+            method: MethodName.stats, request: StatsRequestMessage(loader: loader, adUnitID: adUnitID), timeout: timeout
+        )
         return try Self.decode(StatsResponseMessage.self, answer)
     }
 
@@ -204,10 +212,12 @@ public final class AdLoaderClient: Sendable {
                         if let body = frame.message {
                             do throws(FrameError) {
                                 continuation.yield(try EventMessage(decoding: body).event)
-                            } catch where error.message.hasPrefix("kind: unknown event kind") {
+                            } catch  where error.message.hasPrefix("kind: unknown event kind") {
                                 continue  // a kind of a later version
                             } catch {
-                                throw Status(code: .internalError, message: "the server's answer does not decode: \(error.message)")
+                                throw Status(
+                                    code: .internalError,
+                                    message: "the server's answer does not decode: \(error.message)")
                             }
                         }
                     }
@@ -295,7 +305,9 @@ public final class AdLoaderClient: Sendable {
         }
     }
 
-    private static func localDeadline(callID: UInt64, timeout: Duration, connection: ClientConnection) -> Task<Void, Never> {
+    private static func localDeadline(callID: UInt64, timeout: Duration, connection: ClientConnection) -> Task<
+        Void, Never
+    > {
         Task {
             do {
                 try await Task.sleep(for: timeout + localDeadlineMargin)
@@ -304,7 +316,8 @@ public final class AdLoaderClient: Sendable {
             }
             connection.abandon(
                 callID: callID,
-                error: Status(code: .deadlineExceeded, message: "deadline of \(milliseconds(timeout)) ms exceeded (client)"),
+                error: Status(
+                    code: .deadlineExceeded, message: "deadline of \(milliseconds(timeout)) ms exceeded (client)"),
                 beforeStart: false)
         }
     }

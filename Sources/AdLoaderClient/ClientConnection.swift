@@ -2,7 +2,7 @@ import AdLoaderWire
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One connection to an adloaderd: a socket, one reader thread, and a table of the calls in
@@ -134,7 +134,9 @@ final class ClientConnection: Sendable {
     /// Stops the connection: every call in flight fails with UNAVAILABLE.
     func close() {
         state.withLock { s in
-            if s.closedStatus == nil { s.closedStatus = Status(code: .unavailable, message: "connection closed by the client") }
+            if s.closedStatus == nil {
+                s.closedStatus = Status(code: .unavailable, message: "connection closed by the client")
+            }
         }
         shutdownSocket()
     }
@@ -170,7 +172,9 @@ final class ClientConnection: Sendable {
             }
             decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             do {
-                while let frame = try decoder.withNextMessage({ body in Result { () throws(FrameError) in try ResponseFrame(decoding: body) } }) {
+                while let frame = try decoder.withNextMessage({ body in
+                    Result { () throws(FrameError) in try ResponseFrame(decoding: body) }
+                }) {
                     dispatch(try frame.get())
                 }
             } catch {
@@ -201,7 +205,8 @@ final class ClientConnection: Sendable {
                 s.serverStatus = frame.status
                 guard frame.end, !frame.status.isOK else { return false }
                 if s.closedStatus == nil {
-                    s.closedStatus = Status(code: .unavailable, message: "the server is closing the connection (\(frame.status))")
+                    s.closedStatus = Status(
+                        code: .unavailable, message: "the server is closing the connection (\(frame.status))")
                 }
                 s.closeWhenIdle = true
                 return s.pending.isEmpty

@@ -13,7 +13,9 @@ public enum Endpoint: Hashable, Sendable, CustomStringConvertible {
     public init(parsing text: String) throws(AdLoaderClientError) {
         if text.hasPrefix("unix:") {
             let path = String(text.dropFirst(5))
-            guard !path.isEmpty else { throw AdLoaderClientError(code: .invalidEndpoint, message: "empty Unix socket path") }
+            guard !path.isEmpty else {
+                throw AdLoaderClientError(code: .invalidEndpoint, message: "empty Unix socket path")
+            }
             self = .unix(path: path)
             return
         }
@@ -23,7 +25,8 @@ public enum Endpoint: Hashable, Sendable, CustomStringConvertible {
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
-            throw AdLoaderClientError(code: .invalidEndpoint, message: "\"\(text)\" is not HOST:PORT with a port in 1...65535")
+            throw AdLoaderClientError(
+                code: .invalidEndpoint, message: "\"\(text)\" is not HOST:PORT with a port in 1...65535")
         }
         self = .tcp(host: host, port: port)
     }

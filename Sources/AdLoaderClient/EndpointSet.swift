@@ -34,10 +34,13 @@ public struct EndpointSet: Sendable, Hashable {
         }
         var endpoints: [Endpoint] = []
         for name in names {
-            guard !name.isEmpty else { throw AdLoaderClientError(code: .invalidEndpoint, message: "empty endpoint in the list") }
+            guard !name.isEmpty else {
+                throw AdLoaderClientError(code: .invalidEndpoint, message: "empty endpoint in the list")
+            }
             let endpoint = try Endpoint(parsing: name)
             guard case .tcp = endpoint else {
-                throw AdLoaderClientError(code: .invalidEndpoint, message: "\"\(name)\": only HOST:PORT endpoints can be hashed")
+                throw AdLoaderClientError(
+                    code: .invalidEndpoint, message: "\"\(name)\": only HOST:PORT endpoints can be hashed")
             }
             guard !endpoints.contains(endpoint) else {
                 throw AdLoaderClientError(code: .invalidEndpoint, message: "\"\(name)\" is listed twice")
@@ -75,7 +78,8 @@ extension AdLoaderClient {
                 failures.append("\(endpoint): \(error.message)")
             }
         }
-        throw AdLoaderClientError(code: .connectFailed, message: "no endpoint reachable (\(failures.joined(separator: "; ")))")
+        throw AdLoaderClientError(
+            code: .connectFailed, message: "no endpoint reachable (\(failures.joined(separator: "; ")))")
     }
 }
 

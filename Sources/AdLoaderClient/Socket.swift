@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Blocking POSIX socket calls used by ``ClientConnection``.
@@ -20,9 +20,9 @@ enum Socket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
-        hints.ai_socktype = SOCK_STREAM
+            hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>? = nil
         let rc = getaddrinfo(host, String(port), &hints, &list)
@@ -48,7 +48,8 @@ enum Socket {
             lastError = errno
             close(fd)
         }
-        throw AdLoaderClientError(code: .connectFailed, message: "cannot connect to \(host):\(port): \(errorText(lastError))")
+        throw AdLoaderClientError(
+            code: .connectFailed, message: "cannot connect to \(host):\(port): \(errorText(lastError))")
     }
 
     private static func connectUnix(path: String) throws(AdLoaderClientError) -> Int32 {
@@ -57,16 +58,17 @@ enum Socket {
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         let bytes = Array(path.utf8)
         guard bytes.count < capacity else {
-            throw AdLoaderClientError(code: .invalidEndpoint, message: "Unix socket path longer than \(capacity - 1) bytes")
+            throw AdLoaderClientError(
+                code: .invalidEndpoint, message: "Unix socket path longer than \(capacity - 1) bytes")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
         #if canImport(Glibc)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let fd = socket(AF_UNIX, SOCK_STREAM, 0)
+            let fd = socket(AF_UNIX, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else {
             throw AdLoaderClientError(code: .connectFailed, message: "socket: \(errorText(errno))")
@@ -79,7 +81,8 @@ enum Socket {
         guard rc == 0 else {
             let code = errno
             close(fd)
-            throw AdLoaderClientError(code: .connectFailed, message: "cannot connect to unix:\(path): \(errorText(code))")
+            throw AdLoaderClientError(
+                code: .connectFailed, message: "cannot connect to unix:\(path): \(errorText(code))")
         }
         return fd
     }

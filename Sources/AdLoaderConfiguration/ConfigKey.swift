@@ -34,7 +34,8 @@ package struct ConfigKey<Target: Sendable>: Sendable {
     ) -> Self {
         Self(
             key: key, flag: flag, help: help, show: { type.format($0[keyPath: path]) },
-            apply: { (target, value, field) throws(ConfigError) in target[keyPath: path] = try type.parse(value, field) })
+            apply: { (target, value, field) throws(ConfigError) in target[keyPath: path] = try type.parse(value, field)
+            })
     }
 
     /// The environment variable of this row's flag: `--max-connections` → `ADLOADERD_MAX_CONNECTIONS`.

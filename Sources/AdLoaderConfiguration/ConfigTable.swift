@@ -28,7 +28,9 @@ package struct ConfigTable<Target: Sendable>: Sendable {
     /// dotted keys (`"retry": { "delay": 1 }` for `retry.delay`) is applied member by member.
     /// - Parameter prefix: the object's dotted path, for errors (`loaders.feed`).
     /// - Throws: ``ConfigError`` naming the member: an unknown key, or a value that does not parse.
-    package func apply(_ members: [(key: String, value: JSONValue)], to target: inout Target, prefix: String) throws(ConfigError) {
+    package func apply(_ members: [(key: String, value: JSONValue)], to target: inout Target, prefix: String)
+        throws(ConfigError)
+    {
         try apply(members, to: &target, prefix: prefix, keyPrefix: "")
     }
 
@@ -48,7 +50,8 @@ package struct ConfigTable<Target: Sendable>: Sendable {
             } else if let place = moved[key] {
                 throw ConfigError(field: field, message: "no longer a setting here: \(place)")
             } else {
-                throw ConfigError(field: field, message: "unknown setting" + suggestion(for: name, keyPrefix: keyPrefix))
+                throw ConfigError(
+                    field: field, message: "unknown setting" + suggestion(for: name, keyPrefix: keyPrefix))
             }
         }
     }

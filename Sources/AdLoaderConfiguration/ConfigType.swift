@@ -46,7 +46,9 @@ extension ConfigType where Value == Int {
 }
 
 extension ConfigType where Value == UInt64 {
-    package static var uint64: Self { Self(parse: { (v, f) throws(ConfigError) in try v.uint64(f) }, format: { String($0) }) }
+    package static var uint64: Self {
+        Self(parse: { (v, f) throws(ConfigError) in try v.uint64(f) }, format: { String($0) })
+    }
 }
 
 extension ConfigType where Value == UInt32 {
@@ -65,7 +67,9 @@ extension ConfigType where Value == Double {
 }
 
 extension ConfigType where Value == Bool {
-    package static var bool: Self { Self(parse: { (v, f) throws(ConfigError) in try v.bool(f) }, format: { String($0) }) }
+    package static var bool: Self {
+        Self(parse: { (v, f) throws(ConfigError) in try v.bool(f) }, format: { String($0) })
+    }
 }
 
 extension ConfigType where Value == Duration {
@@ -149,7 +153,8 @@ extension ConfigType {
     }
 
     /// One of an enumeration's cases, named by their raw values (`native`, `appOpen`, ...).
-    package static func choice() -> Self where Value: RawRepresentable & CaseIterable & Equatable & Sendable, Value.RawValue == String {
+    package static func choice() -> Self
+    where Value: RawRepresentable & CaseIterable & Equatable & Sendable, Value.RawValue == String {
         choice(Value.allCases.map { ($0.rawValue, $0) })
     }
 

@@ -49,8 +49,10 @@ extension ConformanceRun {
             let connection = try connect()
             defer { connection.close() }
             // Only the 5-byte prefix: the server must refuse before the body (and allocating for it).
-            try connection.send([0x00, UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF),
-                                 UInt8(length & 0xFF)])
+            try connection.send([
+                0x00, UInt8(length >> 24), UInt8((length >> 16) & 0xFF), UInt8((length >> 8) & 0xFF),
+                UInt8(length & 0xFF),
+            ])
             let observed = connection.observe()
             let summary = try expectConnectionError(
                 observed, .resourceExhausted, "length prefix \(length) (limit \(limit))")
@@ -65,12 +67,17 @@ extension ConformanceRun {
         let attempts: [(String, [UInt8])] = [
             ("an HTTP/1.1 request", Array("GET / HTTP/1.1\r\nHost: adloader\r\n\r\n".utf8)),
             ("a future version", Array("ADLOADER/9\r\n".utf8)),
-            ("a frame without preface", {
-                var bytes: [UInt8] = []
-                RequestFrame(callID: 1, method: MethodName.stats, message: Requests.stats(loader: loader, adUnitID: ""))
+            (
+                "a frame without preface",
+                {
+                    var bytes: [UInt8] = []
+                    RequestFrame(
+                        callID: 1, method: MethodName.stats, message: Requests.stats(loader: loader, adUnitID: "")
+                    )
                     .appendFrame(to: &bytes)
-                return bytes
-            }()),
+                    return bytes
+                }()
+            ),
         ]
         for (what, bytes) in attempts {
             let connection = try connectRaw()
@@ -113,7 +120,8 @@ extension ConformanceRun {
             var bytes: [UInt8] = []
             FrameEncoder.append(body, to: &bytes)
             try connection.send(bytes)
-            let summary = try expectConnectionError(connection.observe(), .invalidArgument, "an envelope with a \(what)")
+            let summary = try expectConnectionError(
+                connection.observe(), .invalidArgument, "an envelope with a \(what)")
             details.append("\(what): \(summary)")
             try expectServerHealthy(after: "a garbage envelope")
         }
@@ -143,9 +151,11 @@ extension ConformanceRun {
         // Watches stay in flight until cancelled.
         let adUnit = freshAdUnit("in-flight")
         let watches = (0..<limit).map { _ in connection.makeCallID() }
-        try connection.send(watches.map {
-            RequestFrame(callID: $0, method: MethodName.watch, message: Requests.watch(loader: loader, adUnitID: adUnit))
-        })
+        try connection.send(
+            watches.map {
+                RequestFrame(
+                    callID: $0, method: MethodName.watch, message: Requests.watch(loader: loader, adUnitID: adUnit))
+            })
         let extra = try connection.call(MethodName.stats, Requests.stats(loader: loader, adUnitID: ""))
         let status = try extra.expect(.resourceExhausted, "call \(limit + 1) with \(limit) calls in flight")
         if let early = connection.stashedCallIDs.first {
@@ -173,11 +183,12 @@ extension ConformanceRun {
         let wait = UInt32(clamping: min(limitsWaitMilliseconds, timeout.milliseconds * 3))
         let adUnit = freshAdUnit("parked-limit")
         let parked = (0..<limit).map { _ in connection.makeCallID() }
-        try connection.send(parked.map {
-            RequestFrame(
-                callID: $0, method: MethodName.borrow,
-                message: Requests.borrow(adUnit, loader: parkingLoader, waitMilliseconds: wait))
-        })
+        try connection.send(
+            parked.map {
+                RequestFrame(
+                    callID: $0, method: MethodName.borrow,
+                    message: Requests.borrow(adUnit, loader: parkingLoader, waitMilliseconds: wait))
+            })
         let extra = try connection.call(
             MethodName.borrow, Requests.borrow(adUnit, loader: parkingLoader, waitMilliseconds: wait))
         let status = try extra.expect(.resourceExhausted, "parked borrow \(limit + 1) with \(limit) parked")
@@ -273,9 +284,11 @@ extension ConformanceRun {
             .leased, "Borrow for the slot")
         var batch: [UInt8] = []
         for _ in 0..<1_000 {
-            RequestFrame(callID: connection.makeCallID(), method: MethodName.borrow,
-                         message: Requests.borrow(adUnit, loader: loader, slot: slot))
-                .appendFrame(to: &batch)
+            RequestFrame(
+                callID: connection.makeCallID(), method: MethodName.borrow,
+                message: Requests.borrow(adUnit, loader: loader, slot: slot)
+            )
+            .appendFrame(to: &batch)
         }
         let budget = 32 * 1024 * 1024
         var sent = 0
@@ -289,6 +302,7 @@ extension ConformanceRun {
             }
             sent += batch.count
         }
-        throw CheckFailure("the server kept reading \(budget / 1024 / 1024) MiB of requests whose answers were never read")
+        throw CheckFailure(
+            "the server kept reading \(budget / 1024 / 1024) MiB of requests whose answers were never read")
     }
 }

@@ -50,7 +50,8 @@ extension ConformanceRun {
         let scoped = try connection.call(
             MethodName.stats, Requests.stats(loader: loader, adUnitID: ""), timeoutMilliseconds: 5_000,
             metadata: [MetadataEntry(key: "authorization", value: "Bearer conformance")])
-        let pools = try decode(StatsResponseMessage.self, try scoped.okMessage("Stats (loader)"), "Stats (loader)").pools
+        let pools = try decode(StatsResponseMessage.self, try scoped.okMessage("Stats (loader)"), "Stats (loader)")
+            .pools
         if let stray = pools.first(where: { $0.loader != loader }) {
             throw CheckFailure("Stats for loader \"\(loader)\" listed a pool of loader \"\(stray.loader)\"")
         }
@@ -144,7 +145,8 @@ extension ConformanceRun {
             of: try connection.call(MethodName.borrow, Requests.borrow(adUnit, loader: loader, slot: slot)),
             .reused, "second Borrow for the same slot")
         guard again.id == first.id, again.ad.id == first.ad.id else {
-            throw CheckFailure("the same slot got lease \(again.id) (ad \(again.ad.id)), not \(first.id) (ad \(first.ad.id))")
+            throw CheckFailure(
+                "the same slot got lease \(again.id) (ad \(again.ad.id)), not \(first.id) (ad \(first.ad.id))")
         }
         let other = try lease(
             of: try connection.call(
@@ -196,8 +198,9 @@ extension ConformanceRun {
                 .okMessage("Return on another connection"), "Return"
         ).outcome
         guard outcome == .consumed || outcome == .backInPool else {
-            throw CheckFailure("Return shown: expected CONSUMED (or BACK_IN_POOL below the show count), got "
-                + String(describing: outcome))
+            throw CheckFailure(
+                "Return shown: expected CONSUMED (or BACK_IN_POOL below the show count), got "
+                    + String(describing: outcome))
         }
         return .passed("lease \(lent.id) returned shown on a new connection: \(outcome.map { "\($0)" } ?? "nil")")
     }
@@ -248,14 +251,17 @@ extension ConformanceRun {
         try connection.call(MethodName.prefetch, Requests.prefetch(tooLong, loader: loader))
             .expect(.invalidArgument, naming: "ad_unit_id", "Prefetch with a \(limit + 1)-byte ad_unit_id")
         try connection.call(
-            MethodName.borrow, Requests.borrow(freshAdUnit("slot"), loader: loader, slot: String(repeating: "s", count: limit + 1))
+            MethodName.borrow,
+            Requests.borrow(freshAdUnit("slot"), loader: loader, slot: String(repeating: "s", count: limit + 1))
         ).expect(.invalidArgument, naming: "slot_key", "Borrow with a \(limit + 1)-byte slot_key")
         try connection.call(
-            MethodName.prefetch, Requests.prefetch(freshAdUnit("loader"), loader: String(repeating: "l", count: limit + 1))
+            MethodName.prefetch,
+            Requests.prefetch(freshAdUnit("loader"), loader: String(repeating: "l", count: limit + 1))
         ).expect(.invalidArgument, naming: "loader", "Prefetch with a \(limit + 1)-byte loader")
         let pools = try decode(
             StatsResponseMessage.self,
-            try connection.call(MethodName.stats, Requests.stats(loader: loader, adUnitID: "")).okMessage("Stats"), "Stats"
+            try connection.call(MethodName.stats, Requests.stats(loader: loader, adUnitID: "")).okMessage("Stats"),
+            "Stats"
         ).pools
         if pools.contains(where: { $0.adUnitID.utf8.count > limit }) {
             throw CheckFailure("a refused identifier created a pool")

@@ -45,7 +45,9 @@ extension ConformanceRun {
         defer { connection.close() }
         let adUnit = freshAdUnit("plan-round-trip")
         _ = try connection.call(MethodName.prefetch, Requests.prefetch(adUnit, loader: loader))
-        let request = PlanRequestMessage(feedID: "conformance-\(adUnit)", adUnitID: adUnit, loader: loader, firstVisible: 0, lastVisible: 0, ahead: 30)
+        let request = PlanRequestMessage(
+            feedID: "conformance-\(adUnit)", adUnitID: adUnit, loader: loader, firstVisible: 0, lastVisible: 0,
+            ahead: 30)
         let first = try connection.call(MethodName.plan, request, as: PlanResponseMessage.self).plan
         let second = try connection.call(MethodName.plan, request, as: PlanResponseMessage.self).plan
         let positions = first.positions.map(\.position)
@@ -53,7 +55,9 @@ extension ConformanceRun {
             throw CheckFailure("Plan positions not ascending and distinct: \(positions)")
         }
         if second.positions.map(\.position) != positions {
-            throw CheckFailure("the same window planned twice answered positions \(positions), then \(second.positions.map(\.position))")
+            throw CheckFailure(
+                "the same window planned twice answered positions \(positions), then \(second.positions.map(\.position))"
+            )
         }
         if !first.created || second.created { throw CheckFailure("created: \(first.created), then \(second.created)") }
         var ads = 0
@@ -63,7 +67,8 @@ extension ConformanceRun {
                 if x.id != y.id || x.ad.id != y.ad.id { throw CheckFailure("position \(a.position) changed its ad") }
                 ads += 1
             case (.ad, _): throw CheckFailure("position \(a.position) lost its ad")
-            case (.empty, let state) where state != .empty: throw CheckFailure("position \(a.position) rendered empty got \(state)")
+            case (.empty, let state) where state != .empty:
+                throw CheckFailure("position \(a.position) rendered empty got \(state)")
             default: break
             }
         }
@@ -74,12 +79,18 @@ extension ConformanceRun {
         let connection = try connectCalls()
         defer { connection.close() }
         let status = try connection.call(
-            MethodName.plan, PlanRequestMessage(feedID: "f", adUnitID: "u", loader: loader, firstVisible: 5, lastVisible: 4)
+            MethodName.plan,
+            PlanRequestMessage(feedID: "f", adUnitID: "u", loader: loader, firstVisible: 5, lastVisible: 4)
         ).expect(.invalidArgument, naming: "last_visible", "Plan with last_visible before first_visible")
-        try connection.call(MethodName.plan, PlanRequestMessage(feedID: "", adUnitID: "u", loader: loader, firstVisible: 0, lastVisible: 4))
-            .expect(.invalidArgument, naming: "feed_id", "Plan with an empty feed_id")
         try connection.call(
-            MethodName.plan, PlanRequestMessage(feedID: "f", adUnitID: "u", loader: loader, firstVisible: 0, lastVisible: 4, ahead: 100_000)
+            MethodName.plan,
+            PlanRequestMessage(feedID: "", adUnitID: "u", loader: loader, firstVisible: 0, lastVisible: 4)
+        )
+        .expect(.invalidArgument, naming: "feed_id", "Plan with an empty feed_id")
+        try connection.call(
+            MethodName.plan,
+            PlanRequestMessage(
+                feedID: "f", adUnitID: "u", loader: loader, firstVisible: 0, lastVisible: 4, ahead: 100_000)
         ).expect(.invalidArgument, naming: "visible", "Plan of a window beyond 512 positions")
         return .passed("\(status)")
     }
@@ -87,18 +98,24 @@ extension ConformanceRun {
     func serverInfoRoundTrip() throws(CheckFailure) -> CheckOutcome {
         let connection = try connectCalls()
         defer { connection.close() }
-        let first = try connection.call(MethodName.serverInfo, ServerInfoRequestMessage(), as: ServerInfoResponseMessage.self)
+        let first = try connection.call(
+            MethodName.serverInfo, ServerInfoRequestMessage(), as: ServerInfoResponseMessage.self)
         if first.version.isEmpty { throw CheckFailure("ServerInfo answered an empty version") }
         if first.protocolVersion != BuildInfo.protocolVersion {
-            throw CheckFailure("ServerInfo protocol \"\(first.protocolVersion)\", expected \"\(BuildInfo.protocolVersion)\"")
+            throw CheckFailure(
+                "ServerInfo protocol \"\(first.protocolVersion)\", expected \"\(BuildInfo.protocolVersion)\"")
         }
-        if first.features != first.features.sorted() { throw CheckFailure("ServerInfo features not sorted: \(first.features)") }
-        let second = try connection.call(MethodName.serverInfo, ServerInfoRequestMessage(), as: ServerInfoResponseMessage.self)
+        if first.features != first.features.sorted() {
+            throw CheckFailure("ServerInfo features not sorted: \(first.features)")
+        }
+        let second = try connection.call(
+            MethodName.serverInfo, ServerInfoRequestMessage(), as: ServerInfoResponseMessage.self)
         if second.uptimeMilliseconds < first.uptimeMilliseconds {
             throw CheckFailure("uptime went back: \(first.uptimeMilliseconds) ms, then \(second.uptimeMilliseconds) ms")
         }
         return .passed(
-            "\(first.version) (\(first.build)), instance \"\(first.instance)\", features \(first.features.joined(separator: ","))")
+            "\(first.version) (\(first.build)), instance \"\(first.instance)\", features \(first.features.joined(separator: ","))"
+        )
     }
 
     func setLoaderEnabledRoundTrip() throws(CheckFailure) -> CheckOutcome {
@@ -126,7 +143,9 @@ extension ConformanceRun {
             let answer = try decode(ReloadResponseMessage.self, try result.okMessage("Reload"), "Reload")
             // The same file read again: nothing added or removed.
             if !answer.result.added.isEmpty || !answer.result.removed.isEmpty {
-                throw CheckFailure("reloading an unchanged configuration added \(answer.result.added), removed \(answer.result.removed)")
+                throw CheckFailure(
+                    "reloading an unchanged configuration added \(answer.result.added), removed \(answer.result.removed)"
+                )
             }
             return .passed("unchanged: \(answer.result.unchanged.joined(separator: ","))")
         case .failedPrecondition where result.status.message.contains("without a configuration"):

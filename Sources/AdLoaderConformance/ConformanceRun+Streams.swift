@@ -41,7 +41,8 @@ extension ConformanceRun {
         let stats = connection.makeCallID()
         try connection.send([
             parkedBorrow(borrow),
-            RequestFrame(callID: stats, method: MethodName.stats, message: Requests.stats(loader: loader, adUnitID: "")),
+            RequestFrame(
+                callID: stats, method: MethodName.stats, message: Requests.stats(loader: loader, adUnitID: "")),
         ])
         let first = try connection.nextFrame(until: ContinuousClock.now + timeout)
         guard first.callID == stats else {
@@ -94,7 +95,8 @@ extension ConformanceRun {
         let borrow = connection.makeCallID()
         let started = ContinuousClock.now
         try connection.send([parkedBorrow(borrow, timeoutMilliseconds: deadline)])
-        let status = try connection.awaitEnd(of: borrow).expect(.deadlineExceeded, "a Borrow with timeout_ms \(deadline)")
+        let status = try connection.awaitEnd(of: borrow).expect(
+            .deadlineExceeded, "a Borrow with timeout_ms \(deadline)")
         let elapsed = ContinuousClock.now - started
         if options.parkingLoader != nil, elapsed < .milliseconds(Int64(deadline) - 20) {
             throw CheckFailure("DEADLINE_EXCEEDED after \(elapsed.milliseconds) ms, before the \(deadline) ms deadline")
@@ -185,7 +187,8 @@ extension ConformanceRun {
         let all = connection.makeCallID()
         let finishedOnly = connection.makeCallID()
         try connection.send([
-            RequestFrame(callID: all, method: MethodName.watch, message: Requests.watch(loader: loader, adUnitID: adUnit)),
+            RequestFrame(
+                callID: all, method: MethodName.watch, message: Requests.watch(loader: loader, adUnitID: adUnit)),
             RequestFrame(
                 callID: finishedOnly, method: MethodName.watch,
                 message: Requests.watch(loader: loader, adUnitID: adUnit, kinds: [.loadFinished])),
@@ -267,7 +270,8 @@ extension ConformanceRun {
                 throw CheckFailure("call \(frame.callID) was answered twice")
             }
             if let pair = borrows.removeValue(forKey: frame.callID) {
-                let result = CallResult(callID: frame.callID, messages: frame.message.map { [$0] } ?? [], status: frame.status)
+                let result = CallResult(
+                    callID: frame.callID, messages: frame.message.map { [$0] } ?? [], status: frame.status)
                 let lent = try lease(of: result, .leased, "Borrow #\(pair)")
                 if let holder = leasedAds[lent.ad.id] {
                     throw CheckFailure("ad \(lent.ad.id) lent under lease \(lent.id) while lease \(holder) held it")
@@ -276,18 +280,21 @@ extension ConformanceRun {
                 let returnID = connection.makeCallID()
                 returns[returnID] = pair
                 var frames = [
-                    RequestFrame(callID: returnID, method: MethodName.returnLease, message: Requests.returnLease(lent.id))
+                    RequestFrame(
+                        callID: returnID, method: MethodName.returnLease, message: Requests.returnLease(lent.id))
                 ]
                 // The Return goes first on the wire, so its ad is back before the next Borrow.
                 leasedAds[lent.ad.id] = nil
                 if started < total { frames.append(borrowFrame()) }
                 try connection.send(frames)
             } else if let pair = returns.removeValue(forKey: frame.callID) {
-                let result = CallResult(callID: frame.callID, messages: frame.message.map { [$0] } ?? [], status: frame.status)
+                let result = CallResult(
+                    callID: frame.callID, messages: frame.message.map { [$0] } ?? [], status: frame.status)
                 let outcome = try decode(ReturnResponseMessage.self, try result.okMessage("Return #\(pair)"), "Return")
                     .outcome
                 guard outcome == .backInPool else {
-                    throw CheckFailure("Return #\(pair) unshown: expected BACK_IN_POOL, got \(String(describing: outcome))")
+                    throw CheckFailure(
+                        "Return #\(pair) unshown: expected BACK_IN_POOL, got \(String(describing: outcome))")
                 }
                 completed += 1
             } else {
@@ -312,8 +319,10 @@ extension ConformanceRun {
             pending.insert(id)
             frames.append(
                 index.isMultiple(of: 2)
-                    ? RequestFrame(callID: id, method: MethodName.stats, message: Requests.stats(loader: loader, adUnitID: adUnit))
-                    : RequestFrame(callID: id, method: MethodName.borrow, message: Requests.borrow(adUnit, loader: loader)))
+                    ? RequestFrame(
+                        callID: id, method: MethodName.stats, message: Requests.stats(loader: loader, adUnitID: adUnit))
+                    : RequestFrame(
+                        callID: id, method: MethodName.borrow, message: Requests.borrow(adUnit, loader: loader)))
         }
         try connection.send(frames)
         let deadline = ContinuousClock.now + timeout * 2
@@ -333,9 +342,12 @@ extension ConformanceRun {
             }
         }
         if !leases.isEmpty {
-            try connection.send(leases.map {
-                RequestFrame(callID: connection.makeCallID(), method: MethodName.returnLease, message: Requests.returnLease($0))
-            })
+            try connection.send(
+                leases.map {
+                    RequestFrame(
+                        callID: connection.makeCallID(), method: MethodName.returnLease,
+                        message: Requests.returnLease($0))
+                })
         }
         return .passed("\(count) Stats and Borrow calls in one \(frames.count)-frame write, each answered once")
     }
@@ -345,7 +357,9 @@ extension ConformanceRun {
         defer { connection.close() }
         for byte in ProtocolPreface.bytes { try connection.send([byte]) }
         let answer = try connection.readRaw(ProtocolPreface.count)
-        guard answer == ProtocolPreface.bytes else { throw CheckFailure("preface sent bytewise answered \(hex(answer))") }
+        guard answer == ProtocolPreface.bytes else {
+            throw CheckFailure("preface sent bytewise answered \(hex(answer))")
+        }
         connection.markPrefaceConsumed()
         let id = connection.makeCallID()
         var bytes: [UInt8] = []

@@ -194,7 +194,8 @@ final class ConformanceRun {
         self.options = options
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let mixed = UInt64(truncatingIfNeeded: now.tv_sec) &* 1_000_000_007 &+ UInt64(truncatingIfNeeded: now.tv_nsec)
+        let mixed =
+            UInt64(truncatingIfNeeded: now.tv_sec) &* 1_000_000_007 &+ UInt64(truncatingIfNeeded: now.tv_nsec)
             &+ UInt64(truncatingIfNeeded: getpid()) << 40
         runToken = String(mixed % 0xFFFF_FFFF, radix: 36)
     }

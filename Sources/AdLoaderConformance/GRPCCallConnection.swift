@@ -47,10 +47,12 @@ package final class GRPCCallConnection: CallConnection {
             throw CheckFailure("nghttp2: cannot create callbacks")
         }
         defer { nghttp2_session_callbacks_del(callbacks) }
-        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) {
+            _, frame, name, nameLength, value, valueLength, _, user in
             guard let frame, let name, let value, let user else { return 0 }
             let me = Unmanaged<GRPCCallConnection>.fromOpaque(user).takeUnretainedValue()
-            me.calls[frame.pointee.hd.stream_id]?.headers[String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)] =
+            me.calls[frame.pointee.hd.stream_id]?.headers[
+                String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)] =
                 String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
             return 0
         }
@@ -181,7 +183,9 @@ package final class GRPCCallConnection: CallConnection {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func withHeaderList(_ pairs: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Int32) -> Int32 {
+    private static func withHeaderList(_ pairs: [(String, String)], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Int32)
+        -> Int32
+    {
         var storage: [UInt8] = []
         var ranges: [(Range<Int>, Range<Int>)] = []
         for (name, value) in pairs {
@@ -196,7 +200,8 @@ package final class GRPCCallConnection: CallConnection {
             let base = bytes.baseAddress!
             let list = ranges.map {
                 nghttp2_nv(
-                    name: base + $0.0.lowerBound, value: base + $0.1.lowerBound, namelen: $0.0.count, valuelen: $0.1.count,
+                    name: base + $0.0.lowerBound, value: base + $0.1.lowerBound, namelen: $0.0.count,
+                    valuelen: $0.1.count,
                     flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
             }
             return list.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }

@@ -56,7 +56,8 @@ final class AdminRoutes {
         case "/", "/dashboard":
             return HTTPResponse(contentType: "text/html; charset=utf-8", text: DashboardPage.html)
         case "/dashboard.json":
-            return HTTPResponse(contentType: "application/json", text: history.json(ready: metrics.readiness, unixMilliseconds: now()))
+            return HTTPResponse(
+                contentType: "application/json", text: history.json(ready: metrics.readiness, unixMilliseconds: now()))
         default:
             return HTTPResponse(
                 status: .notFound, text: "not found; try /metrics, /healthz, /readyz or / (dashboard)\n")

@@ -47,15 +47,19 @@ public struct CapStoreConfiguration: Hashable, Sendable {
 
     /// - Throws: ``ConfigError`` naming the setting.
     public func validate() throws(ConfigError) {
-        if type == .sqlite && sqlitePath.isEmpty { throw ConfigError(field: "capStore.sqlitePath", message: "must not be empty") }
+        if type == .sqlite && sqlitePath.isEmpty {
+            throw ConfigError(field: "capStore.sqlitePath", message: "must not be empty")
+        }
         if redisHost.isEmpty { throw ConfigError(field: "capStore.redisHost", message: "must not be empty") }
         if redisKeyPrefix.isEmpty { throw ConfigError(field: "capStore.redisKeyPrefix", message: "must not be empty") }
         if redisKeyPrefix.contains(where: { $0 == "{" || $0 == "}" }) {
             throw ConfigError(
-                field: "capStore.redisKeyPrefix", message: "must not contain { or }: the store puts the device in a hash tag")
+                field: "capStore.redisKeyPrefix",
+                message: "must not contain { or }: the store puts the device in a hash tag")
         }
         if !redisUser.isEmpty && redisPasswordFile.isEmpty {
-            throw ConfigError(field: "capStore.redisUser", message: "needs capStore.redisPasswordFile (AUTH user password)")
+            throw ConfigError(
+                field: "capStore.redisUser", message: "needs capStore.redisPasswordFile (AUTH user password)")
         }
         if redisTimeout <= .zero { throw ConfigError(field: "capStore.redisTimeout", message: "must be positive") }
         if redisReconnectInterval < .zero {
@@ -88,7 +92,8 @@ public struct CapStoreConfiguration: Hashable, Sendable {
         guard let data = FileManager.default.contents(atPath: redisPasswordFile) else {
             throw CapStoreError("redisPasswordFile \(redisPasswordFile): cannot be read")
         }
-        let password = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let password =
+            String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             .first.map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\r")) } ?? ""
         if password.isEmpty { throw CapStoreError("redisPasswordFile \(redisPasswordFile): empty first line") }
         return RedisCredentials(user: redisUser.isEmpty ? nil : redisUser, password: password)

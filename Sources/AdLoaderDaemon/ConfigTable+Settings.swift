@@ -1,5 +1,5 @@
-import AdLoaderCore
 import AdLoaderConfiguration
+import AdLoaderCore
 
 // The configuration framework (AdLoaderConfiguration) knows tables and rows; what a row is as a
 // setting of the daemon's whole configuration (flags, variables, `--help`) is the daemon's.

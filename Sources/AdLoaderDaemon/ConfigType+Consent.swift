@@ -1,5 +1,5 @@
-import AdLoaderCore
 import AdLoaderConfiguration
+import AdLoaderCore
 import AdLoaderJSON
 
 extension ConfigType where Value == [ConsentClass] {

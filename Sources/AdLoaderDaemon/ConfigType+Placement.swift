@@ -1,5 +1,5 @@
-import AdLoaderCore
 import AdLoaderConfiguration
+import AdLoaderCore
 import AdLoaderJSON
 
 extension ConfigType where Value == PlacementRules {
@@ -38,7 +38,9 @@ extension ConfigType where Value == PlacementRules {
                 if fixed != nil {
                     throw ConfigError(field: sub, message: "fixed positions are given twice (fixed and fixedPositions)")
                 }
-                guard case .array(let items) = item else { throw ConfigError(field: sub, message: "must be an array, got \(item.kind)") }
+                guard case .array(let items) = item else {
+                    throw ConfigError(field: sub, message: "must be an array, got \(item.kind)")
+                }
                 var positions: [Int] = []
                 for (index, element) in items.enumerated() {
                     let at = "\(sub)[\(index)]"
@@ -48,7 +50,9 @@ extension ConfigType where Value == PlacementRules {
                     }
                     // MoPub: {"section": S, "position": P}; section defaults to 0.
                     guard case .object(let fields) = element else {
-                        throw ConfigError(field: at, message: "must be an object {\"section\": 0, \"position\": N}, got \(element.kind)")
+                        throw ConfigError(
+                            field: at,
+                            message: "must be an object {\"section\": 0, \"position\": N}, got \(element.kind)")
                     }
                     var position: Int?
                     for (name, part) in fields {
@@ -58,12 +62,15 @@ extension ConfigType where Value == PlacementRules {
                             let section = try integer(part, "\(at).section")
                             if section != 0 {
                                 throw ConfigError(
-                                    field: "\(at).section", message: "a feed has one section, 0 (as MoPub's Android placer), got \(section)")
+                                    field: "\(at).section",
+                                    message: "a feed has one section, 0 (as MoPub's Android placer), got \(section)")
                             }
                         default:
                             throw ConfigError(
                                 field: "\(at).\(name)",
-                                message: "unknown setting\(Suggestion.didYouMean(name, among: ["section", "position"])) (expected section, position)")
+                                message:
+                                    "unknown setting\(Suggestion.didYouMean(name, among: ["section", "position"])) (expected section, position)"
+                            )
                         }
                     }
                     guard let position else { throw ConfigError(field: at, message: "has no position") }
@@ -72,7 +79,8 @@ extension ConfigType where Value == PlacementRules {
                 fixed = Array(Set(positions)).sorted()
             case "repeating":
                 if interval != nil {
-                    throw ConfigError(field: sub, message: "the interval is given twice (repeating and repeatingInterval)")
+                    throw ConfigError(
+                        field: sub, message: "the interval is given twice (repeating and repeatingInterval)")
                 }
                 switch item {
                 case .null: interval = .some(nil)
@@ -81,7 +89,10 @@ extension ConfigType where Value == PlacementRules {
                     for (name, part) in fields {
                         guard name == "interval" else {
                             throw ConfigError(
-                                field: "\(sub).\(name)", message: "unknown setting\(Suggestion.didYouMean(name, among: ["interval"])) (expected interval)")
+                                field: "\(sub).\(name)",
+                                message:
+                                    "unknown setting\(Suggestion.didYouMean(name, among: ["interval"])) (expected interval)"
+                            )
                         }
                         value = try integer(part, "\(sub).interval")
                     }
@@ -91,7 +102,8 @@ extension ConfigType where Value == PlacementRules {
                 }
             case "repeatingInterval":
                 if interval != nil {
-                    throw ConfigError(field: sub, message: "the interval is given twice (repeating and repeatingInterval)")
+                    throw ConfigError(
+                        field: sub, message: "the interval is given twice (repeating and repeatingInterval)")
                 }
                 interval = .some(item == .null ? nil : try integer(item, sub))
             case "maximumAdsPerFeed":
@@ -99,7 +111,9 @@ extension ConfigType where Value == PlacementRules {
             default:
                 throw ConfigError(
                     field: sub,
-                    message: "unknown setting\(Suggestion.didYouMean(key, among: known)) (expected \(known.joined(separator: ", ")))")
+                    message:
+                        "unknown setting\(Suggestion.didYouMean(key, among: known)) (expected \(known.joined(separator: ", ")))"
+                )
             }
         }
         let rules = PlacementRules(

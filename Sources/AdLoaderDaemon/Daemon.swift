@@ -8,10 +8,11 @@ import AdLoaderOperations
 import AdLoaderService
 import AdLoaderTLS
 import AdLoaderUV
-import AdStores
 import AdLoaderWire
+import AdStores
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The composition root: the only place that knows every concrete part. It builds the loop,
@@ -128,7 +129,9 @@ public final class Daemon {
             let openedStore: any CapStore
             do throws(CapStoreError) {
                 let sender = wakeup.sender
-                openedStore = needsStore ? try configuration.capStore.makeStore(loop: loop, wake: { sender.send() }) : InMemoryCapStore()
+                openedStore =
+                    needsStore
+                    ? try configuration.capStore.makeStore(loop: loop, wake: { sender.send() }) : InMemoryCapStore()
             } catch {
                 throw ConfigError(field: "capStore", message: error.message)
             }
@@ -146,8 +149,10 @@ public final class Daemon {
                 } else {
                     logger.warning(
                         "cap store down: app-open counts unavailable",
-                        ["store": .string(storeKind), "error": .string(error?.message ?? ""),
-                         "outage": .string(outageMode)])
+                        [
+                            "store": .string(storeKind), "error": .string(error?.message ?? ""),
+                            "outage": .string(outageMode),
+                        ])
                 }
             }
             self.capStoreWakeup = wakeup
@@ -155,14 +160,16 @@ public final class Daemon {
                 loader: loader, limits: configuration.limits, clock: clock, scheduler: clock, logger: logger,
                 capStore: capStore, capStoreOutageMode: configuration.capStore.outage,
                 authenticator: CallAuthenticator(
-                    named: try configuration.auth.resolvedTokens(), requireOnLoopback: configuration.auth.requireOnLoopback))
+                    named: try configuration.auth.resolvedTokens(),
+                    requireOnLoopback: configuration.auth.requireOnLoopback))
             self.capStore = capStore
             capStoreOpened = needsStore
             // One server: one connection set and limit, one admission step, one encoded-ad
             // cache for every transport.
             let server = ServerContext(service: service, limits: configuration.limits)
             self.server = server
-            transport = FramedTransport(server: server, clock: clock, scheduler: clock, deferred: deferred, logger: logger)
+            transport = FramedTransport(
+                server: server, clock: clock, scheduler: clock, deferred: deferred, logger: logger)
             let grpcDeferred = try UVDeferredWork(loop: loop)
             createdGRPCDeferred = grpcDeferred
             grpcTransport = GRPCTransport(
@@ -175,10 +182,12 @@ public final class Daemon {
                 routes: [.init(preface: ProtocolSniffer.http2Preface, acceptor: grpcTransport)], fallback: transport,
                 clock: clock, scheduler: clock, timeout: configuration.limits.partialFrameTimeout,
                 maxPending: configuration.limits.maxConnections, logger: logger)
-            tlsAcceptor = try configuration.tls.isEnabled
+            tlsAcceptor =
+                try configuration.tls.isEnabled
                 ? TLSAcceptor(
                     context: Self.makeTLSContext(configuration.tls), next: sniffer, clock: clock, scheduler: clock,
-                    handshakeTimeout: configuration.tls.handshakeTimeout, maxPending: configuration.limits.maxConnections,
+                    handshakeTimeout: configuration.tls.handshakeTimeout,
+                    maxPending: configuration.limits.maxConnections,
                     logger: logger)
                 : nil
             self.clock = clock
@@ -213,10 +222,11 @@ public final class Daemon {
             _ = Self.abandon(
                 loop,
                 closing: [
-                    createdContext?.stopSources, createdClock?.close, createdDeferred?.close, createdGRPCDeferred?.close,
+                    createdContext?.stopSources, createdClock?.close, createdDeferred?.close,
+                    createdGRPCDeferred?.close,
                     createdWakeup?.close,
                 ]
-                    .compactMap { $0 })
+                .compactMap { $0 })
             throw error
         }
     }
@@ -230,7 +240,9 @@ public final class Daemon {
         do {
             let (store, unusable) = try SQLitePoolStore.open(path: settings.sqlitePath, now: clock.now)
             if let unusable {
-                logger.error("pool store unusable, starting empty", ["path": .string(settings.sqlitePath), "error": .string(unusable.message)])
+                logger.error(
+                    "pool store unusable, starting empty",
+                    ["path": .string(settings.sqlitePath), "error": .string(unusable.message)])
             }
             var lastLogged: Int64?
             store.onWriteFailure = { [logger] error in
@@ -238,9 +250,11 @@ public final class Daemon {
                 let now = clock.now.unixMilliseconds
                 if let last = lastLogged, now - last < 60_000 { return }
                 lastLogged = now
-                logger.error("pool store write failed", ["path": .string(settings.sqlitePath), "error": .string(error.message)])
+                logger.error(
+                    "pool store write failed", ["path": .string(settings.sqlitePath), "error": .string(error.message)])
             }
-            logger.info("pool store open", ["path": .string(settings.sqlitePath), "notices": .int(Int64(store.noticeCount()))])
+            logger.info(
+                "pool store open", ["path": .string(settings.sqlitePath), "notices": .int(Int64(store.noticeCount()))])
             return store
         } catch {
             throw ConfigError(field: "poolStore.sqlitePath", message: error.message)
@@ -260,7 +274,8 @@ public final class Daemon {
             logger.info(
                 "pools restored from the pool store",
                 [
-                    "pools": .int(Int64(result.pools)), "ads": .int(Int64(result.ads)), "leases": .int(Int64(result.leases)),
+                    "pools": .int(Int64(result.pools)), "ads": .int(Int64(result.ads)),
+                    "leases": .int(Int64(result.leases)),
                     "expired": .int(Int64(result.expired)), "reclaimedLeases": .int(Int64(result.reclaimed)),
                     "removed": .int(Int64(result.removed)), "skippedPools": .int(Int64(result.skipped.count)),
                     "downMs": .int(clock.now.unixMilliseconds - takenAt),
@@ -269,7 +284,10 @@ public final class Daemon {
             for skipped in result.skipped {
                 logger.warning(
                     "suspended pool not restored",
-                    ["loader": .string(skipped.loader), "adUnitID": .string(skipped.adUnitID), "reason": .string(skipped.reason)])
+                    [
+                        "loader": .string(skipped.loader), "adUnitID": .string(skipped.adUnitID),
+                        "reason": .string(skipped.reason),
+                    ])
             }
         } catch {
             logger.error("pool store: suspended pools unreadable, starting empty", ["error": .string(error.message)])
@@ -512,9 +530,11 @@ public final class Daemon {
         state = .draining
         logger.info(
             "shutting down",
-            ["reason": .string(reason),
-             "connections": .int(Int64(server.connectionCount)),
-             "parkedBorrows": .int(Int64(service.parkedBorrowCount))])
+            [
+                "reason": .string(reason),
+                "connections": .int(Int64(server.connectionCount)),
+                "parkedBorrows": .int(Int64(service.parkedBorrowCount)),
+            ])
         readinessLog.check()
         closeListeners()
         sniffer.closeAll()
@@ -570,12 +590,14 @@ public final class Daemon {
             metrics.reloadsApplied += 1
             logger.info(
                 "configuration reloaded",
-                ["trigger": .string(trigger), "added": .string(result.added.joined(separator: ",")),
-                 "removed": .string(result.removed.joined(separator: ",")),
-                 "changedKeepingPools": .string(result.changedKeepingPools.joined(separator: ",")),
-                 "changedDroppingPools": .string(result.changedDroppingPools.joined(separator: ",")),
-                 "tokens": .string(authenticator.names.joined(separator: ",")),
-                 "tls": .string(tlsContext == nil ? "off" : "reloaded")])
+                [
+                    "trigger": .string(trigger), "added": .string(result.added.joined(separator: ",")),
+                    "removed": .string(result.removed.joined(separator: ",")),
+                    "changedKeepingPools": .string(result.changedKeepingPools.joined(separator: ",")),
+                    "changedDroppingPools": .string(result.changedDroppingPools.joined(separator: ",")),
+                    "tokens": .string(authenticator.names.joined(separator: ",")),
+                    "tls": .string(tlsContext == nil ? "off" : "reloaded"),
+                ])
             return result
         } catch {
             metrics.reloadsRefused += 1

@@ -42,7 +42,9 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
     }
 
     /// A synthetic source (``SyntheticSource``) with these settings.
-    public static func synthetic(_ configuration: SyntheticSource.Configuration = SyntheticSource.Configuration()) -> Self {
+    public static func synthetic(_ configuration: SyntheticSource.Configuration = SyntheticSource.Configuration())
+        -> Self
+    {
         Self(SyntheticSourceType(), settings: configuration)
     }
 

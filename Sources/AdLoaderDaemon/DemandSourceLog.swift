@@ -47,7 +47,8 @@ final class DemandSourceLog {
 
     /// Records one answer of `source`, which was asked for `asked` ads.
     func record(source: String, result: Result<[DeliveredAd], UpstreamError>, asked: Int) {
-        var states = conditions[source] ?? Array(repeating: Condition(), count: MeasuredDemandSource.failureClasses.count + 1)
+        var states =
+            conditions[source] ?? Array(repeating: Condition(), count: MeasuredDemandSource.failureClasses.count + 1)
         defer { conditions[source] = states }
         switch result {
         case .failure(let error):
@@ -56,10 +57,12 @@ final class DemandSourceLog {
             count(&states[index], source: source) { since, total in
                 logger.warning(
                     "demand source failing",
-                    ["source": .string(source), "class": .string(error.code.description),
-                     "error": .string(error.message), "failures": .int(Int64(since)),
-                     "failuresSinceRecovery": .int(Int64(total)),
-                     "nextWarningAfterMs": .int(interval.milliseconds)])
+                    [
+                        "source": .string(source), "class": .string(error.code.description),
+                        "error": .string(error.message), "failures": .int(Int64(since)),
+                        "failuresSinceRecovery": .int(Int64(total)),
+                        "nextWarningAfterMs": .int(interval.milliseconds),
+                    ])
             }
         case .success(let ads) where ads.isEmpty && asked > 0:
             let run = (emptyInARow[source] ?? 0) + 1
@@ -69,8 +72,10 @@ final class DemandSourceLog {
             count(&states[index], source: source) { since, total in
                 logger.warning(
                     "demand source stopped filling",
-                    ["source": .string(source), "emptyAnswersInARow": .int(Int64(run)),
-                     "emptyAnswers": .int(Int64(since)), "nextWarningAfterMs": .int(interval.milliseconds)])
+                    [
+                        "source": .string(source), "emptyAnswersInARow": .int(Int64(run)),
+                        "emptyAnswers": .int(Int64(since)), "nextWarningAfterMs": .int(interval.milliseconds),
+                    ])
             }
         case .success:
             emptyInARow[source] = 0
@@ -83,8 +88,10 @@ final class DemandSourceLog {
             }
             logger.info(
                 "demand source recovered",
-                ["source": .string(source), "after": .string(wrong.map(\.0).joined(separator: ",")),
-                 "failedOrEmpty": .int(Int64(wrong.reduce(0) { $0 + $1.1.total }))])
+                [
+                    "source": .string(source), "after": .string(wrong.map(\.0).joined(separator: ",")),
+                    "failedOrEmpty": .int(Int64(wrong.reduce(0) { $0 + $1.1.total })),
+                ])
             for index in states.indices { states[index] = Condition() }
         }
     }

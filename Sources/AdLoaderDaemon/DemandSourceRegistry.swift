@@ -41,7 +41,9 @@ struct DemandSourceRegistry: Sendable {
         guard let type = type(named: typeName) else {
             throw ConfigError(
                 field: "\(prefix).type",
-                message: "unknown source type \"\(typeName)\"\(Suggestion.didYouMean(typeName, among: types.map(\.name))) (known: \(types.map(\.name).joined(separator: ", ")))")
+                message:
+                    "unknown source type \"\(typeName)\"\(Suggestion.didYouMean(typeName, among: types.map(\.name))) (known: \(types.map(\.name).joined(separator: ", ")))"
+            )
         }
         var source = existing.flatMap { $0.type == typeName ? $0 : nil } ?? type.defaultConfiguration
         try source.apply(members, prefix: prefix)

@@ -25,7 +25,10 @@ struct OpenRTBSourceType: DemandSourceType {
             .value("timeout", \.timeout, .duration, flag: "--openrtb-timeout", "whole HTTP exchange, then retryable"),
             .value("connectTimeout", \.connectTimeout, .duration, "TCP and TLS connect"),
             .value("tmax", \.tmax, .duration, "tmax sent: time the exchange's auction may take"),
-            .value("maximumConcurrentRequests", \.maximumConcurrentRequests, .int(in: 1...1024), "BidRequests in flight at once, all pools of the source; more wait (a warning names this key, once a minute)"),
+            .value(
+                "maximumConcurrentRequests", \.maximumConcurrentRequests, .int(in: 1...1024),
+                "BidRequests in flight at once, all pools of the source; more wait (a warning names this key, once a minute)"
+            ),
             .value("maximumResponseBytes", \.maximumResponseBytes, .size, "largest response body accepted"),
             .value("currency", \.currency, .string, "cur: currency bids are wanted in"),
             .value("test", \.test, .bool, "send test: 1 (the exchange must not bill)"),
@@ -33,34 +36,51 @@ struct OpenRTBSourceType: DemandSourceType {
             .value("appBundle", \.appBundle, .optionalString, "app.bundle; set = the request has app, else site"),
             .value("appName", \.appName, .optionalString, "app.name"),
             .value("appStoreURL", \.appStoreURL, .optionalString, "app.storeurl"),
-            .value("sitePage", \.sitePage, .optionalString, "site.page when there is no app bundle (a loader's contentURL wins)"),
+            .value(
+                "sitePage", \.sitePage, .optionalString,
+                "site.page when there is no app bundle (a loader's contentURL wins)"),
             .value("siteDomain", \.siteDomain, .optionalString, "site.domain"),
             .value("publisherID", \.publisherID, .optionalString, "app.publisher.id or site.publisher.id"),
             .value("deviceUserAgent", \.deviceUserAgent, .optionalString, "device.ua"),
             .value("deviceOS", \.deviceOS, .optionalString, "device.os"),
             .value("deviceLanguage", \.deviceLanguage, .optionalString, "device.language"),
-            .value("supplyChainASI", \.supplyChainASI, .optionalString, "source.schain node asi: the operator's advertising system domain (with supplyChainSID; none = no schain)"),
-            .value("supplyChainSID", \.supplyChainSID, .optionalString, "source.schain node sid: the operator's seller id in that system"),
-            .value("storedRequestID", \.storedRequestID, .optionalString, "Prebid Server stored request id (ext.prebid.storedrequest.id)"),
+            .value(
+                "supplyChainASI", \.supplyChainASI, .optionalString,
+                "source.schain node asi: the operator's advertising system domain (with supplyChainSID; none = no schain)"
+            ),
+            .value(
+                "supplyChainSID", \.supplyChainSID, .optionalString,
+                "source.schain node sid: the operator's seller id in that system"),
+            .value(
+                "storedRequestID", \.storedRequestID, .optionalString,
+                "Prebid Server stored request id (ext.prebid.storedrequest.id)"),
             .value(
                 "storedImpressionID", \.storedImpressionID, .optionalString,
                 "Prebid Server stored impression id (imp.ext.prebid.storedrequest.id)"),
-            .value("noticeQueueLimit", \.noticeQueueLimit, .int(in: 1...1_000_000), "notices waiting or in flight; more are dropped and counted"),
+            .value(
+                "noticeQueueLimit", \.noticeQueueLimit, .int(in: 1...1_000_000),
+                "notices waiting or in flight; more are dropped and counted"),
             .value("noticeTimeout", \.noticeTimeout, .duration, "each notice's HTTP timeout"),
             .value(
                 "noticeRetryInterval", \.noticeRetryInterval, .duration,
-                "a notice not answered 200 or 204 (another status, a transport failure, a timeout) is tried again after this long (OpenRTB 2.6: 10 s)"),
+                "a notice not answered 200 or 204 (another status, a transport failure, a timeout) is tried again after this long (OpenRTB 2.6: 10 s)"
+            ),
             .value(
                 "noticeAttempts", \.noticeAttempts, .int(in: 1...100),
-                "tries of one notice in all, then it is given up and counted (noticesFailed); 7 = every 10 s for a minute"),
+                "tries of one notice in all, then it is given up and counted (noticesFailed); 7 = every 10 s for a minute"
+            ),
             .value("noticeConcurrency", \.noticeConcurrency, .int(in: 1...1024), "notices in flight at once"),
         ],
         moved: Dictionary(
             uniqueKeysWithValues: ["coppa", "gdpr", "gdprConsent", "usPrivacy", "gpp", "gppSectionIDs"].map {
                 ($0, "regulation fields come from the pool's consent class (loaders.NAME.consent.classes)")
-            } + ["userID", "deviceIP"].map {
-                ($0, "a pooled BidRequest never carries a device or user identifier (the ad is bought before its user is known)")
-            }))
+            }
+                + ["userID", "deviceIP"].map {
+                    (
+                        $0,
+                        "a pooled BidRequest never carries a device or user identifier (the ad is bought before its user is known)"
+                    )
+                }))
 
     func validate(_ settings: OpenRTBSource.Configuration, field: String) throws(ConfigError) {
         do {
@@ -128,7 +148,8 @@ struct OpenRTBSourceType: DemandSourceType {
         let restored = source.restoreNotices()
         if restored > 0 {
             context.logger.info(
-                "notices restored from the pool store", ["source": .string(context.sourceName), "notices": .int(Int64(restored))])
+                "notices restored from the pool store",
+                ["source": .string(context.sourceName), "notices": .int(Int64(restored))])
         }
         context.onStop {
             source.close()

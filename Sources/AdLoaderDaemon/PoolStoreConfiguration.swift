@@ -19,6 +19,8 @@ public struct PoolStoreConfiguration: Hashable, Sendable {
 
     /// - Throws: ``ConfigError`` naming the setting.
     public func validate() throws(ConfigError) {
-        if type == .sqlite && sqlitePath.isEmpty { throw ConfigError(field: "poolStore.sqlitePath", message: "must not be empty") }
+        if type == .sqlite && sqlitePath.isEmpty {
+            throw ConfigError(field: "poolStore.sqlitePath", message: "must not be empty")
+        }
     }
 }

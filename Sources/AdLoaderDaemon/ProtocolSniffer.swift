@@ -1,5 +1,5 @@
-public import AdLoaderTime
 public import AdLoaderLogging
+public import AdLoaderTime
 public import AdLoaderUV
 
 /// Tells protocols apart on one listening port by a connection's first bytes — a list of
@@ -158,7 +158,9 @@ public final class ProtocolSniffer: ByteStreamAcceptor {
     private func drop(_ connection: Pending, reason: String?) {
         guard pending[connection.id] != nil else { return }
         forget(connection)
-        if let reason { logger.info("connection closed", ["peer": .string(connection.peer), "reason": .string(reason)]) }
+        if let reason {
+            logger.info("connection closed", ["peer": .string(connection.peer), "reason": .string(reason)])
+        }
         connection.stream.close()
     }
 

@@ -25,11 +25,14 @@ extension ServerConfiguration {
             .value(
                 "instanceName", \.listeners.instanceName, .optional(.string, none: "host:port", emptyIsNone: true),
                 flag: "--instance-name",
-                "this daemon's name among replicas: in Stats (instance) and every gRPC response's x-adloader-instance header; default the bound host:port"),
+                "this daemon's name among replicas: in Stats (instance) and every gRPC response's x-adloader-instance header; default the bound host:port"
+            ),
             .value(
-                "replicaIndex", \.listeners.replicaIndex, .optional(.int(in: 1...LeaseReplica.maximum), none: "from the instance name"),
+                "replicaIndex", \.listeners.replicaIndex,
+                .optional(.int(in: 1...LeaseReplica.maximum), none: "from the instance name"),
                 flag: "--replica-index",
-                "1...4095, carried in the top 12 bits of every lease id so a Return sent to another replica is answered naming this one; default derived from instanceName"),
+                "1...4095, carried in the top 12 bits of every lease id so a Return sent to another replica is answered naming this one; default derived from instanceName"
+            ),
         ])
 
     /// `admin`: the admin HTTP listener.
@@ -72,16 +75,19 @@ extension ServerConfiguration {
             .value(
                 "certificateFile", \.tls.certificateFile, .optional(.string, none: "none (TLS off)", emptyIsNone: true),
                 flag: "--tls-cert",
-                "PEM certificate chain: the TCP listener then speaks TLS only (1.2 minimum, 1.3 preferred; ALPN h2 for gRPC); the Unix socket stays cleartext; re-read at every reload"),
+                "PEM certificate chain: the TCP listener then speaks TLS only (1.2 minimum, 1.3 preferred; ALPN h2 for gRPC); the Unix socket stays cleartext; re-read at every reload"
+            ),
             .value(
                 "keyFile", \.tls.keyFile, .optional(.string, none: "none", emptyIsNone: true), flag: "--tls-key",
                 "PEM private key of tls.certificateFile; re-read at every reload"),
             .value(
-                "clientCAFile", \.tls.clientCAFile, .optional(.string, none: "none", emptyIsNone: true), flag: "--tls-client-ca",
+                "clientCAFile", \.tls.clientCAFile, .optional(.string, none: "none", emptyIsNone: true),
+                flag: "--tls-client-ca",
                 "PEM CA certificates client certificates must chain to (mutual TLS); re-read at every reload"),
             .value(
                 "clientAuth", \.tls.clientAuth, .choice(), flag: "--tls-client-auth",
-                "client certificates: none, optional (checked when sent) or required (a client without one is refused at the handshake); the subject is the caller in logs and adloader_tls_handshakes_by_caller_total"),
+                "client certificates: none, optional (checked when sent) or required (a client without one is refused at the handshake); the subject is the caller in logs and adloader_tls_handshakes_by_caller_total"
+            ),
             .value(
                 "handshakeTimeout", \.tls.handshakeTimeout, .duration, flag: "--tls-handshake-timeout",
                 "from accept to the end of the TLS handshake; slower clients are closed"),
@@ -93,13 +99,16 @@ extension ServerConfiguration {
         keys: [
             .value(
                 "tokens", \.auth.tokens, .strings, flag: "--auth-tokens",
-                "accepted bearer tokens (calls send `authorization: Bearer <token>`), named token-1, token-2... in logs and metrics; prefer the file or ADLOADERD_AUTH_TOKENS to a flag; reloadable"),
+                "accepted bearer tokens (calls send `authorization: Bearer <token>`), named token-1, token-2... in logs and metrics; prefer the file or ADLOADERD_AUTH_TOKENS to a flag; reloadable"
+            ),
             .value(
                 "namedTokens", \.auth.namedTokens, .stringMap,
-                "accepted tokens by caller name ({\"feed-renderer\": \"...\"}): the name is the caller in logs and adloader_calls_by_caller_total; reloadable"),
+                "accepted tokens by caller name ({\"feed-renderer\": \"...\"}): the name is the caller in logs and adloader_calls_by_caller_total; reloadable"
+            ),
             .value(
                 "tokenFiles", \.auth.tokenFiles, .stringMap,
-                "files holding a token each (first line), by caller name ({\"ops\": \"/etc/adloaderd/ops.token\"}); re-read at every reload (SIGHUP, Reload): rotate by editing the file"),
+                "files holding a token each (first line), by caller name ({\"ops\": \"/etc/adloaderd/ops.token\"}); re-read at every reload (SIGHUP, Reload): rotate by editing the file"
+            ),
             .value(
                 "requireOnLoopback", \.auth.requireOnLoopback, .bool, flag: "--auth-require-on-loopback",
                 "loopback and Unix-socket clients need a token too (else only other hosts do)"),
@@ -117,15 +126,18 @@ extension ServerConfiguration {
                 flag: "--http2-max-concurrent-streams", "SETTINGS_MAX_CONCURRENT_STREAMS; more streams are refused"),
             .value(
                 "maxHeaderListSize", \.http2Limits.maxHeaderListSize, .size, flag: "--http2-max-header-list-size",
-                "SETTINGS_MAX_HEADER_LIST_SIZE, enforced; bigger request headers: RESOURCE_EXHAUSTED (over twice it: the stream is reset)"),
+                "SETTINGS_MAX_HEADER_LIST_SIZE, enforced; bigger request headers: RESOURCE_EXHAUSTED (over twice it: the stream is reset)"
+            ),
             .value(
                 "maxResetsPerWindow", \.http2Limits.maxResetsPerWindow, .int(in: 1...1_000_000),
                 flag: "--http2-max-resets",
-                "RST_STREAMs a client may send per flood window, and (counted apart) resets the server sends for malformed frames; more: GOAWAY ENHANCE_YOUR_CALM"),
+                "RST_STREAMs a client may send per flood window, and (counted apart) resets the server sends for malformed frames; more: GOAWAY ENHANCE_YOUR_CALM"
+            ),
             .value(
                 "maxControlFramesPerWindow", \.http2Limits.maxControlFramesPerWindow, .int(in: 1...1_000_000),
                 flag: "--http2-max-control-frames",
-                "SETTINGS, PING, PRIORITY and empty frames a client may send per flood window; more: GOAWAY ENHANCE_YOUR_CALM"),
+                "SETTINGS, PING, PRIORITY and empty frames a client may send per flood window; more: GOAWAY ENHANCE_YOUR_CALM"
+            ),
             .value(
                 "floodWindow", \.http2FloodWindow, .duration, flag: "--http2-flood-window",
                 "the window the two counts above count over"),
@@ -140,7 +152,8 @@ extension ServerConfiguration {
                 "debug, info, warning or error; logs are JSON lines on stderr"),
             .value(
                 "warningInterval", \.logWarningInterval, .duration, flag: "--log-warning-interval",
-                "shortest time between two warnings of one kind about one demand source (failing, by class; stopped filling): the first at once, each later one counts the failures since"),
+                "shortest time between two warnings of one kind about one demand source (failing, by class; stopped filling): the first at once, each later one counts the failures since"
+            ),
         ])
 
     /// `limits`: ``ServerLimits``, checked where bytes arrive.
@@ -183,7 +196,8 @@ extension ServerConfiguration {
             ),
             .value(
                 "shutdownGracePeriod", \.limits.shutdownGracePeriod, .duration, flag: "--shutdown-grace-period",
-                "on SIGTERM/SIGINT, the longest wait for clients to close (new calls get UNAVAILABLE once the drain began)"),
+                "on SIGTERM/SIGINT, the longest wait for clients to close (new calls get UNAVAILABLE once the drain began)"
+            ),
         ])
 
     /// `capStore`: where app-open counts are kept (``CapStoreConfiguration``).
@@ -194,19 +208,24 @@ extension ServerConfiguration {
                 "type", \.capStore.type, .choice(), flag: "--cap-store",
                 "app-open counts: sqlite (a file, survives restarts), redis (confirmed shows shared by a fleet; SHOWs reserved in flight are per daemon) or memory; opened only when a loader has format appOpen"
             ),
-            .value("sqlitePath", \.capStore.sqlitePath, .string, flag: "--cap-store-path", "the SQLite file (WAL mode)"),
+            .value(
+                "sqlitePath", \.capStore.sqlitePath, .string, flag: "--cap-store-path", "the SQLite file (WAL mode)"),
             .value(
                 "sqliteSynchronous", \.capStore.sqliteSynchronous, .choice(), flag: "--cap-store-synchronous",
-                "normal: no fsync, ~20 us on the loop (survives kill -9, not power loss); full: fsync (survives power loss), on a worker thread with group commit"),
+                "normal: no fsync, ~20 us on the loop (survives kill -9, not power loss); full: fsync (survives power loss), on a worker thread with group commit"
+            ),
             .value("redisHost", \.capStore.redisHost, .string, flag: "--redis-host", "Redis host"),
             .value("redisPort", \.capStore.redisPort, .int(in: 1...65_535), flag: "--redis-port", "Redis port"),
-            .value("redisKeyPrefix", \.capStore.redisKeyPrefix, .string, flag: "--redis-key-prefix", "first part of every key"),
+            .value(
+                "redisKeyPrefix", \.capStore.redisKeyPrefix, .string, flag: "--redis-key-prefix",
+                "first part of every key"),
             .value(
                 "redisTimeout", \.capStore.redisTimeout, .duration, flag: "--redis-timeout",
                 "connect and reply timeout (a timer: calls never block the loop)"),
             .value(
                 "redisCluster", \.capStore.redisCluster, .bool, flag: "--redis-cluster",
-                "Redis Cluster: redisHost:redisPort is a seed; calls go to their device's slot master, MOVED/ASK followed"),
+                "Redis Cluster: redisHost:redisPort is a seed; calls go to their device's slot master, MOVED/ASK followed"
+            ),
             .value(
                 "redisUser", \.capStore.redisUser, .string, flag: "--redis-user",
                 "ACL user for AUTH (empty: the default user; needs redisPasswordFile)"),
@@ -214,7 +233,8 @@ extension ServerConfiguration {
                 "redisPasswordFile", \.capStore.redisPasswordFile, .string, flag: "--redis-password-file",
                 "file holding the AUTH password (first line; empty setting: no AUTH); read at start"),
             .value(
-                "redisReconnectInterval", \.capStore.redisReconnectInterval, .duration, flag: "--redis-reconnect-interval",
+                "redisReconnectInterval", \.capStore.redisReconnectInterval, .duration,
+                flag: "--redis-reconnect-interval",
                 "after a Redis failure, calls fail at once this long, then the next one reconnects"),
             .value(
                 "outage", \.capStore.outage, .choice(CapStoreOutageMode.allCases.map { ($0.name, $0) }),
@@ -233,7 +253,8 @@ extension ServerConfiguration {
             ),
             .value(
                 "sqlitePath", \.poolStore.sqlitePath, .string, flag: "--pool-store-path",
-                "the SQLite file (WAL mode); one of another format or not a database is moved aside (one log line) and a new one started"),
+                "the SQLite file (WAL mode); one of another format or not a database is moved aside (one log line) and a new one started"
+            ),
         ])
 
     /// `loaders.NAME`: one loader; only the JSON file configures loaders. Ranges are checked by
@@ -242,7 +263,9 @@ extension ServerConfiguration {
         section: "loaders.NAME", defaults: LoaderConfiguration(),
         keys: [
             .value("source", \.source, .string, "demand source name"),
-            .value("format", \.format, .adFormat, "native, interstitial, rewarded or appOpen (banner: refused, not pooled)"),
+            .value(
+                "format", \.format, .adFormat, "native, interstitial, rewarded or appOpen (banner: refused, not pooled)"
+            ),
             .value("keywords", \.keywords, .strings, "array of strings"),
             .value("contentURL", \.contentURL, .optional(.string, none: "null"), "string or null"),
             .value("nonPersonalized", \.nonPersonalized, .bool, "boolean"),
@@ -253,7 +276,8 @@ extension ServerConfiguration {
                 "demand (target follows the borrow rate) or fixed (target = maximumRetainedAdvertisements)"),
             .value(
                 "maximumRetainedAdvertisements", \.maximumRetainedAdvertisements, .int(),
-                "memory bound per pool: loaded + in flight; 10000 when unset; with sizing fixed also the target; with sizing demand a bound only when set (else limits.maximumAds)"),
+                "memory bound per pool: loaded + in flight; 10000 when unset; with sizing fixed also the target; with sizing demand a bound only when set (else limits.maximumAds)"
+            ),
             .value("lifetime", \.lifetime, .duration, "duration an ad stays valid"),
             .value("sweepInterval", \.sweepInterval, .duration, "duration between expiry sweeps"),
             .value("showCountThreshold", \.showCountThreshold, .int(), "times one ad may be shown, >= 1"),
@@ -262,13 +286,16 @@ extension ServerConfiguration {
                 "unreturned leases reclaimed after (never after the ad's expiry; a REUSED borrow renews)"),
             .value(
                 "minimumRemainingLife", \.minimumRemainingLife, .optional(.duration, none: "null"),
-                "least life an ad must have left to be lent; null = follow the ads' real life: a quarter of it, at most leaseTimeout (bids living 300 s are lent while 75 s are left); set: below lifetime"),
+                "least life an ad must have left to be lent; null = follow the ads' real life: a quarter of it, at most leaseTimeout (bids living 300 s are lent while 75 s are left); set: below lifetime"
+            ),
             .value(
                 "maximumConcurrentRequests", \.maximumConcurrentRequests, .int(),
-                "ceiling of upstream requests in flight per pool, 1...1000000; below it a pool keeps what its demand needs: 2 x fresh ads/s x measured round trip / measured ads per request + 2 (Stats in_flight_target); a pool held back by the ceiling is reported (held_back pool_ceiling, metric, Watch HELD_BACK, warning log)"),
+                "ceiling of upstream requests in flight per pool, 1...1000000; below it a pool keeps what its demand needs: 2 x fresh ads/s x measured round trip / measured ads per request + 2 (Stats in_flight_target); a pool held back by the ceiling is reported (held_back pool_ceiling, metric, Watch HELD_BACK, warning log)"
+            ),
             .value(
                 "stockCover", \.stockCover, .duration,
-                "stock of recent demand the pool keeps to serve alone if the upstream stops (fresh ads/s x cover), bounded by a tenth of an ad's lendable life; 0 = only what a refill needs"),
+                "stock of recent demand the pool keeps to serve alone if the upstream stops (fresh ads/s x cover), bounded by a tenth of an ad's lendable life; 0 = only what a refill needs"
+            ),
             .value("idleTimeout", \.idleTimeout, .duration, "no Borrow/Prefetch for this long: no automatic top-ups"),
             .value(
                 "poolRemovalTimeout", \.poolRemovalTimeout, .duration,
@@ -279,10 +306,12 @@ extension ServerConfiguration {
                 "ad units with a pool, 1...1000000; a new one beyond: RESOURCE_EXHAUSTED"),
             .value(
                 "enabled", \.enabled, .bool,
-                "boolean; SetLoaderEnabled (adloader disable/enable) switches it at run time, and a reload changes it only when this value changes"),
+                "boolean; SetLoaderEnabled (adloader disable/enable) switches it at run time, and a reload changes it only when this value changes"
+            ),
             .value(
                 "invalidationBlockTime", \.invalidationBlockTime, .duration,
-                "a creative invalidated by a Return (adloader return --invalidate) is not lent again by this loader for this long; 0: remove its ads, block nothing"),
+                "a creative invalidated by a Return (adloader return --invalidate) is not lent again by this loader for this long; 0: remove its ads, block nothing"
+            ),
             .value(
                 "maximumBlockedCreatives", \.maximumBlockedCreatives, .int(),
                 "creatives blocked at once, 1...100000; one more lifts the block ending soonest"),
@@ -297,7 +326,8 @@ extension ServerConfiguration {
                 "AppOpen: show on the app's first launch on a device (first_launch set)"),
             .value(
                 "appOpen.showOnColdStart", \.appOpen.showOnColdStart, .bool,
-                "AppOpen: show on a later process launch (LAUNCH without first_launch); returns to the foreground are apart"),
+                "AppOpen: show on a later process launch (LAUNCH without first_launch); returns to the foreground are apart"
+            ),
             .value(
                 "appOpen.backgroundThreshold", \.appOpen.backgroundThreshold, .duration,
                 "AppOpen: background time from which a return is a hot start"),
@@ -315,13 +345,15 @@ extension ServerConfiguration {
                 "AppOpen: a session inactive this long ends with its count"),
             .value(
                 "placement", \.placement, .placement,
-                "feed positions carrying ads (Plan): {\"fixedPositions\": [P...], \"repeatingInterval\": N (>= 2, from the last fixed position; null: none), \"maximumAdsPerFeed\": 1...4096} or MoPub's server positioning JSON verbatim ({\"fixed\": [{\"section\": 0, \"position\": P}], \"repeating\": {\"interval\": N}}); positions are 0-based, ads included"),
+                "feed positions carrying ads (Plan): {\"fixedPositions\": [P...], \"repeatingInterval\": N (>= 2, from the last fixed position; null: none), \"maximumAdsPerFeed\": 1...4096} or MoPub's server positioning JSON verbatim ({\"fixed\": [{\"section\": 0, \"position\": P}], \"repeating\": {\"interval\": N}}); positions are 0-based, ads included"
+            ),
             .value(
                 "separation.creative", \.separation.creativeDistance, .optional(.int(), none: "null"),
                 "Plan: the same creative no closer than this many positions; null: off"),
             .value(
                 "separation.advertiserDomain", \.separation.advertiserDomainDistance, .optional(.int(), none: "null"),
-                "Plan: ads sharing an advertiser domain (OpenRTB adomain) no closer than this many positions; null: off"),
+                "Plan: ads sharing an advertiser domain (OpenRTB adomain) no closer than this many positions; null: off"
+            ),
             .value(
                 "separation.category", \.separation.categoryDistance, .optional(.int(), none: "null"),
                 "Plan: ads sharing an IAB category (OpenRTB cat) no closer than this many positions; null: off"),
@@ -333,10 +365,12 @@ extension ServerConfiguration {
                 "Plan: feeds whose answers are kept at once, 1...10000000; a new feed beyond: RESOURCE_EXHAUSTED"),
             .value(
                 "feeds.idleTimeout", \.configuredFeedIdleTimeout, .optional(.duration, none: "null"),
-                "Plan: a feed with no call this long is forgotten, its unrendered leases returned; at most leaseTimeout; null: leaseTimeout"),
+                "Plan: a feed with no call this long is forgotten, its unrendered leases returned; at most leaseTimeout; null: leaseTimeout"
+            ),
             .value(
                 "appOpen.reservationTimeout", \.appOpen.reservationTimeout, .duration,
-                "AppOpen: a SHOW counts against the caps from its decision until its shown Return, its lease's end, or this long"),
+                "AppOpen: a SHOW counts against the caps from its decision until its shown Return, its lease's end, or this long"
+            ),
             .value(
                 "bidFloor", \.bidFloor, .optional(.double, none: "null"),
                 "imp.bidfloor of this loader's impressions; null = the source's bidFloor"),
@@ -345,13 +379,15 @@ extension ServerConfiguration {
                 "imp.bidfloorcur (ISO 4217); null = the source's currency"),
             .value(
                 "consent.classes", \.consent.classes, .consentClasses,
-                "consent classes in precedence order, at most 16, each a pool per ad unit: {\"NAME\": {gdpr, consentString, gpp, gppSectionIDs, usPrivacy, coppa, limitAdTracking}}; a borrower takes the first class whose terms are at least as strict as its signals; default: default, limited (lmt, us_privacy 1YYN), coppa (coppa, lmt, 1YYN); GDPR borrowers need a class with gdpr true and a consentString their consent covers"),
+                "consent classes in precedence order, at most 16, each a pool per ad unit: {\"NAME\": {gdpr, consentString, gpp, gppSectionIDs, usPrivacy, coppa, limitAdTracking}}; a borrower takes the first class whose terms are at least as strict as its signals; default: default, limited (lmt, us_privacy 1YYN), coppa (coppa, lmt, 1YYN); GDPR borrowers need a class with gdpr true and a consentString their consent covers"
+            ),
             .value(
                 "consent.defaultClass", \.consent.defaultClass, .string,
                 "class of calls without privacy signals; one of consent.classes"),
             .value(
                 "consent.requiredPurposes", \.consent.requiredPurposes, .purposes,
-                "TCF purposes a GDPR borrower must consent to for any auction (Prebid Server: 2, basic ads); else FAILED_PRECONDITION naming this rule"),
+                "TCF purposes a GDPR borrower must consent to for any auction (Prebid Server: 2, basic ads); else FAILED_PRECONDITION naming this rule"
+            ),
         ])
 
     /// Every setting that has a flag (and so an environment variable), in `--help` order: the
@@ -368,5 +404,7 @@ extension ServerConfiguration {
     public static let settings = settings(sourceTypes: .standard)
 
     /// The top-level sections whose keys are plain settings.
-    static let scalarSections = [listenerKeys, adminKeys, authKeys, tlsKeys, logKeys, limitKeys, http2Keys, capStoreKeys, poolStoreKeys]
+    static let scalarSections = [
+        listenerKeys, adminKeys, authKeys, tlsKeys, logKeys, limitKeys, http2Keys, capStoreKeys, poolStoreKeys,
+    ]
 }

@@ -4,8 +4,9 @@ import AdLoaderConfiguration
 public import AdLoaderCore
 import AdLoaderJSON
 import AdLoaderWire
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the command line asks for.
@@ -52,14 +53,16 @@ extension ServerConfiguration {
                 case .option("--help"), .option("-h"):
                     return .help(helpText(sourceTypes: sourceTypes))
                 case .option("--version"):
-                    return .help("adloaderd \(BuildInfo.version) (\(BuildCommit.build(configuration: BuildInfo.build)))\n")
+                    return .help(
+                        "adloaderd \(BuildInfo.version) (\(BuildCommit.build(configuration: BuildInfo.build)))\n")
                 case .option(configFlag):
                     configPath = try scanner.value()
                 case .option(let name):
                     guard let setting = settings.first(where: { $0.flag == name }) else {
                         let flagNames = settings.compactMap(\.flag) + [configFlag, "--help"]
                         throw ArgumentScanner.Failure(
-                            option: name, message: "unknown option\(Suggestion.didYouMean(name, among: flagNames)) (see --help)")
+                            option: name,
+                            message: "unknown option\(Suggestion.didYouMean(name, among: flagNames)) (see --help)")
                     }
                     flags.append((setting, try scanner.value()))
                 case .positional(let text):
@@ -120,7 +123,9 @@ extension ServerConfiguration {
         do {
             document = try JSONValue.parse(fileText)
         } catch {
-            throw ConfigError(field: "config", message: "\(path):\(error.line):\(error.column): invalid JSON: \(error.message) (byte \(error.offset))")
+            throw ConfigError(
+                field: "config",
+                message: "\(path):\(error.line):\(error.column): invalid JSON: \(error.message) (byte \(error.offset))")
         }
         guard case .object(let sections) = document else {
             throw ConfigError(field: "config", message: "\(path): must be a JSON object")
@@ -138,10 +143,15 @@ extension ServerConfiguration {
             case "loaders":
                 try applyLoaders(value)
             default:
-                let sections = ["listeners", "admin", "auth", "tls", "limits", "http2", "log", "capStore", "poolStore", "sources", "loaders"]
+                let sections = [
+                    "listeners", "admin", "auth", "tls", "limits", "http2", "log", "capStore", "poolStore", "sources",
+                    "loaders",
+                ]
                 throw ConfigError(
                     field: section,
-                    message: "unknown setting\(Suggestion.didYouMean(section, among: sections)) (expected \(sections.joined(separator: ", ")))")
+                    message:
+                        "unknown setting\(Suggestion.didYouMean(section, among: sections)) (expected \(sections.joined(separator: ", ")))"
+                )
             }
         }
     }

@@ -15,11 +15,13 @@ extension ServerConfiguration {
         ]
         for loader in loaders.sorted(by: { $0.name < $1.name }) {
             rows.append(
-                ("loader \(loader.name)",
-                 "source \(loader.source), \(loader.format.name), \(loader.numberOfAdvertisements)/request, "
-                    + "max \(loader.maximumRetainedAdvertisements) per pool, lifetime \(loader.lifetime.components.seconds)s, "
-                    + "shows \(loader.showCountThreshold), max pools \(loader.maximumPools)"
-                    + (loader.enabled ? "" : ", disabled")))
+                (
+                    "loader \(loader.name)",
+                    "source \(loader.source), \(loader.format.name), \(loader.numberOfAdvertisements)/request, "
+                        + "max \(loader.maximumRetainedAdvertisements) per pool, lifetime \(loader.lifetime.components.seconds)s, "
+                        + "shows \(loader.showCountThreshold), max pools \(loader.maximumPools)"
+                        + (loader.enabled ? "" : ", disabled")
+                ))
         }
         return rows
     }
@@ -36,7 +38,8 @@ extension DaemonMetrics {
     ) {
         self.init(
             loader: loader, service: service, server: server, transports: transports, sources: sources,
-            capStore: capStore, usedSources: configuration.usedSources, maxPoolSeries: configuration.admin.maxPoolSeries,
+            capStore: capStore, usedSources: configuration.usedSources,
+            maxPoolSeries: configuration.admin.maxPoolSeries,
             tls: tls, startedAtUnixSeconds: startedAtUnixSeconds)
     }
 }

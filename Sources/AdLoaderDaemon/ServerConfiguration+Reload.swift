@@ -25,12 +25,15 @@ extension ServerConfiguration {
         }
         if tls.isEnabled != running.tls.isEnabled { return "tls.certificateFile" }
         var auth = self.auth
-        (auth.tokens, auth.namedTokens, auth.tokenFiles) = (running.auth.tokens, running.auth.namedTokens, running.auth.tokenFiles)
+        (auth.tokens, auth.namedTokens, auth.tokenFiles) = (
+            running.auth.tokens, running.auth.namedTokens, running.auth.tokenFiles
+        )
         // Fields no table row shows (none today) are still compared, by section.
         let sections: [(String, Bool)] = [
             ("listeners", listeners == running.listeners), ("admin", admin == running.admin),
             ("auth", auth == running.auth), ("limits", limits == running.limits),
-            ("http2", http2Limits == running.http2Limits), ("log", logLevel == running.logLevel && logWarningInterval == running.logWarningInterval),
+            ("http2", http2Limits == running.http2Limits),
+            ("log", logLevel == running.logLevel && logWarningInterval == running.logWarningInterval),
             ("capStore", capStore == running.capStore), ("poolStore", poolStore == running.poolStore),
         ]
         if let (section, _) = sections.first(where: { !$0.1 }) { return section }

@@ -1,7 +1,8 @@
 import AdLoaderCore
 import AdLoaderService
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension ServerConfiguration.Auth {
@@ -18,7 +19,9 @@ extension ServerConfiguration.Auth {
     func resolvedTokens(
         readFile: (String) throws(ConfigError) -> String = ServerConfiguration.readFile
     ) throws(ConfigError) -> [CallAuthenticator.Token] {
-        var result = tokens.enumerated().map { CallAuthenticator.Token(name: "token-\($0.offset + 1)", value: $0.element) }
+        var result = tokens.enumerated().map {
+            CallAuthenticator.Token(name: "token-\($0.offset + 1)", value: $0.element)
+        }
         result += namedTokens.sorted { $0.key < $1.key }.map { CallAuthenticator.Token(name: $0.key, value: $0.value) }
         for (name, path) in tokenFiles.sorted(by: { $0.key < $1.key }) {
             let text: String
@@ -30,7 +33,8 @@ extension ServerConfiguration.Auth {
             let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let token = String(line.hasSuffix("\r") ? line.dropLast() : line[...]).trimmingSpaces
             if token.isEmpty {
-                throw ConfigError(field: "auth.tokenFiles.\(name)", message: "\(path): the first line (the token) is empty")
+                throw ConfigError(
+                    field: "auth.tokenFiles.\(name)", message: "\(path): the first line (the token) is empty")
             }
             result.append(CallAuthenticator.Token(name: name, value: String(token)))
         }

@@ -121,12 +121,16 @@ public struct ServerConfiguration: Hashable, Sendable {
         if !auth.hasTokens, tls.clientAuth != .required, !auth.insecure, !Self.isLoopback(listeners.host) {
             throw ConfigError(
                 field: "listeners.host",
-                message: "\(listeners.host) is not a loopback address: configure auth.tokens (--auth-tokens, auth.namedTokens, auth.tokenFiles) or TLS client certificates (tls.clientAuth required), or pass --insecure to serve it without authentication")
+                message:
+                    "\(listeners.host) is not a loopback address: configure auth.tokens (--auth-tokens, auth.namedTokens, auth.tokenFiles) or TLS client certificates (tls.clientAuth required), or pass --insecure to serve it without authentication"
+            )
         }
         if !auth.hasTokens, !auth.insecure, admin.port != 0, !Self.isLoopback(admin.host) {
             throw ConfigError(
                 field: "admin.host",
-                message: "\(admin.host) is not a loopback address: configure auth tokens (every admin request but /healthz and /readyz then needs one), or pass --insecure to serve the admin listener without authentication")
+                message:
+                    "\(admin.host) is not a loopback address: configure auth tokens (every admin request but /healthz and /readyz then needs one), or pass --insecure to serve the admin listener without authentication"
+            )
         }
         do throws(TLSError) {
             try tls.validate()
@@ -146,7 +150,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         {
             throw ConfigError(
                 field: "listeners.instanceName",
-                message: "must be 1...255 visible ASCII characters (it travels as an HTTP/2 header value), got \"\(name)\"")
+                message:
+                    "must be 1...255 visible ASCII characters (it travels as an HTTP/2 header value), got \"\(name)\"")
         }
         if listeners.unixSocketMode > 0o777 {
             throw ConfigError(field: "listeners.unixSocketMode", message: "must be an octal mode 0...0777")
@@ -164,14 +169,17 @@ public struct ServerConfiguration: Hashable, Sendable {
         if admin.sampleInterval < .milliseconds(100) {
             throw ConfigError(field: "admin.sampleInterval", message: "must be at least 100ms")
         }
-        for (field, value) in [("requestTimeout", admin.limits.requestTimeout), ("idleTimeout", admin.limits.idleTimeout)]
+        for (field, value) in [
+            ("requestTimeout", admin.limits.requestTimeout), ("idleTimeout", admin.limits.idleTimeout),
+        ]
         where value <= .zero {
             throw ConfigError(field: "admin.\(field)", message: "must be positive")
         }
         try capStore.validate()
         try poolStore.validate()
         if http2Limits.maxConcurrentStreams < 1 || http2Limits.maxHeaderListSize < 1024 {
-            throw ConfigError(field: "http2", message: "maxConcurrentStreams must be >= 1 and maxHeaderListSize >= 1024")
+            throw ConfigError(
+                field: "http2", message: "maxConcurrentStreams must be >= 1 and maxHeaderListSize >= 1024")
         }
         for name in sources.keys.sorted() {
             try sources[name]!.validate(field: "sources.\(name)")
@@ -186,12 +194,16 @@ public struct ServerConfiguration: Hashable, Sendable {
             guard let source = sources[loader.source] else {
                 throw ConfigError(
                     field: "loaders.\(loader.name).source",
-                    message: "unknown source \"\(loader.source)\"\(Suggestion.didYouMean(loader.source, among: sources.keys.sorted())) (configured: \(sources.keys.sorted().joined(separator: ", ")))")
+                    message:
+                        "unknown source \"\(loader.source)\"\(Suggestion.didYouMean(loader.source, among: sources.keys.sorted())) (configured: \(sources.keys.sorted().joined(separator: ", ")))"
+                )
             }
             if !source.formats.contains(loader.format) {
                 throw ConfigError(
                     field: "loaders.\(loader.name).format",
-                    message: "is \(loader.format), but its source \"\(loader.source)\" (type \(source.type)) delivers only \(source.formats.map(\.description).joined(separator: ", ")) ads: this loader could never be served (use a \(source.formats.map(\.description).joined(separator: " or ")) loader, or a source of another type)")
+                    message:
+                        "is \(loader.format), but its source \"\(loader.source)\" (type \(source.type)) delivers only \(source.formats.map(\.description).joined(separator: ", ")) ads: this loader could never be served (use a \(source.formats.map(\.description).joined(separator: " or ")) loader, or a source of another type)"
+                )
             }
         }
     }
@@ -199,7 +211,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Whether `name` may name a token's callers: 1...64 of `A-Z a-z 0-9 . _ -`.
     static func isCallerName(_ name: String) -> Bool {
         (1...64).contains(name.utf8.count)
-            && name.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+            && name.utf8.allSatisfy {
+                $0.isASCIILetterOrDigit || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+            }
     }
 
     /// Whether `host` (an IP literal) is a loopback address.

@@ -1,11 +1,12 @@
+import AdLoaderCore
+import AdLoaderFramed
 import AdLoaderLogging
 import AdLoaderService
 import AdLoaderUV
 import AdSources
-import AdLoaderCore
-import AdLoaderFramed
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The daemon's entry point: parse, configure, run. `main.swift` only calls ``run(arguments:environment:)``.
@@ -66,9 +67,12 @@ public enum ServerMain {
         }
         var banner = "adloaderd listening on " + addresses.map(\.description).joined(separator: " and ") + "\n"
         if case .tcp(let host, let port)? = addresses.first {
-            let endpoint = host == ServerConfiguration.defaultHost && port == ServerConfiguration.defaultPort
+            let endpoint =
+                host == ServerConfiguration.defaultHost && port == ServerConfiguration.defaultPort
                 ? "" : " --endpoint \(ListenAddress.tcp(host: host, port: port))"
-            if let command = trySuggestion(loaders: configuration.loaders) { banner += "try: adloader\(endpoint) \(command)\n" }
+            if let command = trySuggestion(loaders: configuration.loaders) {
+                banner += "try: adloader\(endpoint) \(command)\n"
+            }
         }
         if let admin = daemon.adminAddress {
             banner += "admin: http://\(admin)/ (dashboard), /metrics, /healthz, /readyz\n"

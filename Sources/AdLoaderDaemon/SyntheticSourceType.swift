@@ -41,7 +41,8 @@ struct SyntheticSourceType: DemandSourceType {
         }
     }
 
-    func makeSource(_ settings: SyntheticSource.Configuration, context: DemandSourceContext) throws -> any DemandSource {
+    func makeSource(_ settings: SyntheticSource.Configuration, context: DemandSourceContext) throws -> any DemandSource
+    {
         try SyntheticSource(configuration: settings, clock: context.clock, scheduler: context.scheduler)
     }
 }

@@ -1,6 +1,6 @@
 import AdLoaderLogging
-import AdLoaderUV
 import AdLoaderService
+import AdLoaderUV
 import AdLoaderWire
 
 extension Connection {
@@ -89,7 +89,9 @@ extension Connection {
         func checkTimeouts(now: Int64, hasOpenCalls: Bool) -> TimeoutAction {
             if !readingPaused, let partialSince, now - partialSince >= partialFrameTimeout {
                 return .close(
-                    Status(code: .deadlineExceeded, message: "partial frame not completed within \(Self.seconds(partialFrameTimeout))"))
+                    Status(
+                        code: .deadlineExceeded,
+                        message: "partial frame not completed within \(Self.seconds(partialFrameTimeout))"))
             }
             if !hasOpenCalls, now - lastActivity >= idleTimeout {
                 return .close(Status(code: .unavailable, message: "idle for \(Self.seconds(idleTimeout))"))

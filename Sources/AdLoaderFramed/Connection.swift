@@ -1,6 +1,6 @@
-import AdLoaderTime
 import AdLoaderLogging
 import AdLoaderService
+import AdLoaderTime
 import AdLoaderUV
 import AdLoaderWire
 
@@ -318,7 +318,8 @@ final class Connection: CallResponder {
             closeAfterFlush(reason: status.message, level: .info)
         case .checkAgain(let at):
             timeoutDeadline = at
-            timeoutTask = scheduler.schedule(at: AdInstant(unixMilliseconds: at)) { [weak self] in self?.checkTimeouts() }
+            timeoutTask = scheduler.schedule(at: AdInstant(unixMilliseconds: at)) { [weak self] in self?.checkTimeouts()
+            }
         }
     }
 

@@ -1,7 +1,8 @@
 public import AdLoaderLogging
 public import AdLoaderUV
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A listening TCP or Unix socket whose accepted connections go to a ``ByteStreamAcceptor``: a
@@ -24,7 +25,8 @@ public final class FramedListener {
         loop: UVLoop, host: String, port: Int, transport: any ByteStreamAcceptor, logger: Logger
     ) throws(UVError) -> FramedListener {
         let tcp = try UVTCPHandle(loop: loop)
-        let listener = FramedListener(loop: loop, handle: tcp, address: .tcp(host: host, port: port), transport: transport, logger: logger)
+        let listener = FramedListener(
+            loop: loop, handle: tcp, address: .tcp(host: host, port: port), transport: transport, logger: logger)
         do {
             try tcp.bind(host: host, port: port)
             let bound = tcp.localAddress ?? (host, port)
@@ -43,7 +45,8 @@ public final class FramedListener {
         loop: UVLoop, path: String, mode: UInt32, transport: any ByteStreamAcceptor, logger: Logger
     ) throws(UVError) -> FramedListener {
         let pipe = try UVPipeHandle(loop: loop)
-        let listener = FramedListener(loop: loop, handle: pipe, address: .unix(path: path), transport: transport, logger: logger)
+        let listener = FramedListener(
+            loop: loop, handle: pipe, address: .unix(path: path), transport: transport, logger: logger)
         do {
             try pipe.bind(path: path, mode: mode)
         } catch {
@@ -61,7 +64,9 @@ public final class FramedListener {
         return listener
     }
 
-    private init(loop: UVLoop, handle: UVStream, address: ListenAddress, transport: any ByteStreamAcceptor, logger: Logger) {
+    private init(
+        loop: UVLoop, handle: UVStream, address: ListenAddress, transport: any ByteStreamAcceptor, logger: Logger
+    ) {
         self.loop = loop
         self.handle = handle
         self.address = address

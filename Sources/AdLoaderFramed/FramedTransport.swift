@@ -1,6 +1,6 @@
-public import AdLoaderTime
 public import AdLoaderLogging
 public import AdLoaderService
+public import AdLoaderTime
 public import AdLoaderUV
 public import AdLoaderWire
 
@@ -38,7 +38,8 @@ public final class FramedTransport: ByteStreamAcceptor, ServerTransport {
     ///   - deferred: runs the flush of connections answered outside their own read callback
     ///     (timers, Watch events, parked borrows served) once the loop's callbacks are done.
     public init(
-        server: ServerContext, clock: any AdClock, scheduler: any AdScheduler, deferred: any DeferredWork, logger: Logger
+        server: ServerContext, clock: any AdClock, scheduler: any AdScheduler, deferred: any DeferredWork,
+        logger: Logger
     ) {
         self.server = server
         self.limits = server.limits

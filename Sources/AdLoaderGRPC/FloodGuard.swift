@@ -46,12 +46,14 @@ struct FloodGuard: Hashable {
         case .control:
             controlFrames += 1
             if controlFrames > maxControlFrames {
-                return "more than \(maxControlFrames) SETTINGS, PING, PRIORITY or empty frames in \(windowMilliseconds) ms"
+                return
+                    "more than \(maxControlFrames) SETTINGS, PING, PRIORITY or empty frames in \(windowMilliseconds) ms"
             }
         case .sentReset:
             sentResets += 1
             if sentResets > maxResets {
-                return "more than \(maxResets) stream resets sent to the client in \(windowMilliseconds) ms (malformed frames)"
+                return
+                    "more than \(maxResets) stream resets sent to the client in \(windowMilliseconds) ms (malformed frames)"
             }
         }
         return nil

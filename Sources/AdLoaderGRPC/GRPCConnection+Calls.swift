@@ -63,13 +63,16 @@ extension GRPCConnection {
         stream.headerListSize += name.count + value.count + 32
         if stream.headerListSize > http2.maxHeaderListSize, stream.refusal == nil {
             stream.refusal = (
-                Status(code: .resourceExhausted, message: "header list: limit of \(http2.maxHeaderListSize) bytes exceeded"),
+                Status(
+                    code: .resourceExhausted, message: "header list: limit of \(http2.maxHeaderListSize) bytes exceeded"
+                ),
                 200
             )
             stream.headerListOverflowSize = stream.headerListSize
         }
         if stream.headerListSize > 2 * http2.maxHeaderListSize
-            || (stream.headerListOverflowSize > 0 && stream.headerListSize > stream.headerListOverflowSize + Self.headerListSlack)
+            || (stream.headerListOverflowSize > 0
+                && stream.headerListSize > stream.headerListOverflowSize + Self.headerListSlack)
         {
             // Far over the advertised SETTINGS_MAX_HEADER_LIST_SIZE (HPACK lets one byte stand
             // for a 4 KB field), or more fields after the list went over it than a request that
@@ -85,7 +88,8 @@ extension GRPCConnection {
         case .method: stream.httpMethod = Self.httpMethod(value)
         case .contentType:
             stream.contentTypeIsGRPC = GRPCHeaderName.bytesEqual(value, Self.grpcContentTypeBytes)
-            stream.contentType = stream.contentTypeIsGRPC ? Self.grpcContentType : String(decoding: value, as: UTF8.self)
+            stream.contentType =
+                stream.contentTypeIsGRPC ? Self.grpcContentType : String(decoding: value, as: UTF8.self)
         case .encoding: stream.encoding = String(decoding: value, as: UTF8.self)
         case .timeout: stream.timeoutValue = String(decoding: value, as: UTF8.self)
         case .authorization: stream.authorization = String(decoding: value, as: UTF8.self)
@@ -114,7 +118,11 @@ extension GRPCConnection {
         case Self.settingsFrame:
             if header.flags & Self.ackFlag == 0 { flood = floodGuard.count(.control, at: now) }
         case Self.pingFrame:
-            if header.flags & Self.ackFlag == 0 { flood = floodGuard.count(.control, at: now) } else { pingAcknowledged() }
+            if header.flags & Self.ackFlag == 0 {
+                flood = floodGuard.count(.control, at: now)
+            } else {
+                pingAcknowledged()
+            }
         case Self.priorityFrame:
             flood = floodGuard.count(.control, at: now)
         default:
@@ -128,7 +136,8 @@ extension GRPCConnection {
     /// a reset the server sent itself because a frame was a stream error (MadeYouReset); too
     /// many end the connection at the next flush (the session cannot be re-entered here).
     func onFrameSent(_ frame: UnsafePointer<nghttp2_frame>) {
-        guard frame.pointee.hd.type == Self.resetFrame, frame.pointee.rst_stream.error_code != NGHTTP2_NO_ERROR.rawValue,
+        guard frame.pointee.hd.type == Self.resetFrame,
+            frame.pointee.rst_stream.error_code != NGHTTP2_NO_ERROR.rawValue,
             // REFUSED_STREAM (a stream over the limit) is counted where it is refused.
             frame.pointee.rst_stream.error_code != NGHTTP2_REFUSED_STREAM.rawValue,
             phase == .open, pendingCalm == nil
@@ -137,7 +146,9 @@ extension GRPCConnection {
     }
 
     func onData(_ streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
-        guard phase == .open, let stream = openStream(streamID), stream.accepted, !stream.finished, stream.trailer == nil else {
+        guard phase == .open, let stream = openStream(streamID), stream.accepted, !stream.finished,
+            stream.trailer == nil
+        else {
             return 0
         }
         if stream.bodyStart == stream.body.count {
@@ -202,7 +213,9 @@ extension GRPCConnection {
     func readAnswer(
         _ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
     ) -> Int {
-        guard let stream = openStream(streamID), let session else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        guard let stream = openStream(streamID), let session else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
         let count = min(length, stream.pendingCount)
         if count > 0 { flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue }
         if count == stream.pendingCount, let status = stream.trailer, !stream.finished {
@@ -235,7 +248,9 @@ extension GRPCConnection {
         output.append(contentsOf: frameHeader)
         if length > 0 {
             stream.pending.withUnsafeBufferPointer { bytes in
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[stream.pendingStart..<(stream.pendingStart + length)]))
+                output.append(
+                    contentsOf: UnsafeBufferPointer(
+                        rebasing: bytes[stream.pendingStart..<(stream.pendingStart + length)]))
             }
             stream.pendingStart += length
             bufferedAnswerBytes -= length
@@ -266,11 +281,15 @@ extension GRPCConnection {
         if !stream.contentTypeIsGRPC {
             guard let contentType = stream.contentType, GRPCWire.isGRPCContentType(contentType) else {
                 let shown = stream.contentType ?? "(none)"
-                return (Status(code: .invalidArgument, message: "content-type \(shown): expected application/grpc"), 415)
+                return (
+                    Status(code: .invalidArgument, message: "content-type \(shown): expected application/grpc"), 415
+                )
             }
         }
         if let encoding = stream.encoding, encoding != "identity" {
-            return (Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported; use identity"), 200)
+            return (
+                Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported; use identity"), 200
+            )
         }
         // The server's admission step, as on every transport: calls in flight, the method,
         // the token (PROTOCOL.md 5.2); health and reflection are methods of this transport.
@@ -332,7 +351,9 @@ extension GRPCConnection {
                     stream,
                     Status(
                         code: .resourceExhausted,
-                        message: "reflection: answers not read (\(stream.pendingCount) bytes wait beyond the stream's window)"))
+                        message:
+                            "reflection: answers not read (\(stream.pendingCount) bytes wait beyond the stream's window)"
+                    ))
                 return bytes.count
             } else if stream.route == .reflection {
                 answerReflection(stream, Array(message))
@@ -371,7 +392,9 @@ extension GRPCConnection {
             if let error = stream.requestError {
                 refuse(stream, error)
             } else if let request = stream.request.take() {
-                if let open = service.handle(request, callID: UInt64(stream.id), timeout: stream.timeout, responder: self) {
+                if let open = service.handle(
+                    request, callID: UInt64(stream.id), timeout: stream.timeout, responder: self)
+                {
                     stream.call = open
                 }
             } else {
@@ -391,7 +414,9 @@ extension GRPCConnection {
     /// this transport's own and not reported.
     private func refuse(_ stream: GRPCStream, _ status: Status, httpStatus: Int = 200) {
         guard !stream.finished, stream.trailer == nil else { return }
-        if stream.route == nil || stream.route == .service { server.callRefused(method: stream.path, code: status.code) }
+        if stream.route == nil || stream.route == .service {
+            server.callRefused(method: stream.path, code: status.code)
+        }
         finish(stream, status: status, httpStatus: httpStatus)
     }
 
@@ -453,9 +478,11 @@ extension GRPCConnection {
         if !stream.responseStarted {
             stream.responseStarted = true
             var provider = Self.dataProvider()
-            let rv = nghttp2_submit_response(session, stream.id, responseHeaders.entries, responseHeaders.count, &provider)
+            let rv = nghttp2_submit_response(
+                session, stream.id, responseHeaders.entries, responseHeaders.count, &provider)
             if rv != 0 {
-                logger.warning("cannot answer a stream", ["stream": .int(Int64(stream.id)), "error": .string(Self.errorName(rv))])
+                logger.warning(
+                    "cannot answer a stream", ["stream": .int(Int64(stream.id)), "error": .string(Self.errorName(rv))])
                 stream.finished = true
                 return
             }
@@ -477,7 +504,9 @@ extension GRPCConnection {
         }
         stream.finished = true
         var headers = [(":status", String(httpStatus)), ("content-type", "application/grpc")]
-        if status.code == .unimplemented, stream.encoding != nil { headers.append(("grpc-accept-encoding", "identity")) }
+        if status.code == .unimplemented, stream.encoding != nil {
+            headers.append(("grpc-accept-encoding", "identity"))
+        }
         for entry in server.responseMetadata { headers.append((entry.key, entry.value)) }
         headers += Self.statusHeaders(status)
         _ = Self.withHeaderList(headers) { list, count in

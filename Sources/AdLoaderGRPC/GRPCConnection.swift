@@ -1,6 +1,6 @@
-import AdLoaderTime
 import AdLoaderLogging
 import AdLoaderService
+import AdLoaderTime
 import AdLoaderUV
 import AdLoaderWire
 internal import CNghttp2
@@ -74,7 +74,9 @@ final class GRPCConnection: CallResponder {
         self.peer = peer
         self.stream = stream
         self.transport = transport
-        self.logger = transport.logger.with(["connection": .int(Int64(id)), "peer": .string(peer), "transport": .string("grpc")])
+        self.logger = transport.logger.with([
+            "connection": .int(Int64(id)), "peer": .string(peer), "transport": .string("grpc"),
+        ])
         self.server = transport.server
         self.service = transport.service
         self.limits = transport.limits
@@ -107,7 +109,8 @@ final class GRPCConnection: CallResponder {
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
                 value: Self.enforcedMaxConcurrentStreams(limits: http2)),
             nghttp2_settings_entry(
-                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(http2.maxHeaderListSize)),
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                value: UInt32(http2.maxHeaderListSize)),
         ]
         var rv = nghttp2_submit_settings(created, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
         if rv == 0 {
@@ -291,7 +294,8 @@ final class GRPCConnection: CallResponder {
     func drain(status: Status) {
         guard phase == .open, let session else { return }
         drainState.announce()
-        for stream in streams.values.sorted(by: { $0.id < $1.id }) where stream.route == .healthWatch && !stream.finished {
+        for stream in streams.values.sorted(by: { $0.id < $1.id })
+        where stream.route == .healthWatch && !stream.finished {
             send(stream, message: HealthService.response(.notServing))
             finish(stream, status: status)
         }

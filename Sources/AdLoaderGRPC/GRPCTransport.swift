@@ -1,6 +1,6 @@
-public import AdLoaderTime
 public import AdLoaderLogging
 public import AdLoaderService
+public import AdLoaderTime
 public import AdLoaderUV
 public import AdLoaderWire
 
@@ -85,8 +85,11 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
     public func accept(_ stream: any ByteStream, peer: String) {
         if let status = server.admitConnection(transport: name, draining: state != .running) {
             logger.warning(
-                "connection refused", ["peer": .string(peer), "transport": .string("grpc"),
-                "reason": .string(status.message)])
+                "connection refused",
+                [
+                    "peer": .string(peer), "transport": .string("grpc"),
+                    "reason": .string(status.message),
+                ])
             stream.close()
             return
         }
@@ -94,7 +97,8 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
         nextConnectionID += 1
         let connection = GRPCConnection(id: id, peer: peer, stream: stream, transport: self)
         connections[id] = connection
-        logger.debug("connection accepted", ["connection": .int(Int64(id)), "peer": .string(peer), "transport": .string("grpc")])
+        logger.debug(
+            "connection accepted", ["connection": .int(Int64(id)), "peer": .string(peer), "transport": .string("grpc")])
         connection.start()
     }
 

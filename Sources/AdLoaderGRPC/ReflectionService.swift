@@ -19,7 +19,8 @@ public struct ReflectionService: Sendable {
 
     /// Reads the descriptor set generated into CAdLoaderProto.
     public init() {
-        let set = Array(UnsafeBufferPointer(start: adloader_descriptor_set_data(), count: adloader_descriptor_set_size()))
+        let set = Array(
+            UnsafeBufferPointer(start: adloader_descriptor_set_data(), count: adloader_descriptor_set_size()))
         self.init(descriptorSet: set)
     }
 
@@ -32,7 +33,9 @@ public struct ReflectionService: Sendable {
         var set = ProtoReader(descriptorSet)
         while let field = try? set.next() {
             guard field.number == 1 else { continue }
-            guard let file = try? Self.index(file: field.bytes, symbols: &symbols, services: &services) else { continue }
+            guard let file = try? Self.index(file: field.bytes, symbols: &symbols, services: &services) else {
+                continue
+            }
             files[file.name] = Array(field.bytes)
             dependencies[file.name] = file.dependencies
         }

@@ -100,7 +100,9 @@ public final class CurlHTTPClient: HTTPClient {
         } else {
             complete(
                 transfer,
-                .failure(HTTPError(code: .transport, message: "\(configuration.maximumQueuedRequests) requests already waiting")))
+                .failure(
+                    HTTPError(
+                        code: .transport, message: "\(configuration.maximumQueuedRequests) requests already waiting")))
         }
     }
 
@@ -139,7 +141,8 @@ public final class CurlHTTPClient: HTTPClient {
         let code = curl_multi_add_handle(multi, easy)
         guard code == CURLM_OK else {
             transfer.cleanup()
-            complete(transfer, .failure(HTTPError(code: .transport, message: String(cString: curl_multi_strerror(code)))))
+            complete(
+                transfer, .failure(HTTPError(code: .transport, message: String(cString: curl_multi_strerror(code)))))
             return
         }
         running[easy] = transfer
@@ -251,7 +254,9 @@ private func curlSocketTrampoline(
     return Unmanaged<CurlHTTPClient>.fromOpaque(user).takeUnretainedValue().watch(socket: socket, what: what)
 }
 
-private func curlTimerTrampoline(_ multi: UnsafeMutableRawPointer?, _ milliseconds: Int, _ user: UnsafeMutableRawPointer?) -> Int32 {
+private func curlTimerTrampoline(
+    _ multi: UnsafeMutableRawPointer?, _ milliseconds: Int, _ user: UnsafeMutableRawPointer?
+) -> Int32 {
     guard let user else { return -1 }
     return Unmanaged<CurlHTTPClient>.fromOpaque(user).takeUnretainedValue().setTimer(milliseconds: milliseconds)
 }

@@ -52,10 +52,12 @@ final class CurlTransfer {
             check(CCurl_easy_setopt_long(easy, CURLOPT_POST, 1))
             check(CCurl_easy_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count))
             // COPYPOSTFIELDS copies: the body need not outlive this call.
-            check(request.body.withUnsafeBufferPointer { buffer in
-                CCurl_easy_setopt_pointer(
-                    easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!))
-            })
+            check(
+                request.body.withUnsafeBufferPointer { buffer in
+                    CCurl_easy_setopt_pointer(
+                        easy, CURLOPT_COPYPOSTFIELDS,
+                        UnsafeMutableRawPointer(mutating: buffer.baseAddress ?? UnsafePointer(bitPattern: 1)!))
+                })
         }
         // "Expect: 100-continue" would cost a round trip on every POST above 1 KiB.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
@@ -83,7 +85,8 @@ final class CurlTransfer {
                 return .failure(HTTPError(code: .badRequest, message: message))
             case CURLE_WRITE_ERROR where tooLarge, CURLE_FILESIZE_EXCEEDED:
                 return .failure(
-                    HTTPError(code: .responseTooLarge, message: "response body above \(limit) bytes", requestSent: true))
+                    HTTPError(code: .responseTooLarge, message: "response body above \(limit) bytes", requestSent: true)
+                )
             default: return .failure(HTTPError(code: .transport, message: message, requestSent: sent))
             }
         }
@@ -153,6 +156,7 @@ private func curlHeaderTrampoline(
     let length = size * count
     guard let user, let data, length > 0 else { return length }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-    transfer.receivedHeader(UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length))
+    transfer.receivedHeader(
+        UnsafeBufferPointer(start: UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length))
     return length
 }

@@ -47,7 +47,8 @@ public struct HTTPError: Error, Hashable, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
         self.requestSent =
-            requestSent ?? !(code == .connectionFailed || code == .nameResolution || code == .badRequest || code == .cancelled)
+            requestSent
+            ?? !(code == .connectionFailed || code == .nameResolution || code == .badRequest || code == .cancelled)
     }
 
     public var description: String { "\(code): \(message)" }

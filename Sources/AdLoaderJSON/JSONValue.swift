@@ -249,7 +249,8 @@ public enum JSONValue: Hashable, Sendable {
         }
 
         mutating func hex4() throws(ParseError) -> UInt32 {
-            guard index + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+            guard index + 4 <= bytes.count,
+                let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
             else { throw fail("bad \\u escape") }
             index += 4
             return code

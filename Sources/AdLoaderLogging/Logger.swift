@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How severe a log line is; lines below the logger's level are dropped.
@@ -100,7 +100,8 @@ public struct Logger {
         log(.error, message(), fields)
     }
 
-    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ fields: KeyValuePairs<String, LogValue>) {
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ fields: KeyValuePairs<String, LogValue>)
+    {
         guard level >= self.level else { return }
         var line = JSONWriter(capacity: 128)
         line.beginObject()

@@ -12,7 +12,8 @@ public final class BidContext: AdSourceContext {
     public let creativeID: String
     public let advertiserDomains: [String]
 
-    public init(macros: NoticeMacros, winURL: String, lossURL: String, creativeID: String, advertiserDomains: [String]) {
+    public init(macros: NoticeMacros, winURL: String, lossURL: String, creativeID: String, advertiserDomains: [String])
+    {
         self.macros = macros
         self.winURL = winURL
         self.lossURL = lossURL

@@ -46,7 +46,9 @@ public struct BidRequestBuilder: Sendable {
             }
             // The ad may wait in the pool this long before its impression.
             // (whole seconds, at least 1: a strict exchange refuses exp 0 for a life under a second).
-            if let life = request.usableLife, life > .zero { json.field("exp", Int(max(1, (life.milliseconds + 999) / 1000))) }
+            if let life = request.usableLife, life > .zero {
+                json.field("exp", Int(max(1, (life.milliseconds + 999) / 1000)))
+            }
             if c.endpoint.lowercased().hasPrefix("https://") { json.field("secure", 1) }
             if !request.targeting.isEmpty || !c.storedImpressionID.isEmpty {
                 json.key("ext")

@@ -129,7 +129,8 @@ public enum BidResponseParser {
         let exp = item["exp"]?.integer
         return .success(
             Bid(
-                impressionID: impressionID, bidID: item["id"]?.string ?? "", seat: seat, adID: item["adid"]?.string ?? "",
+                impressionID: impressionID, bidID: item["id"]?.string ?? "", seat: seat,
+                adID: item["adid"]?.string ?? "",
                 creativeID: item["crid"]?.string ?? "", price: price,
                 advertiserDomains: item["adomain"]?.array?.compactMap(\.string) ?? [],
                 categories: item["cat"]?.array?.compactMap(\.string) ?? [],

@@ -6,7 +6,9 @@ enum NativeMarkup {
     /// The creative in `markup` (a JSON string or object, `{"native": ...}` or the bare root),
     /// its assets mapped by id through `layout` (or by an asset's own `type`); fails when a
     /// required asset, the title or the click URL is missing.
-    static func content(of markup: JSONValue, layout: NativeAssetLayout) -> Result<NativeAdContent, BidResponseParser.ParseError> {
+    static func content(of markup: JSONValue, layout: NativeAssetLayout) -> Result<
+        NativeAdContent, BidResponseParser.ParseError
+    > {
         func fail(_ message: String) -> Result<NativeAdContent, BidResponseParser.ParseError> {
             .failure(BidResponseParser.ParseError(message: message))
         }

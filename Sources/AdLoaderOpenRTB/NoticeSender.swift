@@ -112,7 +112,11 @@ final class NoticeSender {
                 var next = notice
                 next.attempts += 1
                 let giveUp: Bool
-                if case .failure(let error) = result, error.code == .badRequest { giveUp = true } else { giveUp = false }
+                if case .failure(let error) = result, error.code == .badRequest {
+                    giveUp = true
+                } else {
+                    giveUp = false
+                }
                 if giveUp || isClosed || next.attempts >= policy.attempts {
                     if isClosed && !giveUp {
                         if let store { store.putNotice(next, source: sourceName) } else { dropped += 1 }

@@ -34,10 +34,13 @@ extension OpenRTBSource {
                 return .failure(
                     UpstreamError(
                         code: .final,
-                        message: "HTTP 200 with content-type \"\(type)\", expected application/json: \(excerpt(response.body))"))
+                        message:
+                            "HTTP 200 with content-type \"\(type)\", expected application/json: \(excerpt(response.body))"
+                    ))
             }
             do {
-                return .success(try BidResponseParser.parse(response.body, layout: layout, impressionIDs: impressionIDs))
+                return .success(
+                    try BidResponseParser.parse(response.body, layout: layout, impressionIDs: impressionIDs))
             } catch {
                 return .failure(UpstreamError(code: .final, message: "malformed bid response: \(error.message)"))
             }

@@ -89,7 +89,9 @@ extension OpenRTBSource {
             }
             if !(bidFloor >= 0) { throw fail("bidFloor", "must not be negative") }
             if supplyChainASI.isEmpty != supplyChainSID.isEmpty {
-                throw fail(supplyChainASI.isEmpty ? "supplyChainASI" : "supplyChainSID", "supplyChainASI and supplyChainSID go together")
+                throw fail(
+                    supplyChainASI.isEmpty ? "supplyChainASI" : "supplyChainSID",
+                    "supplyChainASI and supplyChainSID go together")
             }
             if !(1...1_000_000).contains(noticeQueueLimit) {
                 throw fail("noticeQueueLimit", "must be 1...1000000, got \(noticeQueueLimit)")

@@ -1,6 +1,6 @@
 public import AdLoaderCore
-public import AdLoaderJSON
-public import AdLoaderLogging
+import AdLoaderJSON
+import AdLoaderLogging
 
 extension BidContext {
     /// This bid as JSON (`v` 1): the notice URLs and macros its ad needs to fire its billing or
@@ -36,7 +36,8 @@ extension OpenRTBSource {
         guard let value = try? JSONValue.parse(bytes: state), value["v"]?.integer == 1,
             let auction = value["auction"]?.string, let bid = value["bid"]?.string, let imp = value["imp"]?.string,
             let seat = value["seat"]?.string, let adID = value["ad"]?.string,
-            let priceBits = value["price"]?.string.flatMap({ UInt64($0, radix: 16) }), let currency = value["cur"]?.string,
+            let priceBits = value["price"]?.string.flatMap({ UInt64($0, radix: 16) }),
+            let currency = value["cur"]?.string,
             let win = value["win"]?.string, let loss = value["loss"]?.string, let crid = value["crid"]?.string,
             let domains = value["adomain"]?.array?.compactMap(\.string)
         else { return nil }

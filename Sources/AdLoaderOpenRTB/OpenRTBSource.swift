@@ -140,8 +140,11 @@ public final class OpenRTBSource: DemandSource {
             counters.failures += 1
             if error.code == .final {
                 logger.warning(
-                    "openrtb request failed", ["endpoint": .string(configuration.endpoint), "adUnitID": .string(adUnitID),
-                                               "error": .string(error.message)])
+                    "openrtb request failed",
+                    [
+                        "endpoint": .string(configuration.endpoint), "adUnitID": .string(adUnitID),
+                        "error": .string(error.message),
+                    ])
             } else {
                 logger.debug("openrtb request failed", ["error": .string(error.description)])
             }
@@ -152,8 +155,11 @@ public final class OpenRTBSource: DemandSource {
             if outcome.bids.isEmpty { counters.noFills += 1 }
             for dropped in outcome.dropped {
                 logger.info(
-                    "openrtb bid dropped", ["adUnitID": .string(adUnitID), "bid": .string(dropped.bidID),
-                                            "reason": .string(dropped.reason)])
+                    "openrtb bid dropped",
+                    [
+                        "adUnitID": .string(adUnitID), "bid": .string(dropped.bidID),
+                        "reason": .string(dropped.reason),
+                    ])
             }
             let now = clock.now
             return .success(outcome.bids.map { delivered($0, outcome: outcome, auctionID: auctionID, now: now) })

@@ -79,7 +79,8 @@ package final class CallMetrics: CallObserver {
         for code in Status.Code.all {
             let value = counts[Self.unknownRow * Self.codeCount + code.rawValue]
             if value > 0 {
-                calls.append(.init([.init("method", Self.unknownMethod), .init("code", code.description)], Double(value)))
+                calls.append(
+                    .init([.init("method", Self.unknownMethod), .init("code", code.description)], Double(value)))
             }
         }
         return [

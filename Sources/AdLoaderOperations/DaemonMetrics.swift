@@ -1,8 +1,8 @@
 package import AdLoaderCore
 package import AdLoaderMetrics
 package import AdLoaderService
-package import AdLoaderUV
 package import AdLoaderTLS
+package import AdLoaderUV
 import AdLoaderWire
 
 /// Every metric the daemon exposes, gathered from the parts the composition root owns: the
@@ -170,20 +170,30 @@ package final class DaemonMetrics {
         }
         return [
             MetricFamily(
-                name: "adloader_feeds_held", help: "Feeds whose Plan answers are kept (loaders.NAME.feeds.maximum each).",
+                name: "adloader_feeds_held",
+                help: "Feeds whose Plan answers are kept (loaders.NAME.feeds.maximum each).",
                 kind: .gauge, samples: [.init([], Double(feeds.feedsHeld))]),
-            counter("adloader_feed_positions_planned", "Ad positions a Plan answered for the first time.", feeds.positionsPlanned),
+            counter(
+                "adloader_feed_positions_planned", "Ad positions a Plan answered for the first time.",
+                feeds.positionsPlanned),
             counter("adloader_feed_positions_filled", "Ad positions a Plan gave their ad.", feeds.positionsFilled),
             counter(
-                "adloader_feed_coming_answers", "Plan answers COMING (a position ahead without an ad yet; one position may count several times).",
+                "adloader_feed_coming_answers",
+                "Plan answers COMING (a position ahead without an ad yet; one position may count several times).",
                 feeds.comingAnswers),
-            counter("adloader_feed_positions_empty", "Ad positions rendered without an ad (they stay empty).", feeds.positionsEmpty),
+            counter(
+                "adloader_feed_positions_empty", "Ad positions rendered without an ad (they stay empty).",
+                feeds.positionsEmpty),
             counter(
                 "adloader_feed_separation_holds",
                 "Plan fills that passed over available ads to keep the separation rules (the position stayed coming or empty).",
                 feeds.separationHolds),
-            counter("adloader_feeds_expired", "Feeds forgotten after loaders.NAME.feeds.idleTimeout without a Plan call.", feeds.feedsExpired),
-            counter("adloader_feeds_refused", "New feeds refused at loaders.NAME.feeds.maximum (RESOURCE_EXHAUSTED).", feeds.feedsRefused),
+            counter(
+                "adloader_feeds_expired", "Feeds forgotten after loaders.NAME.feeds.idleTimeout without a Plan call.",
+                feeds.feedsExpired),
+            counter(
+                "adloader_feeds_refused", "New feeds refused at loaders.NAME.feeds.maximum (RESOURCE_EXHAUSTED).",
+                feeds.feedsRefused),
         ]
     }
 
@@ -207,7 +217,9 @@ package final class DaemonMetrics {
         return [
             gauge("adloader_pool_available_ads", "Ads in the pool ready to lend.") { Double($0.available) },
             gauge("adloader_pool_leased_ads", "Ads lent under an open lease.") { Double($0.leased) },
-            gauge("adloader_pool_in_flight_ads", "Ads asked for upstream and not answered yet.") { Double($0.inFlight) },
+            gauge("adloader_pool_in_flight_ads", "Ads asked for upstream and not answered yet.") {
+                Double($0.inFlight)
+            },
             gauge(
                 "adloader_pool_target_ads",
                 "Loaded + in-flight ads the pool tops up to: its measured demand's target (sizing demand) or maximumRetainedAdvertisements (sizing fixed)."
@@ -215,7 +227,10 @@ package final class DaemonMetrics {
             gauge("adloader_pool_idle", "1 when the pool has had no borrow or prefetch for its idleTimeout.") {
                 $0.idle ? 1 : 0
             },
-            gauge("adloader_pool_in_flight_requests", "Upstream requests of this pool not answered yet (at most its in-flight target and maximumConcurrentRequests).") {
+            gauge(
+                "adloader_pool_in_flight_requests",
+                "Upstream requests of this pool not answered yet (at most its in-flight target and maximumConcurrentRequests)."
+            ) {
                 Double($0.requestsInFlight)
             },
             gauge(
@@ -224,7 +239,8 @@ package final class DaemonMetrics {
             ) { Double($0.inFlightTarget) },
             MetricFamily(
                 name: "adloader_pool_held_back",
-                help: "1 while a configured cap holds the pool below its demand, by cap: pool_ceiling (maximumConcurrentRequests), source_budget (maximumRequestsPerSecond), memory_budget (limits.maximumAds).",
+                help:
+                    "1 while a configured cap holds the pool below its demand, by cap: pool_ceiling (maximumConcurrentRequests), source_budget (maximumRequestsPerSecond), memory_budget (limits.maximumAds).",
                 kind: .gauge,
                 samples: pools.flatMap { stats in
                     HoldBack.allCases.map { cap in
@@ -234,13 +250,18 @@ package final class DaemonMetrics {
             MetricFamily(
                 name: "adloader_pool_held_back_seconds", help: "Time the pool spent held back by a configured cap.",
                 kind: .counter, samples: pools.map { .init(labels($0), Double($0.heldBackMilliseconds) / 1_000) }),
-            gauge("adloader_pool_round_trip_seconds", "Measured upstream round trip of this pool (average of answered requests).") {
+            gauge(
+                "adloader_pool_round_trip_seconds",
+                "Measured upstream round trip of this pool (average of answered requests)."
+            ) {
                 $0.roundTripMilliseconds / 1_000
             },
             gauge("adloader_pool_ads_per_request", "Measured ads per answered upstream request (no-fills count 0).") {
                 $0.adsPerRequest
             },
-            gauge("adloader_pool_parked_borrows", "Borrows waiting in this pool for an ad.") { Double($0.parkedBorrows) },
+            gauge("adloader_pool_parked_borrows", "Borrows waiting in this pool for an ad.") {
+                Double($0.parkedBorrows)
+            },
             MetricFamily(
                 name: "adloader_pool_borrows",
                 help: "Borrows answered with a lease (hit) or without an ad / refused parking (miss).", kind: .counter,
@@ -287,7 +308,8 @@ package final class DaemonMetrics {
                 samples: sources.map { .init(source($0), Double($0.adsReceived)) }),
             MetricFamily(
                 name: "adloader_upstream_failures",
-                help: "Failed upstream requests by class: retryable (retried after a delay, up to retry.maximumCount in a row), unreachable (the loader probes), final (not retried).",
+                help:
+                    "Failed upstream requests by class: retryable (retried after a delay, up to retry.maximumCount in a row), unreachable (the loader probes), final (not retried).",
                 kind: .counter,
                 samples: sources.flatMap { s in
                     MeasuredDemandSource.failureClasses.enumerated().map { index, code in
@@ -307,7 +329,8 @@ package final class DaemonMetrics {
                 kind: .gauge, samples: sources.map { .init(source($0), $0.isReachable ? 1 : 0) }),
             MetricFamily(
                 name: "adloader_source_notices",
-                help: "Notices the loader gave the source: shown (an impression) or an unshown ad dropped (expired, disabled, shutdown, invalidated, reconfigured, memory_budget).",
+                help:
+                    "Notices the loader gave the source: shown (an impression) or an unshown ad dropped (expired, disabled, shutdown, invalidated, reconfigured, memory_budget).",
                 kind: .counter,
                 samples: sources.flatMap { s in
                     MeasuredDemandSource.noticeKinds.enumerated().map { index, kind in
@@ -323,7 +346,8 @@ package final class DaemonMetrics {
         return [
             MetricFamily(
                 name: "adloader_cap_store_operations",
-                help: "App-open cap store operations (counts: the read before a decision; confirm_show: the count after a show) by result.",
+                help:
+                    "App-open cap store operations (counts: the read before a decision; confirm_show: the count after a show) by result.",
                 kind: .counter,
                 samples: MeasuredCapStore.operationNames.enumerated().flatMap { index, name in
                     [
@@ -337,7 +361,8 @@ package final class DaemonMetrics {
                 }),
             MetricFamily(
                 name: "adloader_cap_store_up",
-                help: "1 unless the cap store's last answer was an error (store none: no appOpen loader, nothing is stored).",
+                help:
+                    "1 unless the cap store's last answer was an error (store none: no appOpen loader, nothing is stored).",
                 kind: .gauge, samples: [.init([store], capStore.isUp ? 1 : 0)]),
         ]
     }
@@ -348,7 +373,8 @@ package final class DaemonMetrics {
         return [
             MetricFamily(
                 name: "adloader_loader_enabled",
-                help: "1 when the loader lends and fills; 0 after SetLoaderEnabled(false) (adloader disable) or enabled: false.",
+                help:
+                    "1 when the loader lends and fills; 0 after SetLoaderEnabled(false) (adloader disable) or enabled: false.",
                 kind: .gauge, samples: loaders.map { .init(labels($0), $0.enabled ? 1 : 0) }),
             MetricFamily(
                 name: "adloader_loader_blocked_creatives",
@@ -356,7 +382,8 @@ package final class DaemonMetrics {
                 kind: .gauge, samples: loaders.map { .init(labels($0), Double($0.blockedCreatives)) }),
             MetricFamily(
                 name: "adloader_config_reloads",
-                help: "Configuration reloads (SIGHUP, the Reload call): applied, or refused with the running configuration kept.",
+                help:
+                    "Configuration reloads (SIGHUP, the Reload call): applied, or refused with the running configuration kept.",
                 kind: .counter,
                 samples: [
                     .init([.init("result", "applied")], Double(reloadsApplied)),
@@ -376,16 +403,20 @@ package final class DaemonMetrics {
             families.append(
                 MetricFamily(
                     name: "adloader_calls_by_caller",
-                    help: "Calls admitted with a valid token, by the token's name (auth.tokens are token-1, token-2...; auth.namedTokens and auth.tokenFiles give names).",
+                    help:
+                        "Calls admitted with a valid token, by the token's name (auth.tokens are token-1, token-2...; auth.namedTokens and auth.tokenFiles give names).",
                     kind: .counter,
-                    samples: byName.sorted { $0.key < $1.key }.map { .init([.init("caller", $0.key)], Double($0.value)) }))
+                    samples: byName.sorted { $0.key < $1.key }.map {
+                        .init([.init("caller", $0.key)], Double($0.value))
+                    }))
         }
         guard let tls else { return families }
         let counts = tls.counts
         families += [
             MetricFamily(
                 name: "adloader_tls_handshakes",
-                help: "TLS handshakes on the TCP listener: completed, failed (garbage, old protocol, client certificate refused) or timed out (tls.handshakeTimeout).",
+                help:
+                    "TLS handshakes on the TCP listener: completed, failed (garbage, old protocol, client certificate refused) or timed out (tls.handshakeTimeout).",
                 kind: .counter,
                 samples: [
                     .init([.init("result", "completed")], Double(counts.completed)),
@@ -393,14 +424,20 @@ package final class DaemonMetrics {
                     .init([.init("result", "timed_out")], Double(counts.timedOut)),
                 ]),
             MetricFamily(
-                name: "adloader_tls_handshakes_by_version", help: "Completed TLS handshakes by negotiated protocol version.",
+                name: "adloader_tls_handshakes_by_version",
+                help: "Completed TLS handshakes by negotiated protocol version.",
                 kind: .counter,
-                samples: counts.byVersion.sorted { $0.key < $1.key }.map { .init([.init("version", $0.key)], Double($0.value)) }),
+                samples: counts.byVersion.sorted { $0.key < $1.key }.map {
+                    .init([.init("version", $0.key)], Double($0.value))
+                }),
             MetricFamily(
                 name: "adloader_tls_handshakes_by_caller",
-                help: "Completed TLS handshakes with a verified client certificate, by its subject (at most \(TLSAcceptor.maxCallerSeries) subjects, the rest as _other).",
+                help:
+                    "Completed TLS handshakes with a verified client certificate, by its subject (at most \(TLSAcceptor.maxCallerSeries) subjects, the rest as _other).",
                 kind: .counter,
-                samples: counts.byCaller.sorted { $0.key < $1.key }.map { .init([.init("caller", $0.key)], Double($0.value)) }),
+                samples: counts.byCaller.sorted { $0.key < $1.key }.map {
+                    .init([.init("caller", $0.key)], Double($0.value))
+                }),
             MetricFamily(
                 name: "adloader_tls_handshakes_pending", help: "TLS handshakes under way.", kind: .gauge,
                 samples: [.init([], Double(tls.pendingCount))]),
@@ -418,20 +455,31 @@ package final class DaemonMetrics {
             gauge("adloader_connections", "Open client connections, every transport.", Double(server.connectionCount)),
             MetricFamily(
                 name: "adloader_transport_connections", help: "Open client connections, by transport.", kind: .gauge,
-                samples: transports.map { .init([.init("transport", $0.name)], Double(server.connectionCount(transport: $0.name))) }),
+                samples: transports.map {
+                    .init([.init("transport", $0.name)], Double(server.connectionCount(transport: $0.name)))
+                }),
             MetricFamily(
                 name: "adloader_connections_refused",
-                help: "Connections closed at accept (limits.maxConnections, all transports together, or shutting down).",
+                help:
+                    "Connections closed at accept (limits.maxConnections, all transports together, or shutting down).",
                 kind: .counter,
-                samples: transports.map { .init([.init("transport", $0.name)], Double(server.connectionsRefused(transport: $0.name))) }),
+                samples: transports.map {
+                    .init([.init("transport", $0.name)], Double(server.connectionsRefused(transport: $0.name)))
+                }),
             MetricFamily(
-                name: "adloader_build_info", help: "Always 1; the labels say which build runs (as ServerInfo and --version).",
+                name: "adloader_build_info",
+                help: "Always 1; the labels say which build runs (as ServerInfo and --version).",
                 kind: .gauge,
                 samples: [
                     .init(
-                        [.init("version", BuildInfo.version), .init("build", BuildInfo.build), .init("commit", commit)], 1)
+                        [
+                            .init("version", BuildInfo.version), .init("build", BuildInfo.build),
+                            .init("commit", commit),
+                        ], 1)
                 ]),
-            gauge("adloader_parked_borrows", "Borrows parked waiting for an ad, whole server.", Double(service.parkedBorrowCount)),
+            gauge(
+                "adloader_parked_borrows", "Borrows parked waiting for an ad, whole server.",
+                Double(service.parkedBorrowCount)),
             gauge("adloader_open_calls", "Calls open now (parked borrows and watches).", Double(service.openCallCount)),
             gauge("adloader_admin_connections", "Open admin HTTP connections.", Double(adminConnectionCount())),
             gauge("adloader_ready", "1 when /readyz answers 200.", ready ? 1 : 0),
@@ -445,7 +493,9 @@ package final class DaemonMetrics {
             MetricFamily(
                 name: "process_cpu_seconds", help: "User and system CPU time spent, in seconds.", kind: .counter,
                 samples: [.init([], process.cpuSeconds)]),
-            gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.", startedAtUnixSeconds),
+            gauge(
+                "process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.",
+                startedAtUnixSeconds),
         ]
     }
 }

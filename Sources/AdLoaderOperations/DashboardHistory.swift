@@ -148,9 +148,13 @@ package final class DashboardHistory {
         out += "\"instance\":\(JSONWriter.quoted(instance)),\"version\":\(JSONWriter.quoted(version))"
         let started = Int64(metrics.startedAtUnixSeconds * 1000)
         out += ",\"startedAtMs\":\(started),\"uptimeSeconds\":\(max(0, unixMilliseconds - started) / 1000)"
-        out += ",\"ready\":\(ready.ready),\"reasons\":[" + ready.reasons.map(JSONWriter.quoted).joined(separator: ",") + "]"
+        out +=
+            ",\"ready\":\(ready.ready),\"reasons\":[" + ready.reasons.map(JSONWriter.quoted).joined(separator: ",")
+            + "]"
         out += ",\"sampleIntervalMs\":\(sampleInterval.milliseconds)"
-        out += ",\"configuration\":[" + shownRows().map { "[\(JSONWriter.quoted($0.0)),\(JSONWriter.quoted($0.1))]" }
+        out +=
+            ",\"configuration\":["
+            + shownRows().map { "[\(JSONWriter.quoted($0.0)),\(JSONWriter.quoted($0.1))]" }
             .joined(separator: ",") + "]"
         out += ",\"t\":[" + samples.map { String($0.unixMilliseconds) }.joined(separator: ",") + "]"
         func series(_ name: String, _ value: (Sample) -> Double?) {
@@ -165,26 +169,33 @@ package final class DashboardHistory {
         series("lagMaxMs") { $0.lagMaxMilliseconds }
         series("reclaimed") { Double($0.reclaimed) }
         // OK always; another code once it happened in the window.
-        out += ",\"codes\":{" + Status.Code.all.filter { code in
-            code == .ok || samples.contains { $0.callsByCode[code.rawValue] > 0 }
-        }.map { code in
-            JSONWriter.quoted(code.description) + ":["
-                + samples.map { number($0.callsByCode[code.rawValue]) }.joined(separator: ",") + "]"
-        }.joined(separator: ",") + "}"
-        out += ",\"failures\":{" + MeasuredDemandSource.failureClasses.enumerated().map { index, code in
-            JSONWriter.quoted(code.description) + ":["
-                + samples.map { number($0.failuresPerSecond[index]) }.joined(separator: ",") + "]"
-        }.joined(separator: ",") + "}"
+        out +=
+            ",\"codes\":{"
+            + Status.Code.all.filter { code in
+                code == .ok || samples.contains { $0.callsByCode[code.rawValue] > 0 }
+            }.map { code in
+                JSONWriter.quoted(code.description) + ":["
+                    + samples.map { number($0.callsByCode[code.rawValue]) }.joined(separator: ",") + "]"
+            }.joined(separator: ",") + "}"
+        out +=
+            ",\"failures\":{"
+            + MeasuredDemandSource.failureClasses.enumerated().map { index, code in
+                JSONWriter.quoted(code.description) + ":["
+                    + samples.map { number($0.failuresPerSecond[index]) }.joined(separator: ",") + "]"
+            }.joined(separator: ",") + "}"
         out += ",\"pools\":["
         out += poolKeys.map { key in
             var pool = "{\"loader\":\(JSONWriter.quoted(key.loader)),\"adUnit\":\(JSONWriter.quoted(key.adUnitID))"
             for (name, value) in [
-                ("available", { (p: PoolPoint) in p.available }), ("leased", { $0.leased }), ("inFlight", { $0.inFlight }),
+                ("available", { (p: PoolPoint) in p.available }), ("leased", { $0.leased }),
+                ("inFlight", { $0.inFlight }),
                 ("target", { $0.target }),
             ] as [(String, (PoolPoint) -> Int)] {
-                pool += ",\"\(name)\":[" + samples.map { sample in
-                    sample.pools[key].map { String(value($0)) } ?? "null"
-                }.joined(separator: ",") + "]"
+                pool +=
+                    ",\"\(name)\":["
+                    + samples.map { sample in
+                        sample.pools[key].map { String(value($0)) } ?? "null"
+                    }.joined(separator: ",") + "]"
             }
             return pool + "}"
         }.joined(separator: ",")

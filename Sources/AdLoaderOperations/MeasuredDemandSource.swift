@@ -15,7 +15,9 @@ package final class MeasuredDemandSource: DemandSource {
     /// Failure classes, in ``failures`` order.
     package static let failureClasses: [UpstreamError.Code] = [.retryable, .unreachable, .final]
     /// Notice kinds, in ``notices`` order: a show, then each reason of an unshown drop.
-    package static let noticeKinds = ["shown", "expired", "disabled", "shutdown", "invalidated", "reconfigured", "memory_budget"]
+    package static let noticeKinds = [
+        "shown", "expired", "disabled", "shutdown", "invalidated", "reconfigured", "memory_budget",
+    ]
 
     package let name: String
     private let wrapped: any DemandSource

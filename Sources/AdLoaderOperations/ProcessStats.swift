@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What `/proc/self` says about this process: resident memory, open and maximum file

@@ -86,7 +86,8 @@ extension AdLoaderService {
                         callID,
                         status: Status(
                             code: .unavailable,
-                            message: "the show could not be counted (cap store: \(error.message)); the lease is still open, return it again"
+                            message:
+                                "the show could not be counted (cap store: \(error.message)); the lease is still open, return it again"
                         ))
                 }
             }

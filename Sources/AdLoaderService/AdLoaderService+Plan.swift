@@ -16,7 +16,8 @@ extension AdLoaderService {
         let name = loaderName(message.loader)
         var placement: PlacementRules?
         if let rules = message.placement {
-            let loaderMaximum = loader.configuration(named: name)?.placement.maximumAdsPerFeed ?? PlacementRules.defaultMaximumAds
+            let loaderMaximum =
+                loader.configuration(named: name)?.placement.maximumAdsPerFeed ?? PlacementRules.defaultMaximumAds
             placement = PlacementRules(
                 fixedPositions: rules.fixedPositions.map { Int($0) },
                 repeatingInterval: rules.repeatingInterval == 0 ? nil : Int(rules.repeatingInterval),

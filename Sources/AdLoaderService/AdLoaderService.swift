@@ -241,7 +241,8 @@ public final class AdLoaderService {
             code = answer(callID, result, responder: responder)
             return nil
         case .parkingRefused:
-            throw Status(code: .resourceExhausted, message: "parked borrows: limit of \(limits.maxParkedBorrows) reached")
+            throw Status(
+                code: .resourceExhausted, message: "parked borrows: limit of \(limits.maxParkedBorrows) reached")
         case .parked(let parked):
             guard let call else { preconditionFailure("a borrow without a wait parked") }
             call.state = .parkedBorrow(parked)
@@ -253,7 +254,8 @@ public final class AdLoaderService {
 
     /// - Returns: the status code answered.
     @discardableResult
-    private func answer(_ callID: UInt64, _ result: consuming BorrowResult, responder: any CallResponder) -> Status.Code {
+    private func answer(_ callID: UInt64, _ result: consuming BorrowResult, responder: any CallResponder) -> Status.Code
+    {
         // The result is moved into the answer, not copied (its lease holds the slot and the ad).
         switch result {
         case .leased, .noAdYet:
@@ -299,7 +301,8 @@ public final class AdLoaderService {
         if size > limit {
             throw Status(
                 code: .resourceExhausted,
-                message: "stats answer of \(size) bytes exceeds the limit of \(limit) bytes; filter by loader or ad_unit_id")
+                message:
+                    "stats answer of \(size) bytes exceeds the limit of \(limit) bytes; filter by loader or ad_unit_id")
         }
         responder.answer(callID, .message(answer))
     }
@@ -361,7 +364,8 @@ public final class AdLoaderService {
         call.deadline = scheduler.schedule(at: clock.now + timeout) { [weak self, weak call] in
             guard let self, let call else { return }
             self.finishOpenCall(
-                call, status: Status(code: .deadlineExceeded, message: "deadline of \(timeout.milliseconds) ms exceeded"))
+                call,
+                status: Status(code: .deadlineExceeded, message: "deadline of \(timeout.milliseconds) ms exceeded"))
         }
     }
 
@@ -412,7 +416,8 @@ public final class AdLoaderService {
         let limit = limits.maxIdentifierLength
         if value.utf8.count > limit {
             throw LoaderError(
-                code: .invalidArgument, field: field, message: "must be at most \(limit) bytes, got \(value.utf8.count)")
+                code: .invalidArgument, field: field, message: "must be at most \(limit) bytes, got \(value.utf8.count)"
+            )
         }
     }
 

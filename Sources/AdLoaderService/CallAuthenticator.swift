@@ -78,7 +78,8 @@ public struct CallAuthenticator: Sendable {
             let equal = Self.constantTimeEqual(presented, token[...])
             if equal && matched < 0 { matched = index }
         }
-        return matched >= 0 ? (nil, matched) : (Status(code: .unauthenticated, message: "authorization: invalid token"), nil)
+        return matched >= 0
+            ? (nil, matched) : (Status(code: .unauthenticated, message: "authorization: invalid token"), nil)
     }
 
     /// Compares without an early exit: the time depends on the lengths only.

@@ -63,7 +63,8 @@ public struct ServerLimits: Hashable, Sendable {
         if idleTimeout <= .zero { throw fail("idleTimeout", "must be positive") }
         if partialFrameTimeout <= .zero { throw fail("partialFrameTimeout", "must be positive") }
         if maxUnsentOutputPerConnection < 1024 {
-            throw fail("maxUnsentOutputPerConnection", "must be at least 1024 bytes, got \(maxUnsentOutputPerConnection)")
+            throw fail(
+                "maxUnsentOutputPerConnection", "must be at least 1024 bytes, got \(maxUnsentOutputPerConnection)")
         }
         if !(1...65_536).contains(maxIdentifierLength) {
             throw fail("maxIdentifierLength", "must be 1...65536 bytes, got \(maxIdentifierLength)")

@@ -61,7 +61,8 @@ public struct ServiceMethod: Hashable, Sendable, CustomStringConvertible {
         Descriptor("Borrow", MethodName.borrow) { (bytes) throws(Status) in .borrow(try decoded(bytes)) },
         Descriptor("Return", MethodName.returnLease) { (bytes) throws(Status) in .returnLease(try decoded(bytes)) },
         Descriptor("Stats", MethodName.stats) { (bytes) throws(Status) in .stats(try decoded(bytes)) },
-        Descriptor("Watch", MethodName.watch, .serverStreaming) { (bytes) throws(Status) in .watch(try decoded(bytes)) },
+        Descriptor("Watch", MethodName.watch, .serverStreaming) { (bytes) throws(Status) in .watch(try decoded(bytes))
+        },
         Descriptor("AppOpen", MethodName.appOpen) { (bytes) throws(Status) in .appOpen(try decoded(bytes)) },
         Descriptor("SetLoaderEnabled", MethodName.setLoaderEnabled) { (bytes) throws(Status) in
             .setLoaderEnabled(try decoded(bytes))

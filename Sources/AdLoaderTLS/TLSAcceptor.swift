@@ -78,7 +78,8 @@ public final class TLSAcceptor: ByteStreamAcceptor {
             return
         }
         guard let ssl = context.makeConnection() else {
-            logger.error("cannot start a TLS session", ["peer": .string(peer), "error": .string(TLSContext.takeError())])
+            logger.error(
+                "cannot start a TLS session", ["peer": .string(peer), "error": .string(TLSContext.takeError())])
             stream.close()
             return
         }
@@ -91,7 +92,8 @@ public final class TLSAcceptor: ByteStreamAcceptor {
         }
         let timer = scheduler.schedule(at: clock.now + handshakeTimeout) { [weak self, weak tls] in
             guard let self, let tls, self.pending[id] != nil else { return }
-            tls.abandonHandshake(reason: TLSHandshakeFailure(kind: .timeout, reason: "no handshake within \(self.handshakeTimeout)"))
+            tls.abandonHandshake(
+                reason: TLSHandshakeFailure(kind: .timeout, reason: "no handshake within \(self.handshakeTimeout)"))
         }
         pending[id] = (tls, timer)
         tls.startHandshake { [weak self, unowned tls] result in
@@ -99,7 +101,9 @@ public final class TLSAcceptor: ByteStreamAcceptor {
         }
     }
 
-    private func handshakeEnded(id: UInt64, _ tls: TLSByteStream, peer: String, _ result: Result<Void, TLSHandshakeFailure>) {
+    private func handshakeEnded(
+        id: UInt64, _ tls: TLSByteStream, peer: String, _ result: Result<Void, TLSHandshakeFailure>
+    ) {
         pending.removeValue(forKey: id)?.timer.cancel()
         switch result {
         case .failure(let failure):
@@ -112,22 +116,27 @@ public final class TLSAcceptor: ByteStreamAcceptor {
             lastFailureLogged = now
             logger.info(
                 "TLS handshake failed",
-                ["peer": .string(peer), "kind": .string(failure.kind.rawValue), "reason": .string(failure.reason),
-                 "notLoggedSinceLast": .int(Int64(failuresNotLogged))])
+                [
+                    "peer": .string(peer), "kind": .string(failure.kind.rawValue), "reason": .string(failure.reason),
+                    "notLoggedSinceLast": .int(Int64(failuresNotLogged)),
+                ])
             failuresNotLogged = 0
         case .success:
             counts.completed += 1
             counts.byVersion[tls.protocolVersion, default: 0] += 1
             var named = peer
             if let subject = tls.peerSubject {
-                let key = counts.byCaller[subject] != nil || counts.byCaller.count < Self.maxCallerSeries ? subject : "_other"
+                let key =
+                    counts.byCaller[subject] != nil || counts.byCaller.count < Self.maxCallerSeries ? subject : "_other"
                 counts.byCaller[key, default: 0] += 1
                 named = "\(peer) (\(subject))"
             }
             logger.debug(
                 "TLS connection",
-                ["peer": .string(named), "version": .string(tls.protocolVersion), "cipher": .string(tls.cipher),
-                 "alpn": .string(tls.applicationProtocol ?? "")])
+                [
+                    "peer": .string(named), "version": .string(tls.protocolVersion), "cipher": .string(tls.cipher),
+                    "alpn": .string(tls.applicationProtocol ?? ""),
+                ])
             next.accept(tls, peer: named)
         }
     }

@@ -1,5 +1,5 @@
-internal import COpenSSL
 public import AdLoaderUV
+internal import COpenSSL
 
 /// A byte stream that speaks TLS over another (a TCP connection): OpenSSL works on two memory
 /// BIOs, so every byte still moves through the base stream's libuv reads and writes and the
@@ -101,13 +101,16 @@ public final class TLSByteStream: ByteStream {
         }
         if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE {
             if let end = baseEnd {
-                failHandshake(TLSHandshakeFailure(kind: .io, reason: end.isEndOfFile ? "closed during the handshake" : "\(end)"))
+                failHandshake(
+                    TLSHandshakeFailure(kind: .io, reason: end.isEndOfFile ? "closed during the handshake" : "\(end)"))
             }
             return
         }
         let verify = SSL_get_verify_result(ssl)
         var reason = TLSContext.takeError()
-        if verify != Int(X509_V_OK) { reason += " (certificate: \(String(cString: X509_verify_cert_error_string(Int(verify)))))" }
+        if verify != Int(X509_V_OK) {
+            reason += " (certificate: \(String(cString: X509_verify_cert_error_string(Int(verify)))))"
+        }
         failHandshake(TLSHandshakeFailure(kind: .protocolError, reason: reason))
     }
 
@@ -129,7 +132,8 @@ public final class TLSByteStream: ByteStream {
         var alpnLength: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &alpn, &alpnLength)
         if let alpn, alpnLength > 0 {
-            applicationProtocol = String(decoding: UnsafeBufferPointer(start: alpn, count: Int(alpnLength)), as: UTF8.self)
+            applicationProtocol = String(
+                decoding: UnsafeBufferPointer(start: alpn, count: Int(alpnLength)), as: UTF8.self)
         }
         if SSL_get_verify_result(ssl) == Int(X509_V_OK) {
             var subject = [CChar](repeating: 0, count: 257)
@@ -267,7 +271,8 @@ public final class TLSByteStream: ByteStream {
         return bytes.count
     }
 
-    public func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError) {
+    public func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError)
+    {
         try encrypt(bytes)
         // One queued write carries the completion, after every record before it.
         let pending = BIO_ctrl_pending(output)
@@ -301,7 +306,10 @@ public final class TLSByteStream: ByteStream {
 
 /// Why a handshake did not complete.
 struct TLSHandshakeFailure: Error {
-    enum Kind: String { case protocolError = "protocol", io, timeout }
+    enum Kind: String {
+        case protocolError = "protocol"
+        case io, timeout
+    }
     let kind: Kind
     let reason: String
 }

@@ -40,13 +40,15 @@ public struct TLSConfiguration: Hashable, Sendable {
             throw TLSError(field: "tls.keyFile", message: "is required with tls.certificateFile")
         }
         if certificateFile == nil, keyFile != nil || clientCAFile != nil || clientAuth != .none {
-            throw TLSError(field: "tls.certificateFile", message: "is required by the other tls settings (TLS is off without it)")
+            throw TLSError(
+                field: "tls.certificateFile", message: "is required by the other tls settings (TLS is off without it)")
         }
         if clientAuth != .none, clientCAFile == nil {
             throw TLSError(field: "tls.clientCAFile", message: "is required with tls.clientAuth \(clientAuth)")
         }
         if clientAuth == .none, clientCAFile != nil {
-            throw TLSError(field: "tls.clientAuth", message: "must be optional or required when tls.clientCAFile is set")
+            throw TLSError(
+                field: "tls.clientAuth", message: "must be optional or required when tls.clientCAFile is set")
         }
         if handshakeTimeout <= .zero {
             throw TLSError(field: "tls.handshakeTimeout", message: "must be positive")

@@ -1,6 +1,7 @@
 internal import COpenSSL
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One OpenSSL server context (`SSL_CTX`): certificate, key, protocol floor, ALPN and client
@@ -35,19 +36,23 @@ public final class TLSContext {
             throw TLSError(field: "tls", message: "cannot set the TLS 1.2 minimum: \(Self.takeError())")
         }
         guard SSL_CTX_use_certificate_chain_file(context, certificate) == 1 else {
-            throw TLSError(field: "tls.certificateFile", message: "\(certificate) is not a PEM certificate chain: \(Self.takeError())")
+            throw TLSError(
+                field: "tls.certificateFile",
+                message: "\(certificate) is not a PEM certificate chain: \(Self.takeError())")
         }
         guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else {
             let reason = Self.takeError()
             // OpenSSL checks the key against the certificate as it loads it.
             if reason.contains("key values mismatch") {
-                throw TLSError(field: "tls.keyFile", message: "\(key) does not match the certificate in \(certificate): \(reason)")
+                throw TLSError(
+                    field: "tls.keyFile", message: "\(key) does not match the certificate in \(certificate): \(reason)")
             }
             throw TLSError(field: "tls.keyFile", message: "\(key) is not a PEM private key: \(reason)")
         }
         guard SSL_CTX_check_private_key(context) == 1 else {
             throw TLSError(
-                field: "tls.keyFile", message: "\(key) does not match the certificate in \(certificate): \(Self.takeError())")
+                field: "tls.keyFile",
+                message: "\(key) does not match the certificate in \(certificate): \(Self.takeError())")
         }
         COpenSSL_ctx_enable_alpn(context)
         // Session resumption with client verification needs an id context.
@@ -55,7 +60,8 @@ public final class TLSContext {
         _ = SSL_CTX_set_session_id_context(context, sessionContext, UInt32(sessionContext.count))
         if let ca = configuration.clientCAFile, configuration.clientAuth != .none {
             guard SSL_CTX_load_verify_locations(context, ca, nil) == 1, let names = SSL_load_client_CA_file(ca) else {
-                throw TLSError(field: "tls.clientCAFile", message: "\(ca) holds no PEM CA certificate: \(Self.takeError())")
+                throw TLSError(
+                    field: "tls.clientCAFile", message: "\(ca) holds no PEM CA certificate: \(Self.takeError())")
             }
             SSL_CTX_set_client_CA_list(context, names)
             COpenSSL_ctx_verify_clients(context, configuration.clientAuth == .required ? 1 : 0)

@@ -44,7 +44,8 @@ public enum CapStoreBehaviour {
 
         func key(device: String = "device", session: String = "s1", at instant: AdInstant, offset: Int = 0) -> CapKey {
             CapKey(
-                loader: loader, deviceID: device, sessionID: session, day: LocalDay(at: instant, utcOffsetSeconds: offset),
+                loader: loader, deviceID: device, sessionID: session,
+                day: LocalDay(at: instant, utcOffsetSeconds: offset),
                 utcOffsetSeconds: offset)
         }
 
@@ -113,7 +114,8 @@ public enum CapStoreBehaviour {
             // Activity (a read) within the timeout keeps the session alive...
             let kept = try c.counts(store, k, at: start + .seconds(1_700))
             let stillKept = try c.counts(store, k, at: start + .seconds(3_400))
-            c.expect(kept.session == 1 && stillKept.session == 1, "active session lost its count: \(kept), \(stillKept)")
+            c.expect(
+                kept.session == 1 && stillKept.session == 1, "active session lost its count: \(kept), \(stillKept)")
             // ...inactivity for the timeout ends it; the day's count stays.
             let ended = try c.counts(store, k, at: start + .seconds(3_400 + 1_800))
             c.expect(ended == AppOpenCounts(session: 0, day: 1), "after the timeout: \(ended)")

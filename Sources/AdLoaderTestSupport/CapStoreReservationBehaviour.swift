@@ -85,7 +85,8 @@ extension CapStoreBehaviour {
             let answers = try twoDecisions(coordinator, c, sessions: ("s1", "s1"))
             let shows = answers.filter { $0.outcome == .show }
             let refused = answers.filter { $0.outcome == .skip }
-            c.expect(shows.count == 1 && refused.count == 1, "two decisions: \(answers.map(\.outcome)), expected one show")
+            c.expect(
+                shows.count == 1 && refused.count == 1, "two decisions: \(answers.map(\.outcome)), expected one show")
             c.expect(
                 refused.first?.decision.reason == .sessionCapReached
                     && refused.first?.decision.reserved == AppOpenCounts(session: 1, day: 1),

@@ -109,7 +109,8 @@ public final class InProcessStream: FramedByteStream {
         return taken
     }
 
-    public func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError) {
+    public func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError)
+    {
         guard !isClosed else { throw UVError(code: UVError.brokenPipeCode, operation: "in-process write") }
         queued.append((Array(bytes), completion))
     }

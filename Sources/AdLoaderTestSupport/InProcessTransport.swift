@@ -23,12 +23,14 @@ public final class InProcessTransport {
 
     public init(
         loaders: [LoaderConfiguration], sources: [String: any DemandSource], limits: ServerLimits = ServerLimits(),
-        clock: ManualClock, logger: Logger = Logger(level: .error), authenticator: CallAuthenticator = CallAuthenticator()
+        clock: ManualClock, logger: Logger = Logger(level: .error),
+        authenticator: CallAuthenticator = CallAuthenticator()
     ) throws {
         self.clock = clock
         loader = try NativeAdvertisementLoader(loaders: loaders, sources: sources, clock: clock, scheduler: clock)
         service = AdLoaderService(
-            loader: loader, limits: limits, clock: clock, scheduler: clock, logger: logger, authenticator: authenticator)
+            loader: loader, limits: limits, clock: clock, scheduler: clock, logger: logger, authenticator: authenticator
+        )
         server = ServerContext(service: service, limits: limits)
         transport = FramedTransport(server: server, clock: clock, scheduler: clock, deferred: deferred, logger: logger)
     }
@@ -114,7 +116,9 @@ public final class InProcessClient {
         decoder.append(Array(bytes))
         var result: [ResponseFrame] = []
         while let body = try decoder.next() {
-            let frame = try body.withUnsafeBytes { (raw) throws(FrameError) -> ResponseFrame in try ResponseFrame(decoding: raw) }
+            let frame = try body.withUnsafeBytes { (raw) throws(FrameError) -> ResponseFrame in
+                try ResponseFrame(decoding: raw)
+            }
             result.append(frame)
         }
         return result

@@ -1,4 +1,3 @@
-
 /// Work to run once the loop's pending callbacks are done (redis's `beforeSleep`): the
 /// transport's flush of connections answered outside their own read callback.
 ///

@@ -1,7 +1,8 @@
 public import AdLoaderTime
 internal import CLibUV
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The core's clock and scheduler on a libuv loop.

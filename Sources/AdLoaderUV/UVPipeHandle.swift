@@ -1,6 +1,7 @@
 internal import CLibUV
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `uv_pipe_t`: a Unix-socket listener or an accepted Unix-socket connection.
@@ -43,7 +44,8 @@ public final class UVPipeHandle: UVStream {
     /// True when a connect to the socket file at `path` is accepted (or only waits because
     /// the listener's backlog is full): another process serves there. A stale file refuses.
     public static func someoneListens(on path: String) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }
         var address = sockaddr_un()

@@ -45,7 +45,8 @@ public final class UVPoll: UVHandle {
     public override func didClose() { onEvents = nil }
 
     fileprivate func deliver(status: Int32, events: Int32) {
-        onEvents?(status < 0 ? .failure(UVError(code: status, operation: "uv_poll")) : .success(Events(rawValue: events)))
+        onEvents?(
+            status < 0 ? .failure(UVError(code: status, operation: "uv_poll")) : .success(Events(rawValue: events)))
     }
 }
 

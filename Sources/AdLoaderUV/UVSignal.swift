@@ -1,6 +1,7 @@
 internal import CLibUV
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `uv_signal_t`: delivers a signal as a loop callback.

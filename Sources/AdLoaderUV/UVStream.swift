@@ -79,7 +79,8 @@ public class UVStream: UVHandle {
     /// Queues a copy of `bytes`; `completion` runs once when written or failed
     /// (`UV_ECANCELED` when the handle closed first).
     /// - Throws: ``UVError`` when `uv_write` fails at once (`completion` is then not called).
-    public func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError) {
+    public func write(copying bytes: UnsafeRawBufferPointer, _ completion: @escaping (UVError?) -> Void) throws(UVError)
+    {
         guard bytes.count > 0 else { return }
         let request = UVWriteRequest(copying: bytes, stream: self, completion: completion)
         let result = request.submit(to: streamPointer)

@@ -1,6 +1,7 @@
 internal import CLibUV
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `uv_tcp_t`: a listening socket or an accepted connection.

@@ -53,4 +53,3 @@ private func uvWriteTrampoline(_ request: UnsafeMutablePointer<uv_write_t>?, _ s
     let owner = Unmanaged<UVWriteRequest>.fromOpaque(data).takeRetainedValue()
     owner.finish(status: status)
 }
-

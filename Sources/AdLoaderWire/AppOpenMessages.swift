@@ -147,7 +147,8 @@ public struct AppOpenResponseMessage: WireMessage {
             }
         let decision = answer.decision
         self.init(
-            outcome: outcome, reason: decision.reason, flags: decision.flags, storeUnavailable: answer.storeError != nil,
+            outcome: outcome, reason: decision.reason, flags: decision.flags,
+            storeUnavailable: answer.storeError != nil,
             counts: decision.counts, reserved: decision.reserved, day: decision.day.description, lease: answer.lease)
     }
 
@@ -179,7 +180,8 @@ public struct AppOpenResponseMessage: WireMessage {
                 }
             let reason = Self.reasons.first { $0.1 == p.reason }?.0
             let flags = AppOpenDecision.Flags(
-                firstLaunch: p.first_launch != 0, coldStart: p.cold_start != 0, thresholdReached: p.threshold_reached != 0,
+                firstLaunch: p.first_launch != 0, coldStart: p.cold_start != 0,
+                thresholdReached: p.threshold_reached != 0,
                 sessionCapReached: p.session_cap_reached != 0, dailyCapReached: p.daily_cap_reached != 0,
                 fromUnlock: p.from_unlock != 0)
             var lease: Lease? = nil
@@ -187,7 +189,8 @@ public struct AppOpenResponseMessage: WireMessage {
             return AppOpenResponseMessage(
                 outcome: outcome, reason: reason, flags: flags, storeUnavailable: p.store_unavailable != 0,
                 counts: AppOpenCounts(session: Int(p.session_count), day: Int(p.daily_count)),
-                reserved: AppOpenCounts(session: Int(p.session_reserved), day: Int(p.daily_reserved)), day: swiftString(p.day),
+                reserved: AppOpenCounts(session: Int(p.session_reserved), day: Int(p.daily_reserved)),
+                day: swiftString(p.day),
                 lease: lease)
         }
     }
@@ -203,7 +206,8 @@ public struct AppOpenResponseMessage: WireMessage {
                 case .noAdReady: ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_NO_AD_READY
                 case .unknown: ADLOADER__V1__APP_OPEN_OUTCOME__APP_OPEN_OUTCOME_UNSPECIFIED
                 }
-            m.reason = Self.reasons.first { $0.0 == reason }?.1 ?? ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED
+            m.reason =
+                Self.reasons.first { $0.0 == reason }?.1 ?? ADLOADER__V1__APP_OPEN_REASON__APP_OPEN_REASON_UNSPECIFIED
             m.first_launch = flags.firstLaunch ? 1 : 0
             m.cold_start = flags.coldStart ? 1 : 0
             m.threshold_reached = flags.thresholdReached ? 1 : 0

@@ -53,7 +53,8 @@ public struct BorrowRequestMessage: WireMessage {
                 }
             }
         } catch {
-            throw FrameError(code: .badMessage, message: "BorrowRequest of \(bytes.count) bytes does not decode as protobuf")
+            throw FrameError(
+                code: .badMessage, message: "BorrowRequest of \(bytes.count) bytes does not decode as protobuf")
         }
         if let invalid { throw FrameError.invalidString("\(invalid)") }
         self = message

@@ -47,8 +47,10 @@ extension Ad {
     /// (see Ad+ProtobufC.swift).
     var protoSize: Int {
         let content = wireContent
-        var size = ProtoSize.string(key: Self.keyID, id) + ProtoSize.string(key: Self.keyAdUnitID, adUnitID)
-            + ProtoSize.string(key: Self.keyLoader, loader) + ProtoSize.varintField(key: Self.keyFormat, format.wireValue)
+        var size =
+            ProtoSize.string(key: Self.keyID, id) + ProtoSize.string(key: Self.keyAdUnitID, adUnitID)
+            + ProtoSize.string(key: Self.keyLoader, loader)
+            + ProtoSize.varintField(key: Self.keyFormat, format.wireValue)
             + ProtoSize.string(key: Self.keyHeadline, content.headline)
             + ProtoSize.string(key: Self.keyBody, content.body)
             + ProtoSize.string(key: Self.keyCallToAction, content.callToAction)
@@ -56,7 +58,8 @@ extension Ad {
         if let icon = content.icon { size += ProtoSize.delimited(key: Self.keyIcon, icon.protoSize) }
         if let image = content.image { size += ProtoSize.delimited(key: Self.keyImage, image.protoSize) }
         if let rating = content.starRating, rating != 0 { size += 2 + 8 }
-        size += ProtoSize.string(key: Self.keyPrice, content.price ?? "")
+        size +=
+            ProtoSize.string(key: Self.keyPrice, content.price ?? "")
             + ProtoSize.string(key: Self.keyStore, content.store ?? "")
             + ProtoSize.string(key: Self.keyClickURL, content.clickURL)
         for tracker in content.impressionTrackers {
@@ -65,7 +68,8 @@ extension Ad {
         for tracker in content.clickTrackers {
             size += ProtoSize.delimited(key: Self.keyClickTrackers, ProtoSize.cStringLength(tracker))
         }
-        size += ProtoSize.string(key: Self.keyAdChoicesURL, content.adChoicesURL ?? "")
+        size +=
+            ProtoSize.string(key: Self.keyAdChoicesURL, content.adChoicesURL ?? "")
             + ProtoSize.varintField(key: Self.keyLoadedAt, UInt64(bitPattern: loadedAt.unixMilliseconds))
             + ProtoSize.varintField(key: Self.keyExpiresAt, UInt64(bitPattern: expiresAt.unixMilliseconds))
             + ProtoSize.varintField(key: Self.keyShowCount, UInt64(UInt32(wire: showCount)))

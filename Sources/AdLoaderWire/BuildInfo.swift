@@ -8,9 +8,9 @@ public enum BuildInfo {
     /// The build: the Swift compiler configuration the binary was built in.
     public static let build: String = {
         #if DEBUG
-        "debug"
+            "debug"
         #else
-        "release"
+            "release"
         #endif
     }()
 }

@@ -104,7 +104,9 @@ public struct FrameDecoder: Sendable {
         let rest = buffer.count - start
         guard rest > 0 else { return false }
         guard rest >= 5 else { return true }  // next() reads the flags only once 5 bytes are here
-        let length = Int(UInt32(buffer[start + 1]) << 24 | UInt32(buffer[start + 2]) << 16 | UInt32(buffer[start + 3]) << 8 | UInt32(buffer[start + 4]))
+        let length = Int(
+            UInt32(buffer[start + 1]) << 24 | UInt32(buffer[start + 2]) << 16 | UInt32(buffer[start + 3]) << 8
+                | UInt32(buffer[start + 4]))
         guard buffer[start] == 0, length <= maximumMessageSize else { return false }
         return rest - 5 < length
     }

@@ -104,7 +104,8 @@ extension FullScreenCreative {
             case .markup(let markup): ProtoSize.delimited(key: Self.keyMarkup, ProtoSize.cStringLength(markup))
             case .videoURL(let url): ProtoSize.delimited(key: Self.keyVideoURL, ProtoSize.cStringLength(url))
             }
-        size += ProtoSize.varintField(key: Self.keyOrientation, orientation.wireValue)
+        size +=
+            ProtoSize.varintField(key: Self.keyOrientation, orientation.wireValue)
             + ProtoSize.varintField(key: Self.keyWidth, UInt64(UInt32(wire: width)))
             + ProtoSize.varintField(key: Self.keyHeight, UInt64(UInt32(wire: height)))
         if let rewardSize { size += ProtoSize.delimited(key: Self.keyReward, rewardSize) }

@@ -108,7 +108,9 @@ public struct PlanResponseMessage: WireMessage {
                     state = .ad(try Lease(lease))
                 case ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_COMING: state = .coming
                 case ADLOADER__V1__PLANNED_STATE__PLANNED_STATE_EMPTY: state = .empty
-                default: throw FrameError(code: .badMessage, message: "positions[\(i)].state: unknown \(entry.state.rawValue)")
+                default:
+                    throw FrameError(
+                        code: .badMessage, message: "positions[\(i)].state: unknown \(entry.state.rawValue)")
                 }
                 positions.append(PlannedPosition(position: Int(entry.position), state: state))
             }
@@ -121,7 +123,8 @@ public struct PlanResponseMessage: WireMessage {
             var m = Adloader__V1__PlanResponse()
             adloader__v1__plan_response__init(&m)
             let count = plan.positions.count
-            let entries = arena.allocate(UnsafeMutablePointer<Adloader__V1__PlannedPosition>?.self, count: max(1, count))
+            let entries = arena.allocate(
+                UnsafeMutablePointer<Adloader__V1__PlannedPosition>?.self, count: max(1, count))
             for (i, planned) in plan.positions.enumerated() {
                 let e = arena.allocate(Adloader__V1__PlannedPosition.self)
                 adloader__v1__planned_position__init(e)

@@ -32,7 +32,8 @@ public struct PrefetchRequestMessage: WireMessage {
             free: adloader__v1__prefetch_request__free_unpacked
         ) { m in
             PrefetchRequestMessage(
-                adUnitID: swiftString(m.pointee.ad_unit_id), loader: swiftString(m.pointee.loader), count: m.pointee.count,
+                adUnitID: swiftString(m.pointee.ad_unit_id), loader: swiftString(m.pointee.loader),
+                count: m.pointee.count,
                 privacy: m.pointee.privacy.map { PrivacySignalsMessage($0.pointee) })
         }
     }
@@ -63,7 +64,8 @@ public struct PrefetchResponseMessage: WireMessage {
         ) { m in
             let p = m.pointee
             return PrefetchResponseMessage(
-                result: PrefetchResult(available: Int(p.available), inFlight: Int(p.in_flight), requested: Int(p.requested)))
+                result: PrefetchResult(
+                    available: Int(p.available), inFlight: Int(p.in_flight), requested: Int(p.requested)))
         }
     }
 

@@ -66,7 +66,9 @@ public struct PrivacySignalsMessage: Hashable, Sendable {
     /// Reads the fields of one occurrence of the message into `self`: as protobuf-c merges a
     /// message field sent more than once, scalars take the last value and `gpp_sid` grows.
     /// - Throws: `Failure` where protobuf-c's unpack fails.
-    mutating func merge(scanning bytes: UnsafeRawBufferPointer, invalid: inout StaticString?) throws(ProtoScanner.Failure) {
+    mutating func merge(scanning bytes: UnsafeRawBufferPointer, invalid: inout StaticString?) throws(ProtoScanner
+        .Failure)
+    {
         var scanner = ProtoScanner(bytes)
         while let field = try scanner.next() {
             switch field.number {
@@ -84,7 +86,8 @@ public struct PrivacySignalsMessage: Hashable, Sendable {
                         guard end < packed.count, end - offset < 10 else { throw ProtoScanner.Failure() }
                         let varint = UnsafeRawBufferPointer(rebasing: packed[offset...end])
                         gppSectionIDs.append(
-                            try ProtoScanner.uint32(ScannedField(number: 4, wireType: ProtoScanner.varint, value: varint, raw: varint)))
+                            try ProtoScanner.uint32(
+                                ScannedField(number: 4, wireType: ProtoScanner.varint, value: varint, raw: varint)))
                         offset = end + 1
                     }
                 } else {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // In-place protobuf reading for the requests on the server's hot path (the RequestFrame
@@ -161,7 +161,9 @@ struct ProtoScanner {
     /// A string field, exactly its bytes; "" when they hold a NUL or are not valid UTF-8,
     /// and then `invalid` is set to `name` unless an earlier field already set it.
     /// - Throws: `Failure` for a wire type other than length-prefixed (as protobuf-c).
-    static func string(_ field: ScannedField, name: StaticString, invalid: inout StaticString?) throws(Failure) -> String {
+    static func string(_ field: ScannedField, name: StaticString, invalid: inout StaticString?) throws(Failure)
+        -> String
+    {
         if let string = validString(try bytes(field)) { return string }
         if invalid == nil { invalid = name }
         return ""
@@ -169,7 +171,9 @@ struct ProtoScanner {
 
     /// Checks that `bytes` unpacks as a message whose fields are all strings (numbers in
     /// `stringFields`), as `MetadataEntry` does.
-    static func validateStringsMessage(_ bytes: UnsafeRawBufferPointer, stringFields: ClosedRange<UInt32>) throws(Failure) {
+    static func validateStringsMessage(_ bytes: UnsafeRawBufferPointer, stringFields: ClosedRange<UInt32>)
+        throws(Failure)
+    {
         var scanner = ProtoScanner(bytes)
         while let field = try scanner.next() {
             if stringFields.contains(field.number) { _ = try Self.bytes(field) }
@@ -216,7 +220,9 @@ extension RequestFrame {
                 switch field.number {
                 case 1: header.callID = try ProtoScanner.uint64(field)
                 case 2:
-                    if let previous = methodField, badMethod == nil, !isValidStringField(previous) { badMethod = previous }
+                    if let previous = methodField, badMethod == nil, !isValidStringField(previous) {
+                        badMethod = previous
+                    }
                     methodField = try ProtoScanner.bytes(field)
                 case 3: header.timeoutMilliseconds = try ProtoScanner.uint32(field)
                 case 4:
@@ -233,7 +239,8 @@ extension RequestFrame {
                 }
             }
         } catch {
-            throw FrameError(code: .badEnvelope, message: "RequestFrame of \(bytes.count) bytes does not decode as protobuf")
+            throw FrameError(
+                code: .badEnvelope, message: "RequestFrame of \(bytes.count) bytes does not decode as protobuf")
         }
         if let badMethod {
             header.method = MethodName.printable(badMethod)
@@ -279,7 +286,9 @@ extension MethodName {
     @inline(__always)
     private static func isNamed(_ name: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
         guard name.utf8.count == bytes.count else { return false }
-        let same = name.utf8.withContiguousStorageIfAvailable { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+        let same = name.utf8.withContiguousStorageIfAvailable {
+            memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0
+        }
         return same ?? name.utf8.elementsEqual(bytes)
     }
 
@@ -303,7 +312,9 @@ extension MethodName {
                 out += String(decoding: UnsafeRawBufferPointer(rebasing: bytes[i..<(i + taken)]), as: UTF8.self)
                 i += taken
             } else {
-                out += bytes[i] == 0 ? "\\0" : "\\x" + (bytes[i] < 16 ? "0" : "") + String(bytes[i], radix: 16, uppercase: true)
+                out +=
+                    bytes[i] == 0
+                    ? "\\0" : "\\x" + (bytes[i] < 16 ? "0" : "") + String(bytes[i], radix: 16, uppercase: true)
                 i += 1
             }
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Hand-written protobuf encoding for the answers on the server's hot path (BorrowResponse,
@@ -129,7 +129,9 @@ struct ProtoWriter {
         guard value != 0 else { return }
         varint(key)
         var bits = value.bitPattern.littleEndian
-        withUnsafeBytes(of: &bits) { cursor.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 8) }
+        withUnsafeBytes(of: &bits) {
+            cursor.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 8)
+        }
         cursor += 8
     }
 }

@@ -1,7 +1,8 @@
 internal import CAdLoaderProto
 internal import CProtobufC
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One metadata key/value of a request, as gRPC metadata (keys lower-case ASCII).
@@ -59,7 +60,9 @@ public struct RequestFrame: WireMessage {
     public var stringFieldWithNUL: String? {
         if method.utf8.contains(0) { return "method" }
         for entry in metadata {
-            if let field = firstFieldWithNUL(["metadata.key": entry.key, "metadata.value": entry.value]) { return field }
+            if let field = firstFieldWithNUL(["metadata.key": entry.key, "metadata.value": entry.value]) {
+                return field
+            }
         }
         return nil
     }
@@ -94,7 +97,8 @@ public struct RequestFrame: WireMessage {
             m.method = arena.cString(method)
             m.timeout_ms = timeoutMilliseconds
             if !metadata.isEmpty {
-                let entries = arena.allocate(UnsafeMutablePointer<Adloader__V1__MetadataEntry>?.self, count: metadata.count)
+                let entries = arena.allocate(
+                    UnsafeMutablePointer<Adloader__V1__MetadataEntry>?.self, count: metadata.count)
                 for (i, entry) in metadata.enumerated() {
                     let e = arena.allocate(Adloader__V1__MetadataEntry.self)
                     adloader__v1__metadata_entry__init(e)

@@ -38,7 +38,8 @@ public struct ReturnRequestMessage: WireMessage {
                 }
             }
         } catch {
-            throw FrameError(code: .badMessage, message: "ReturnRequest of \(bytes.count) bytes does not decode as protobuf")
+            throw FrameError(
+                code: .badMessage, message: "ReturnRequest of \(bytes.count) bytes does not decode as protobuf")
         }
         if let invalid { throw FrameError.invalidString("\(invalid)") }
         self = message

@@ -97,7 +97,8 @@ public struct StatsResponseMessage: WireMessage {
                 feeds.guaranteesLost = f.guarantees_lost
             }
             return StatsResponseMessage(
-                pools: pools, sources: sources, loaders: loaders, instance: swiftString(m.pointee.instance), feeds: feeds)
+                pools: pools, sources: sources, loaders: loaders, instance: swiftString(m.pointee.instance),
+                feeds: feeds)
         }
     }
 
@@ -121,42 +122,42 @@ public struct StatsResponseMessage: WireMessage {
     }
 
     private func cMessage(in arena: CArena) -> Adloader__V1__StatsResponse {
-            var m = Adloader__V1__StatsResponse()
-            adloader__v1__stats_response__init(&m)
-            if !pools.isEmpty {
-                let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__PoolStats>?.self, count: pools.count)
-                for (i, pool) in pools.enumerated() { (list + i).initialize(to: pool.cMessage(in: arena)) }
-                m.n_pools = pools.count
-                m.pools = list
-            }
-            if !sources.isEmpty {
-                let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__SourceStats>?.self, count: sources.count)
-                for (i, source) in sources.enumerated() { (list + i).initialize(to: source.cMessage(in: arena)) }
-                m.n_sources = sources.count
-                m.sources = list
-            }
-            if !loaders.isEmpty {
-                let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__LoaderStatus>?.self, count: loaders.count)
-                for (i, loader) in loaders.enumerated() { (list + i).initialize(to: loader.cMessage(in: arena)) }
-                m.n_loaders = loaders.count
-                m.loaders = list
-            }
-            m.instance = arena.cString(instance)
-            // Absent while no feed was ever planned: a Stats answer is as before the field.
-            guard feeds != FeedStats() else { return m }
-            let f = arena.allocate(Adloader__V1__FeedStats.self)
-            adloader__v1__feed_stats__init(f)
-            f.pointee.feeds_held = UInt64(max(0, feeds.feedsHeld))
-            f.pointee.positions_planned = feeds.positionsPlanned
-            f.pointee.positions_filled = feeds.positionsFilled
-            f.pointee.coming_answers = feeds.comingAnswers
-            f.pointee.positions_empty = feeds.positionsEmpty
-            f.pointee.separation_holds = feeds.separationHolds
-            f.pointee.feeds_expired = feeds.feedsExpired
-            f.pointee.feeds_refused = feeds.feedsRefused
-            f.pointee.guarantees_lost = feeds.guaranteesLost
-            m.feeds = f
-            return m
+        var m = Adloader__V1__StatsResponse()
+        adloader__v1__stats_response__init(&m)
+        if !pools.isEmpty {
+            let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__PoolStats>?.self, count: pools.count)
+            for (i, pool) in pools.enumerated() { (list + i).initialize(to: pool.cMessage(in: arena)) }
+            m.n_pools = pools.count
+            m.pools = list
+        }
+        if !sources.isEmpty {
+            let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__SourceStats>?.self, count: sources.count)
+            for (i, source) in sources.enumerated() { (list + i).initialize(to: source.cMessage(in: arena)) }
+            m.n_sources = sources.count
+            m.sources = list
+        }
+        if !loaders.isEmpty {
+            let list = arena.allocate(UnsafeMutablePointer<Adloader__V1__LoaderStatus>?.self, count: loaders.count)
+            for (i, loader) in loaders.enumerated() { (list + i).initialize(to: loader.cMessage(in: arena)) }
+            m.n_loaders = loaders.count
+            m.loaders = list
+        }
+        m.instance = arena.cString(instance)
+        // Absent while no feed was ever planned: a Stats answer is as before the field.
+        guard feeds != FeedStats() else { return m }
+        let f = arena.allocate(Adloader__V1__FeedStats.self)
+        adloader__v1__feed_stats__init(f)
+        f.pointee.feeds_held = UInt64(max(0, feeds.feedsHeld))
+        f.pointee.positions_planned = feeds.positionsPlanned
+        f.pointee.positions_filled = feeds.positionsFilled
+        f.pointee.coming_answers = feeds.comingAnswers
+        f.pointee.positions_empty = feeds.positionsEmpty
+        f.pointee.separation_holds = feeds.separationHolds
+        f.pointee.feeds_expired = feeds.feedsExpired
+        f.pointee.feeds_refused = feeds.feedsRefused
+        f.pointee.guarantees_lost = feeds.guaranteesLost
+        m.feeds = f
+        return m
     }
 }
 
@@ -200,7 +201,9 @@ extension PoolStats {
 
     init(_ m: UnsafePointer<Adloader__V1__PoolStats>) {
         let p = m.pointee
-        self.init(loader: swiftString(p.loader), adUnitID: swiftString(p.ad_unit_id), consentClass: p.consent_class.map { $0.pointee == 0 ? "default" : String(cString: $0) } ?? "default")
+        self.init(
+            loader: swiftString(p.loader), adUnitID: swiftString(p.ad_unit_id),
+            consentClass: p.consent_class.map { $0.pointee == 0 ? "default" : String(cString: $0) } ?? "default")
         available = Int(p.available)
         leased = Int(p.leased)
         inFlight = Int(p.in_flight)

@@ -1,7 +1,8 @@
 internal import CAdLoaderProto
 internal import CProtobufC
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Protocol strings are UTF-8 without NUL bytes (PROTOCOL.md, "Strings"). A string field
@@ -68,12 +69,20 @@ func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var high: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
+        case 0xE0:
+            length = 3
+            low = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
+        case 0xED:
+            length = 3
+            high = 0x9F
+        case 0xF0:
+            length = 4
+            low = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
+        case 0xF4:
+            length = 4
+            high = 0x8F
         default: return false
         }
         guard i + length <= count else { return false }

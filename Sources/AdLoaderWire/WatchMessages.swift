@@ -104,7 +104,8 @@ public struct EventMessage: WireMessage {
             m.shown = event.shown ? 1 : 0
             m.count = UInt32(wire: event.count)
             m.error = arena.cString(event.error?.description ?? "")
-            m.reason = arena.cString(event.kind == .heldBack ? event.holdBack?.name ?? "" : event.reason?.wireName ?? "")
+            m.reason = arena.cString(
+                event.kind == .heldBack ? event.holdBack?.name ?? "" : event.reason?.wireName ?? "")
             m.note = arena.cString(event.note ?? "")
             appendPacked(&m, to: &buffer)
         }

@@ -55,7 +55,9 @@ enum SyntheticCatalog {
         Theme(
             name: "food", keywords: ["food", "recipe", "recipes", "cooking", "restaurant", "delivery", "grocery"],
             advertisers: ["Saffron Box", "Crumb & Co.", "Greenfork Delivery", "Pantry Pal", "Little Oven Bakery"],
-            products: ["meal kit", "weekly veggie box", "sourdough starter kit", "family dinner plan", "spice sampler"],
+            products: [
+                "meal kit", "weekly veggie box", "sourdough starter kit", "family dinner plan", "spice sampler",
+            ],
             benefits: ["free delivery", "{number} recipes a week", "skip any week", "farm-fresh produce"],
             headlines: [
                 "Dinner sorted: try a {product}", "{advertiser}: {benefit} on your first order",
@@ -71,7 +73,9 @@ enum SyntheticCatalog {
         Theme(
             name: "fitness", keywords: ["fitness", "health", "workout", "running", "yoga", "gym", "sport"],
             advertisers: ["Stridewell", "Core Habit", "Peak Pulse", "Lotus Flow Yoga", "IronLeaf Gym"],
-            products: ["running plan", "home workout program", "yoga membership", "smart jump rope", "recovery roller"],
+            products: [
+                "running plan", "home workout program", "yoga membership", "smart jump rope", "recovery roller",
+            ],
             benefits: ["{number}-day free trial", "coach-led classes", "plans for every level", "no equipment needed"],
             headlines: [
                 "Get stronger with a {product}", "{advertiser}: {benefit}",
@@ -102,8 +106,10 @@ enum SyntheticCatalog {
         Theme(
             name: "tech", keywords: ["tech", "technology", "phone", "laptop", "software", "gadget", "electronics"],
             advertisers: ["Voltcraft Labs", "Clearview Audio", "Nimbus Cloud", "Kestrel Devices", "Bytewise"],
-            products: ["noise-cancelling headphones", "ultralight laptop", "cloud backup plan", "smart speaker",
-                       "USB-C dock"],
+            products: [
+                "noise-cancelling headphones", "ultralight laptop", "cloud backup plan", "smart speaker",
+                "USB-C dock",
+            ],
             benefits: ["{number}-hour battery", "free shipping", "2-year warranty", "setup in minutes"],
             headlines: [
                 "Meet the {product} with {benefit}", "{advertiser}: the {product}, reimagined",
@@ -135,7 +141,9 @@ enum SyntheticCatalog {
         Theme(
             name: "home", keywords: ["home", "garden", "furniture", "decor", "diy", "kitchen"],
             advertisers: ["Hearthstone Living", "Fernhill Garden", "Oakmoor Furniture", "Brightnest", "Tidy Den"],
-            products: ["reading chair", "raised garden bed", "linen bedding set", "smart thermostat", "storage system"],
+            products: [
+                "reading chair", "raised garden bed", "linen bedding set", "smart thermostat", "storage system",
+            ],
             benefits: ["free delivery", "{number}-night trial", "easy assembly", "5-year guarantee"],
             headlines: [
                 "Make room for a {product}", "{advertiser}: {benefit} on all orders",
@@ -152,8 +160,10 @@ enum SyntheticCatalog {
             name: "auto", keywords: ["auto", "car", "cars", "vehicle", "ev", "electric", "driving"],
             advertisers: ["Voltway Motors", "Roadline Insurance", "Parkpilot", "Greenmile EV", "Axle & Co."],
             products: ["electric hatchback", "car insurance quote", "parking app", "home charger", "service plan"],
-            benefits: ["{number} miles of range", "quotes in {number} minutes", "roadside assistance",
-                       "no hidden fees"],
+            benefits: [
+                "{number} miles of range", "quotes in {number} minutes", "roadside assistance",
+                "no hidden fees",
+            ],
             headlines: [
                 "Test drive the {product}", "{advertiser}: {benefit}", "Is it time for a {product}?",
                 "Drivers save {number}% with {advertiser}",

@@ -54,7 +54,9 @@ public final class SyntheticSource: DemandSource {
             }
             if latency < .zero { throw fail("latency", "must not be negative") }
             if latencyJitter < .zero { throw fail("latencyJitter", "must not be negative") }
-            for (field, value) in [("fillRate", fillRate), ("errorRate", errorRate), ("unreachableRate", unreachableRate)]
+            for (field, value) in [
+                ("fillRate", fillRate), ("errorRate", errorRate), ("unreachableRate", unreachableRate),
+            ]
             where !(0...1).contains(value) {
                 throw fail(field, "must be 0...1, got \(value)")
             }
@@ -196,7 +198,8 @@ public final class SyntheticSource: DemandSource {
 
         let content = NativeAdContent(
             headline: headline, body: body, callToAction: callToAction, advertiser: advertiser,
-            icon: AdImage(url: "\(Self.cdnBase)/icons/\(theme.name)/\(slug)-\(creative)-128x128.png", width: 128, height: 128),
+            icon: AdImage(
+                url: "\(Self.cdnBase)/icons/\(theme.name)/\(slug)-\(creative)-128x128.png", width: 128, height: 128),
             image: AdImage(
                 url: "\(Self.cdnBase)/images/\(theme.name)/\(slug)-\(creative)-1200x627.jpg", width: 1200, height: 627),
             starRating: starRating, price: price, store: store,
@@ -271,7 +274,8 @@ public final class SyntheticSource: DemandSource {
             case "advertiser": value = advertiser
             case "product": value = product
             case "benefit":
-                value = substitute(benefit, advertiser: advertiser, product: product, benefit: "", generator: &generator)
+                value = substitute(
+                    benefit, advertiser: advertiser, product: product, benefit: "", generator: &generator)
             case "number": value = String(generator.pick(SyntheticCatalog.numbers))
             default: value = String(rest[open...close])
             }
@@ -298,7 +302,9 @@ public final class SyntheticSource: DemandSource {
 
     /// Lowercase letters and digits of `name`, e.g. "Harbor & Pine Hotels" -> "harborpinehotels".
     static func slug(_ name: String) -> String {
-        String(name.lowercased().unicodeScalars.filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) }.map(Character.init))
+        String(
+            name.lowercased().unicodeScalars.filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) }.map(
+                Character.init))
     }
 
     static func hex(_ value: UInt64) -> String {

@@ -1,6 +1,7 @@
 public import AdLoaderCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A ``CapStore`` that runs a ``SQLiteCapStore`` on a thread of its own, so that commits with
@@ -97,11 +98,13 @@ public final class BackgroundCapStore: CapStore {
         path = store.path
         shared = Shared(store: store, wake: wake)
         let context = Unmanaged.passRetained(shared).toOpaque()
-        let started = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Shared>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, context)
+        let started = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<Shared>.fromOpaque(raw).takeRetainedValue().run()
+                return nil
+            }, context)
         if started != 0 {
             Unmanaged<Shared>.fromOpaque(context).release()
             store.close()

@@ -187,12 +187,14 @@ public final class RedisCapStore: CapStore {
         }
         // The day's count lives until two days after the day ended at the device's offset:
         // long enough for any other offset the device may switch to.
-        let dayTTL = max(1_000, (key.day.end(utcOffsetSeconds: key.utcOffsetSeconds) - now).milliseconds + 2 * 86_400_000)
+        let dayTTL = max(
+            1_000, (key.day.end(utcOffsetSeconds: key.utcOffsetSeconds) - now).milliseconds + 2 * 86_400_000)
         let keys = [sessionKey(key), dayKey(key)]
         let call = Call(
             keys: keys,
             arguments: [
-                String(now.unixMilliseconds), String(max(1, sessionTimeout.milliseconds)), String(dayTTL), increment ? "1" : "0",
+                String(now.unixMilliseconds), String(max(1, sessionTimeout.milliseconds)), String(dayTTL),
+                increment ? "1" : "0",
             ],
             slot: cluster ? RedisSlot.of(keys[1]) : 0, now: now, completion: completion)
         dispatch(call)
@@ -216,7 +218,8 @@ public final class RedisCapStore: CapStore {
         }
         if asking { connection.send(["ASKING"], now: call.now) { _ in } }
         let command =
-            (call.sentAsEval ? ["EVAL", Self.script] : ["EVALSHA", Self.scriptDigest]) + ["2"] + call.keys + call.arguments
+            (call.sentAsEval ? ["EVAL", Self.script] : ["EVALSHA", Self.scriptDigest]) + ["2"] + call.keys
+            + call.arguments
         inFlight += 1
         connection.send(command, now: call.now) { [weak self] result in
             guard let self else { return }
@@ -225,7 +228,9 @@ public final class RedisCapStore: CapStore {
         }
     }
 
-    private func answered(_ call: Call, _ result: Result<RedisReply, CapStoreError>, from address: RedisAddress, asking: Bool) {
+    private func answered(
+        _ call: Call, _ result: Result<RedisReply, CapStoreError>, from address: RedisAddress, asking: Bool
+    ) {
         let reply: RedisReply
         switch result {
         case .failure(let error):
@@ -317,7 +322,8 @@ public final class RedisCapStore: CapStore {
         guard let connection = connection(to: address), !connection.isWaitingToRetry(now: now) else {
             readSlotMap(
                 from: candidates.dropFirst(), now: now,
-                lastError: lastError ?? CapStoreError("redis \(address): unavailable (\(connections[address]?.lastError ?? ""))"))
+                lastError: lastError
+                    ?? CapStoreError("redis \(address): unavailable (\(connections[address]?.lastError ?? ""))"))
             return
         }
         slotMapReads += 1

@@ -1,8 +1,9 @@
 import AdLoaderCore
 import AdLoaderUV
 internal import CHiredis
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a connection authenticates with right after connecting: `AUTH password` (the
@@ -91,7 +92,8 @@ final class RedisConnection {
     /// Sends one command (connecting first when needed); `completion` runs once, on the loop,
     /// with the reply (an error reply included) or the failure. It may run before `send`
     /// returns: when the retry interval runs or the connection cannot even start.
-    func send(_ arguments: [String], now: AdInstant, completion: @escaping (Result<RedisReply, CapStoreError>) -> Void) {
+    func send(_ arguments: [String], now: AdInstant, completion: @escaping (Result<RedisReply, CapStoreError>) -> Void)
+    {
         lastNow = now
         guard let context = connected(now: now) else {
             completion(.failure(CapStoreError("redis \(address): unavailable (\(lastError))")))
@@ -221,7 +223,9 @@ final class RedisConnection {
 
     // MARK: Replies and failures
 
-    private func replied(_ callback: Callback, _ reply: UnsafeMutableRawPointer?, _ ac: UnsafeMutablePointer<redisAsyncContext>?) {
+    private func replied(
+        _ callback: Callback, _ reply: UnsafeMutableRawPointer?, _ ac: UnsafeMutablePointer<redisAsyncContext>?
+    ) {
         pending -= 1
         if pending > 0 && failure == nil {
             timer.start(timeout: timeoutMilliseconds) { [unowned self] in self.timedOut() }
@@ -272,7 +276,8 @@ final class RedisConnection {
         return argv.withUnsafeMutableBufferPointer { argv in
             lengths.withUnsafeMutableBufferPointer { lengths in
                 redisAsyncCommandArgv(
-                    ac, { ac, reply, privdata in
+                    ac,
+                    { ac, reply, privdata in
                         guard let privdata else { return }
                         let callback = Unmanaged<Callback>.fromOpaque(privdata).takeRetainedValue()
                         guard let owner = ac.flatMap({ RedisConnection.from($0.pointee.ev.data) }) else {

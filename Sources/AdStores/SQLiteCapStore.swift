@@ -38,7 +38,9 @@ public final class SQLiteCapStore: CapStore {
 
     /// Opens (creating when missing) the file at `path` and its tables.
     /// - Throws: ``CapStoreError`` naming the path and SQLite's message.
-    public init(path: String, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5)) throws(CapStoreError) {
+    public init(path: String, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5))
+        throws(CapStoreError)
+    {
         self.path = path
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -64,7 +66,8 @@ public final class SQLiteCapStore: CapStore {
                   PRIMARY KEY (loader, device, day)) WITHOUT ROWID;
                 """)
             selectSession = try prepare(
-                "SELECT count, last_active_ms FROM app_open_sessions WHERE loader = ?1 AND device = ?2 AND session = ?3")
+                "SELECT count, last_active_ms FROM app_open_sessions WHERE loader = ?1 AND device = ?2 AND session = ?3"
+            )
             upsertSession = try prepare(
                 """
                 INSERT INTO app_open_sessions (loader, device, session, count, last_active_ms) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -113,7 +116,8 @@ public final class SQLiteCapStore: CapStore {
             do throws(CapStoreError) {
                 for job in jobs {
                     counts.append(
-                        try updateInTransaction(job.key, now: job.now, sessionTimeout: job.sessionTimeout, increment: job.increment))
+                        try updateInTransaction(
+                            job.key, now: job.now, sessionTimeout: job.sessionTimeout, increment: job.increment))
                 }
                 try step(commit)
             } catch {
@@ -151,7 +155,8 @@ public final class SQLiteCapStore: CapStore {
         do throws(CapStoreError) {
             try step(begin)
             do throws(CapStoreError) {
-                let counts = try updateInTransaction(key, now: now, sessionTimeout: sessionTimeout, increment: increment)
+                let counts = try updateInTransaction(
+                    key, now: now, sessionTimeout: sessionTimeout, increment: increment)
                 try step(commit)
                 return .success(counts)
             } catch {
@@ -214,7 +219,9 @@ public final class SQLiteCapStore: CapStore {
     private func bind(_ statement: OpaquePointer?, _ index: Int32, _ text: String) throws(CapStoreError) {
         var text = text
         let result = text.withUTF8 { utf8 in
-            utf8.withMemoryRebound(to: CChar.self) { CSQLite_bind_text(statement, index, $0.baseAddress, Int32(utf8.count)) }
+            utf8.withMemoryRebound(to: CChar.self) {
+                CSQLite_bind_text(statement, index, $0.baseAddress, Int32(utf8.count))
+            }
         }
         if result != SQLITE_OK { throw failure("bind") }
     }

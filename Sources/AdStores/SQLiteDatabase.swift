@@ -97,7 +97,9 @@ final class SQLiteDatabase {
         func bind(_ index: Int32, _ text: String) throws(PoolStoreError) {
             var text = text
             let result = text.withUTF8 { utf8 in
-                utf8.withMemoryRebound(to: CChar.self) { CSQLite_bind_text(pointer, index, $0.baseAddress, Int32(utf8.count)) }
+                utf8.withMemoryRebound(to: CChar.self) {
+                    CSQLite_bind_text(pointer, index, $0.baseAddress, Int32(utf8.count))
+                }
             }
             if result != SQLITE_OK { throw database.failure("bind") }
         }

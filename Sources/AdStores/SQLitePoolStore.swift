@@ -1,7 +1,8 @@
 public import AdLoaderCore
 internal import CSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The pool store in a SQLite file (`poolStore.sqlitePath`, next to the app-open store): what
@@ -85,7 +86,8 @@ public final class SQLitePoolStore: NoticeOutboxStore {
             deleteNotice = try database.prepare("DELETE FROM notices WHERE source = ?1 AND id = ?2")
             insertPool = try database.prepare("INSERT INTO suspended_pools (seq, header) VALUES (?1, ?2)")
             insertAd = try database.prepare(
-                "INSERT INTO suspended_ads (seq, pool_seq, record, lease_id, lease_slot, lease_expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                "INSERT INTO suspended_ads (seq, pool_seq, record, lease_id, lease_slot, lease_expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+            )
         } catch {
             database.close()
             throw error
@@ -102,7 +104,9 @@ public final class SQLitePoolStore: NoticeOutboxStore {
             return (try SQLitePoolStore(path: path), nil)
         } catch {
             let aside = "\(path).unusable-\(now.unixMilliseconds)"
-            if rename(path, aside) != 0 { throw PoolStoreError(.io, "\(error.message); cannot move it aside to \(aside)") }
+            if rename(path, aside) != 0 {
+                throw PoolStoreError(.io, "\(error.message); cannot move it aside to \(aside)")
+            }
             for suffix in ["-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
             let store = try SQLitePoolStore(path: path)
             return (store, PoolStoreError(error.code, "\(error.message); moved aside to \(aside), starting empty"))
@@ -223,7 +227,8 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                     snapshots.append(try StoreRecordCodec.decodePool(pools.bytes(1)))
                 } catch {
                     pools.reset()
-                    throw PoolStoreError(.unreadable, "pool store \(path): suspended pool \(snapshots.count + 1): \(error.message)")
+                    throw PoolStoreError(
+                        .unreadable, "pool store \(path): suspended pool \(snapshots.count + 1): \(error.message)")
                 }
                 index[pools.int64(0)] = snapshots.count - 1
             }

@@ -223,7 +223,8 @@ public enum StoreRecordCodec {
                 try reader.bool()
                 ? FullScreenCreative.Reward(type: try reader.string(), amount: Int(clamping: try reader.signed())) : nil
             return .fullScreen(
-                FullScreenCreative(media: media, orientation: orientation, width: width, height: height, reward: reward))
+                FullScreenCreative(media: media, orientation: orientation, width: width, height: height, reward: reward)
+            )
         case let other: throw StoreRecordError("creative kind \(other)")
         }
     }

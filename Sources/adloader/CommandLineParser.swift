@@ -41,7 +41,8 @@ struct Invocation: Sendable {
     var affinityKey: String {
         if let affinity { return affinity }
         switch command {
-        case .prefetch(let adUnitID, _, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _): return adUnitID
+        case .prefetch(let adUnitID, _, _), .borrow(let adUnitID, _, _, _), .appOpen(_, let adUnitID, _):
+            return adUnitID
         case .stats(_, let adUnitID), .watch(_, let adUnitID, _, _), .top(_, let adUnitID, _, _): return adUnitID
         case .plan(let request): return request.adUnitID
         case .returnLease, .setEnabled, .reload, .serverInfo, .conformance, .examples, .help, .version: return ""
@@ -183,12 +184,15 @@ enum CommandLineParser {
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
             "--background", "--utc-offset", "--invalidate", "--endpoints", "--affinity", "--visible", "--ahead",
         ]
-        let boolean: Set<String> = ["--json", "--shown", "--help", "-h", "--version", "--once", "--first-launch", "--from-unlock", "--all"]
+        let boolean: Set<String> = [
+            "--json", "--shown", "--help", "-h", "--version", "--once", "--first-launch", "--from-unlock", "--all",
+        ]
         var scanner = ArgumentScanner(arguments)
         do throws(ArgumentScanner.Failure) {
             while let argument = scanner.next() {
                 switch argument {
-                case .option(let name) where valued.contains(name): options[name, default: []].append(try scanner.value())
+                case .option(let name) where valued.contains(name):
+                    options[name, default: []].append(try scanner.value())
                 case .option(let name) where boolean.contains(name): flags.insert(name)
                 case .option(let name): throw .unknown(name)
                 case .positional(let text): positional.append(text)
@@ -204,12 +208,16 @@ enum CommandLineParser {
             return values[0]
         }
         func number<T: FixedWidthInteger>(_ name: String, _ text: String, as type: T.Type) throws(UsageError) -> T {
-            guard let value = T(text), value >= 0 else { throw UsageError("\(name): \"\(text)\" is not a non-negative integer") }
+            guard let value = T(text), value >= 0 else {
+                throw UsageError("\(name): \"\(text)\" is not a non-negative integer")
+            }
             return value
         }
 
         if let text = try single("--endpoint") {
-            do { invocation.endpoint = try Endpoint(parsing: text) } catch { throw UsageError("--endpoint: \(error.message)") }
+            do { invocation.endpoint = try Endpoint(parsing: text) } catch {
+                throw UsageError("--endpoint: \(error.message)")
+            }
         }
         if let path = try single("--unix") {
             guard options["--endpoint"] == nil else { throw UsageError("give --endpoint or --unix, not both") }
@@ -219,13 +227,17 @@ enum CommandLineParser {
             guard options["--endpoint"] == nil, options["--unix"] == nil else {
                 throw UsageError("give --endpoints or --endpoint/--unix, not both")
             }
-            do { invocation.endpoints = try EndpointSet(parsing: text) } catch { throw UsageError("--endpoints: \(error.message)") }
+            do { invocation.endpoints = try EndpointSet(parsing: text) } catch {
+                throw UsageError("--endpoints: \(error.message)")
+            }
         }
         invocation.affinity = try single("--affinity")
         if invocation.affinity != nil, invocation.endpoints == nil { throw UsageError("--affinity needs --endpoints") }
         if let token = environment["ADLOADER_TOKEN"], !token.isEmpty { invocation.token = token }
         if let token = try single("--token") { invocation.token = token }
-        if let text = try single("--timeout") { invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self) }
+        if let text = try single("--timeout") {
+            invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self)
+        }
         invocation.json = flags.contains("--json")
         if flags.contains("--version") {
             invocation.command = .version
@@ -246,7 +258,8 @@ enum CommandLineParser {
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
-            for flag in ["--shown", "--once", "--first-launch", "--from-unlock", "--all"] where flags.contains(flag) && !allowed.contains(flag) {
+            for flag in ["--shown", "--once", "--first-launch", "--from-unlock", "--all"]
+            where flags.contains(flag) && !allowed.contains(flag) {
                 throw UsageError("\(name) does not take \(flag)")
             }
         }
@@ -260,13 +273,18 @@ enum CommandLineParser {
         case "prefetch":
             try allow(["--loader", "--count"])
             try expectArguments(1, "an AD_UNIT")
-            let count = try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: UInt32.self) } ?? 0
+            let count =
+                try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: UInt32.self) }
+                ?? 0
             invocation.command = .prefetch(adUnitID: rest[0], loader: loader, count: count)
         case "borrow":
             try allow(["--loader", "--slot", "--wait"])
             try expectArguments(1, "an AD_UNIT")
-            let wait = try single("--wait").map { (text) throws(UsageError) in try number("--wait", text, as: UInt32.self) } ?? 0
-            invocation.command = .borrow(adUnitID: rest[0], loader: loader, slot: try single("--slot") ?? "", waitMilliseconds: wait)
+            let wait =
+                try single("--wait").map { (text) throws(UsageError) in try number("--wait", text, as: UInt32.self) }
+                ?? 0
+            invocation.command = .borrow(
+                adUnitID: rest[0], loader: loader, slot: try single("--slot") ?? "", waitMilliseconds: wait)
         case "return":
             try allow(["--shown", "--invalidate"])
             try expectArguments(1, "a LEASE_ID")
@@ -290,11 +308,15 @@ enum CommandLineParser {
             try expectArguments(1, "a FEED_ID")
             guard let window = try single("--visible") else { throw UsageError("plan needs --visible FIRST-LAST") }
             let bounds = window.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
-            guard bounds.count == 2 || bounds.count == 1 else { throw UsageError("--visible: \"\(window)\" is not FIRST-LAST") }
+            guard bounds.count == 2 || bounds.count == 1 else {
+                throw UsageError("--visible: \"\(window)\" is not FIRST-LAST")
+            }
             let first = try number("--visible", bounds[0], as: UInt32.self)
             let last = try number("--visible", bounds.count == 2 ? bounds[1] : bounds[0], as: UInt32.self)
             guard last >= first else { throw UsageError("--visible: LAST (\(last)) is before FIRST (\(first))") }
-            let ahead = try single("--ahead").map { (text) throws(UsageError) in try number("--ahead", text, as: UInt32.self) } ?? 3
+            let ahead =
+                try single("--ahead").map { (text) throws(UsageError) in try number("--ahead", text, as: UInt32.self) }
+                ?? 3
             invocation.command = .plan(
                 PlanRequestMessage(
                     feedID: rest[0], adUnitID: adUnitOption.isEmpty ? rest[0] : adUnitOption, loader: loader,
@@ -306,12 +328,15 @@ enum CommandLineParser {
         case "top":
             try allow(["--loader", "--ad-unit", "--interval", "--once"])
             try expectArguments(0, "")
-            let interval = try single("--interval").map { (text) throws(UsageError) in
-                try number("--interval", text, as: UInt32.self)
-            } ?? 2000
+            let interval =
+                try single("--interval").map { (text) throws(UsageError) in
+                    try number("--interval", text, as: UInt32.self)
+                } ?? 2000
             guard interval >= 100 else { throw UsageError("--interval: at least 100 ms") }
             guard !invocation.json else {
-                throw UsageError("top does not take --json (its view is rates between two Stats answers); use `adloader stats --json`")
+                throw UsageError(
+                    "top does not take --json (its view is rates between two Stats answers); use `adloader stats --json`"
+                )
             }
             invocation.command = .top(
                 loader: loader, adUnitID: adUnitOption, intervalMilliseconds: interval, once: flags.contains("--once"))
@@ -327,7 +352,9 @@ enum CommandLineParser {
                     kinds.append(kind)
                 }
             }
-            let count = try single("--count").map { (text) throws(UsageError) in try number("--count", text, as: Int.self) }
+            let count = try single("--count").map { (text) throws(UsageError) in
+                try number("--count", text, as: Int.self)
+            }
             invocation.command = .watch(loader: loader, adUnitID: adUnitOption, kinds: kinds, count: count)
         case "app-open":
             try allow([
@@ -343,9 +370,10 @@ enum CommandLineParser {
             case "foreground": event = .foreground
             case let other: throw UsageError("--event: must be launch or foreground, got \"\(other)\"")
             }
-            let background = try single("--background").map { (text) throws(UsageError) in
-                try number("--background", text, as: UInt32.self)
-            } ?? 0
+            let background =
+                try single("--background").map { (text) throws(UsageError) in
+                    try number("--background", text, as: UInt32.self)
+                } ?? 0
             let offset = try single("--utc-offset").map { (text) throws(UsageError) in try utcOffset(text) } ?? 0
             let request = AppOpenRequest(
                 deviceID: device, sessionID: session, event: event, isFirstLaunch: flags.contains("--first-launch"),
@@ -363,14 +391,18 @@ enum CommandLineParser {
                 throw UsageError("conformance needs a TCP --endpoint")
             }
             invocation.command = .conformance(
-                loader: try single("--loader"), parkingLoader: try single("--parking-loader"), only: options["--only"] ?? [],
+                loader: try single("--loader"), parkingLoader: try single("--parking-loader"),
+                only: options["--only"] ?? [],
                 transport: transport)
         case "examples":
             try allow(["--all"])
-            guard invocation.endpoints == nil else { throw UsageError("examples runs against one daemon: give --endpoint") }
+            guard invocation.endpoints == nil else {
+                throw UsageError("examples runs against one daemon: give --endpoint")
+            }
             let examples = try ExamplesCommand.parse(rest, all: flags.contains("--all"))
             if case .run = examples, invocation.json {
-                throw UsageError("examples run does not take --json (it prints PASS/FAIL per case); `examples list --json` does")
+                throw UsageError(
+                    "examples run does not take --json (it prints PASS/FAIL per case); `examples list --json` does")
             }
             invocation.command = .examples(examples)
         default:
@@ -390,7 +422,8 @@ enum CommandLineParser {
         default: throw UsageError("--utc-offset: \"\(text)\" is not ±HH:MM or seconds")
         }
         let parts = text.dropFirst().split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hours = Int(parts[0]), let minutes = Int(parts[1]),
+        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hours = Int(parts[0]),
+            let minutes = Int(parts[1]),
             minutes < 60
         else { throw UsageError("--utc-offset: \"\(text)\" is not ±HH:MM or seconds") }
         return sign * (hours * 3600 + minutes * 60)

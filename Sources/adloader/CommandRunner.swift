@@ -44,7 +44,8 @@ enum CommandRunner {
                 ExamplesCommand.list(json: invocation.json)
                 return exitOK
             case .run(let names, let all):
-                return await ExamplesCommand.run(names: names, all: all, endpoint: invocation.endpoint, token: invocation.token)
+                return await ExamplesCommand.run(
+                    names: names, all: all, endpoint: invocation.endpoint, token: invocation.token)
             }
         }
         if let endpoints = invocation.endpoints, FleetControl.appliesTo(invocation.command) {
@@ -54,13 +55,15 @@ enum CommandRunner {
         do {
             if let endpoints = invocation.endpoints {
                 // The daemon nginx would route this key to (consistent hash over the list).
-                client = try AdLoaderClient.connect(to: endpoints, affinityKey: invocation.affinityKey, token: invocation.token)
+                client = try AdLoaderClient.connect(
+                    to: endpoints, affinityKey: invocation.affinityKey, token: invocation.token)
             } else {
                 client = try AdLoaderClient.connect(to: invocation.endpoint, token: invocation.token)
             }
         } catch {
             let target = invocation.endpoints.map { $0.endpoints.map(\.description).joined(separator: ",") }
-            printError("adloader: cannot reach adloaderd at \(target ?? invocation.endpoint.description): \(describe(error))")
+            printError(
+                "adloader: cannot reach adloaderd at \(target ?? invocation.endpoint.description): \(describe(error))")
             return exitConnection
         }
         defer { client.close() }
@@ -69,7 +72,8 @@ enum CommandRunner {
         do {
             switch invocation.command {
             case .prefetch(let adUnitID, let loader, let count):
-                output.prefetch(try await client.prefetch(adUnitID: adUnitID, loader: loader, count: count, timeout: timeout))
+                output.prefetch(
+                    try await client.prefetch(adUnitID: adUnitID, loader: loader, count: count, timeout: timeout))
             case .borrow(let adUnitID, let loader, let slot, let wait):
                 let result = try await client.borrow(
                     adUnitID: adUnitID, loader: loader, slot: slot, wait: .milliseconds(Int64(wait)), timeout: timeout)
@@ -103,7 +107,8 @@ enum CommandRunner {
             case .watch(let loader, let adUnitID, let kinds, let count):
                 var seen = 0
                 if count == 0 { return exitOK }
-                for try await event in client.watch(loader: loader, adUnitID: adUnitID, kinds: kinds, timeout: timeout) {
+                for try await event in client.watch(loader: loader, adUnitID: adUnitID, kinds: kinds, timeout: timeout)
+                {
                     output.event(event)
                     seen += 1
                     if let count, seen >= count { break }

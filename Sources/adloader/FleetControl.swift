@@ -48,11 +48,15 @@ enum FleetControl {
         if answers.contains(where: { if case .unreachable = $0.outcome { true } else { false } }) {
             return CommandRunner.exitConnection
         }
-        if answers.contains(where: { if case .status = $0.outcome { true } else { false } }) { return CommandRunner.exitStatus }
+        if answers.contains(where: { if case .status = $0.outcome { true } else { false } }) {
+            return CommandRunner.exitStatus
+        }
         return CommandRunner.exitOK
     }
 
-    static func ask(_ endpoint: Endpoint, _ command: Invocation.Command, token: String?, timeout: Duration?) async -> Answer {
+    static func ask(_ endpoint: Endpoint, _ command: Invocation.Command, token: String?, timeout: Duration?) async
+        -> Answer
+    {
         let client: AdLoaderClient
         do {
             client = try AdLoaderClient.connect(to: endpoint, token: token)
@@ -86,16 +90,21 @@ enum FleetControl {
         case .switched(let changed):
             guard case .setEnabled(let loader, let enabled) = command else { return head + "?" }
             let state = enabled ? "enabled" : "disabled"
-            return head + (changed ? "loader \(loader) \(state)" : "loader \(loader) was already \(state): nothing changed")
+            return head
+                + (changed ? "loader \(loader) \(state)" : "loader \(loader) was already \(state): nothing changed")
         case .reloaded(let result):
             var parts: [String] = []
             for (label, names) in [
-                ("added", result.added), ("removed", result.removed), ("changed, pools kept", result.changedKeepingPools),
+                ("added", result.added), ("removed", result.removed),
+                ("changed, pools kept", result.changedKeepingPools),
                 ("changed, pools dropped", result.changedDroppingPools),
             ] where !names.isEmpty {
                 parts.append("\(label): \(names.joined(separator: ", "))")
             }
-            return head + (result.changedAnything ? "configuration reloaded; " + parts.joined(separator: "; ") : "configuration reloaded: no loader changed")
+            return head
+                + (result.changedAnything
+                    ? "configuration reloaded; " + parts.joined(separator: "; ")
+                    : "configuration reloaded: no loader changed")
         case .status(let status): return head + "FAILED \(status)"
         case .unreachable(let message): return head + "UNREACHABLE \(message)"
         }
@@ -126,7 +135,8 @@ enum FleetControl {
             }
             return object
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys]) else {
+        guard let data = try? JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys])
+        else {
             return "[]"
         }
         return String(decoding: data, as: UTF8.self)

@@ -71,10 +71,13 @@ struct Output {
         case .noAdReady: line("no ad ready: the policy says show (\(why)), but the pool is empty; nothing counted")
         case .unknown: line("outcome unspecified (\(why))")
         }
-        line("  shows so far: \(answer.counts.session) this session, \(answer.counts.day) on \(answer.day) (device's day)")
+        line(
+            "  shows so far: \(answer.counts.session) this session, \(answer.counts.day) on \(answer.day) (device's day)"
+        )
         if answer.reserved != AppOpenCounts() {
             line(
-                "  reserved (shows decided, not yet returned shown): \(answer.reserved.session) this session, \(answer.reserved.day) today")
+                "  reserved (shows decided, not yet returned shown): \(answer.reserved.session) this session, \(answer.reserved.day) today"
+            )
         }
         let set = flags.filter(\.1).map(\.0)
         line("  flags: " + (set.isEmpty ? "none" : set.joined(separator: ", ")))
@@ -101,7 +104,9 @@ struct Output {
     }
 
     /// - Parameter instance: the answering daemon's instance name (empty from an older server).
-    func stats(_ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = "") {
+    func stats(
+        _ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = ""
+    ) {
         if json {
             emit(ProtoJSON.stats(pools, sources: sources, loaders: loaders, instance: instance))
             return
@@ -116,14 +121,16 @@ struct Output {
             return
         }
         let header = [
-            "LOADER", "AD UNIT", "AVAIL", "LEASED", "IN FLIGHT", "PARKED", "TARGET", "IDLE", "LOADED", "EXPIRED", "CONSUMED", "REMOVED",
+            "LOADER", "AD UNIT", "AVAIL", "LEASED", "IN FLIGHT", "PARKED", "TARGET", "IDLE", "LOADED", "EXPIRED",
+            "CONSUMED", "REMOVED",
             "UPSTREAM", "FAILED", "HITS", "MISSES", "RECLAIMED",
         ]
         var rows = [header]
         for p in pools {
             rows.append(
                 [
-                    p.loader, p.adUnitID, "\(p.available)", "\(p.leased)", "\(p.inFlight)", "\(p.parkedBorrows)", "\(p.target)",
+                    p.loader, p.adUnitID, "\(p.available)", "\(p.leased)", "\(p.inFlight)", "\(p.parkedBorrows)",
+                    "\(p.target)",
                     p.idle ? "yes" : "no", "\(p.loaded)",
                     "\(p.expired)", "\(p.consumed)", "\(p.removed)", "\(p.upstreamRequests)", "\(p.upstreamFailures)",
                     "\(p.borrowHits)", "\(p.borrowMisses)", "\(p.leasesReclaimed)",
@@ -144,7 +151,8 @@ struct Output {
     private func loaderTable(_ loaders: [LoaderState]) {
         guard loaders.contains(where: { !$0.enabled || $0.blockedCreatives > 0 }) else { return }
         line("")
-        let rows = [["LOADER", "ENABLED", "SOURCE", "POOLS", "BLOCKED CREATIVES"]]
+        let rows =
+            [["LOADER", "ENABLED", "SOURCE", "POOLS", "BLOCKED CREATIVES"]]
             + loaders.map {
                 [$0.name, $0.enabled ? "yes" : "NO (disabled)", $0.source, "\($0.pools)", "\($0.blockedCreatives)"]
             }
@@ -164,7 +172,8 @@ struct Output {
             line(
                 enabled
                     ? "loader \(loader) enabled: it fills and lends again"
-                    : "loader \(loader) disabled: its ads dropped, parked borrows answered UNAVAILABLE, borrows refused")
+                    : "loader \(loader) disabled: its ads dropped, parked borrows answered UNAVAILABLE, borrows refused"
+            )
         } else {
             line("loader \(loader) was already \(enabled ? "enabled" : "disabled"): nothing changed")
         }
@@ -176,7 +185,9 @@ struct Output {
             return
         }
         let window = "\(request.firstVisible)-\(request.lastVisible) + \(request.ahead) ahead"
-        line("feed \(request.feedID), positions \(window): \(plan.positions.count) ad positions\(plan.created ? " (new feed)" : "")")
+        line(
+            "feed \(request.feedID), positions \(window): \(plan.positions.count) ad positions\(plan.created ? " (new feed)" : "")"
+        )
         for planned in plan.positions {
             let visible = planned.position >= Int(request.firstVisible) && planned.position <= Int(request.lastVisible)
             let place = "  \(planned.position)\(visible ? "" : " (ahead)"):"
@@ -262,7 +273,9 @@ struct Output {
     }
 
     private func describe(_ ad: Ad, _ creative: FullScreenCreative) {
-        line("  \(ad.format) ad \(ad.id) (\(ad.loader)/\(ad.adUnitID)), shown \(ad.showCount)×, expires \(Self.time(ad.expiresAt))")
+        line(
+            "  \(ad.format) ad \(ad.id) (\(ad.loader)/\(ad.adUnitID)), shown \(ad.showCount)×, expires \(Self.time(ad.expiresAt))"
+        )
         var shape = ["\(creative.orientation)"]
         if creative.width > 0 || creative.height > 0 { shape.append("\(creative.width)×\(creative.height)") }
         if let reward = creative.reward { shape.append("reward \(reward.amount) \(reward.type)") }
@@ -288,7 +301,8 @@ struct Output {
     private func sourceTable(_ sources: [DemandSourceStats]) {
         guard !sources.isEmpty else { return }
         let header = [
-            "SOURCE", "REQUESTS", "NO FILL", "BIDS", "DROPPED", "FAILED", "NOTICES", "NOTICES FAILED", "NOTICES DROPPED",
+            "SOURCE", "REQUESTS", "NO FILL", "BIDS", "DROPPED", "FAILED", "NOTICES", "NOTICES FAILED",
+            "NOTICES DROPPED",
         ]
         var rows = [header]
         for s in sources {
@@ -315,7 +329,8 @@ struct Output {
     }
 
     private func emit(_ object: [String: Any], pretty: Bool = true) {
-        let options: JSONSerialization.WritingOptions = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        let options: JSONSerialization.WritingOptions =
+            pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: options) else {
             line("{\"error\": \"cannot encode the answer as JSON\"}")
             return

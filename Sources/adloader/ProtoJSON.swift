@@ -52,7 +52,8 @@ enum ProtoJSON {
         [
             "positions": plan.positions.map { planned -> [String: Any] in
                 switch planned.state {
-                case .ad(let lease): ["position": planned.position, "state": "PLANNED_STATE_AD", "lease": self.lease(lease)]
+                case .ad(let lease):
+                    ["position": planned.position, "state": "PLANNED_STATE_AD", "lease": self.lease(lease)]
                 case .coming: ["position": planned.position, "state": "PLANNED_STATE_COMING"]
                 case .empty: ["position": planned.position, "state": "PLANNED_STATE_EMPTY"]
                 }
@@ -63,7 +64,8 @@ enum ProtoJSON {
 
     static func lease(_ lease: Lease) -> [String: Any] {
         [
-            "leaseId": uint64(lease.id), "slotKey": lease.slot ?? "", "expiresAtUnixMs": int64(lease.expiresAt.unixMilliseconds),
+            "leaseId": uint64(lease.id), "slotKey": lease.slot ?? "",
+            "expiresAtUnixMs": int64(lease.expiresAt.unixMilliseconds),
             "ad": ad(lease.ad),
         ]
     }
@@ -83,8 +85,10 @@ enum ProtoJSON {
             "id": ad.id, "adUnitId": ad.adUnitID, "loader": ad.loader, "format": format(ad.format),
             "headline": c.headline, "body": c.body, "callToAction": c.callToAction, "advertiser": c.advertiser,
             "starRating": c.starRating ?? 0, "price": c.price ?? "", "store": c.store ?? "", "clickUrl": c.clickURL,
-            "impressionTrackers": c.impressionTrackers, "clickTrackers": c.clickTrackers, "adChoicesUrl": c.adChoicesURL ?? "",
-            "loadedAtUnixMs": int64(ad.loadedAt.unixMilliseconds), "expiresAtUnixMs": int64(ad.expiresAt.unixMilliseconds),
+            "impressionTrackers": c.impressionTrackers, "clickTrackers": c.clickTrackers,
+            "adChoicesUrl": c.adChoicesURL ?? "",
+            "loadedAtUnixMs": int64(ad.loadedAt.unixMilliseconds),
+            "expiresAtUnixMs": int64(ad.expiresAt.unixMilliseconds),
             "showCount": ad.showCount,
         ]
         func image(_ i: AdImage) -> [String: Any] { ["url": i.url, "width": i.width, "height": i.height] }
@@ -98,7 +102,9 @@ enum ProtoJSON {
             case .markup(let markup): fullScreen["markup"] = markup
             case .videoURL(let url): fullScreen["videoUrl"] = url
             }
-            if let reward = creative.reward { fullScreen["reward"] = ["type": reward.type, "amount": String(reward.amount)] }
+            if let reward = creative.reward {
+                fullScreen["reward"] = ["type": reward.type, "amount": String(reward.amount)]
+            }
             object["fullScreen"] = fullScreen
         }
         return object
@@ -112,14 +118,21 @@ enum ProtoJSON {
         }
     }
 
-    static func stats(_ pools: [PoolStats], sources: [DemandSourceStats], loaders: [LoaderState], instance: String) -> [String: Any] {
-        ["pools": pools.map(pool), "sources": sources.map(source), "loaders": loaders.map(loader), "instance": instance]
+    static func stats(_ pools: [PoolStats], sources: [DemandSourceStats], loaders: [LoaderState], instance: String)
+        -> [String: Any]
+    {
+        [
+            "pools": pools.map(pool), "sources": sources.map(source), "loaders": loaders.map(loader),
+            "instance": instance,
+        ]
     }
 
     static func pool(_ p: PoolStats) -> [String: Any] {
         [
-            "loader": p.loader, "adUnitId": p.adUnitID, "consentClass": p.consentClass, "available": p.available, "leased": p.leased, "inFlight": p.inFlight,
-            "parkedBorrows": p.parkedBorrows, "requestsInFlight": p.requestsInFlight, "target": p.target, "idle": p.idle,
+            "loader": p.loader, "adUnitId": p.adUnitID, "consentClass": p.consentClass, "available": p.available,
+            "leased": p.leased, "inFlight": p.inFlight,
+            "parkedBorrows": p.parkedBorrows, "requestsInFlight": p.requestsInFlight, "target": p.target,
+            "idle": p.idle,
             "loaded": uint64(p.loaded), "expired": uint64(p.expired), "consumed": uint64(p.consumed),
             "removed": uint64(p.removed), "upstreamRequests": uint64(p.upstreamRequests),
             "upstreamFailures": uint64(p.upstreamFailures), "borrowHits": uint64(p.borrowHits),
@@ -144,7 +157,10 @@ enum ProtoJSON {
     }
 
     static func loader(_ l: LoaderState) -> [String: Any] {
-        ["name": l.name, "enabled": l.enabled, "source": l.source, "pools": l.pools, "blockedCreatives": l.blockedCreatives]
+        [
+            "name": l.name, "enabled": l.enabled, "source": l.source, "pools": l.pools,
+            "blockedCreatives": l.blockedCreatives,
+        ]
     }
 
     static func event(_ e: AdEvent) -> [String: Any] {
@@ -175,7 +191,8 @@ enum ProtoJSON {
             }
         var object: [String: Any] = [
             "outcome": outcome, "reason": "APP_OPEN_REASON_" + (a.reason.map(Output.name) ?? "UNSPECIFIED"),
-            "firstLaunch": a.flags.firstLaunch, "coldStart": a.flags.coldStart, "thresholdReached": a.flags.thresholdReached,
+            "firstLaunch": a.flags.firstLaunch, "coldStart": a.flags.coldStart,
+            "thresholdReached": a.flags.thresholdReached,
             "sessionCapReached": a.flags.sessionCapReached, "dailyCapReached": a.flags.dailyCapReached,
             "fromUnlock": a.flags.fromUnlock, "storeUnavailable": a.storeUnavailable, "sessionCount": a.counts.session,
             "dailyCount": a.counts.day, "sessionReserved": a.reserved.session, "dailyReserved": a.reserved.day,

@@ -1,8 +1,9 @@
 import AdLoaderClient
 import AdLoaderCore
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `adloader top`: the pools at a glance in a terminal, refreshed every interval from two Stats
@@ -27,7 +28,8 @@ enum TopView {
             try await Task.sleep(for: interval)
             let current = try await client.stats(loader: loader, adUnitID: adUnitID, timeout: timeout)
             let now = ContinuousClock.now
-            let seconds = Double((now - previousAt).components.attoseconds) / 1e18 + Double((now - previousAt).components.seconds)
+            let seconds =
+                Double((now - previousAt).components.attoseconds) / 1e18 + Double((now - previousAt).components.seconds)
             let text = render(
                 previous: previous, current: current, seconds: seconds, endpoint: endpoint, at: Date(),
                 width: Terminal.columns())
@@ -52,11 +54,14 @@ enum TopView {
             var upstreamPerSecond: Double
             var wasted: UInt64
         }
-        let before = Dictionary(previous.map { ("\($0.loader)\u{0}\($0.adUnitID)", $0) }, uniquingKeysWith: { a, _ in a })
+        let before = Dictionary(
+            previous.map { ("\($0.loader)\u{0}\($0.adUnitID)", $0) }, uniquingKeysWith: { a, _ in a })
         let span = max(seconds, 0.001)
         var rows: [Row] = []
         for stats in current {
-            let old = before["\(stats.loader)\u{0}\(stats.adUnitID)"] ?? PoolStats(loader: stats.loader, adUnitID: stats.adUnitID)
+            let old =
+                before["\(stats.loader)\u{0}\(stats.adUnitID)"]
+                ?? PoolStats(loader: stats.loader, adUnitID: stats.adUnitID)
             let hits = stats.borrowHits &- old.borrowHits
             let misses = stats.borrowMisses &- old.borrowMisses
             rows.append(
@@ -66,7 +71,11 @@ enum TopView {
                     upstreamPerSecond: Double(stats.upstreamRequests &- old.upstreamRequests) / span,
                     wasted: stats.expired &- old.expired))
         }
-        rows.sort { ($0.borrowsPerSecond, $1.stats.loader, $1.stats.adUnitID) > ($1.borrowsPerSecond, $0.stats.loader, $0.stats.adUnitID) }
+        rows.sort {
+            ($0.borrowsPerSecond, $1.stats.loader, $1.stats.adUnitID) > (
+                $1.borrowsPerSecond, $0.stats.loader, $0.stats.adUnitID
+            )
+        }
         let totalBorrows = rows.reduce(0) { $0 + $1.borrowsPerSecond }
         let hits = current.reduce(UInt64(0)) { $0 + $1.borrowHits } &- previous.reduce(UInt64(0)) { $0 + $1.borrowHits }
         let expired = current.reduce(UInt64(0)) { $0 + $1.expired }
@@ -112,9 +121,12 @@ enum TopView {
                 }
                 lines.append(cells.joined(separator: " "))
             }
-            if rows.count > maxRows { lines.append("… \(rows.count - maxRows) more pools (filter with --loader / --ad-unit)") }
+            if rows.count > maxRows {
+                lines.append("… \(rows.count - maxRows) more pools (filter with --loader / --ad-unit)")
+            }
         }
-        return lines.map { $0.count > width ? String($0.prefix(max(1, width - 1))) + "…" : $0 }.joined(separator: "\n") + "\n"
+        return lines.map { $0.count > width ? String($0.prefix(max(1, width - 1))) + "…" : $0 }.joined(separator: "\n")
+            + "\n"
     }
 
     private static func format(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }

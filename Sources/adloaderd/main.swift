@@ -3,7 +3,7 @@
 import AdLoaderDaemon
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // On Linux the Swift runtime reads the arguments from /proc/self/cmdline: without /proc (a bare

@@ -80,7 +80,10 @@ import Testing
         #expect(error?.code == .headTooLarge)
         #expect(error?.code.httpStatus.code == 431)
         // Just under the limit passes.
-        #expect(try feed(HTTPRequestParser(limits: limits), "GET /" + String(repeating: "b", count: 90) + " HTTP/1.1\r\n\r\n").count == 1)
+        #expect(
+            try feed(
+                HTTPRequestParser(limits: limits), "GET /" + String(repeating: "b", count: 90) + " HTTP/1.1\r\n\r\n"
+            ).count == 1)
     }
 
     @Test func moreHeaderLinesThanTheLimitAreRefused() throws {

@@ -20,18 +20,25 @@ import Testing
         let seen = try scan(
             ["borrow", "--slot", "a/b", "--wait=2000", "--json", "-h", "-", "x=y", "--label=a=b", "--empty="],
             valued: ["--slot", "--wait", "--label", "--empty"])
-        #expect(seen == ["<borrow>", "--slot=a/b", "--wait=2000", "--json", "-h", "<->", "<x=y>", "--label=a=b", "--empty="])
+        #expect(
+            seen == [
+                "<borrow>", "--slot=a/b", "--wait=2000", "--json", "-h", "<->", "<x=y>", "--label=a=b", "--empty=",
+            ])
     }
 
     @Test func aValueIsTheNextArgumentWhateverItLooksLike() throws {
-        #expect(try scan(["--port", "--host", "--delta", "-1"], valued: ["--port", "--delta"]) == ["--port=--host", "--delta=-1"])
+        #expect(
+            try scan(["--port", "--host", "--delta", "-1"], valued: ["--port", "--delta"]) == [
+                "--port=--host", "--delta=-1",
+            ])
     }
 
     @Test func aMissingValueNamesTheOption() {
         #expect(throws: ArgumentScanner.Failure(option: "--port", message: "needs a value")) {
             try scan(["--quiet", "--port"], valued: ["--port"])
         }
-        #expect(ArgumentScanner.Failure(option: "--port", message: "needs a value").description == "--port: needs a value")
+        #expect(
+            ArgumentScanner.Failure(option: "--port", message: "needs a value").description == "--port: needs a value")
     }
 
     @Test func anInlineValueOfAnOptionTakingNoneIsDropped() throws {

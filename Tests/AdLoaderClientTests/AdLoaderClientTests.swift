@@ -1,8 +1,8 @@
-@testable import AdLoaderClient
 import AdLoaderCore
 import AdLoaderWire
-
 import Testing
+
+@testable import AdLoaderClient
 
 @Suite(.timeLimit(.minutes(1))) struct AdLoaderClientTests {
     static func lease(id: UInt64, slot: String) -> Lease {
@@ -16,7 +16,10 @@ import Testing
     static func answerBorrow(_ frame: RequestFrame, _ server: FakeServer) {
         guard let request = try? BorrowRequestMessage(decoding: frame.message) else { return }
         let lease = lease(id: UInt64(request.slot.dropFirst(5)) ?? 0, slot: request.slot)
-        server.send(ResponseFrame(callID: frame.callID, message: BorrowResponseMessage(outcome: .leased, lease: lease).encoded(), end: true))
+        server.send(
+            ResponseFrame(
+                callID: frame.callID, message: BorrowResponseMessage(outcome: .leased, lease: lease).encoded(),
+                end: true))
     }
 
     @Test func thousandPipelinedCallsAnsweredInReverseOrder() async throws {
@@ -54,7 +57,9 @@ import Testing
     /// answers, new calls are refused locally, and the client closes once nothing is in flight.
     @Test func aServerGoingAwayIsLeftOnceCallsInFlightAreAnswered() async throws {
         let server = try FakeServer { frame, server in
-            server.send(ResponseFrame(callID: 0, end: true, status: Status(code: .unavailable, message: "server shutting down")))
+            server.send(
+                ResponseFrame(callID: 0, end: true, status: Status(code: .unavailable, message: "server shutting down"))
+            )
             Self.answerBorrow(frame, server)
         }
         defer { server.stop() }
@@ -81,7 +86,10 @@ import Testing
 
     @Test func nonOKAnswersAreThrownAsStatus() async throws {
         let server = try FakeServer { frame, server in
-            server.send(ResponseFrame(callID: frame.callID, end: true, status: Status(code: .notFound, message: "lease_id: lease 9 is unknown")))
+            server.send(
+                ResponseFrame(
+                    callID: frame.callID, end: true,
+                    status: Status(code: .notFound, message: "lease_id: lease 9 is unknown")))
         }
         defer { server.stop() }
         let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
@@ -93,7 +101,11 @@ import Testing
 
     @Test func requestsCarryMethodDeadlineAndMessage() async throws {
         let server = try FakeServer { frame, server in
-            server.send(ResponseFrame(callID: frame.callID, message: PrefetchResponseMessage(result: PrefetchResult(available: 1, inFlight: 2, requested: 3)).encoded(), end: true))
+            server.send(
+                ResponseFrame(
+                    callID: frame.callID,
+                    message: PrefetchResponseMessage(result: PrefetchResult(available: 1, inFlight: 2, requested: 3))
+                        .encoded(), end: true))
         }
         defer { server.stop() }
         let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
@@ -103,7 +115,9 @@ import Testing
         var frames = server.received.makeAsyncIterator()
         let frame = try #require(await frames.next())
         #expect(frame.method == MethodName.prefetch && frame.timeoutMilliseconds == 1500 && !frame.cancel)
-        #expect(try PrefetchRequestMessage(decoding: frame.message) == PrefetchRequestMessage(adUnitID: "feed", loader: "l"))
+        #expect(
+            try PrefetchRequestMessage(decoding: frame.message) == PrefetchRequestMessage(adUnitID: "feed", loader: "l")
+        )
     }
 
     @Test func cancellingTheTaskSendsCancel() async throws {
@@ -140,9 +154,11 @@ import Testing
                 return
             }
             for i in 1...3 {
-                var event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: Int64(i)), loader: "default", adUnitID: "feed")
+                var event = AdEvent(
+                    kind: .leased, at: AdInstant(unixMilliseconds: Int64(i)), loader: "default", adUnitID: "feed")
                 event.leaseID = UInt64(i)
-                server.send(ResponseFrame(callID: frame.callID, message: EventMessage(event: event).encoded(), end: false))
+                server.send(
+                    ResponseFrame(callID: frame.callID, message: EventMessage(event: event).encoded(), end: false))
             }
         }
         defer { server.stop() }
@@ -164,7 +180,10 @@ import Testing
 
     @Test func watchEndingWithAnErrorThrowsIt() async throws {
         let server = try FakeServer { frame, server in
-            server.send(ResponseFrame(callID: frame.callID, end: true, status: Status(code: .unavailable, message: "server shutting down")))
+            server.send(
+                ResponseFrame(
+                    callID: frame.callID, end: true, status: Status(code: .unavailable, message: "server shutting down")
+                ))
         }
         defer { server.stop() }
         let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
@@ -176,7 +195,8 @@ import Testing
 
     @Test func connectionLossFailsCallsInFlightWithUnavailable() async throws {
         let server = try FakeServer { frame, server in
-            server.send(ResponseFrame(callID: 0, end: true, status: Status(code: .resourceExhausted, message: "too big")))
+            server.send(
+                ResponseFrame(callID: 0, end: true, status: Status(code: .resourceExhausted, message: "too big")))
             server.disconnect()
         }
         defer { server.stop() }
@@ -241,9 +261,13 @@ extension AdLoaderClientTests {
         await #expect(throws: Self.refusal("method")) {
             try await client.unary(method: MethodName.borrow + "\0x", request: BorrowRequestMessage(adUnitID: "u"))
         }
-        for (entry, field) in [(MetadataEntry(key: "k\0", value: "v"), "metadata.key"), (MetadataEntry(key: "k", value: "\0"), "metadata.value")] {
+        for (entry, field) in [
+            (MetadataEntry(key: "k\0", value: "v"), "metadata.key"),
+            (MetadataEntry(key: "k", value: "\0"), "metadata.value"),
+        ] {
             await #expect(throws: Self.refusal(field)) {
-                try await client.unary(method: MethodName.borrow, request: BorrowRequestMessage(adUnitID: "u"), metadata: [entry])
+                try await client.unary(
+                    method: MethodName.borrow, request: BorrowRequestMessage(adUnitID: "u"), metadata: [entry])
             }
         }
         // The connection is fine, and the only frame the server ever saw is this valid call.
@@ -252,7 +276,9 @@ extension AdLoaderClientTests {
         #expect(lease.id == 9)
         var frames = server.received.makeAsyncIterator()
         let first = await frames.next()
-        #expect(first.map { try? BorrowRequestMessage(decoding: $0.message) } == BorrowRequestMessage(adUnitID: "feed", slot: "slot-9"))
+        #expect(
+            first.map { try? BorrowRequestMessage(decoding: $0.message) }
+                == BorrowRequestMessage(adUnitID: "feed", slot: "slot-9"))
         // Strings without NUL, however unusual, still go out unchanged.
         let unusual = "広告 🎉 e\u{301}"
         _ = try await client.borrow(adUnitID: unusual, slot: "slot-3")
@@ -278,13 +304,15 @@ extension AdLoaderClientTests {
             lease.ad.creative = .native(NativeAdContent(headline: "QQQQ"))
             let body = BorrowResponseMessage(outcome: .leased, lease: lease).encoded()
             let bad: [UInt8] = request.adUnitID == "nul" ? Array("ab\0c".utf8) : [0xFF, 0xFE, 0x61, 0x62]
-            server.send(ResponseFrame(callID: frame.callID, message: Self.replacingMarker(in: body, with: bad), end: true))
+            server.send(
+                ResponseFrame(callID: frame.callID, message: Self.replacingMarker(in: body, with: bad), end: true))
         }
         defer { server.stop() }
         let client = try AdLoaderClient.connect(to: .tcp(host: "127.0.0.1", port: server.port))
         defer { client.close() }
         let expected = Status(
-            code: .internalError, message: "the server's answer does not decode: lease.ad.headline: must be valid UTF-8 without NUL bytes")
+            code: .internalError,
+            message: "the server's answer does not decode: lease.ad.headline: must be valid UTF-8 without NUL bytes")
         await #expect(throws: expected) { try await client.borrow(adUnitID: "nul") }
         await #expect(throws: expected) { try await client.borrow(adUnitID: "utf8") }
     }
@@ -294,7 +322,8 @@ extension AdLoaderClientTests {
     @Test func badStatusMessageIsAProtocolError() async throws {
         let server = try FakeServer { frame, server in
             var bytes: [UInt8] = []
-            ResponseFrame(callID: frame.callID, end: true, status: Status(code: .notFound, message: "QQQQ")).append(to: &bytes)
+            ResponseFrame(callID: frame.callID, end: true, status: Status(code: .notFound, message: "QQQQ")).append(
+                to: &bytes)
             server.sendRaw(Self.replacingMarker(in: bytes, with: [0x6E, 0x6F, 0x00, 0x21]))
         }
         defer { server.stop() }
@@ -305,7 +334,9 @@ extension AdLoaderClientTests {
             Issue.record("no error")
         } catch let status as Status {
             #expect(status.code == .unavailable)
-            #expect(status.message.contains("protocol error") && status.message.contains("status_message: must be valid UTF-8"))
+            #expect(
+                status.message.contains("protocol error")
+                    && status.message.contains("status_message: must be valid UTF-8"))
         }
     }
 }

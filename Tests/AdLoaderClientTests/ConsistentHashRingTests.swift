@@ -1,6 +1,7 @@
-@testable import AdLoaderClient
 import Foundation
 import Testing
+
+@testable import AdLoaderClient
 
 @Suite struct ConsistentHashRingTests {
     static let servers = ["127.0.0.1:17421", "127.0.0.1:17422", "127.0.0.1:17423"]
@@ -105,8 +106,17 @@ import Testing
     /// adloader.ring) is checked against too (Tests/python/test_clients.py): both rings give
     /// the same server and the same walk for every key of it.
     @Test func matchesTheSharedVectorsThePythonRingIsCheckedAgainst() throws {
-        struct Vector: Decodable { var key: String; var server: Int?; var candidates: [Int] }
-        struct Ring: Decodable { var servers: [String]; var weights: [Int]; var points: Int; var vectors: [Vector] }
+        struct Vector: Decodable {
+            var key: String
+            var server: Int?
+            var candidates: [Int]
+        }
+        struct Ring: Decodable {
+            var servers: [String]
+            var weights: [Int]
+            var points: Int
+            var vectors: [Vector]
+        }
         struct Table: Decodable { var rings: [Ring] }
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let data = try Data(contentsOf: folder.appendingPathComponent("fixtures/ring-vectors.json"))
@@ -118,7 +128,8 @@ import Testing
             #expect(entry.vectors.count >= 70)
             for vector in entry.vectors {
                 #expect(ring.server(for: vector.key) == vector.server, "\(entry.servers) \(vector.key.prefix(20))")
-                #expect(ring.candidates(for: vector.key) == vector.candidates, "\(entry.servers) \(vector.key.prefix(20))")
+                #expect(
+                    ring.candidates(for: vector.key) == vector.candidates, "\(entry.servers) \(vector.key.prefix(20))")
             }
         }
     }

@@ -1,12 +1,16 @@
-@testable import AdLoaderClient
 import AdLoaderWire
 import Testing
+
+@testable import AdLoaderClient
 
 @Suite(.timeLimit(.minutes(1))) struct EndpointSetTests {
     @Test func parsesAListAsNginxNamesItsServers() throws {
         let set = try EndpointSet(parsing: "127.0.0.1:17421, 127.0.0.1:17422,127.0.0.1:17423")
-        #expect(set.endpoints == [.tcp(host: "127.0.0.1", port: 17421), .tcp(host: "127.0.0.1", port: 17422),
-                                  .tcp(host: "127.0.0.1", port: 17423)])
+        #expect(
+            set.endpoints == [
+                .tcp(host: "127.0.0.1", port: 17421), .tcp(host: "127.0.0.1", port: 17422),
+                .tcp(host: "127.0.0.1", port: 17423),
+            ])
         #expect(set.ring.servers == ConsistentHashRingTests.servers)
         #expect(set.owner(of: "feed-1") == .tcp(host: "127.0.0.1", port: 17422))
         #expect(set.owner(of: "") == set.endpoints[0])
@@ -31,7 +35,10 @@ import Testing
     /// The owner refuses connections: the client goes on along the ring, as nginx does.
     @Test func connectsToTheNextAlongTheRingWhenTheOwnerIsDown() async throws {
         let live = try FakeServer { frame, server in
-            server.send(ResponseFrame(callID: frame.callID, message: StatsResponseMessage(pools: [], instance: "live").encoded(), end: true))
+            server.send(
+                ResponseFrame(
+                    callID: frame.callID, message: StatsResponseMessage(pools: [], instance: "live").encoded(),
+                    end: true))
         }
         defer { live.stop() }
         let gone = try FakeServer { _, _ in }

@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct EndpointTests {
     @Test(arguments: [
-        ("127.0.0.1:7411", Endpoint.tcp(host: "127.0.0.1", port: 7411)), ("localhost:1", .tcp(host: "localhost", port: 1)),
+        ("127.0.0.1:7411", Endpoint.tcp(host: "127.0.0.1", port: 7411)),
+        ("localhost:1", .tcp(host: "localhost", port: 1)),
         ("[::1]:7411", .tcp(host: "::1", port: 7411)), ("unix:/run/adloaderd.sock", .unix(path: "/run/adloaderd.sock")),
     ])
     func parses(text: String, endpoint: Endpoint) throws {

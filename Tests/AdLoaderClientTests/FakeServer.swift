@@ -1,10 +1,10 @@
-@testable import AdLoaderClient
 import AdLoaderWire
 import Foundation
 
+@testable import AdLoaderClient
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A minimal in-process server for client tests: listens on 127.0.0.1 (port 0), serves one
@@ -19,7 +19,9 @@ final class FakeServer: Sendable {
     private let handler: @Sendable (RequestFrame, FakeServer) -> Void
     private let preface: [UInt8]
 
-    init(preface: [UInt8] = ProtocolPreface.bytes, handler: @escaping @Sendable (RequestFrame, FakeServer) -> Void) throws {
+    init(preface: [UInt8] = ProtocolPreface.bytes, handler: @escaping @Sendable (RequestFrame, FakeServer) -> Void)
+        throws
+    {
         self.handler = handler
         self.preface = preface
         (received, receivedContinuation) = AsyncStream.makeStream()
@@ -30,7 +32,9 @@ final class FakeServer: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(listener, 4) == 0 else { throw POSIXError(.EADDRINUSE) }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

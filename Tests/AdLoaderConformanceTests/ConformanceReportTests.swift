@@ -4,14 +4,16 @@ import Testing
 @Suite struct ConformanceReportTests {
     private let report = ConformanceReport(results: [
         .init(name: "preface.answered", passed: true, detail: "server answered", duration: .milliseconds(3)),
-        .init(name: "borrow.slot-affinity", passed: false, detail: "expected REUSED, got LEASED", duration: .seconds(1)),
+        .init(
+            name: "borrow.slot-affinity", passed: false, detail: "expected REUSED, got LEASED", duration: .seconds(1)),
         .init(name: "limits.idle-timeout", passed: true, skipped: true, detail: "no idleTimeout given"),
     ])
 
     @Test func failsWhenAnyCheckFails() {
         #expect(!report.passed)
         #expect(report.failures.map(\.name) == ["borrow.slot-affinity"])
-        #expect(ConformanceReport(results: [report.results[0], report.results[2]]).passed, "skipped checks do not fail")
+        #expect(
+            ConformanceReport(results: [report.results[0], report.results[2]]).passed, "skipped checks do not fail")
         #expect(ConformanceReport(results: []).passed)
     }
 
@@ -34,7 +36,9 @@ import Testing
 
     @Test func jsonEscapesEveryDetail() {
         let tricky = ConformanceReport(results: [
-            .init(name: "a", passed: false, detail: "quote \" backslash \\ newline \n tab \t bell \u{7} é", duration: .milliseconds(12))
+            .init(
+                name: "a", passed: false, detail: "quote \" backslash \\ newline \n tab \t bell \u{7} é",
+                duration: .milliseconds(12))
         ])
         #expect(
             tricky.json

@@ -13,14 +13,18 @@ struct AdExclusionTests {
     }
 
     @Test func anExcludedCreativeIsPassedOverForTheSoonestThatPasses() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 3; $0.numberOfAdvertisements = 1 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 3
+            $0.numberOfAdvertisements = 1
+        }
         h.source.creativeID = { "crid-\($0)" }
         try h.loader.prefetch(adUnitID: "unit")
         let start = h.clock.now
         h.source.succeed(0, sourceExpiry: start + .seconds(600))  // crid-1, lent first without exclusion
         h.source.succeed(0, sourceExpiry: start + .seconds(900))  // crid-2
         h.source.succeed(0)  // crid-3
-        guard case .leased(let lease, reused: false) = try borrow(h, excluding: .creatives([.sourceID("crid-1")])) else {
+        guard case .leased(let lease, reused: false) = try borrow(h, excluding: .creatives([.sourceID("crid-1")]))
+        else {
             throw TestFailure("no lease")
         }
         #expect(lease.ad.creativeID == "crid-2")
@@ -43,11 +47,16 @@ struct AdExclusionTests {
     }
 
     @Test func aParkedBorrowWithAnExclusionGetsOnlyAnAdThatPasses() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 1; $0.numberOfAdvertisements = 1 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 1
+            $0.numberOfAdvertisements = 1
+        }
         h.source.creativeID = { "crid-\($0)" }
         var answers: [BorrowResult] = []
         let exclusion = AdExclusion.creatives([.sourceID("crid-1")])
-        let outcome = try h.loader.borrow(adUnitID: "unit", wait: .seconds(5), excluding: exclusion) { answers.append($0) }
+        let outcome = try h.loader.borrow(adUnitID: "unit", wait: .seconds(5), excluding: exclusion) {
+            answers.append($0)
+        }
         #expect(outcome.parked != nil)
         h.source.succeed()  // crid-1: excluded, so the parked borrow is answered "no ad yet"
         #expect(answers == [.noAdYet])

@@ -1,5 +1,6 @@
-@testable import AdLoaderCore
 import Testing
+
+@testable import AdLoaderCore
 
 struct AdPoolFillPolicyTests {
     typealias Plan = AdPool.TopUpPlan
@@ -15,7 +16,8 @@ struct AdPoolFillPolicyTests {
                 _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
             ) {}
         }
-        let pool = AdPool(loader: "default", adUnitID: "unit", configuration: configuration, source: Silent(),
+        let pool = AdPool(
+            loader: "default", adUnitID: "unit", configuration: configuration, source: Silent(),
             now: AdInstant(unixMilliseconds: 0))
         for index in 0..<available {
             let ad = Ad(
@@ -29,9 +31,12 @@ struct AdPoolFillPolicyTests {
     }
 
     @Test func completeFillsEverythingEndingWithAPartialBatch() {
-        #expect(Self.pool(batch: 5, maximum: 12, available: 0).topUpPlan(.complete) == Plan(wholeBatches: 2, partial: 2))
-        #expect(Self.pool(batch: 5, maximum: 12, available: 9).topUpPlan(.complete) == Plan(wholeBatches: 0, partial: 3))
-        #expect(Self.pool(batch: 5, maximum: 12, available: 2).topUpPlan(.complete) == Plan(wholeBatches: 2, partial: 0))
+        #expect(
+            Self.pool(batch: 5, maximum: 12, available: 0).topUpPlan(.complete) == Plan(wholeBatches: 2, partial: 2))
+        #expect(
+            Self.pool(batch: 5, maximum: 12, available: 9).topUpPlan(.complete) == Plan(wholeBatches: 0, partial: 3))
+        #expect(
+            Self.pool(batch: 5, maximum: 12, available: 2).topUpPlan(.complete) == Plan(wholeBatches: 2, partial: 0))
         #expect(Self.pool(batch: 5, maximum: 12, available: 7, inFlight: 5).topUpPlan(.complete) == Plan())
     }
 

@@ -1,5 +1,6 @@
-@testable import AdLoaderCore
 import Testing
+
+@testable import AdLoaderCore
 
 struct AdPoolFillStateMachineTests {
     typealias Machine = AdPool.FillStateMachine

@@ -62,7 +62,9 @@ import Testing
     }
 
     var key: CapKey {
-        CapKey(loader: "splash", deviceID: "dev-1", sessionID: "s-1", day: LocalDay(at: clock.now, utcOffsetSeconds: 0), utcOffsetSeconds: 0)
+        CapKey(
+            loader: "splash", deviceID: "dev-1", sessionID: "s-1", day: LocalDay(at: clock.now, utcOffsetSeconds: 0),
+            utcOffsetSeconds: 0)
     }
 
     // MARK: Counting a SHOW at decision time
@@ -80,7 +82,9 @@ import Testing
         #expect(shown.outcome == .show && shown.lease != nil && shown.decision.reserved == AppOpenCounts())
         #expect(refused.outcome == .skip && refused.decision.reason == .sessionCapReached)
         #expect(refused.decision.flags.sessionCapReached && refused.lease == nil)
-        #expect(refused.decision.counts == AppOpenCounts() && refused.decision.reserved == AppOpenCounts(session: 1, day: 1))
+        #expect(
+            refused.decision.counts == AppOpenCounts() && refused.decision.reserved == AppOpenCounts(session: 1, day: 1)
+        )
         #expect(coordinator.reservedCount == 1 && coordinator.reserved(for: key) == AppOpenCounts(session: 1, day: 1))
     }
 
@@ -103,7 +107,8 @@ import Testing
         store.defersCompletions = false
         let after = try decide(coordinator)
         #expect(after.outcome == .skip && after.decision.reason == .sessionCapReached)
-        #expect(after.decision.counts == AppOpenCounts(session: 1, day: 1) && after.decision.reserved == AppOpenCounts())
+        #expect(
+            after.decision.counts == AppOpenCounts(session: 1, day: 1) && after.decision.reserved == AppOpenCounts())
     }
 
     @Test func theReservationEndsAtItsBoundWhenTheShowIsNotConfirmed() throws {
@@ -159,7 +164,9 @@ import Testing
         source.creative = { .native(NativeAdContent(headline: "ad \($0)")) }
         try coordinator.loader.prefetch(adUnitID: "feed")
         source.succeedAll()
-        guard case .answered(.leased(let native, _)) = try coordinator.loader.borrow(adUnitID: "feed", whenServed: { _ in })
+        guard
+            case .answered(.leased(let native, _)) = try coordinator.loader.borrow(
+                adUnitID: "feed", whenServed: { _ in })
         else { throw TestFailure("no native lease") }
         #expect(!coordinator.needsConfirmation(leaseID: native.id, shown: true))
         #expect(throws: LoaderError.self) { try coordinator.confirmShow(leaseID: native.id) { _ in } }
@@ -167,7 +174,10 @@ import Testing
 
     @Test func anOutageRefusesToShowAndStillHoldsTheReservations() throws {
         let coordinator = try coordinator()
-        let refused = try { store.failure = CapStoreError("redis down"); return try decide(coordinator) }()
+        let refused = try {
+            store.failure = CapStoreError("redis down")
+            return try decide(coordinator)
+        }()
         #expect(refused.outcome == .skip && refused.decision.reason == .storeUnavailable && refused.storeError != nil)
         store.failure = nil
         _ = try decide(coordinator)  // a show, reserved
@@ -219,7 +229,9 @@ import Testing
         var off = policy
         off.showOnFirstLaunch = false
         #expect(off.decide(Self.request(.launch), counts: AppOpenCounts(), day: day).reason == .coldStart)
-        #expect(off.decide(Self.request(.launch, first: true), counts: AppOpenCounts(), day: day).reason == .firstLaunchExcluded)
+        #expect(
+            off.decide(Self.request(.launch, first: true), counts: AppOpenCounts(), day: day).reason
+                == .firstLaunchExcluded)
         off.reservationTimeout = .zero
         #expect(throws: ConfigError(field: "p.reservationTimeout", message: "must be positive")) {
             try off.validate(prefix: "p")

@@ -14,7 +14,8 @@ struct AppOpenPolicyTests {
     }
 
     func decide(
-        _ request: AppOpenRequest, _ counts: AppOpenCounts = AppOpenCounts(), policy: (inout AppOpenPolicy) -> Void = { _ in }
+        _ request: AppOpenRequest, _ counts: AppOpenCounts = AppOpenCounts(),
+        policy: (inout AppOpenPolicy) -> Void = { _ in }
     ) -> AppOpenDecision {
         var p = AppOpenPolicy()
         policy(&p)
@@ -102,7 +103,8 @@ struct AppOpenPolicyTests {
         }
         let d = decide(Self.request(.launch), AppOpenCounts(session: 1, day: 1), policy: both)
         #expect(d.reason == .sessionCapReached && d.flags.sessionCapReached && d.flags.dailyCapReached)
-        let e = decide(Self.request(.foreground, background: .seconds(1)), AppOpenCounts(session: 1, day: 1), policy: both)
+        let e = decide(
+            Self.request(.foreground, background: .seconds(1)), AppOpenCounts(session: 1, day: 1), policy: both)
         #expect(e.reason == .belowThreshold && e.flags.sessionCapReached && e.flags.dailyCapReached)
     }
 
@@ -124,7 +126,9 @@ struct AppOpenPolicyTests {
         #expect(throws: ConfigError.self) { try p.validate(prefix: "x") }
         p = AppOpenPolicy()
         p.sessionTimeout = .zero
-        #expect(throws: ConfigError(field: "x.sessionTimeout", message: "must be positive")) { try p.validate(prefix: "x") }
+        #expect(throws: ConfigError(field: "x.sessionTimeout", message: "must be positive")) {
+            try p.validate(prefix: "x")
+        }
         p = AppOpenPolicy()
         p.backgroundThreshold = .seconds(-1)
         #expect(throws: ConfigError.self) { try p.validate(prefix: "x") }

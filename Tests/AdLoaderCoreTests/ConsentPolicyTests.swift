@@ -6,7 +6,8 @@ import Testing
     static let gdprPolicy = ConsentPolicy(
         classes: ConsentPolicy.standardClasses + [
             ConsentClass(name: "eu", terms: ConsentTerms(gdpr: true, consentString: gdprString)),
-            ConsentClass(name: "eu-limited", terms: ConsentTerms(gdpr: true, consentString: gdprString, limitAdTracking: true)),
+            ConsentClass(
+                name: "eu-limited", terms: ConsentTerms(gdpr: true, consentString: gdprString, limitAdTracking: true)),
         ])
 
     private func name(_ decision: ConsentPolicy.Decision, _ policy: ConsentPolicy = .standard) -> String? {
@@ -65,14 +66,19 @@ import Testing
 
     @Test func gdprBorrowerTakesAClassItsConsentCovers() {
         let covering = TCFConsent(purposesConsent: [1, 2, 3, 7], vendorConsents: [5, 10, 20, 30]).encoded
-        #expect(name(Self.gdprPolicy.classify(PrivacySignals(gdprApplies: true, tcfConsent: covering)), Self.gdprPolicy) == "eu")
+        #expect(
+            name(Self.gdprPolicy.classify(PrivacySignals(gdprApplies: true, tcfConsent: covering)), Self.gdprPolicy)
+                == "eu")
         #expect(
             name(
-                Self.gdprPolicy.classify(PrivacySignals(gdprApplies: true, tcfConsent: covering, limitAdTracking: true)),
+                Self.gdprPolicy.classify(
+                    PrivacySignals(gdprApplies: true, tcfConsent: covering, limitAdTracking: true)),
                 Self.gdprPolicy) == "eu-limited")
         // Vendor 20 not consented: the class's string grants more than the user did.
         let narrower = TCFConsent(purposesConsent: [1, 2, 7], vendorConsents: [10]).encoded
-        guard case .refused(let rule, _) = Self.gdprPolicy.classify(PrivacySignals(gdprApplies: true, tcfConsent: narrower))
+        guard
+            case .refused(let rule, _) = Self.gdprPolicy.classify(
+                PrivacySignals(gdprApplies: true, tcfConsent: narrower))
         else {
             Issue.record("a narrower consent took the class")
             return
@@ -80,7 +86,9 @@ import Testing
         #expect(rule == "consent.classes")
         // Purpose 7 missing likewise.
         let noSeven = TCFConsent(purposesConsent: [1, 2], vendorConsents: [10, 20]).encoded
-        #expect(name(Self.gdprPolicy.classify(PrivacySignals(gdprApplies: true, tcfConsent: noSeven)), Self.gdprPolicy) == nil)
+        #expect(
+            name(Self.gdprPolicy.classify(PrivacySignals(gdprApplies: true, tcfConsent: noSeven)), Self.gdprPolicy)
+                == nil)
     }
 
     @Test func aMalformedStringIsInvalidNotIgnored() {
@@ -98,7 +106,8 @@ import Testing
 
     @Test func gppSectionsNeedAClassCarryingThem() {
         var policy = ConsentPolicy.standard
-        policy.classes.insert(ConsentClass(name: "usnat", terms: ConsentTerms(gpp: "DBABLA~BVVqAAEABgA.QA", gppSectionIDs: [7])), at: 1)
+        policy.classes.insert(
+            ConsentClass(name: "usnat", terms: ConsentTerms(gpp: "DBABLA~BVVqAAEABgA.QA", gppSectionIDs: [7])), at: 1)
         #expect(name(policy.classify(PrivacySignals(gppSectionIDs: [7])), policy) == "usnat")
         guard case .refused = policy.classify(PrivacySignals(gppSectionIDs: [8])) else {
             Issue.record("a GPP section without a class was lent")
@@ -116,10 +125,27 @@ import Testing
         #expect(field(.standard) == nil)
         #expect(field(Self.gdprPolicy) == nil)
         #expect(field(ConsentPolicy(classes: [])) == "loaders.x.consent.classes")
-        #expect(field(ConsentPolicy(classes: (0..<17).map { ConsentClass(name: "c\($0)", terms: ConsentTerms()) }, defaultClass: "c0")) == "loaders.x.consent.classes")
-        #expect(field(ConsentPolicy(classes: [ConsentClass(name: "eu", terms: ConsentTerms(gdpr: true))], defaultClass: "eu")) == "loaders.x.consent.classes.eu.consentString")
-        #expect(field(ConsentPolicy(classes: [ConsentClass(name: "eu", terms: ConsentTerms(gdpr: true, consentString: "garbage"))], defaultClass: "eu")) == "loaders.x.consent.classes.eu.consentString")
-        #expect(field(ConsentPolicy(classes: ConsentPolicy.standardClasses, defaultClass: "nope")) == "loaders.x.consent.defaultClass")
-        #expect(field(ConsentPolicy(classes: [ConsentClass(name: "a", terms: ConsentTerms(usPrivacy: "YES"))], defaultClass: "a")) == "loaders.x.consent.classes.a.usPrivacy")
+        #expect(
+            field(
+                ConsentPolicy(
+                    classes: (0..<17).map { ConsentClass(name: "c\($0)", terms: ConsentTerms()) }, defaultClass: "c0"))
+                == "loaders.x.consent.classes")
+        #expect(
+            field(
+                ConsentPolicy(classes: [ConsentClass(name: "eu", terms: ConsentTerms(gdpr: true))], defaultClass: "eu"))
+                == "loaders.x.consent.classes.eu.consentString")
+        #expect(
+            field(
+                ConsentPolicy(
+                    classes: [ConsentClass(name: "eu", terms: ConsentTerms(gdpr: true, consentString: "garbage"))],
+                    defaultClass: "eu")) == "loaders.x.consent.classes.eu.consentString")
+        #expect(
+            field(ConsentPolicy(classes: ConsentPolicy.standardClasses, defaultClass: "nope"))
+                == "loaders.x.consent.defaultClass")
+        #expect(
+            field(
+                ConsentPolicy(
+                    classes: [ConsentClass(name: "a", terms: ConsentTerms(usPrivacy: "YES"))], defaultClass: "a"))
+                == "loaders.x.consent.classes.a.usPrivacy")
     }
 }

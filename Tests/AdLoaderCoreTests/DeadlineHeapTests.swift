@@ -1,6 +1,7 @@
 import AdLoaderCore
-@testable import AdLoaderCore
 import Testing
+
+@testable import AdLoaderCore
 
 /// A handle for heap tests, written as an integer literal.
 struct TestHandle: SlabHandle, ExpressibleByIntegerLiteral {
@@ -71,7 +72,9 @@ struct IdentifiersTests {
         let second = IdentifierGenerator(seed: 2)
         var seen = Set<UInt64>()
         for slot in [0, 1, 2, 1_000, Int(UInt32.max)] {
-            for generation: UInt32 in [0, 1, 2, 3, 77, IdentifierGenerator.generationLimit - 2, IdentifierGenerator.generationLimit - 1] {
+            for generation: UInt32 in [
+                0, 1, 2, 3, 77, IdentifierGenerator.generationLimit - 2, IdentifierGenerator.generationLimit - 1,
+            ] {
                 let id = first.leaseID(slot: slot, generation: generation)
                 seen.insert(id)
                 #expect(first.leaseSlot(of: id) == (slot, generation))

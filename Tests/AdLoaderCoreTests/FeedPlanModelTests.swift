@@ -129,7 +129,8 @@ import Testing
             let plan: FeedPlan
             do {
                 plan = try h.loader.plan(
-                    PlanRequest(feedID: "feed-\(index)", adUnitID: "unit", visible: top...(top + height - 1), ahead: ahead))
+                    PlanRequest(
+                        feedID: "feed-\(index)", adUnitID: "unit", visible: top...(top + height - 1), ahead: ahead))
             } catch {
                 throw TestFailure("plan failed: \(error)")
             }
@@ -145,12 +146,14 @@ import Testing
                 let position = answer.position
                 let before = feeds[index].answers[position]
                 switch (before, answer.state) {
-                case (.ad(let old)?, _) where !feeds[index].rendered.contains(position) && old.ad.expiresAt.unixMilliseconds <= now:
+                case (.ad(let old)?, _)
+                where !feeds[index].rendered.contains(position) && old.ad.expiresAt.unixMilliseconds <= now:
                     // Never rendered, and its ad expired meanwhile: planned again (allowed).
                     lost += 1
                 case (.ad(let old)?, .ad(let new)):
                     if old.id != new.id || old.ad.id != new.ad.id {
-                        violations.flag(\.answersChanged, "seed \(seed) feed \(index) position \(position) changed its ad")
+                        violations.flag(
+                            \.answersChanged, "seed \(seed) feed \(index) position \(position) changed its ad")
                     }
                 case (.ad?, _):
                     violations.flag(\.guaranteedEmptied, "seed \(seed) feed \(index) position \(position) lost its ad")
@@ -190,7 +193,9 @@ import Testing
         var ids = Set<String>()
         var creatives = Set<String>()
         for (i, (p, a)) in ads.enumerated() {
-            if !ids.insert(a.id).inserted { violations.flag(\.adsInTwoPositions, "seed \(seed): ad \(a.id) twice in a feed") }
+            if !ids.insert(a.id).inserted {
+                violations.flag(\.adsInTwoPositions, "seed \(seed): ad \(a.id) twice in a feed")
+            }
             if rules.creativeOncePerFeed, !creatives.insert(a.creativeID ?? "").inserted {
                 violations.flag(\.separation, "seed \(seed): creative \(a.creativeID ?? "") twice in a feed")
             }
@@ -216,7 +221,8 @@ import Testing
             for (position, state) in feed.answers {
                 guard case .ad(let lease) = state, h.loader.hasLease(lease.id) else { continue }
                 if let other = holder[lease.ad.id], other != (index, position) {
-                    violations.flag(\.adsInTwoPositions, "seed \(seed): ad \(lease.ad.id) at \(other) and \((index, position))")
+                    violations.flag(
+                        \.adsInTwoPositions, "seed \(seed): ad \(lease.ad.id) at \(other) and \((index, position))")
                 }
                 holder[lease.ad.id] = (index, position)
             }

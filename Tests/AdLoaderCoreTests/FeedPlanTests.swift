@@ -133,12 +133,18 @@ import Testing
         #expect(field(PlanRequest(feedID: "f", adUnitID: "unit", visible: 0...Int.max - 1)) == "visible")
         #expect(field(PlanRequest(feedID: "f", adUnitID: "", visible: 0...1)) == "ad_unit_id")
         let tooMany = PlacementRules(fixedPositions: [], repeatingInterval: 2, maximumAdsPerFeed: 300)
-        #expect(field(PlanRequest(feedID: "f", adUnitID: "unit", visible: 0...1, placement: tooMany)) == "placement.maximumAdsPerFeed")
+        #expect(
+            field(PlanRequest(feedID: "f", adUnitID: "unit", visible: 0...1, placement: tooMany))
+                == "placement.maximumAdsPerFeed")
         let bad = PlacementRules(fixedPositions: [], repeatingInterval: 1)
-        #expect(field(PlanRequest(feedID: "f", adUnitID: "unit", visible: 0...1, placement: bad)) == "placement.repeatingInterval")
+        #expect(
+            field(PlanRequest(feedID: "f", adUnitID: "unit", visible: 0...1, placement: bad))
+                == "placement.repeatingInterval")
         let own = PlacementRules(fixedPositions: [0], repeatingInterval: 2)
         #expect(field(PlanRequest(feedID: "g", adUnitID: "unit", visible: 0...1, placement: own)) == nil)
-        #expect(field(PlanRequest(feedID: "g", adUnitID: "unit", visible: 0...1, placement: PlacementRules())) == "placement")
+        #expect(
+            field(PlanRequest(feedID: "g", adUnitID: "unit", visible: 0...1, placement: PlacementRules()))
+                == "placement")
         #expect(h.loader.feedStats.feedsHeld == 1, "no feed made by a refused call")
     }
 }

@@ -12,7 +12,8 @@ struct InMemoryCapStoreTests {
 
     @Test func anOutageFailsEveryCallAndEndsWhenCleared() {
         let store = InMemoryCapStore()
-        let key = CapKey(loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(daysSinceEpoch: 1), utcOffsetSeconds: 0)
+        let key = CapKey(
+            loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(daysSinceEpoch: 1), utcOffsetSeconds: 0)
         store.failure = CapStoreError("down")
         var result: Result<AppOpenCounts, CapStoreError>?
         store.confirmShow(for: key, at: AdInstant(unixMilliseconds: 0), sessionTimeout: .seconds(1)) { result = $0 }

@@ -1,6 +1,7 @@
 import AdLoaderCore
-@testable import AdLoaderCore
 import AdLoaderTestSupport
+
+@testable import AdLoaderCore
 
 /// Runs one model sequence against a real loader and checks the invariants after each step.
 final class ModelRun {
@@ -140,13 +141,13 @@ final class ModelRun {
     static func describeConfiguration(seed: UInt64) -> String {
         "memory \(memoryBudget(seed: seed).map(String.init) ?? "none"); budget \(budget(seed: seed).map { "\($0.maximumRequestsPerSecond)/s" } ?? "none"); "
             + configurations(seed: seed).map {
-            "\($0.name): batch \($0.numberOfAdvertisements), max \($0.maximumRetainedAdvertisements), "
-                + "lifetime \($0.lifetime), sweep \($0.sweepInterval), shows \($0.showCountThreshold), "
-                + "lease \($0.leaseTimeout), retry \($0.retry.delay) x\($0.retry.multiplier) "
-                + "max \($0.retry.maximumCount), probe \($0.retry.probeInterval), pools \($0.maximumPools), "
-                + "sizing \($0.sizing), cap \($0.maximumConcurrentRequests), min life \($0.effectiveMinimumRemainingLife), "
-                + "idle \($0.idleTimeout), removal \($0.poolRemovalTimeout)"
-        }.joined(separator: "; ")
+                "\($0.name): batch \($0.numberOfAdvertisements), max \($0.maximumRetainedAdvertisements), "
+                    + "lifetime \($0.lifetime), sweep \($0.sweepInterval), shows \($0.showCountThreshold), "
+                    + "lease \($0.leaseTimeout), retry \($0.retry.delay) x\($0.retry.multiplier) "
+                    + "max \($0.retry.maximumCount), probe \($0.retry.probeInterval), pools \($0.maximumPools), "
+                    + "sizing \($0.sizing), cap \($0.maximumConcurrentRequests), min life \($0.effectiveMinimumRemainingLife), "
+                    + "idle \($0.idleTimeout), removal \($0.poolRemovalTimeout)"
+            }.joined(separator: "; ")
     }
 
     /// The first violation of running `steps` for `seed`, or nil when all invariants hold.
@@ -217,7 +218,8 @@ final class ModelRun {
                 if !isExpected(error, refused: refused, enabled: enabled[l]) { violation("prefetch threw \(error)") }
             }
         case .borrow(let l, let u, let s, let wait, let mayPark):
-            borrow(loaderIndex: l, pool: PoolKey(loader: configurations[l].name, unit: Self.units[u]),
+            borrow(
+                loaderIndex: l, pool: PoolKey(loader: configurations[l].name, unit: Self.units[u]),
                 slot: s.map { Self.slots[$0] }, wait: .milliseconds(wait), mayPark: mayPark)
         case .returnLease(let pick, let shown):
             guard !leaseOrder.isEmpty else { return }
@@ -231,7 +233,9 @@ final class ModelRun {
                 if error.code != .notFound || error.field != "lease_id" { violation("unknown lease: \(error)") }
                 // NOT_FOUND says how the lease ended, or that it never existed.
                 let phrase = id == 0 ? "never lent" : endedHow[id] ?? "?"
-                if !error.message.contains(phrase) { violation("NOT_FOUND for lease \(id) says \"\(error.message)\", expected \(phrase)") }
+                if !error.message.contains(phrase) {
+                    violation("NOT_FOUND for lease \(id) says \"\(error.message)\", expected \(phrase)")
+                }
                 coverage["not found \(phrase)", default: 0] += 1
             }
         case .cancelParked(let pick):
@@ -345,7 +349,9 @@ final class ModelRun {
             }
         } catch {
             insideBorrow = false
-            if !isExpected(error, refused: refused, enabled: enabled[loaderIndex]) { violation("borrow threw \(error)") }
+            if !isExpected(error, refused: refused, enabled: enabled[loaderIndex]) {
+                violation("borrow threw \(error)")
+            }
             return
         }
         // Same slot, same lease while it holds.
@@ -388,7 +394,9 @@ final class ModelRun {
             if !(clock.now + minimum < ad.expiresAt) {
                 violation("ad \(ad.id) lent with less than \(minimum) left (expires \(ad.expiresAt))")
             }
-            if lease.expiresAt > ad.expiresAt { violation("lease \(lease.id) outlives its ad (\(lease.expiresAt) > \(ad.expiresAt))") }
+            if lease.expiresAt > ad.expiresAt {
+                violation("lease \(lease.id) outlives its ad (\(lease.expiresAt) > \(ad.expiresAt))")
+            }
             let timeout = configurations.first { $0.name == pool.loader }!.leaseTimeout
             if lease.expiresAt > clock.now + timeout { violation("lease \(lease.id) runs past its timeout") }
             if lease.slot != slot { violation("lease slot \(lease.slot ?? "nil") for borrow slot \(slot ?? "nil")") }
@@ -402,7 +410,9 @@ final class ModelRun {
                 if open.adExpiresAt != ad.expiresAt { violation("reused lease changed its ad") }
                 // Renewed: leaseTimeout from now, bounded by the ad's expiry.
                 let renewed = min(clock.now + timeout, ad.expiresAt)
-                if lease.expiresAt != renewed { violation("reused lease \(lease.id) ends \(lease.expiresAt), not \(renewed)") }
+                if lease.expiresAt != renewed {
+                    violation("reused lease \(lease.id) ends \(lease.expiresAt), not \(renewed)")
+                }
                 if lease.expiresAt != open.leaseExpiresAt { coverage["lease renewed", default: 0] += 1 }
                 open.leaseExpiresAt = lease.expiresAt
                 openLeases[lease.id] = open
@@ -508,7 +518,9 @@ final class ModelRun {
 
     /// The top-up `pool` has waiting for the budget (being served while its request goes out).
     private func budgetWait(_ pool: PoolKey) -> AdPool.BudgetWait? {
-        guard let live = loader.entries[pool.loader]?.pools[AdLoaderCore.PoolKey(adUnitID: pool.unit)] else { return nil }
+        guard let live = loader.entries[pool.loader]?.pools[AdLoaderCore.PoolKey(adUnitID: pool.unit)] else {
+            return nil
+        }
         if let wait = live.budgetWait { return wait }
         guard let serving = loader.budgets["model"]?.serving, serving.pool == ObjectIdentifier(live) else { return nil }
         return serving.wait
@@ -533,7 +545,9 @@ final class ModelRun {
         let threshold = configurations.first { $0.name == open.pool.loader }!.showCountThreshold
         let shownBefore = source.shownNotices[open.adID] ?? 0
         let expected: ReturnOutcome =
-            if open.dropped { .removed } else if shown && open.showCount + 1 >= threshold { .consumed } else if clock.now
+            if open.dropped { .removed } else if shown && open.showCount + 1 >= threshold {
+                .consumed
+            } else if clock.now
                 + minimumLife(open.pool) >= expiry
             { .expired } else { .backInPool }
         do {
@@ -559,11 +573,15 @@ final class ModelRun {
         for stats in loader.stats(loader: event.loader, adUnitID: event.adUnitID) where !stats.isBalanced {
             violation("accounting off at \(event.kind) event: \(stats)")
         }
-        coverage["\(event.kind) \(event.reason.map { "\($0)" } ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] += 1
+        coverage[
+            "\(event.kind) \(event.reason.map { "\($0)" } ?? "")\(event.error.map { "\($0.code)" } ?? "")", default: 0] +=
+            1
         switch event.kind {
         case .loadFinished:
             let pool = PoolKey(loader: event.loader, unit: event.adUnitID)
-            guard let index = configurations.firstIndex(where: { $0.name == event.loader }), enabled[index] else { break }
+            guard let index = configurations.firstIndex(where: { $0.name == event.loader }), enabled[index] else {
+                break
+            }
             if let error = event.error {
                 if error.code == .unreachable { unreachablePools.insert(pool) }
             } else {
@@ -680,11 +698,15 @@ final class ModelRun {
         if let memoryBudget {
             let held = loader.stats().reduce(0) { $0 + $1.available + $1.leased + $1.inFlight }
             if held > memoryBudget || loader.adsHeld > memoryBudget {
-                violation("\(held) ads loaded + in flight (\(loader.adsHeld) counted), above the memory budget \(memoryBudget)")
+                violation(
+                    "\(held) ads loaded + in flight (\(loader.adsHeld) counted), above the memory budget \(memoryBudget)"
+                )
             }
             if held == memoryBudget { coverage["memory budget full", default: 0] += 1 }
         }
-        if pools != pooled { violation("pools \(pools.sorted { $0.description < $1.description }) but model has \(pooled.count)") }
+        if pools != pooled {
+            violation("pools \(pools.sorted { $0.description < $1.description }) but model has \(pooled.count)")
+        }
         for (index, configuration) in configurations.enumerated() {
             let name = configuration.name
             if !enabled[index] && source.requestCount(loader: name) != requestsWhenDisabled[index] {
@@ -694,21 +716,29 @@ final class ModelRun {
                 let pool = PoolKey(loader: name, unit: stats.adUnitID)
                 let held = stats.available + stats.leased + stats.inFlight
                 if held > configuration.maximumRetainedAdvertisements {
-                    violation("\(pool) holds \(held) loaded + in flight, above \(configuration.maximumRetainedAdvertisements)")
+                    violation(
+                        "\(pool) holds \(held) loaded + in flight, above \(configuration.maximumRetainedAdvertisements)"
+                    )
                 }
-                if !(stats.loaded == UInt64(stats.available) + UInt64(stats.leased) + stats.consumed + stats.expired + stats.removed) {
+                if !(stats.loaded == UInt64(stats.available) + UInt64(stats.leased) + stats.consumed + stats.expired
+                    + stats.removed)
+                {
                     violation("\(pool) accounting off: \(stats)")
                 }
                 let leased = openLeases.values.filter { $0.pool == pool }.count
                 if stats.leased != leased { violation("\(pool) reports \(stats.leased) leased, model has \(leased)") }
                 let inFlight = source.pendingAds(loader: name, unit: stats.adUnitID)
-                if stats.inFlight != inFlight { violation("\(pool) reports \(stats.inFlight) in flight, source has \(inFlight)") }
+                if stats.inFlight != inFlight {
+                    violation("\(pool) reports \(stats.inFlight) in flight, source has \(inFlight)")
+                }
                 if let demand = lastDemand[pool], stats.idle != (clock.now - demand >= configuration.idleTimeout) {
                     violation("\(pool) reports idle \(stats.idle), last demand \(demand)")
                 }
                 if stats.idle { coverage["idle pool", default: 0] += 1 }
                 let waiting = parked.filter { $0.pool == pool }.count
-                if stats.parkedBorrows != waiting { violation("\(pool) reports \(stats.parkedBorrows) parked, model has \(waiting)") }
+                if stats.parkedBorrows != waiting {
+                    violation("\(pool) reports \(stats.parkedBorrows) parked, model has \(waiting)")
+                }
             }
         }
         for (id, lease) in openLeases {

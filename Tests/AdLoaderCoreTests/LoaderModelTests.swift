@@ -1,7 +1,8 @@
 import AdLoaderCore
-@testable import AdLoaderCore
 import AdLoaderTestSupport
 import Testing
+
+@testable import AdLoaderCore
 
 /// Model-based test: seeded random sequences of calls, source answers and time advances,
 /// with every invariant of the loader checked after every step. A failure prints the seed

@@ -29,7 +29,9 @@ struct LocalDayTests {
         let day = LocalDay(at: Self.decemberFirst, utcOffsetSeconds: 19_800)
         #expect(day.start(utcOffsetSeconds: 19_800) == AdInstant(unixMilliseconds: 1_796_083_200_000 - 19_800_000))
         #expect(day.end(utcOffsetSeconds: 19_800) - day.start(utcOffsetSeconds: 19_800) == .seconds(86_400))
-        #expect(LocalDay(at: day.end(utcOffsetSeconds: 19_800), utcOffsetSeconds: 19_800).daysSinceEpoch == day.daysSinceEpoch + 1)
+        #expect(
+            LocalDay(at: day.end(utcOffsetSeconds: 19_800), utcOffsetSeconds: 19_800).daysSinceEpoch == day
+                .daysSinceEpoch + 1)
     }
 
     @Test(arguments: [
@@ -47,9 +49,11 @@ struct LocalDayTests {
         func isLeap(_ y: Int) -> Bool { y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) }
         for d in Int64(-25_566)...Int64(120_000) {
             let date = LocalDay(daysSinceEpoch: d).date
-            let monthLength = [31, isLeap(previous.year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][previous.month - 1]
+            let monthLength = [31, isLeap(previous.year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][
+                previous.month - 1]
             let expected: (Int, Int, Int) =
-                previous.day < monthLength ? (previous.year, previous.month, previous.day + 1)
+                previous.day < monthLength
+                ? (previous.year, previous.month, previous.day + 1)
                 : previous.month < 12 ? (previous.year, previous.month + 1, 1) : (previous.year + 1, 1, 1)
             if date != expected {
                 Issue.record("day \(d): \(date), expected \(expected)")
@@ -64,7 +68,8 @@ struct LocalDayTests {
     @Test func anOffsetChangeAcrossADay() {
         // Europe/Berlin, 2026-10-25: 03:00 CEST (+02:00) becomes 02:00 CET (+01:00) at 01:00Z.
         let switchInstant = AdInstant(unixMilliseconds: 1_792_890_000_000)  // 2026-10-25T01:00Z
-        let before = LocalDay(at: AdInstant(unixMilliseconds: switchInstant.unixMilliseconds - 1), utcOffsetSeconds: 7_200)
+        let before = LocalDay(
+            at: AdInstant(unixMilliseconds: switchInstant.unixMilliseconds - 1), utcOffsetSeconds: 7_200)
         let after = LocalDay(at: switchInstant, utcOffsetSeconds: 3_600)
         #expect(before.description == "2026-10-25")
         #expect(after == before)

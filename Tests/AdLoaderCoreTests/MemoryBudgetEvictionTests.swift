@@ -7,7 +7,8 @@ import Testing
 /// stock beyond their own target; never a leased ad; bounded work per top-up.
 struct MemoryBudgetEvictionTests {
     /// Fixed pools of 10 (5 per request), idle after 60 s, kept long.
-    static func harness(maximumAds: Int, _ configure: (inout LoaderConfiguration) -> Void = { _ in }) throws -> Harness {
+    static func harness(maximumAds: Int, _ configure: (inout LoaderConfiguration) -> Void = { _ in }) throws -> Harness
+    {
         let h = try Harness {
             $0.idleTimeout = .seconds(60)
             $0.poolRemovalTimeout = .seconds(86_400)

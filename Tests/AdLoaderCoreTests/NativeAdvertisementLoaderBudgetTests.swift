@@ -1,6 +1,7 @@
-@testable import AdLoaderCore
 import AdLoaderTestSupport
 import Testing
+
+@testable import AdLoaderCore
 
 /// Upstream budgets: the per-source request-rate budget (a token bucket on the loader's clock)
 /// and on-screen first, for the budget and for the per-pool concurrency cap.

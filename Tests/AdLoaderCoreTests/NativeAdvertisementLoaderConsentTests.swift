@@ -6,13 +6,15 @@ import Testing
 /// another, each class's requests carry its terms, and signals that allow no auction are refused.
 struct NativeAdvertisementLoaderConsentTests {
     static let euString = TCFConsent(purposesConsent: [1, 2], vendorConsents: [10]).encoded
-    static let euUser = PrivacySignals(gdprApplies: true, tcfConsent: TCFConsent(purposesConsent: [1, 2, 3], vendorConsents: [10, 11]).encoded)
+    static let euUser = PrivacySignals(
+        gdprApplies: true, tcfConsent: TCFConsent(purposesConsent: [1, 2, 3], vendorConsents: [10, 11]).encoded)
 
     static func harness() throws -> Harness {
         try Harness {
             $0.maximumRetainedAdvertisements = 2
             $0.numberOfAdvertisements = 2
-            $0.consent.classes.append(ConsentClass(name: "eu", terms: ConsentTerms(gdpr: true, consentString: euString)))
+            $0.consent.classes.append(
+                ConsentClass(name: "eu", terms: ConsentTerms(gdpr: true, consentString: euString)))
         }
     }
 
@@ -47,7 +49,9 @@ struct NativeAdvertisementLoaderConsentTests {
         #expect(try borrow(h, PrivacySignals(coppa: true)) == .noAdYet)
         #expect(try borrow(h, Self.euUser) == .noAdYet)
         #expect(try borrow(h, PrivacySignals(limitAdTracking: true)) == .noAdYet)
-        guard case .leased(let lease, _) = try borrow(h, PrivacySignals()) else { throw TestFailure("default not lent") }
+        guard case .leased(let lease, _) = try borrow(h, PrivacySignals()) else {
+            throw TestFailure("default not lent")
+        }
         #expect(lease.ad.id.isEmpty == false)
         // The coppa borrow asked for coppa ads; answered, they go to coppa borrowers only.
         let coppaRequests = h.source.pending.indices.filter { h.source.pending[$0].request.consentClass == "coppa" }
@@ -61,11 +65,14 @@ struct NativeAdvertisementLoaderConsentTests {
             _ = try borrow(h, noPurposeTwo)
         } throws: { error in
             guard let error = error as? LoaderError else { return false }
-            return error.code == .failedPrecondition && error.message.contains("loaders.default.consent.requiredPurposes")
+            return error.code == .failedPrecondition
+                && error.message.contains("loaders.default.consent.requiredPurposes")
         }
         #expect {
             _ = try borrow(h, PrivacySignals(gdprApplies: true, tcfConsent: "garbage!"))
-        } throws: { ($0 as? LoaderError)?.code == .invalidArgument && ($0 as? LoaderError)?.field == "privacy.tcf_consent" }
+        } throws: {
+            ($0 as? LoaderError)?.code == .invalidArgument && ($0 as? LoaderError)?.field == "privacy.tcf_consent"
+        }
         #expect(throws: LoaderError.self) {
             try h.loader.prefetch(adUnitID: "unit", privacy: noPurposeTwo)
         }

@@ -1,6 +1,7 @@
-@testable import AdLoaderCore
 import AdLoaderTestSupport
 import Testing
+
+@testable import AdLoaderCore
 
 /// Pool economics: lending with a margin, fail fast, the concurrency cap, idle pools and
 /// their removal, demand sizing.

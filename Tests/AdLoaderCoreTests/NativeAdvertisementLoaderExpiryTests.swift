@@ -1,10 +1,15 @@
-@testable import AdLoaderCore
 import AdLoaderTestSupport
 import Testing
 
+@testable import AdLoaderCore
+
 struct NativeAdvertisementLoaderExpiryTests {
     @Test func adsExpireAtTheSoonerOfLifetimeAndSourceExpiry() throws {
-        let h = try Harness { $0.lifetime = .seconds(600); $0.numberOfAdvertisements = 1; $0.maximumRetainedAdvertisements = 2 }
+        let h = try Harness {
+            $0.lifetime = .seconds(600)
+            $0.numberOfAdvertisements = 1
+            $0.maximumRetainedAdvertisements = 2
+        }
         try h.loader.prefetch(adUnitID: "unit")
         let start = h.clock.now
         h.source.succeed(0, sourceExpiry: start + .seconds(60))
@@ -17,7 +22,10 @@ struct NativeAdvertisementLoaderExpiryTests {
     }
 
     @Test func anExpiredAdIsNeverLentEvenBeforeASweep() throws {
-        let h = try Harness { $0.lifetime = .seconds(100); $0.sweepInterval = .seconds(1000) }
+        let h = try Harness {
+            $0.lifetime = .seconds(100)
+            $0.sweepInterval = .seconds(1000)
+        }
         try h.fill()
         h.clock.advance(by: .seconds(100))
         #expect(h.stats().expired == 0)  // no sweep yet
@@ -30,7 +38,10 @@ struct NativeAdvertisementLoaderExpiryTests {
     }
 
     @Test func anAdArrivingAlreadyExpiredIsNotKept() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 1; $0.maximumRetainedAdvertisements = 1 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 1
+            $0.maximumRetainedAdvertisements = 1
+        }
         try h.loader.prefetch(adUnitID: "unit")
         h.source.succeed(0, sourceExpiry: h.clock.now)
         #expect(h.stats().expired == 1)
@@ -38,7 +49,10 @@ struct NativeAdvertisementLoaderExpiryTests {
     }
 
     @Test func theSweepExpiresDueAdsAndTopsUp() throws {
-        let h = try Harness { $0.lifetime = .seconds(90); $0.sweepInterval = .seconds(60) }
+        let h = try Harness {
+            $0.lifetime = .seconds(90)
+            $0.sweepInterval = .seconds(60)
+        }
         try h.fill()
         // The sweep, and the pool's removal check (see NativeAdvertisementLoaderEconomicsTests).
         #expect(h.clock.pendingCount == 2)
@@ -77,7 +91,10 @@ struct NativeAdvertisementLoaderExpiryTests {
 
     @Test func aLargePoolSweepsOnlyWhatExpires() throws {
         // 50,000 ads expiring evenly over 50 s: each sweep removes exactly the ads due.
-        let h = try Harness { $0.maximumRetainedAdvertisements = 50_000; $0.sweepInterval = .seconds(10) }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 50_000
+            $0.sweepInterval = .seconds(10)
+        }
         try h.loader.prefetch(adUnitID: "unit")
         let start = h.clock.now
         var index = 0
@@ -210,7 +227,9 @@ struct NativeAdvertisementLoaderExpiryTests {
         #expect(loader.stats()[0].expired == UInt64(2 * limit))
         clock.runDue()
         #expect(scheduler.expiredPerCallback == [5])
-        guard case .leased(let lease, reused: false)? = parkedAnswer else { throw TestFailure("parked borrow not served") }
+        guard case .leased(let lease, reused: false)? = parkedAnswer else {
+            throw TestFailure("parked borrow not served")
+        }
         #expect(lease.ad.expiresAt > clock.now)
         #expect(loader.stats()[0].expired == UInt64(count))
         #expect(loader.stats()[0].isBalanced)

@@ -97,7 +97,10 @@ struct NativeAdvertisementLoaderFillingTests {
     /// One failure among answers (a 1 % error rate) does not stop a busy pool: an answer ends
     /// the backoff. A Retry-After holds whatever answers meanwhile.
     @Test func anAnswerEndsTheBackoffButNotARetryAfter() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 1; $0.maximumRetainedAdvertisements = 4 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 1
+            $0.maximumRetainedAdvertisements = 4
+        }
         try h.loader.prefetch(adUnitID: "unit")
         #expect(h.source.requests.count == 4)
         h.source.fail(0, .retryable)
@@ -194,7 +197,10 @@ struct NativeAdvertisementLoaderFillingTests {
     }
 
     @Test func aPartialFillFreesTheUnfilledCount() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 5
+            $0.maximumRetainedAdvertisements = 5
+        }
         try h.loader.prefetch(adUnitID: "unit")
         h.source.succeed(0, fill: 0)
         let stats = h.stats()
@@ -229,7 +235,10 @@ struct NativeAdvertisementLoaderFillingTests {
     // MARK: fill policy: whole batches
 
     @Test func steadyBorrowingSendsOnlyWholeBatches() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 20 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 5
+            $0.maximumRetainedAdvertisements = 20
+        }
         try h.fill()
         #expect(h.source.requests.map(\.count) == [5, 5, 5, 5])
         // Borrow, show (consumed), answer what was asked: 23 impressions.
@@ -248,7 +257,10 @@ struct NativeAdvertisementLoaderFillingTests {
     }
 
     @Test func heldLeasesAndReturnsSendWholeBatchesOnly() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 4; $0.maximumRetainedAdvertisements = 10 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 4
+            $0.maximumRetainedAdvertisements = 10
+        }
         try h.fill()
         #expect(h.source.requests.map(\.count) == [4, 4, 2])
         var leases: [Lease] = []
@@ -262,7 +274,10 @@ struct NativeAdvertisementLoaderFillingTests {
     }
 
     @Test func aDryPoolGetsAPartialBatch() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 3 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 5
+            $0.maximumRetainedAdvertisements = 3
+        }
         try h.fill()
         #expect(h.source.requests.map(\.count) == [3])
         for _ in 0..<2 {
@@ -288,7 +303,10 @@ struct NativeAdvertisementLoaderFillingTests {
     }
 
     @Test func parkedBorrowsCountAsRunningDry() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 5
+            $0.maximumRetainedAdvertisements = 5
+        }
         try h.fill()
         let leases = try (0..<5).map { _ in try h.lease() }
         var answers: [BorrowResult] = []
@@ -308,7 +326,10 @@ struct NativeAdvertisementLoaderFillingTests {
     }
 
     @Test func aShortAnswerWithBorrowsStillParkedAsksAgain() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 5
+            $0.maximumRetainedAdvertisements = 5
+        }
         var answers: [BorrowResult] = []
         for _ in 0..<3 {
             #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) }.parked != nil)
@@ -326,7 +347,10 @@ struct NativeAdvertisementLoaderFillingTests {
     }
 
     @Test func anEmptyAnswerIsNotReaskedAtOnce() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 5 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 5
+            $0.maximumRetainedAdvertisements = 5
+        }
         var answers: [BorrowResult] = []
         #expect(try h.loader.borrow(adUnitID: "unit", wait: .seconds(5)) { answers.append($0) }.parked != nil)
         h.source.succeed(0, fill: 0)
@@ -336,7 +360,10 @@ struct NativeAdvertisementLoaderFillingTests {
     }
 
     @Test func explicitPrefetchFillsCompletely() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 12 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 5
+            $0.maximumRetainedAdvertisements = 12
+        }
         try h.fill()
         #expect(h.source.requests.map(\.count) == [5, 5, 2])
         for _ in 0..<3 {

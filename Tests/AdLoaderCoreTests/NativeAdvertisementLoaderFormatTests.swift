@@ -65,7 +65,10 @@ struct NativeAdvertisementLoaderFormatTests {
     }
 
     @Test func aCreativeThatDoesNotFitTheFormatIsDroppedAsInvalidated() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 4; $0.numberOfAdvertisements = 4 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 4
+            $0.numberOfAdvertisements = 4
+        }
         // A native loader's source sends two full-screen creatives among native ones.
         h.source.creative = {
             $0.isMultiple(of: 2) ? Self.fullScreen($0) : .native(NativeAdContent(headline: "ad \($0)"))

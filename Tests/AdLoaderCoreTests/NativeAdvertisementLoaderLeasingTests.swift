@@ -6,7 +6,10 @@ struct NativeAdvertisementLoaderLeasingTests {
     // MARK: borrow
 
     @Test func borrowLendsTheAdThatExpiresSoonest() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 3; $0.numberOfAdvertisements = 1 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 3
+            $0.numberOfAdvertisements = 1
+        }
         try h.loader.prefetch(adUnitID: "unit")
         let start = h.clock.now
         h.source.succeed(0, sourceExpiry: start + .seconds(900))
@@ -67,7 +70,10 @@ struct NativeAdvertisementLoaderLeasingTests {
     }
 
     @Test func aSlotWhoseAdWasDroppedWhileLeasedGetsAFreshAd() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 2; $0.numberOfAdvertisements = 2 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 2
+            $0.numberOfAdvertisements = 2
+        }
         try h.fill()
         let first = try h.lease(slot: "s")
         // Disabled while the ad is out: the ad is marked, the lease stays with its cell.
@@ -118,7 +124,10 @@ struct NativeAdvertisementLoaderLeasingTests {
     }
 
     @Test func parkedBorrowsAreServedInOrderWhenAdsArrive() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 3; $0.numberOfAdvertisements = 3 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 3
+            $0.numberOfAdvertisements = 3
+        }
         var answers: [String: BorrowResult] = [:]
         let a = try h.loader.borrow(adUnitID: "unit", slot: "a", wait: .seconds(2)) { answers["a"] = $0 }.parked
         let b = try h.loader.borrow(adUnitID: "unit", slot: "b", wait: .seconds(2)) { answers["b"] = $0 }.parked
@@ -220,7 +229,10 @@ struct NativeAdvertisementLoaderLeasingTests {
     }
 
     @Test func aBorrowThatMayNotParkIsRefusedCountedAsAMissAndTopsUp() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 5; $0.numberOfAdvertisements = 5 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 5
+            $0.numberOfAdvertisements = 5
+        }
         var calls = 0
         let whenServed = { (_: BorrowResult) in calls += 1 }
         let refused = try h.loader.borrow(
@@ -257,7 +269,10 @@ struct NativeAdvertisementLoaderLeasingTests {
     // MARK: return
 
     @Test func returnUnshownPutsTheAdBack() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 1; $0.numberOfAdvertisements = 1 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 1
+            $0.numberOfAdvertisements = 1
+        }
         try h.fill()
         let lease = try h.lease()
         #expect(try h.loader.returnLease(lease.id, shown: false) == .backInPool)

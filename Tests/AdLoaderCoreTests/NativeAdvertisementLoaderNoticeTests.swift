@@ -8,7 +8,10 @@ struct NativeAdvertisementLoaderNoticeTests {
     static func number(_ ad: Ad) -> Int? { (ad.sourceContext as? TestContext)?.number }
 
     @Test func theContextTravelsWithTheAdAndComesBackInNotices() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 2; $0.numberOfAdvertisements = 2 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 2
+            $0.numberOfAdvertisements = 2
+        }
         try h.fill()
         let lease = try h.lease()
         #expect(Self.number(lease.ad) == 1)
@@ -83,7 +86,10 @@ struct NativeAdvertisementLoaderNoticeTests {
     }
 
     @Test func disablingReportsAvailableAdsAtOnceAndLeasedOnesWhenTheirLeaseEnds() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 3; $0.numberOfAdvertisements = 3 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 3
+            $0.numberOfAdvertisements = 3
+        }
         try h.fill()
         let lease = try h.lease()
         try h.loader.setEnabled(false, loader: "default")
@@ -97,7 +103,10 @@ struct NativeAdvertisementLoaderNoticeTests {
     }
 
     @Test func aShownReturnOfADroppedAdIsAShowNotADrop() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 1; $0.numberOfAdvertisements = 1 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 1
+            $0.numberOfAdvertisements = 1
+        }
         try h.fill()
         let lease = try h.lease()
         try h.loader.setEnabled(false, loader: "default")
@@ -107,7 +116,10 @@ struct NativeAdvertisementLoaderNoticeTests {
     }
 
     @Test func shutdownReportsEveryUnshownAd() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 3; $0.numberOfAdvertisements = 3 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 3
+            $0.numberOfAdvertisements = 3
+        }
         try h.fill()
         let shown = try h.lease()
         try h.loader.returnLease(shown.id, shown: true)  // consumed

@@ -44,7 +44,10 @@ struct NativeAdvertisementLoaderTests {
     // MARK: prefetch
 
     @Test func prefetchRequestsMissingAdsInBatches() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 12; $0.numberOfAdvertisements = 5 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 12
+            $0.numberOfAdvertisements = 5
+        }
         let result = try h.loader.prefetch(adUnitID: "unit")
         #expect(result == PrefetchResult(available: 0, inFlight: 12, requested: 12))
         #expect(h.source.requests.map(\.count) == [5, 5, 2])
@@ -136,7 +139,11 @@ struct NativeAdvertisementLoaderTests {
     }
 
     @Test func atThePoolCapANewAdUnitIsRefusedAndNothingIsAskedUpstream() throws {
-        let h = try Harness { $0.maximumPools = 2; $0.maximumRetainedAdvertisements = 3; $0.numberOfAdvertisements = 1 }
+        let h = try Harness {
+            $0.maximumPools = 2
+            $0.maximumRetainedAdvertisements = 3
+            $0.numberOfAdvertisements = 1
+        }
         // Stats of ad units without a pool list nothing and create none.
         #expect(h.loader.stats(adUnitID: "a").isEmpty)
         #expect(h.loader.stats(loader: "default", adUnitID: "b").isEmpty)
@@ -181,7 +188,8 @@ struct NativeAdvertisementLoaderTests {
         a.maximumPools = 1
         var b = a
         b.name = "b"
-        let loader = try NativeAdvertisementLoader(loaders: [a, b], sources: ["fake": source], clock: clock, scheduler: clock)
+        let loader = try NativeAdvertisementLoader(
+            loaders: [a, b], sources: ["fake": source], clock: clock, scheduler: clock)
         try loader.prefetch(adUnitID: "u", loader: "a")
         try loader.prefetch(adUnitID: "v", loader: "b")
         #expect(throws: LoaderError.self) { try loader.prefetch(adUnitID: "v", loader: "a") }
@@ -206,7 +214,10 @@ struct NativeAdvertisementLoaderTests {
     // MARK: observers
 
     @Test func observersSeeEventsUntilRemoved() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 2; $0.numberOfAdvertisements = 2 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 2
+            $0.numberOfAdvertisements = 2
+        }
         var seen: [AdEvent.Kind] = []
         let token = h.loader.addObserver { seen.append($0.kind) }
         try h.fill()
@@ -221,7 +232,10 @@ struct NativeAdvertisementLoaderTests {
     }
 
     @Test func eventsCarryTheirFields() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 1; $0.numberOfAdvertisements = 1 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 1
+            $0.numberOfAdvertisements = 1
+        }
         var second: [AdEvent] = []
         _ = h.loader.addObserver { second.append($0) }
         try h.loader.prefetch(adUnitID: "unit")
@@ -250,7 +264,10 @@ struct NativeAdvertisementLoaderTests {
     // MARK: enable / disable / shutdown
 
     @Test func disablingDropsAdsEndsParkedBorrowsAndStopsFilling() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 4; $0.numberOfAdvertisements = 2 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 4
+            $0.numberOfAdvertisements = 2
+        }
         try h.loader.prefetch(adUnitID: "unit")
         h.source.succeed()  // 2 available, 2 in flight
         let lease = try h.lease()

@@ -2,17 +2,20 @@ import AdLoaderCore
 import Testing
 
 @Suite struct PlacementRulesTests {
-    @Test(arguments: [
-        // (fixed, interval, maximum, range, expected)
-        ([1, 4], 5, 256, 0..<20, [1, 4, 9, 14, 19]),
-        ([], 5, 256, 0..<20, [4, 9, 14, 19]),
-        ([], 2, 3, 0..<20, [1, 3, 5]),
-        ([0, 2], nil, 256, 0..<20, [0, 2]),
-        ([3], 4, 256, 8..<20, [11, 15, 19]),
-        ([3], 4, 256, 7..<8, [7]),
-        ([10, 20], 10, 4, 0..<100, [10, 20, 30, 40]),
-    ] as [([Int], Int?, Int, Range<Int>, [Int])])
-    func positionsFollowMoPubsSemantics(fixed: [Int], interval: Int?, maximum: Int, range: Range<Int>, expected: [Int]) throws {
+    @Test(
+        arguments: [
+            // (fixed, interval, maximum, range, expected)
+            ([1, 4], 5, 256, 0..<20, [1, 4, 9, 14, 19]),
+            ([], 5, 256, 0..<20, [4, 9, 14, 19]),
+            ([], 2, 3, 0..<20, [1, 3, 5]),
+            ([0, 2], nil, 256, 0..<20, [0, 2]),
+            ([3], 4, 256, 8..<20, [11, 15, 19]),
+            ([3], 4, 256, 7..<8, [7]),
+            ([10, 20], 10, 4, 0..<100, [10, 20, 30, 40]),
+        ] as [([Int], Int?, Int, Range<Int>, [Int])])
+    func positionsFollowMoPubsSemantics(fixed: [Int], interval: Int?, maximum: Int, range: Range<Int>, expected: [Int])
+        throws
+    {
         let rules = PlacementRules(fixedPositions: fixed, repeatingInterval: interval, maximumAdsPerFeed: maximum)
         try rules.validate(prefix: "p")
         #expect(rules.adPositions(in: range) == expected)

@@ -103,7 +103,10 @@ struct PoolSnapshotTests {
     }
 
     @Test func whatExpiredMeanwhileIsDroppedAsAnExpiryWould() throws {
-        let h = try Harness { $0.maximumRetainedAdvertisements = 4; $0.numberOfAdvertisements = 1 }
+        let h = try Harness {
+            $0.maximumRetainedAdvertisements = 4
+            $0.numberOfAdvertisements = 1
+        }
         try h.loader.prefetch(adUnitID: "unit")
         let start = h.clock.now
         h.source.succeed(0, sourceExpiry: start + .seconds(60))

@@ -73,7 +73,10 @@ struct PrefetchCountTests {
     }
 
     @Test func fixedSizingFillsToTheMaximumWhateverTheCount() throws {
-        let h = try Harness { $0.numberOfAdvertisements = 5; $0.maximumRetainedAdvertisements = 12 }
+        let h = try Harness {
+            $0.numberOfAdvertisements = 5
+            $0.maximumRetainedAdvertisements = 12
+        }
         #expect(try h.loader.prefetch(adUnitID: "unit", count: 3).requested == 12)
     }
 }

@@ -1,6 +1,7 @@
 import AdLoaderCore
-@testable import AdLoaderCore
 import Testing
+
+@testable import AdLoaderCore
 
 struct SlabTests {
     @Test func insertRemoveAndReuseTheMostRecentlyFreedSlot() {

@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct TCFConsentTests {
     @Test func roundTripsPurposesFeaturesAndVendors() throws {
-        let consent = TCFConsent(purposesConsent: [1, 2, 7, 24], specialFeatureOptIns: [1], vendorConsents: [1, 52, 755, 1000])
+        let consent = TCFConsent(
+            purposesConsent: [1, 2, 7, 24], specialFeatureOptIns: [1], vendorConsents: [1, 52, 755, 1000])
         let string = consent.encoded
         #expect(string.hasPrefix("C"))  // version 2 in the first six bits
         let decoded = try TCFConsent(decoding: string)
@@ -32,7 +33,9 @@ import Testing
         bits.put(0, 12)  // no publisher restrictions
         let decoded = try TCFConsent(decoding: bits.string)
         #expect(decoded.vendorConsents.count == 1 + 241)
-        #expect(decoded.vendorConsents.contains(5) && decoded.vendorConsents.contains(60) && decoded.vendorConsents.contains(300))
+        #expect(
+            decoded.vendorConsents.contains(5) && decoded.vendorConsents.contains(60)
+                && decoded.vendorConsents.contains(300))
         #expect(!decoded.vendorConsents.contains(6) && !decoded.vendorConsents.contains(59))
     }
 
@@ -106,7 +109,8 @@ import Testing
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
         for _ in 0..<2000 {
             let length = Int.random(in: 1...120, using: &generator)
-            _ = try? TCFConsent(decoding: "C" + String((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
+            _ = try? TCFConsent(
+                decoding: "C" + String((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
         }
     }
 

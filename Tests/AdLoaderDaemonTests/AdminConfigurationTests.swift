@@ -28,8 +28,11 @@ import Testing
     @Test func flagsAndTheFileSetEveryAdminSetting() throws {
         let file = #"{"admin": {"host": "::1", "maxHeaders": 9, "sampleInterval": "250ms", "maxPoolSeries": 3}}"#
         let admin = try load(
-            ["--config", "c.json", "--admin-port", "9090", "--admin-max-request-size", "2KiB", "--admin-request-timeout",
-             "700ms", "--admin-idle-timeout", "2s", "--admin-max-connections", "5"], file: file
+            [
+                "--config", "c.json", "--admin-port", "9090", "--admin-max-request-size", "2KiB",
+                "--admin-request-timeout",
+                "700ms", "--admin-idle-timeout", "2s", "--admin-max-connections", "5",
+            ], file: file
         ).admin
         #expect(admin.host == "::1")
         #expect(admin.port == 9090)
@@ -57,7 +60,10 @@ import Testing
     @Test func helpListsTheAdminSection() {
         let help = ServerConfiguration.helpText
         #expect(help.contains("Admin HTTP (\"admin\")"))
-        for flag in ["--admin-port", "--admin-host", "--admin-max-request-size", "--admin-request-timeout", "--admin-sample-interval"] {
+        for flag in [
+            "--admin-port", "--admin-host", "--admin-max-request-size", "--admin-request-timeout",
+            "--admin-sample-interval",
+        ] {
             #expect(help.contains(flag), "\(flag) missing from --help")
         }
     }

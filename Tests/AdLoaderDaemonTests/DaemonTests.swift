@@ -1,12 +1,13 @@
 import AdLoaderCore
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 @testable import AdLoaderDaemon
 @testable import AdLoaderLogging
 @testable import AdLoaderUV
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite struct DaemonTests {
     /// A setup that fails half-way closes what it built through the owners, so their close

@@ -53,7 +53,8 @@ import Testing
 
     @Test func eachClassAndEachSourceHasItsOwnLimit() throws {
         let log = self.log
-        let unreachable = Result<[DeliveredAd], UpstreamError>.failure(UpstreamError(code: .unreachable, message: "refused"))
+        let unreachable = Result<[DeliveredAd], UpstreamError>.failure(
+            UpstreamError(code: .unreachable, message: "refused"))
         log.record(source: "a", result: Self.failure, asked: 1)
         log.record(source: "a", result: unreachable, asked: 1)
         log.record(source: "b", result: Self.failure, asked: 1)
@@ -72,7 +73,10 @@ import Testing
         let ad = DeliveredAd(creative: .native(NativeAdContent(headline: "h")))
         log.record(source: "rtb", result: .success([ad]), asked: 3)
         let lines = try messages()
-        #expect(lines.map { $0["message"] } == [.string("demand source stopped filling"), .string("demand source recovered")])
+        #expect(
+            lines.map { $0["message"] } == [
+                .string("demand source stopped filling"), .string("demand source recovered"),
+            ])
         #expect(number(lines[0]["emptyAnswersInARow"]) == 5)
         #expect(lines[1]["after"] == .string("noFill"))
         #expect(lines[1]["level"] == .string("info"))
@@ -88,9 +92,10 @@ import Testing
         log.record(source: "rtb", result: .success([ad]), asked: 1)
         log.record(source: "rtb", result: Self.failure, asked: 1)
         let lines = try messages()
-        #expect(lines.map { $0["message"] } == [
-            .string("demand source failing"), .string("demand source recovered"), .string("demand source failing"),
-        ])
+        #expect(
+            lines.map { $0["message"] } == [
+                .string("demand source failing"), .string("demand source recovered"), .string("demand source failing"),
+            ])
     }
 }
 
@@ -112,6 +117,7 @@ import Testing
         #expect(handler.lines.count == 3)
         #expect(handler.lines[0].contains(#""message":"not ready","reason":"every demand source unreachable (rtb)""#))
         #expect(handler.lines[1].contains(#""reason":"draining; every demand source unreachable (rtb)""#))
-        #expect(handler.lines[2].contains(#""message":"ready","was":"draining; every demand source unreachable (rtb)""#))
+        #expect(
+            handler.lines[2].contains(#""message":"ready","was":"draining; every demand source unreachable (rtb)""#))
     }
 }

@@ -91,7 +91,9 @@ private final class FixedSource: DemandSource {
             file: #"{ "sources": { "house": { "type": "fixed", "headline": "Our own", "count": 2 } } }"#)
         let source = try #require(configuration.sources["house"])
         #expect(source.type == "fixed")
-        #expect(source.settings(as: FixedSourceType.Settings.self) == FixedSourceType.Settings(headline: "Our own", count: 2))
+        #expect(
+            source.settings(as: FixedSourceType.Settings.self)
+                == FixedSourceType.Settings(headline: "Our own", count: 2))
         let clock = ManualClock()
         let built = try source.makeSource(clock: clock, scheduler: clock)
         var answer: [DeliveredAd] = []
@@ -123,8 +125,10 @@ private final class FixedSource: DemandSource {
     @Test func anUnknownTypeIsNamedWithTheKnownOnes() {
         let failure = error(file: #"{ "sources": { "exchange": { "type": "openrtb" } } }"#)
         #expect(
-            failure == ConfigError(
-                field: "sources.exchange.type", message: "unknown source type \"openrtb\" (known: synthetic, fixed)"))
+            failure
+                == ConfigError(
+                    field: "sources.exchange.type", message: "unknown source type \"openrtb\" (known: synthetic, fixed)"
+                ))
         #expect(error(file: #"{ "sources": { "exchange": { "type": 3 } } }"#)?.field == "sources.exchange.type")
     }
 
@@ -141,14 +145,18 @@ private final class FixedSource: DemandSource {
     }
 
     @Test func helpListsEveryTypeWithItsRows() throws {
-        guard case .help(let text) = try ServerConfiguration.load(
-            arguments: ["--help"], environment: [:], sourceTypes: registry)
+        guard
+            case .help(let text) = try ServerConfiguration.load(
+                arguments: ["--help"], environment: [:], sourceTypes: registry)
         else {
             Issue.record("no help")
             return
         }
         #expect(text.contains("type \"fixed\": answers every request with the same ads"))
-        #expect(text.contains("  --fixed-headline VALUE\n      headline of every ad\n      default: fixed; JSON: sources.fixed.headline  env ADLOADERD_FIXED_HEADLINE\n"))
+        #expect(
+            text.contains(
+                "  --fixed-headline VALUE\n      headline of every ad\n      default: fixed; JSON: sources.fixed.headline  env ADLOADERD_FIXED_HEADLINE\n"
+            ))
         #expect(text.contains("  count  "))
         #expect(text.contains("a source without \"type\" is\nof type \"synthetic\""))
     }
@@ -167,7 +175,9 @@ private final class FixedSource: DemandSource {
             return configuration
         }
         let configuration = try load(
-            file: #"{ "sources": { "pbs": { "type": "openrtb", "endpoint": "https://pbs.example/openrtb2/auction", "tmax": "300ms", "deviceOS": "ios" } } }"#)
+            file:
+                #"{ "sources": { "pbs": { "type": "openrtb", "endpoint": "https://pbs.example/openrtb2/auction", "tmax": "300ms", "deviceOS": "ios" } } }"#
+        )
         let source = try #require(configuration.sources["pbs"])
         let settings = try #require(source.settings(as: OpenRTBSource.Configuration.self))
         #expect(settings.endpoint == "https://pbs.example/openrtb2/auction")
@@ -184,7 +194,10 @@ private final class FixedSource: DemandSource {
         }
         let clock = ManualClock()
         #expect(throws: ConfigError.self) { try source.makeSource(clock: clock, scheduler: clock) }
-        #expect(throws: ConfigError(field: "sources.pbs.endpoint", message: "must be an http:// or https:// URL, got \"nope\"")) {
+        #expect(
+            throws: ConfigError(
+                field: "sources.pbs.endpoint", message: "must be an http:// or https:// URL, got \"nope\"")
+        ) {
             try load(file: #"{ "sources": { "pbs": { "type": "openrtb", "endpoint": "nope" } } }"#)
         }
     }

@@ -1,8 +1,8 @@
+import AdLoaderJSON
 import AdLoaderLogging
 import Testing
 
 @testable import AdLoaderDaemon
-import AdLoaderJSON
 
 @Suite struct JSONWriterTests {
     @Test(arguments: [
@@ -36,7 +36,9 @@ import AdLoaderJSON
         var strings = (0..<0x100).map { String(Unicode.Scalar(UInt8($0))) }
         strings += ["\u{FFFD}", "\u{10FFFF}", "\u{1F600}", "\u{FEFF}", String(strings.joined().reversed())]
         for string in strings {
-            #expect(try JSONValue.parse(JSONWriter.quoted(string)) == .string(string), "\(string.unicodeScalars.map(\.value))")
+            #expect(
+                try JSONValue.parse(JSONWriter.quoted(string)) == .string(string),
+                "\(string.unicodeScalars.map(\.value))")
         }
     }
 

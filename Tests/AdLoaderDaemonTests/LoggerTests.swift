@@ -1,7 +1,7 @@
+import AdLoaderJSON
 import Testing
 
 @testable import AdLoaderDaemon
-import AdLoaderJSON
 @testable import AdLoaderLogging
 @testable import AdLoaderUV
 

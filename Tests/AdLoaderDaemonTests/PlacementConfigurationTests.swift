@@ -40,14 +40,17 @@ import Testing
         #expect(feed.placement == PlacementRules(fixedPositions: [1, 4], repeatingInterval: 6, maximumAdsPerFeed: 20))
         #expect(
             feed.separation
-                == SeparationRules(creativeDistance: 30, advertiserDomainDistance: nil, categoryDistance: 3, creativeOncePerFeed: false))
+                == SeparationRules(
+                    creativeDistance: 30, advertiserDomainDistance: nil, categoryDistance: 3, creativeOncePerFeed: false
+                ))
         #expect(feed.maximumFeeds == 50 && feed.feedIdleTimeout == .seconds(60))
     }
 
     @Test func moPubsServerPositioningJSONVerbatim() throws {
         let feed = try loader(
             #"{ "placement": {"fixed":[{"section":0,"position":3},{"position":1}],"repeating":{"interval":10}} }"#)
-        #expect(feed.placement == PlacementRules(fixedPositions: [1, 3], repeatingInterval: 10, maximumAdsPerFeed: 256))
+        #expect(
+            feed.placement == PlacementRules(fixedPositions: [1, 3], repeatingInterval: 10, maximumAdsPerFeed: 256))
         let fixedOnly = try loader(#"{ "placement": {"fixed":[{"section":0,"position":2}]} }"#)
         #expect(fixedOnly.placement.repeatingInterval == nil, "no repeating key: no repeating ads, as MoPub")
     }
@@ -60,7 +63,10 @@ import Testing
         (#"{ "placement": {"fixed":[3]} }"#, "loaders.feed.placement.fixed[0]"),
         (#"{ "placement": {"fixed":[{"position":-2}]} }"#, "loaders.feed.placement.fixedPositions[0]"),
         (#"{ "placement": {"fixed":[], "fixedPositions":[]} }"#, "loaders.feed.placement.fixedPositions"),
-        (#"{ "placement": {"repeating":{"interval":3}, "repeatingInterval":3} }"#, "loaders.feed.placement.repeatingInterval"),
+        (
+            #"{ "placement": {"repeating":{"interval":3}, "repeatingInterval":3} }"#,
+            "loaders.feed.placement.repeatingInterval"
+        ),
         (#"{ "placement": {"repeating":{"every":3}} }"#, "loaders.feed.placement.repeating.every"),
         (#"{ "placement": {"fixedPosition":[1]} }"#, "loaders.feed.placement.fixedPosition"),
         (#"{ "placement": {"maximumAdsPerFeed": 0} }"#, "loaders.feed.placement.maximumAdsPerFeed"),

@@ -50,7 +50,8 @@ import Testing
     @Test func tlsFilesAndClientAuthAreReloadableButNotTurningTLSOnOrOff() throws {
         let running = try load(#"{ "tls": { "certificateFile": "a.pem", "keyFile": "a.key" } }"#)
         let next = try load(
-            #"{ "tls": { "certificateFile": "b.pem", "keyFile": "b.key", "clientCAFile": "ca.pem", "clientAuth": "required" } }"#)
+            #"{ "tls": { "certificateFile": "b.pem", "keyFile": "b.key", "clientCAFile": "ca.pem", "clientAuth": "required" } }"#
+        )
         #expect(next.restartOnlyChange(from: running) == nil)
         #expect(try load("{}").restartOnlyChange(from: running) == "tls.certificateFile")
     }

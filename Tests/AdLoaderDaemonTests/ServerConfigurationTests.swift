@@ -55,7 +55,8 @@ import Testing
     }
 
     @Test func flagsOverrideEnvironmentWhichOverridesTheFile() throws {
-        let file = #"{ "listeners": { "port": 1000, "host": "::1" }, "limits": { "maxConnections": 5, "idleTimeout": 7 } }"#
+        let file =
+            #"{ "listeners": { "port": 1000, "host": "::1" }, "limits": { "maxConnections": 5, "idleTimeout": 7 } }"#
         let fromFile = try load(["--config", "x.json"], file: file)
         #expect(fromFile.listeners.port == 1000)
         #expect(fromFile.listeners.host == "::1")
@@ -166,13 +167,22 @@ import Testing
         (#"{ "sources": { "slow": { "maximumRequestsPerSecond": -2 } } }"#, "sources.slow.maximumRequestsPerSecond"),
         (#"{ "sources": { "slow": { "maximumRequestsPerSecond": 1e300 } } }"#, "sources.slow.maximumRequestsPerSecond"),
         (#"{ "sources": { "slow": { "maximumRequestsPerSecond": 1e999 } } }"#, "sources.slow.maximumRequestsPerSecond"),
-        (#"{ "sources": { "slow": { "maximumRequestsPerSecond": "fast" } } }"#, "sources.slow.maximumRequestsPerSecond"),
+        (
+            #"{ "sources": { "slow": { "maximumRequestsPerSecond": "fast" } } }"#,
+            "sources.slow.maximumRequestsPerSecond"
+        ),
         (#"{ "sources": { "slow": { "maximumRequestsPerSecond": true } } }"#, "sources.slow.maximumRequestsPerSecond"),
         (#"{ "sources": { "slow": { "maximumRequestsPerSecond": [] } } }"#, "sources.slow.maximumRequestsPerSecond"),
         (#"{ "loaders": { "feed": { "maximumConcurrentRequests": 0 } } }"#, "loaders.feed.maximumConcurrentRequests"),
         (#"{ "loaders": { "feed": { "maximumConcurrentRequests": -3 } } }"#, "loaders.feed.maximumConcurrentRequests"),
-        (#"{ "loaders": { "feed": { "maximumConcurrentRequests": 99999999999 } } }"#, "loaders.feed.maximumConcurrentRequests"),
-        (#"{ "loaders": { "feed": { "maximumConcurrentRequests": 1e30 } } }"#, "loaders.feed.maximumConcurrentRequests"),
+        (
+            #"{ "loaders": { "feed": { "maximumConcurrentRequests": 99999999999 } } }"#,
+            "loaders.feed.maximumConcurrentRequests"
+        ),
+        (
+            #"{ "loaders": { "feed": { "maximumConcurrentRequests": 1e30 } } }"#,
+            "loaders.feed.maximumConcurrentRequests"
+        ),
         (#"{ "listeners": { "port": 1 "#, "config"),
         (#"[1]"#, "config"),
     ])
@@ -205,8 +215,11 @@ import Testing
         #expect(loader.lifetime == .seconds(1800) && loader.sweepInterval == .seconds(10))
         #expect(loader.showCountThreshold == 2 && loader.leaseTimeout == .seconds(60))
         #expect(loader.maximumBorrowWait == .seconds(5) && loader.maximumPools == 7 && !loader.enabled)
-        #expect(loader.retry.delay == .seconds(1) && loader.retry.multiplier == 2 && loader.retry.maximumDelay == .seconds(60))
-        #expect(loader.retry.jitter == 0.2 && loader.retry.maximumCount == 3 && loader.retry.probeInterval == .seconds(10))
+        #expect(
+            loader.retry.delay == .seconds(1) && loader.retry.multiplier == 2
+                && loader.retry.maximumDelay == .seconds(60))
+        #expect(
+            loader.retry.jitter == 0.2 && loader.retry.maximumCount == 3 && loader.retry.probeInterval == .seconds(10))
     }
 
     @Test func aSourceOfAnyTypeTakesARequestRateBudget() throws {
@@ -280,7 +293,10 @@ import Testing
             ("--synthetic-latency-jitter", "sources.synthetic.latencyJitter", "ADLOADERD_SYNTHETIC_LATENCY_JITTER"),
             ("--synthetic-fill-rate", "sources.synthetic.fillRate", "ADLOADERD_SYNTHETIC_FILL_RATE"),
             ("--synthetic-error-rate", "sources.synthetic.errorRate", "ADLOADERD_SYNTHETIC_ERROR_RATE"),
-            ("--synthetic-unreachable-rate", "sources.synthetic.unreachableRate", "ADLOADERD_SYNTHETIC_UNREACHABLE_RATE"),
+            (
+                "--synthetic-unreachable-rate", "sources.synthetic.unreachableRate",
+                "ADLOADERD_SYNTHETIC_UNREACHABLE_RATE"
+            ),
             ("--synthetic-seed", "sources.synthetic.seed", "ADLOADERD_SYNTHETIC_SEED"),
         ]
         for (flag, key, variable) in expected {
@@ -318,10 +334,14 @@ import Testing
     func limitsValidateTheIdentifierLimitWhenBuiltInCode(length: Int) {
         var limits = ServerLimits()
         limits.maxIdentifierLength = length
-        #expect(throws: ConfigError(field: "limits.maxIdentifierLength", message: "must be 1...65536 bytes, got \(length)")) {
+        #expect(
+            throws: ConfigError(field: "limits.maxIdentifierLength", message: "must be 1...65536 bytes, got \(length)")
+        ) {
             try limits.validate()
         }
-        #expect(error(["--max-identifier-length", String(length)])?.message == "must be 1...65536, got \(length) (from --max-identifier-length)")
+        #expect(
+            error(["--max-identifier-length", String(length)])?.message
+                == "must be 1...65536, got \(length) (from --max-identifier-length)")
     }
 
     @Test(arguments: ["native", "interstitial", "rewarded", "appOpen"])
@@ -340,7 +360,9 @@ import Testing
     @Test func bannerIsRefusedWithTheReason() {
         let failure = error(["--config", "x.json"], file: #"{ "loaders": { "feed": { "format": "banner" } } }"#)
         #expect(failure?.field == "loaders.feed.format")
-        #expect(failure?.message.hasPrefix("banner is not a pooled format: banners are shown at once and refreshed") == true)
+        #expect(
+            failure?.message.hasPrefix("banner is not a pooled format: banners are shown at once and refreshed") == true
+        )
     }
 
     @Test func appOpenPolicyAndCapStoreSettings() throws {
@@ -365,10 +387,13 @@ import Testing
         #expect(defaults.loaders.first?.appOpen == AppOpenPolicy())
         #expect(defaults.capStore.type == .sqlite && defaults.capStore.sqliteSynchronous == .normal)
         #expect(defaults.capStore.outage == .refuse)
-        #expect(error(["--cap-store", "mongo"])?.message == #"must be sqlite, redis or memory, got "mongo" (from --cap-store)"#)
+        #expect(
+            error(["--cap-store", "mongo"])?.message
+                == #"must be sqlite, redis or memory, got "mongo" (from --cap-store)"#)
         #expect(error(["--cap-store-outage", "maybe"])?.field == "capStore.outage")
         #expect(
-            error(["--config", "x.json"], file: #"{ "loaders": { "s": { "appOpen": { "maximumShowsPerDay": -1 } } } }"#)?
+            error(
+                ["--config", "x.json"], file: #"{ "loaders": { "s": { "appOpen": { "maximumShowsPerDay": -1 } } } }"#)?
                 .field == "loaders.s.appOpen.maximumShowsPerDay")
     }
 
@@ -377,7 +402,8 @@ import Testing
         #expect(try load(["--instance-name", ""]).listeners.instanceName == nil)
         #expect(try load(["--instance-name", "replica-a"]).listeners.instanceName == "replica-a")
         #expect(
-            try load(["--config", "x.json"], file: #"{ "listeners": { "instanceName": "eu-1/b" } }"#).listeners.instanceName
+            try load(["--config", "x.json"], file: #"{ "listeners": { "instanceName": "eu-1/b" } }"#).listeners
+                .instanceName
                 == "eu-1/b")
         #expect(try load([], environment: ["ADLOADERD_INSTANCE_NAME": "c"]).listeners.instanceName == "c")
         for bad in ["two words", "line\nbreak", "caf\u{E9}", String(repeating: "x", count: 256)] {
@@ -387,7 +413,9 @@ import Testing
     }
 
     @Test func aUnixSocketOfNullOrEmptyIsNone() throws {
-        #expect(try load(["--config", "x.json"], file: #"{ "listeners": { "unixSocket": null } }"#).listeners.unixSocket == nil)
+        #expect(
+            try load(["--config", "x.json"], file: #"{ "listeners": { "unixSocket": null } }"#).listeners.unixSocket
+                == nil)
         #expect(try load(["--unix-socket", ""]).listeners.unixSocket == nil)
         #expect(try load(["--unix-socket=/tmp/a.sock"]).listeners.unixSocket == "/tmp/a.sock")
     }
@@ -400,7 +428,8 @@ import Testing
     }
 
     @Test func aBadLoaderSettingIsNamedWithItsRange() {
-        let failure = error(["--config", "x.json"], file: #"{ "loaders": { "default": { "numberOfAdvertisements": 7 } } }"#)
+        let failure = error(
+            ["--config", "x.json"], file: #"{ "loaders": { "default": { "numberOfAdvertisements": 7 } } }"#)
         #expect(failure?.description == "loaders.default.numberOfAdvertisements: must be 1...5, got 7")
     }
 
@@ -420,7 +449,10 @@ import Testing
     @Test(arguments: [
         (#"{ "loaders": { "feed": { "lifetme": "30s" } } }"#, "loaders.feed.lifetme", "lifetime"),
         (#"{ "loaders": { "feed": { "retry": { "dealy": "1s" } } } }"#, "loaders.feed.retry.dealy", "delay"),
-        (#"{ "loaders": { "feed": { "retry": { "maximumcount": 3 } } } }"#, "loaders.feed.retry.maximumcount", "maximumCount"),
+        (
+            #"{ "loaders": { "feed": { "retry": { "maximumcount": 3 } } } }"#, "loaders.feed.retry.maximumcount",
+            "maximumCount"
+        ),
         (#"{ "limit": {} }"#, "limit", "limits"),
         (#"{ "sources": { "s": { "type": "synthetc" } } }"#, "sources.s.type", "synthetic"),
         (#"{ "sources": { "s": { "type": "synthetic", "errorRat": 1 } } }"#, "sources.s.errorRat", "errorRate"),
@@ -428,7 +460,8 @@ import Testing
     func anUnknownKeySuggestsTheNearestKnownOne(file: String, field: String, suggestion: String) {
         let failure = error(["--config", "x.json"], file: file)
         #expect(failure?.field == field)
-        #expect(failure?.message.contains("(did you mean \"\(suggestion)\"?)") == true, "\(String(describing: failure))")
+        #expect(
+            failure?.message.contains("(did you mean \"\(suggestion)\"?)") == true, "\(String(describing: failure))")
     }
 
     @Test(arguments: ["interstitial", "rewarded", "appOpen"])
@@ -439,8 +472,11 @@ import Testing
             """
         let failure = error(["--config", "x.json"], file: file)
         #expect(failure?.field == "loaders.full.format")
-        #expect(failure?.message.hasPrefix("is \(format), but its source \"rtb\" (type openrtb) delivers only native ads") == true)
-        let native = #"{ "sources": { "rtb": { "type": "openrtb", "endpoint": "http://127.0.0.1:9/a" } }, "loaders": { "n": { "source": "rtb" } } }"#
+        #expect(
+            failure?.message.hasPrefix("is \(format), but its source \"rtb\" (type openrtb) delivers only native ads")
+                == true)
+        let native =
+            #"{ "sources": { "rtb": { "type": "openrtb", "endpoint": "http://127.0.0.1:9/a" } }, "loaders": { "n": { "source": "rtb" } } }"#
         #expect(error(["--config", "x.json"], file: native) == nil)
     }
 
@@ -457,11 +493,14 @@ import Testing
     }
 
     @Test func aLoaderNamingAMisspeltSourceSuggestsIt() {
-        let file = #"{ "sources": { "exchange": { "type": "synthetic" } }, "loaders": { "feed": { "source": "exchang" } } }"#
+        let file =
+            #"{ "sources": { "exchange": { "type": "synthetic" } }, "loaders": { "feed": { "source": "exchang" } } }"#
         #expect(error(["--config", "x.json"], file: file)?.message.contains("(did you mean \"exchange\"?)") == true)
     }
 
-    @Test(arguments: [("lifetme", "lifetime", 1), ("dealy", "delay", 1), ("abc", "abc", 0), ("", "ab", 2), ("kitten", "sitting", 3)])
+    @Test(arguments: [
+        ("lifetme", "lifetime", 1), ("dealy", "delay", 1), ("abc", "abc", 0), ("", "ab", 2), ("kitten", "sitting", 3),
+    ])
     func editDistanceCountsASwapAsOneEdit(a: String, b: String, distance: Int) {
         #expect(Suggestion.editDistance(Array(a.unicodeScalars), Array(b.unicodeScalars)) == distance)
     }

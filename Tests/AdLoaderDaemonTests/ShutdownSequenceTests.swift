@@ -62,7 +62,10 @@ import Testing
         left = .seconds(9)
         third.whenAnnounced?()
         #expect(events == ["service drains"])
-        #expect([framed, grpc, third].map(\.log) == [["announce", "drain"], ["announce", "drain"], ["announce", "drain"]])
+        #expect(
+            [framed, grpc, third].map(\.log) == [
+                ["announce", "drain"], ["announce", "drain"], ["announce", "drain"],
+            ])
         #expect(framed.drainGrace == .seconds(9))
         framed.whenDrained?()
         third.whenDrained?()

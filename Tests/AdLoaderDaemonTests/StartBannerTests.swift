@@ -1,6 +1,7 @@
-@testable import AdLoaderDaemon
 import AdLoaderCore
 import Testing
+
+@testable import AdLoaderDaemon
 
 /// The start banner's "try:" line names a loader the configuration has (issue 26: it said
 /// `borrow demo` even when no loader was named `default`).

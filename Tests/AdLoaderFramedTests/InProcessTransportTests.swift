@@ -77,7 +77,10 @@ import Testing
         #expect(!client.isClosed)
         stack.advance(by: .milliseconds(1))
         let frames = try client.frames()
-        #expect(frames.map(\.status) == [Status(code: .deadlineExceeded, message: "partial frame not completed within 10 s")])
+        #expect(
+            frames.map(\.status) == [
+                Status(code: .deadlineExceeded, message: "partial frame not completed within 10 s")
+            ])
         #expect(client.isClosed)
     }
 
@@ -124,7 +127,8 @@ import Testing
         let client = stack.connect()
         client.sendPreface()
         let call = client.start(
-            MethodName.borrow, BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 30_000), timeoutMilliseconds: 1_500)
+            MethodName.borrow, BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 30_000),
+            timeoutMilliseconds: 1_500)
         stack.advance(by: .milliseconds(1_499))
         #expect(try client.frames().isEmpty)
         #expect(stack.service.parkedBorrowCount == 1)
@@ -146,8 +150,10 @@ import Testing
         client.sendPreface()
         var batch: [UInt8] = []
         for id in 1...200 as ClosedRange<UInt64> {
-            RequestFrame(callID: id, method: MethodName.prefetch, request: PrefetchRequestMessage(adUnitID: "feed-\(id % 5)"))
-                .appendFrame(to: &batch)
+            RequestFrame(
+                callID: id, method: MethodName.prefetch, request: PrefetchRequestMessage(adUnitID: "feed-\(id % 5)")
+            )
+            .appendFrame(to: &batch)
         }
         client.send(batch)
         // Answers above 1 KiB wait: the server stopped reading and handling this client's calls.
@@ -203,7 +209,8 @@ import Testing
         var drained = false
         stack.transport.onDrained = { drained = true }
         stack.service.beginDrain()
-        stack.transport.beginDrain(status: Status(code: .unavailable, message: "server shutting down"), gracePeriod: .seconds(10))
+        stack.transport.beginDrain(
+            status: Status(code: .unavailable, message: "server shutting down"), gracePeriod: .seconds(10))
         stack.settle()
         let unavailable = Status(code: .unavailable, message: "server shutting down")
         let ends = try client.frames().filter(\.end)
@@ -229,7 +236,8 @@ import Testing
         var drained = false
         stack.transport.onDrained = { drained = true }
         stack.service.beginDrain()
-        stack.transport.beginDrain(status: Status(code: .unavailable, message: "server shutting down"), gracePeriod: .seconds(10))
+        stack.transport.beginDrain(
+            status: Status(code: .unavailable, message: "server shutting down"), gracePeriod: .seconds(10))
         stack.advance(by: .milliseconds(9_999))
         #expect(!client.isClosed)
         #expect(!drained)
@@ -260,7 +268,9 @@ import Testing
         client.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 30_000), callID: 7)
         client.start(MethodName.stats, StatsRequestMessage(), callID: 7)
         #expect(
-            try client.frames().map(\.status) == [Status(code: .alreadyExists, message: "call_id: 7 is already in flight")])
+            try client.frames().map(\.status) == [
+                Status(code: .alreadyExists, message: "call_id: 7 is already in flight")
+            ])
         #expect(stack.service.parkedBorrowCount == 0)
     }
 }

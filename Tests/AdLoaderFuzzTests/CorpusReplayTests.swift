@@ -30,7 +30,8 @@ import Testing
                 try withBytes(seed.bytes) { (raw) throws(FuzzFailure) in try T.test(raw) }
             }
             let committed = try? Data(contentsOf: corpus.appendingPathComponent("\(T.name)/seed-\(seed.name)"))
-            #expect(committed.map { [UInt8]($0) } == seed.bytes, "\(T.name)/seed-\(seed.name) differs: run make fuzz-seeds")
+            #expect(
+                committed.map { [UInt8]($0) } == seed.bytes, "\(T.name)/seed-\(seed.name) differs: run make fuzz-seeds")
         }
     }
 

@@ -39,7 +39,8 @@ import Testing
         var preface: [UInt8] = []
         private var nextStream: UInt32 = 1
 
-        init(clock: ManualClock, limits: ServerLimits = ServerLimits(), http2Limits: HTTP2Limits = HTTP2Limits()) throws {
+        init(clock: ManualClock, limits: ServerLimits = ServerLimits(), http2Limits: HTTP2Limits = HTTP2Limits()) throws
+        {
             var settings = SyntheticSource.Configuration()
             settings.latency = .milliseconds(100)
             let source = try SyntheticSource(configuration: settings, clock: clock, scheduler: clock)
@@ -83,15 +84,22 @@ import Testing
                 let header = Array(bytes.prefix(9))
                 let length = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
                 guard bytes.count >= 9 + length else { break }
-                let id = UInt32(header[5] & 0x7F) << 24 | UInt32(header[6]) << 16 | UInt32(header[7]) << 8 | UInt32(header[8])
-                frames.append(Frame(type: header[3], flags: header[4], stream: id, payload: Array(bytes.dropFirst(9).prefix(length))))
+                let id =
+                    UInt32(header[5] & 0x7F) << 24 | UInt32(header[6]) << 16 | UInt32(header[7]) << 8
+                    | UInt32(header[8])
+                frames.append(
+                    Frame(
+                        type: header[3], flags: header[4], stream: id, payload: Array(bytes.dropFirst(9).prefix(length))
+                    ))
                 bytes = bytes.dropFirst(9 + length)
             }
             return frames
         }
 
         /// Sends a Borrow (HPACK literals without indexing); returns its stream id.
-        func borrow(_ adUnit: String, path: String = "/adloader.v1.NativeAdLoader/Borrow", waitMilliseconds: UInt8 = 0) -> UInt32 {
+        func borrow(_ adUnit: String, path: String = "/adloader.v1.NativeAdLoader/Borrow", waitMilliseconds: UInt8 = 0)
+            -> UInt32
+        {
             let id = nextStream
             nextStream += 2
             var block: [UInt8] = []

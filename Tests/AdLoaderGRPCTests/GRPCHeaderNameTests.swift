@@ -32,11 +32,15 @@ import Testing
     }
 
     @Test func knownPathsAndTheGRPCContentTypeNeedNoNewString() {
-        let borrow = Array("/adloader.v1.NativeAdLoader/Borrow".utf8).withUnsafeBufferPointer { GRPCConnection.path($0) }
+        let borrow = Array("/adloader.v1.NativeAdLoader/Borrow".utf8).withUnsafeBufferPointer {
+            GRPCConnection.path($0)
+        }
         #expect(borrow.0 == "/adloader.v1.NativeAdLoader/Borrow" && borrow.1 == .service)
         let health = Array("/grpc.health.v1.Health/Check".utf8).withUnsafeBufferPointer { GRPCConnection.path($0) }
         #expect(health.1 == .healthCheck)
-        let unknown = Array("/adloader.v1.NativeAdLoader/Borrov".utf8).withUnsafeBufferPointer { GRPCConnection.path($0) }
+        let unknown = Array("/adloader.v1.NativeAdLoader/Borrov".utf8).withUnsafeBufferPointer {
+            GRPCConnection.path($0)
+        }
         #expect(unknown.0 == "/adloader.v1.NativeAdLoader/Borrov" && unknown.1 == nil)
     }
 }

@@ -38,7 +38,8 @@ import Testing
         #expect(values[3] == 3)  // SETTINGS_MAX_CONCURRENT_STREAMS
         #expect(values[6] == UInt32(limits.maxHeaderListSize))
         // nghttp2 itself enforces more, so that it never ends the connection for it first.
-        #expect(GRPCConnection.enforcedMaxConcurrentStreams(limits: limits) == UInt32(3 + limits.maxResetsPerWindow + 1))
+        #expect(
+            GRPCConnection.enforcedMaxConcurrentStreams(limits: limits) == UInt32(3 + limits.maxResetsPerWindow + 1))
     }
 
     @Test func aStreamOverTheLimitIsRefusedAndTheOthersAreServed() throws {

@@ -28,21 +28,23 @@ import Testing
         while let file = try list.next() {
             var fields = ProtoReader(file.bytes)
             while let field = try fields.next() {
-            if field.number == 1 { names.append(field.string) }
-        }
+                if field.number == 1 { names.append(field.string) }
+            }
         }
         return names
     }
 
     @Test func theDescriptorSetOfProtoIsCompiledIn() {
-        #expect(reflection.fileNames == [
-            "adloader/v1/adloader.proto", "adloader/v1/service.proto", "grpc/health/v1/health.proto",
-            "grpc/reflection/v1/reflection.proto", "grpc/reflection/v1alpha/reflection.proto",
-        ])
-        #expect(reflection.serviceNames == [
-            "adloader.v1.NativeAdLoader", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
-            "grpc.reflection.v1alpha.ServerReflection",
-        ])
+        #expect(
+            reflection.fileNames == [
+                "adloader/v1/adloader.proto", "adloader/v1/service.proto", "grpc/health/v1/health.proto",
+                "grpc/reflection/v1/reflection.proto", "grpc/reflection/v1alpha/reflection.proto",
+            ])
+        #expect(
+            reflection.serviceNames == [
+                "adloader.v1.NativeAdLoader", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                "grpc.reflection.v1alpha.ServerReflection",
+            ])
     }
 
     @Test func listServices() throws {
@@ -53,8 +55,8 @@ import Testing
         while let entry = try list.next() {
             var fields = ProtoReader(entry.bytes)
             while let field = try fields.next() {
-            if field.number == 1 { services.append(field.string) }
-        }
+                if field.number == 1 { services.append(field.string) }
+            }
         }
         #expect(services == reflection.serviceNames)
     }

@@ -88,7 +88,8 @@ import Testing
         #expect(codes == [.unimplemented, .unauthenticated])
 
         let grpc = GRPCTransport(
-            server: stack.server, clock: clock, scheduler: clock, deferred: ManualDeferredWork(), logger: Logger(level: .error))
+            server: stack.server, clock: clock, scheduler: clock, deferred: ManualDeferredWork(),
+            logger: Logger(level: .error))
         #expect(grpc.server === stack.server)
         // The gRPC transport's admission is the same function (ServerContext.admitCall).
         #expect(

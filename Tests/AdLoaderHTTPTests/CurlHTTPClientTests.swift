@@ -3,7 +3,7 @@ import AdLoaderUV
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The curl client on a real loop, against loopback ports nothing listens on (the exchange
@@ -84,7 +84,8 @@ import Glibc
         configuration.maximumConcurrentRequests = 1
         configuration.maximumQueuedRequests = 2
         let url = "http://127.0.0.1:\(Self.refusingPort())/"
-        let results = try Self.run((0..<5).map { _ in HTTPRequest(url: url) }, configuration: configuration, closeEarly: true)
+        let results = try Self.run(
+            (0..<5).map { _ in HTTPRequest(url: url) }, configuration: configuration, closeEarly: true)
         let codes = results.map { result -> HTTPError.Code? in
             if case .failure(let error) = result { error.code } else { nil }
         }

@@ -41,20 +41,24 @@ import Testing
 
     @Test func openMetricsNamesCounterFamiliesWithoutTotalEscapesQuotesInHelpAndEndsWithEOF() {
         let text = ExpositionFormat.openMetrics.render(families)
-        #expect(text.hasPrefix("# HELP adloader_calls Calls \\\"handled\\\".\\nSecond line \\\\ end\n# TYPE adloader_calls counter\nadloader_calls_total{"))
+        #expect(
+            text.hasPrefix(
+                "# HELP adloader_calls Calls \\\"handled\\\".\\nSecond line \\\\ end\n# TYPE adloader_calls counter\nadloader_calls_total{"
+            ))
         #expect(text.hasSuffix("adloader_lag_seconds_count 4\n# EOF\n"))
         #expect(text.split(separator: "\n").filter { $0 == "# EOF" }.count == 1)
     }
 
-    @Test(arguments: [
-        (nil, ExpositionFormat.prometheusText),
-        ("text/plain", .prometheusText),
-        ("*/*", .prometheusText),
-        ("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", .openMetrics),
-        ("text/plain;q=0.9, Application/OpenMetrics-Text; version=0.0.1", .openMetrics),
-        ("application/openmetrics-text;q=0, text/plain", .prometheusText),
-        ("garbage,,;;;", .prometheusText),
-    ] as [(String?, ExpositionFormat)])
+    @Test(
+        arguments: [
+            (nil, ExpositionFormat.prometheusText),
+            ("text/plain", .prometheusText),
+            ("*/*", .prometheusText),
+            ("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", .openMetrics),
+            ("text/plain;q=0.9, Application/OpenMetrics-Text; version=0.0.1", .openMetrics),
+            ("application/openmetrics-text;q=0, text/plain", .prometheusText),
+            ("garbage,,;;;", .prometheusText),
+        ] as [(String?, ExpositionFormat)])
     func acceptPicksTheFormat(accept: String?, expected: ExpositionFormat) {
         #expect(ExpositionFormat.negotiate(accept: accept) == expected)
     }

@@ -5,12 +5,16 @@ import Testing
 @testable import AdLoaderOpenRTB
 
 struct BidRequestBuilderTests {
-    func build(_ configure: (inout OpenRTBSource.Configuration) -> Void = { _ in }, request: AdRequest = AdRequest(adUnitID: "feed"), count: Int = 3)
+    func build(
+        _ configure: (inout OpenRTBSource.Configuration) -> Void = { _ in },
+        request: AdRequest = AdRequest(adUnitID: "feed"), count: Int = 3
+    )
         throws -> JSONValue
     {
         var configuration = OpenRTBSource.Configuration()
         configure(&configuration)
-        return try JSONValue.parse(BidRequestBuilder(configuration: configuration).build(request, count: count, id: "auction-1"))
+        return try JSONValue.parse(
+            BidRequestBuilder(configuration: configuration).build(request, count: count, id: "auction-1"))
     }
 
     @Test(arguments: 1...5) func oneImpressionPerWantedAdWithTheNativeRequest(count: Int) throws {
@@ -42,21 +46,23 @@ struct BidRequestBuilderTests {
 
     @Test func appDevicePrivacyStoredRequestsAndTargeting() throws {
         let request = AdRequest(
-            adUnitID: "u", keywords: ["news", "sport"], contentURL: "https://example.com/a", targeting: ["section": "top"],
+            adUnitID: "u", keywords: ["news", "sport"], contentURL: "https://example.com/a",
+            targeting: ["section": "top"],
             consentClass: "eu-kids",
             consent: ConsentTerms(gdpr: true, consentString: "CONSENT", usPrivacy: "1YNN", coppa: true))
-        let json = try build({
-            $0.appBundle = "com.example"
-            $0.appName = "Example"
-            $0.publisherID = "pub"
-            $0.deviceOS = "android"
-            $0.test = true
-            $0.currency = "EUR"
-            $0.bidFloor = 0.25
-            $0.storedRequestID = "stored-req"
-            $0.storedImpressionID = "stored-imp"
-            $0.endpoint = "https://pbs.example/openrtb2/auction"
-        }, request: request, count: 1)
+        let json = try build(
+            {
+                $0.appBundle = "com.example"
+                $0.appName = "Example"
+                $0.publisherID = "pub"
+                $0.deviceOS = "android"
+                $0.test = true
+                $0.currency = "EUR"
+                $0.bidFloor = 0.25
+                $0.storedRequestID = "stored-req"
+                $0.storedImpressionID = "stored-imp"
+                $0.endpoint = "https://pbs.example/openrtb2/auction"
+            }, request: request, count: 1)
         let app = try #require(json["app"])
         #expect(app["bundle"]?.string == "com.example" && app["name"]?.string == "Example")
         #expect(app["keywords"]?.string == "news,sport")
@@ -98,7 +104,9 @@ struct BidRequestBuilderTests {
         #expect(regs["gdpr"]?.integer == (terms.gdpr ? 1 : 0) && regs["ext"]?["gdpr"]?.integer == (terms.gdpr ? 1 : 0))
         #expect(regs["us_privacy"]?.string == (terms.usPrivacy.isEmpty ? nil : terms.usPrivacy))
         #expect(regs["gpp"]?.string == (terms.gpp.isEmpty ? nil : terms.gpp))
-        #expect(regs["gpp_sid"]?.array?.compactMap(\.integer) == (terms.gpp.isEmpty ? nil : terms.gppSectionIDs.map(Int.init)))
+        #expect(
+            regs["gpp_sid"]?.array?.compactMap(\.integer)
+                == (terms.gpp.isEmpty ? nil : terms.gppSectionIDs.map(Int.init)))
         #expect(json["device"]?["lmt"]?.integer == (terms.limitAdTracking ? 1 : 0))
         #expect(json["user"]?["consent"]?.string == (terms.gdpr ? terms.consentString : nil))
     }
@@ -107,7 +115,8 @@ struct BidRequestBuilderTests {
         var configuration = OpenRTBSource.Configuration()
         configuration.supplyChainASI = "news.example"
         configuration.supplyChainSID = "pub-42"
-        let text = BidRequestBuilder(configuration: configuration).build(AdRequest(adUnitID: "u"), count: 1, id: "a-1", transactionID: "t-1")
+        let text = BidRequestBuilder(configuration: configuration).build(
+            AdRequest(adUnitID: "u"), count: 1, id: "a-1", transactionID: "t-1")
         let json = try JSONValue.parse(text)
         #expect(json["source"]?["tid"]?.string == "t-1")
         let schain = json["source"]?["schain"]
@@ -115,7 +124,8 @@ struct BidRequestBuilderTests {
         let node = schain?["nodes"]?.array?.first
         #expect(node?["asi"]?.string == "news.example" && node?["sid"]?.string == "pub-42" && node?["hp"]?.integer == 1)
         // Without a node, only the transaction id; the auction id is the tid when none is given.
-        let plain = try JSONValue.parse(BidRequestBuilder(configuration: .init()).build(AdRequest(adUnitID: "u"), count: 1, id: "a-2"))
+        let plain = try JSONValue.parse(
+            BidRequestBuilder(configuration: .init()).build(AdRequest(adUnitID: "u"), count: 1, id: "a-2"))
         #expect(plain["source"]?["tid"]?.string == "a-2" && plain["source"]?["schain"] == nil)
         configuration.supplyChainSID = ""
         #expect(throws: ConfigError.self) { try configuration.validate() }
@@ -134,7 +144,8 @@ struct BidRequestBuilderTests {
             #expect(imp["exp"]?.integer == 1800)
         }
         // No loader floor: the source's, in the source's currency.
-        let sourceFloor = try build({ $0.bidFloor = 0.1 }, request: LoaderConfiguration().request(adUnitID: "u"), count: 1)
+        let sourceFloor = try build(
+            { $0.bidFloor = 0.1 }, request: LoaderConfiguration().request(adUnitID: "u"), count: 1)
         #expect(sourceFloor["imp"]?.array?.first?["bidfloor"]?.number == 0.1)
         #expect(sourceFloor["imp"]?.array?.first?["bidfloorcur"]?.string == "USD")
         loader.bidFloorCurrency = "eur"
@@ -150,7 +161,10 @@ struct BidRequestBuilderTests {
     @Test func validationNamesTheField() {
         var configuration = OpenRTBSource.Configuration()
         configuration.endpoint = "ftp://x"
-        #expect(throws: ConfigError(field: "sources.openrtb.endpoint", message: "must be an http:// or https:// URL, got \"ftp://x\"")) {
+        #expect(
+            throws: ConfigError(
+                field: "sources.openrtb.endpoint", message: "must be an http:// or https:// URL, got \"ftp://x\"")
+        ) {
             try configuration.validate()
         }
         configuration = OpenRTBSource.Configuration()

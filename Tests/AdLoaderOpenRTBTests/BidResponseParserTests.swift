@@ -83,8 +83,10 @@ struct BidResponseParserTests {
         #expect(try result.get().isNoFill)
     }
 
-    @Test(arguments: ["", "  \n", "{}", #"{"id":"a","seatbid":[]}"#, #"{"id":"a","nbr":2}"#, #"{"id":"a","seatbid":null}"#,
-                      #"{"id":"a","seatbid":[{"bid":[]}]}"#])
+    @Test(arguments: [
+        "", "  \n", "{}", #"{"id":"a","seatbid":[]}"#, #"{"id":"a","nbr":2}"#, #"{"id":"a","seatbid":null}"#,
+        #"{"id":"a","seatbid":[{"bid":[]}]}"#,
+    ])
     func noFillForms(_ body: String) throws {
         let outcome = try BidResponseParser.parse(Array(body.utf8), layout: .standard)
         #expect(outcome.bids.isEmpty && outcome.dropped.isEmpty)
@@ -103,7 +105,8 @@ struct BidResponseParserTests {
     }
 
     /// A bid in our own layout, as the source gets it.
-    static func bid(impression: String, price: Double = 1.5, adm: String = standardMarkup, extra: String = "") -> String {
+    static func bid(impression: String, price: Double = 1.5, adm: String = standardMarkup, extra: String = "") -> String
+    {
         #"{"id":"b\#(impression)","impid":"\#(impression)","price":\#(price),"adm":\#(JSONWriterQuoted(adm))\#(extra)}"#
     }
 
@@ -114,7 +117,8 @@ struct BidResponseParserTests {
 
     @Test func markupAsObjectAndPartialFillAndOnePerImpression() throws {
         let object = Self.standardMarkup
-        let body = #"{"id":"r","seatbid":[{"seat":"s","bid":["#
+        let body =
+            #"{"id":"r","seatbid":[{"seat":"s","bid":["#
             + Self.bid(impression: "1", price: 1) + "," + Self.bid(impression: "1", price: 2) + ","
             + #"{"id":"obj","impid":"2","price":0.5,"adm":\#(object)}"# + "]}]}"
         let outcome = try BidResponseParser.parse(Array(body.utf8), layout: .standard, impressionIDs: ["1", "2", "3"])
@@ -128,12 +132,15 @@ struct BidResponseParserTests {
         let noImage = #"{"assets":[{"id":1,"title":{"text":"H"}}],"link":{"url":"u"}}"#
         let noLink = #"{"assets":[{"id":1,"title":{"text":"H"}},{"id":3,"img":{"url":"i"}}]}"#
         let notJSON = "<div>display</div>"
-        let body = #"{"seatbid":[{"bid":["# + [
-            Self.bid(impression: "1", adm: noImage), Self.bid(impression: "2", adm: noLink),
-            Self.bid(impression: "3", adm: notJSON), Self.bid(impression: "9"),
-            #"{"id":"np","impid":"4","adm":"{}"}"#,
-        ].joined(separator: ",") + "]}]}"
-        let outcome = try BidResponseParser.parse(Array(body.utf8), layout: .standard, impressionIDs: ["1", "2", "3", "4"])
+        let body =
+            #"{"seatbid":[{"bid":["#
+            + [
+                Self.bid(impression: "1", adm: noImage), Self.bid(impression: "2", adm: noLink),
+                Self.bid(impression: "3", adm: notJSON), Self.bid(impression: "9"),
+                #"{"id":"np","impid":"4","adm":"{}"}"#,
+            ].joined(separator: ",") + "]}]}"
+        let outcome = try BidResponseParser.parse(
+            Array(body.utf8), layout: .standard, impressionIDs: ["1", "2", "3", "4"])
         #expect(outcome.bids.isEmpty)
         #expect(outcome.dropped.count == 5)
         #expect(outcome.dropped[0].reason.contains("required asset 3"))
@@ -146,7 +153,8 @@ struct BidResponseParserTests {
     /// Found by the bid-response fuzz target: an image at the main image's id that the
     /// response types as something else is not the main image.
     @Test func anImageTypedOtherwiseAtTheMainImagesIDDoesNotSatisfyIt() throws {
-        let wrongType = #"{"assets":[{"id":1,"title":{"text":"H"}},{"id":3,"img":{"type":2,"url":"i"}}],"link":{"url":"u"}}"#
+        let wrongType =
+            #"{"assets":[{"id":1,"title":{"text":"H"}},{"id":3,"img":{"type":2,"url":"i"}}],"link":{"url":"u"}}"#
         let body = #"{"seatbid":[{"bid":["# + Self.bid(impression: "1", adm: wrongType) + "]}]}"
         let outcome = try BidResponseParser.parse(Array(body.utf8), layout: .standard)
         #expect(outcome.bids.isEmpty)
@@ -155,8 +163,12 @@ struct BidResponseParserTests {
 
     @Test func sizeExtremesAreHandled() throws {
         let deep = String(repeating: "[", count: 10_000)
-        #expect(throws: BidResponseParser.ParseError.self) { try BidResponseParser.parse(Array(deep.utf8), layout: .standard) }
-        let many = #"{"seatbid":[{"bid":["# + (1...2000).map { Self.bid(impression: String($0)) }.joined(separator: ",") + "]}]}"
+        #expect(throws: BidResponseParser.ParseError.self) {
+            try BidResponseParser.parse(Array(deep.utf8), layout: .standard)
+        }
+        let many =
+            #"{"seatbid":[{"bid":["# + (1...2000).map { Self.bid(impression: String($0)) }.joined(separator: ",")
+            + "]}]}"
         let outcome = try BidResponseParser.parse(Array(many.utf8), layout: .standard)
         #expect(outcome.bids.count == 2000)
     }

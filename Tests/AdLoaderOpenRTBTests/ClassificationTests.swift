@@ -22,8 +22,10 @@ struct ClassificationTests {
         #expect(code(.failure(HTTPError(code: .badRequest, message: "url"))) == .final)
     }
 
-    @Test(arguments: [(429, UpstreamError.Code.retryable), (500, .retryable), (503, .retryable), (400, .final), (401, .final),
-                      (404, .final), (301, .final)])
+    @Test(arguments: [
+        (429, UpstreamError.Code.retryable), (500, .retryable), (503, .retryable), (400, .final), (401, .final),
+        (404, .final), (301, .final),
+    ])
     func statuses(status: Int, expected: UpstreamError.Code) {
         #expect(code(.success(HTTPResponse(status: status, body: Array("nope".utf8)))) == expected)
     }
@@ -51,11 +53,15 @@ struct ClassificationTests {
     }
 
     @Test func contentTypeAndMalformedBodiesAreFinal() {
-        let html = HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "text/html")], body: Array("<html>".utf8))
+        let html = HTTPResponse(
+            status: 200, headers: [HTTPHeader("content-type", "text/html")], body: Array("<html>".utf8))
         #expect(code(.success(html)) == .final)
-        let broken = HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json; charset=utf-8")], body: Array("{".utf8))
+        let broken = HTTPResponse(
+            status: 200, headers: [HTTPHeader("content-type", "application/json; charset=utf-8")], body: Array("{".utf8)
+        )
         #expect(code(.success(broken)) == .final)
-        let fine = HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json")], body: Array("{}".utf8))
+        let fine = HTTPResponse(
+            status: 200, headers: [HTTPHeader("content-type", "application/json")], body: Array("{}".utf8))
         #expect((try? classify(.success(fine)).get())?.isNoFill == true)
     }
 }

@@ -1,7 +1,7 @@
 import AdLoaderCore
-import Foundation
 import AdLoaderJSON
 import AdLoaderTestSupport
+import Foundation
 import Testing
 
 @testable import AdLoaderOpenRTB
@@ -25,20 +25,23 @@ import Testing
 
     /// Records every request as the JSON the exchange would get, answers by hand.
     final class WritingSource: DemandSource {
-        let builder = BidRequestBuilder(configuration: {
-            var c = OpenRTBSource.Configuration()
-            c.appBundle = "com.example"
-            c.deviceOS = "ios"
-            c.deviceUserAgent = "UA"
-            c.supplyChainASI = "example.com"
-            c.supplyChainSID = "1"
-            return c
-        }())
+        let builder = BidRequestBuilder(
+            configuration: {
+                var c = OpenRTBSource.Configuration()
+                c.appBundle = "com.example"
+                c.deviceOS = "ios"
+                c.deviceUserAgent = "UA"
+                c.supplyChainASI = "example.com"
+                c.supplyChainSID = "1"
+                return c
+            }())
         var pending: [(request: AdRequest, count: Int, completion: (Result<[DeliveredAd], UpstreamError>) -> Void)] = []
         var written: [(request: AdRequest, json: JSONValue)] = []
         var serial = 0
 
-        func loadAds(_ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void) {
+        func loadAds(
+            _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+        ) {
             serial += 1
             let text = builder.build(request, count: count, id: "a\(serial)")
             written.append((request, (try? JSONValue.parse(text)) ?? .null))
@@ -47,20 +50,32 @@ import Testing
     }
 
     static let eu = TCFConsent(purposesConsent: [1, 2], vendorConsents: [10]).encoded
-    static let euWide = TCFConsent(purposesConsent: [1, 2, 3, 4, 7], specialFeatureOptIns: [1], vendorConsents: [10, 20]).encoded
+    static let euWide = TCFConsent(
+        purposesConsent: [1, 2, 3, 4, 7], specialFeatureOptIns: [1], vendorConsents: [10, 20]
+    ).encoded
     static let policy = ConsentPolicy(
         classes: ConsentPolicy.standardClasses + [
             // The class buying with more consent first: a borrower who granted it is lent from it.
             ConsentClass(name: "eu-wide", terms: ConsentTerms(gdpr: true, consentString: euWide)),
             ConsentClass(name: "eu", terms: ConsentTerms(gdpr: true, consentString: eu)),
-            ConsentClass(name: "eu-limited", terms: ConsentTerms(gdpr: true, consentString: eu, usPrivacy: "1YYN", limitAdTracking: true)),
-            ConsentClass(name: "eu-coppa", terms: ConsentTerms(gdpr: true, consentString: eu, usPrivacy: "1YYN", coppa: true, limitAdTracking: true)),
-            ConsentClass(name: "usnat", terms: ConsentTerms(gpp: "DBABLA~BVVqAAEABgA.QA", gppSectionIDs: [7], usPrivacy: "1YYN", limitAdTracking: true)),
+            ConsentClass(
+                name: "eu-limited",
+                terms: ConsentTerms(gdpr: true, consentString: eu, usPrivacy: "1YYN", limitAdTracking: true)),
+            ConsentClass(
+                name: "eu-coppa",
+                terms: ConsentTerms(
+                    gdpr: true, consentString: eu, usPrivacy: "1YYN", coppa: true, limitAdTracking: true)),
+            ConsentClass(
+                name: "usnat",
+                terms: ConsentTerms(
+                    gpp: "DBABLA~BVVqAAEABgA.QA", gppSectionIDs: [7], usPrivacy: "1YYN", limitAdTracking: true)),
         ])
 
     static let consentStrings = [
-        "", eu, euWide, TCFConsent(purposesConsent: [1, 2, 3, 4, 7], specialFeatureOptIns: [1], vendorConsents: [10, 20, 30]).encoded,
-        TCFConsent(purposesConsent: [1]).encoded, TCFConsent(purposesConsent: [2], vendorConsents: [11]).encoded, "C!garbage",
+        "", eu, euWide,
+        TCFConsent(purposesConsent: [1, 2, 3, 4, 7], specialFeatureOptIns: [1], vendorConsents: [10, 20, 30]).encoded,
+        TCFConsent(purposesConsent: [1]).encoded, TCFConsent(purposesConsent: [2], vendorConsents: [11]).encoded,
+        "C!garbage",
     ]
 
     static func randomSignals(_ g: inout SplitMix64Model) -> PrivacySignals? {
@@ -78,7 +93,8 @@ import Testing
     }
 
     static let identifierPaths: [[String]] = [
-        ["user", "id"], ["user", "buyeruid"], ["user", "eids"], ["user", "ext", "eids"], ["user", "geo"], ["user", "yob"],
+        ["user", "id"], ["user", "buyeruid"], ["user", "eids"], ["user", "ext", "eids"], ["user", "geo"],
+        ["user", "yob"],
         ["device", "ifa"], ["device", "ip"], ["device", "ipv6"], ["device", "dpidsha1"], ["device", "dpidmd5"],
         ["device", "didsha1"], ["device", "didmd5"], ["device", "macsha1"], ["device", "macmd5"], ["device", "geo"],
     ]
@@ -95,7 +111,8 @@ import Testing
         guard regs?["coppa"]?.integer == (terms.coppa ? 1 : 0), regs?["gdpr"]?.integer == (terms.gdpr ? 1 : 0),
             regs?["us_privacy"]?.string == (terms.usPrivacy.isEmpty ? nil : terms.usPrivacy),
             regs?["gpp"]?.string == (terms.gpp.isEmpty ? nil : terms.gpp),
-            regs?["gpp_sid"]?.array?.compactMap(\.integer) == (terms.gpp.isEmpty ? nil : terms.gppSectionIDs.map(Int.init)),
+            regs?["gpp_sid"]?.array?.compactMap(\.integer)
+                == (terms.gpp.isEmpty ? nil : terms.gppSectionIDs.map(Int.init)),
             json["user"]?["consent"]?.string == (terms.gdpr ? terms.consentString : nil),
             json["device"]?["lmt"]?.integer == (terms.limitAdTracking || terms.coppa ? 1 : 0),
             json["source"]?["tid"]?.string?.isEmpty == false
@@ -123,7 +140,8 @@ import Testing
             configuration.lifetime = .seconds(600)
             configuration.consent = Self.policy
             let loader = try NativeAdvertisementLoader(
-                loaders: [configuration], sources: ["model": source], clock: clock, scheduler: clock, idSeed: UInt64(seed))
+                loaders: [configuration], sources: ["model": source], clock: clock, scheduler: clock,
+                idSeed: UInt64(seed))
             var open: [UInt64] = []
             for _ in 0..<Self.steps {
                 switch g.below(10) {
@@ -131,7 +149,8 @@ import Testing
                     let signals = Self.randomSignals(&g)
                     let expected = Self.policy.classify(signals)
                     do {
-                        let outcome = try loader.borrow(adUnitID: ["a", "b"][g.below(2)], privacy: signals, whenServed: { _ in })
+                        let outcome = try loader.borrow(
+                            adUnitID: ["a", "b"][g.below(2)], privacy: signals, whenServed: { _ in })
                         guard case .consentClass(let index) = expected else {
                             wrongRefusals += 1
                             continue
@@ -186,7 +205,9 @@ import Testing
         #expect(lent > Self.sequences / 4)
         #expect(requests > Self.sequences)
         if Self.sequences >= 10_000 { #expect(classesSeen == Set(Self.policy.classes.map(\.name)), "\(classesSeen)") }
-        print("consent model: \(Self.sequences) sequences, \(lent) ads lent, \(requests) requests, classes \(classesSeen.sorted())")
+        print(
+            "consent model: \(Self.sequences) sequences, \(lent) ads lent, \(requests) requests, classes \(classesSeen.sorted())"
+        )
     }
 }
 

@@ -5,10 +5,12 @@ import Testing
 
 struct NoticeMacrosTests {
     let macros = NoticeMacros(
-        auctionID: "auction 1", bidID: "b-1", impressionID: "2", seatID: "seat", adID: "ad", price: 0.86403, currency: "USD")
+        auctionID: "auction 1", bidID: "b-1", impressionID: "2", seatID: "seat", adID: "ad", price: 0.86403,
+        currency: "USD")
 
     @Test func everyMacroIsSubstitutedAndEncoded() {
-        let url = "https://x/win?a=${AUCTION_ID}&b=${AUCTION_BID_ID}&i=${AUCTION_IMP_ID}&s=${AUCTION_SEAT_ID}"
+        let url =
+            "https://x/win?a=${AUCTION_ID}&b=${AUCTION_BID_ID}&i=${AUCTION_IMP_ID}&s=${AUCTION_SEAT_ID}"
             + "&ad=${AUCTION_AD_ID}&p=${AUCTION_PRICE}&c=${AUCTION_CURRENCY}&m=${AUCTION_MBR}&l=${AUCTION_LOSS}&p2=${AUCTION_PRICE}"
         #expect(
             macros.substitute(in: url)
@@ -22,8 +24,10 @@ struct NoticeMacrosTests {
         #expect(macros.substitute(in: "https://plain") == "https://plain")
     }
 
-    @Test(arguments: [(0.0, "0"), (1.0, "1"), (0.5, "0.5"), (1e-7, "0"), (12.345678, "12.345678"), (0.000001, "0.000001"),
-                      (Double.nan, "0"), (-1.0, "0")])
+    @Test(arguments: [
+        (0.0, "0"), (1.0, "1"), (0.5, "0.5"), (1e-7, "0"), (12.345678, "12.345678"), (0.000001, "0.000001"),
+        (Double.nan, "0"), (-1.0, "0"),
+    ])
     func pricesAreDecimalWithoutExponent(price: Double, text: String) {
         #expect(NoticeMacros.format(price) == text)
     }

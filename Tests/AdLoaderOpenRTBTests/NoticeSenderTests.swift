@@ -20,7 +20,9 @@ struct NoticeSenderTests {
     let clock = ManualClock()
     let store = MemoryNoticeStore()
 
-    func makeSender(_ client: FakeHTTPClient, store: (any NoticeOutboxStore)? = nil, queueLimit: Int = 100) -> NoticeSender {
+    func makeSender(_ client: FakeHTTPClient, store: (any NoticeOutboxStore)? = nil, queueLimit: Int = 100)
+        -> NoticeSender
+    {
         NoticeSender(
             client: client, queueLimit: queueLimit, timeout: .seconds(2), clock: clock, scheduler: clock, store: store,
             sourceName: "rtb")

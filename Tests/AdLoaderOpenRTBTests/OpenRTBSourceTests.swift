@@ -26,11 +26,14 @@ struct OpenRTBSourceTests {
         let bids = impressions.map {
             BidResponseParserTests.bid(
                 impression: $0, price: 1.25,
-                extra: #","nurl":"http://n/win?p=${AUCTION_PRICE}","burl":"http://n/bill?p=${AUCTION_PRICE}&b=${AUCTION_BID_ID}","#
-                    + #""lurl":"http://n/loss?r=${AUCTION_LOSS}&b=${AUCTION_BID_ID}","crid":"c\#($0)","adomain":["adv.example"]\#(extra)"#)
+                extra:
+                    #","nurl":"http://n/win?p=${AUCTION_PRICE}","burl":"http://n/bill?p=${AUCTION_PRICE}&b=${AUCTION_BID_ID}","#
+                    + #""lurl":"http://n/loss?r=${AUCTION_LOSS}&b=${AUCTION_BID_ID}","crid":"c\#($0)","adomain":["adv.example"]\#(extra)"#
+            )
         }
         let body = #"{"id":"r1","cur":"USD","seatbid":[{"seat":"s","bid":["# + bids.joined(separator: ",") + "]}]}"
-        return HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json")], body: Array(body.utf8))
+        return HTTPResponse(
+            status: 200, headers: [HTTPHeader("content-type", "application/json")], body: Array(body.utf8))
     }
 
     /// Loads `count` ads answered by `response`; returns the result.
@@ -76,7 +79,8 @@ struct OpenRTBSourceTests {
 
     @Test func bidsBecomeAdsWithContextExpiryAndSubstitutedTrackers() throws {
         let source = try makeSource()
-        let ads = try #require(try load(source, count: 3, answer: Self.response(["1", "3"], extra: #","exp":60"#))?.get())
+        let ads = try #require(
+            try load(source, count: 3, answer: Self.response(["1", "3"], extra: #","exp":60"#))?.get())
         #expect(ads.count == 2, "a partial fill is normal")
         let ad = ads[0]
         let content = try #require(ad.creative.nativeContent)
@@ -94,7 +98,8 @@ struct OpenRTBSourceTests {
     @Test func advertiserDomainsCategoriesAndCreativeIDReachTheAd() throws {
         let source = try makeSource()
         let ads = try #require(
-            try load(source, count: 2, answer: Self.response(["1", "2"], extra: #","cat":["IAB19-6","","IAB19"]"#))?.get())
+            try load(source, count: 2, answer: Self.response(["1", "2"], extra: #","cat":["IAB19-6","","IAB19"]"#))?
+                .get())
         #expect(ads.count == 2)
         #expect(ads[0].advertiserDomains == ["adv.example"])
         #expect(ads[0].categories == ["IAB19-6", "IAB19"], "empty categories are left out")
@@ -124,7 +129,8 @@ struct OpenRTBSourceTests {
         let delivered = try #require(try load(source, count: 2, answer: Self.response(["1", "2"]))?.get())
         func ad(_ index: Int, shown: Int) -> Ad {
             Ad(
-                id: "a\(index)", adUnitID: "feed", loader: "l", creative: delivered[index].creative, loadedAt: clock.now,
+                id: "a\(index)", adUnitID: "feed", loader: "l", creative: delivered[index].creative,
+                loadedAt: clock.now,
                 expiresAt: clock.now, showCount: shown, sourceContext: delivered[index].context)
         }
         source.adDropped(ad(0, shown: 0), reason: .expired)
@@ -179,7 +185,8 @@ struct OpenRTBSourceTests {
         let source = try makeSource()
         let noImage = #"{"assets":[{"id":1,"title":{"text":"H"}}],"link":{"url":"u"}}"#
         let body = #"{"seatbid":[{"bid":["# + BidResponseParserTests.bid(impression: "1", adm: noImage) + "]}]}"
-        let ads = try #require(try load(source, count: 1, answer: HTTPResponse(status: 200, body: Array(body.utf8)))?.get())
+        let ads = try #require(
+            try load(source, count: 1, answer: HTTPResponse(status: 200, body: Array(body.utf8)))?.get())
         #expect(ads.isEmpty)
         #expect(source.stats.bidsDropped == 1 && source.stats.noFills == 1)
         #expect(log.lines.contains { $0.contains("openrtb bid dropped") && $0.contains("required asset 3") })
@@ -187,7 +194,8 @@ struct OpenRTBSourceTests {
 
     @Test func finalFailuresAreLoggedWithTheExchangesMessage() throws {
         let source = try makeSource()
-        let result = load(source, count: 1, answer: HTTPResponse(status: 400, body: Array("Invalid request: bad imp".utf8)))
+        let result = load(
+            source, count: 1, answer: HTTPResponse(status: 400, body: Array("Invalid request: bad imp".utf8)))
         guard case .failure(let error) = result else {
             Issue.record("expected a failure")
             return
@@ -203,7 +211,8 @@ struct OpenRTBSourceTests {
         source.close()
         source.adShown(
             Ad(
-                id: "a", adUnitID: "feed", loader: "l", creative: delivered.creative, loadedAt: clock.now, expiresAt: clock.now,
+                id: "a", adUnitID: "feed", loader: "l", creative: delivered.creative, loadedAt: clock.now,
+                expiresAt: clock.now,
                 showCount: 1, sourceContext: delivered.context))
         #expect(notices.requests.isEmpty && source.stats.noticesDropped == 1)
     }

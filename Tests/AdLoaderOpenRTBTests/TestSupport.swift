@@ -1,8 +1,9 @@
 import AdLoaderHTTP
 import AdLoaderJSON
 import AdLoaderLogging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The bytes of `fixtures/NAME` beside this file (a clean clone has them; no Foundation).

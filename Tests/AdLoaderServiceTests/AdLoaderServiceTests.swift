@@ -27,16 +27,23 @@ import Testing
     func service(_ adjust: (inout ServerLimits) -> Void = { _ in }) -> AdLoaderService {
         var limits = ServerLimits()
         adjust(&limits)
-        return AdLoaderService(loader: loader, limits: limits, clock: clock, scheduler: clock, logger: Logger(level: .error))
+        return AdLoaderService(
+            loader: loader, limits: limits, clock: clock, scheduler: clock, logger: Logger(level: .error))
     }
 
     // MARK: R1: identifier sizes
 
     @Test(arguments: [
         (ServiceRequest.borrow(BorrowRequestMessage(adUnitID: String(repeating: "a", count: 129))), "ad_unit_id", 129),
-        (.borrow(BorrowRequestMessage(adUnitID: "feed", slot: String(repeating: "s", count: 1_000))), "slot_key", 1_000),
+        (
+            .borrow(BorrowRequestMessage(adUnitID: "feed", slot: String(repeating: "s", count: 1_000))), "slot_key",
+            1_000
+        ),
         (.prefetch(PrefetchRequestMessage(adUnitID: String(repeating: "é", count: 65))), "ad_unit_id", 130),
-        (.prefetch(PrefetchRequestMessage(adUnitID: "feed", loader: String(repeating: "l", count: 129))), "loader", 129),
+        (
+            .prefetch(PrefetchRequestMessage(adUnitID: "feed", loader: String(repeating: "l", count: 129))), "loader",
+            129
+        ),
         (.stats(StatsRequestMessage(adUnitID: String(repeating: "a", count: 200))), "ad_unit_id", 200),
         (.watch(WatchRequestMessage(loader: String(repeating: "l", count: 300))), "loader", 300),
     ])
@@ -55,16 +62,21 @@ import Testing
     @Test func anIdentifierAtTheLimitIsAccepted() {
         let service = service()
         let unit = String(repeating: "a", count: 128)
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
         #expect(responder.lastStatus == .ok)
         #expect(loader.stats().map(\.adUnitID) == [unit])
     }
 
     @Test func theIdentifierLimitIsConfigurable() {
         let service = service { $0.maxIdentifierLength = 4 }
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feeds")), callID: 2, timeout: nil, responder: responder)
-        #expect(responder.take().last == .status(2, Status(code: .invalidArgument, message: "ad_unit_id: must be at most 4 bytes, got 5")))
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "feeds")), callID: 2, timeout: nil, responder: responder)
+        #expect(
+            responder.take().last
+                == .status(2, Status(code: .invalidArgument, message: "ad_unit_id: must be at most 4 bytes, got 5")))
     }
 
     // MARK: Parked borrows
@@ -93,12 +105,16 @@ import Testing
         let wait = BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 1_000)
         #expect(service.handle(.borrow(wait), callID: 1, timeout: nil, responder: responder) != nil)
         #expect(service.handle(.borrow(wait), callID: 2, timeout: nil, responder: responder) == nil)
-        #expect(responder.take() == [.status(2, Status(code: .resourceExhausted, message: "parked borrows: limit of 1 reached"))])
+        #expect(
+            responder.take() == [
+                .status(2, Status(code: .resourceExhausted, message: "parked borrows: limit of 1 reached"))
+            ])
         // A wait above the loader's maximum is still INVALID_ARGUMENT at the limit (the core's check).
         _ = service.handle(
             .borrow(BorrowRequestMessage(adUnitID: "feed", waitMilliseconds: 31_000)), callID: 3, timeout: nil,
             responder: responder)
-        #expect(responder.take() == [.status(3, Status(code: .invalidArgument, message: "wait_ms: must be 0...30000 ms"))])
+        #expect(
+            responder.take() == [.status(3, Status(code: .invalidArgument, message: "wait_ms: must be 0...30000 ms"))])
         // Ads arrive: the parked one is served, and at the limit a borrow that can be lent is.
         clock.advance(by: .milliseconds(100))
         _ = responder.take()
@@ -124,7 +140,8 @@ import Testing
         clock.advance(by: .milliseconds(1))
         #expect(responder.take().count == 1)
         // With nothing arriving (the pool is drained by borrows), a deadline ends the call.
-        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 10, timeout: nil, responder: responder)
+        _ = service.handle(
+            .borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 10, timeout: nil, responder: responder)
         _ = responder.take()
         let parked = try #require(
             service.handle(
@@ -133,7 +150,8 @@ import Testing
         clock.advance(by: .milliseconds(49))
         #expect(responder.answers.isEmpty)
         clock.advance(by: .milliseconds(1))
-        #expect(responder.take() == [.status(11, Status(code: .deadlineExceeded, message: "deadline of 50 ms exceeded"))])
+        #expect(
+            responder.take() == [.status(11, Status(code: .deadlineExceeded, message: "deadline of 50 ms exceeded"))])
         #expect(responder.ended.last == 11)
         #expect(!parked.isParkedBorrow)
         #expect(service.parkedBorrowCount == 0)
@@ -174,7 +192,8 @@ import Testing
         // answer is above 70 bytes, one pool and the loader below.
         let service = service { $0.maxMessageSize = 150 }
         for unit in ["a", "b", "c"] {
-            _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
+            _ = service.handle(
+                .prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
         }
         _ = responder.take()
         _ = service.handle(.stats(StatsRequestMessage()), callID: 2, timeout: nil, responder: responder)
@@ -201,7 +220,8 @@ import Testing
     @Test func theStatsSizeIsTheEncodedSize() {
         let service = service()
         for unit in ["a", "bb", String(repeating: "c", count: 100)] {
-            _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
+            _ = service.handle(
+                .prefetch(PrefetchRequestMessage(adUnitID: unit)), callID: 1, timeout: nil, responder: responder)
         }
         clock.advance(by: .milliseconds(100))
         let message = StatsResponseMessage(pools: loader.stats())
@@ -243,17 +263,24 @@ import Testing
             service.handle(
                 .watch(WatchRequestMessage(adUnitID: "feed", kinds: [.received, .leased])), callID: 4, timeout: nil,
                 responder: responder))
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "other")), callID: 5, timeout: nil, responder: responder)
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 6, timeout: nil, responder: responder)
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "other")), callID: 5, timeout: nil, responder: responder)
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 6, timeout: nil, responder: responder)
         _ = responder.take()
         clock.advance(by: .milliseconds(100))
         let events = responder.take()
         #expect(events.count == 2)
-        #expect(events.allSatisfy { if case .event(4, let m) = $0 { m.event.kind == .received && m.event.adUnitID == "feed" } else { false } })
+        #expect(
+            events.allSatisfy {
+                if case .event(4, let m) = $0 { m.event.kind == .received && m.event.adUnitID == "feed" } else { false }
+            })
         // The client stops reading: the next event (a lease) ends the Watch instead of queueing.
         responder.unsentByteCount = 1_025
-        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 7, timeout: nil, responder: responder)
-        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 8, timeout: nil, responder: responder)
+        _ = service.handle(
+            .borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 7, timeout: nil, responder: responder)
+        _ = service.handle(
+            .borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 8, timeout: nil, responder: responder)
         #expect(
             responder.take().filter({ if case .status = $0 { true } else { false } }) == [
                 .status(
@@ -283,7 +310,8 @@ import Testing
         #expect(Set(responder.ended) == [1, 2])
         #expect(service.openCallCount == 0)
         #expect(service.parkedBorrowCount == 0)
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 3, timeout: nil, responder: responder)
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 3, timeout: nil, responder: responder)
         #expect(responder.take() == [.status(3, unavailable)])
     }
 
@@ -291,10 +319,16 @@ import Testing
 
     @Test func requestsMapCoreErrorsToStatuses() {
         let service = service()
-        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: 0, shown: false)), callID: 1, timeout: nil, responder: responder)
-        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: 42, shown: false)), callID: 2, timeout: nil, responder: responder)
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "")), callID: 3, timeout: nil, responder: responder)
-        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed", loader: "nope")), callID: 4, timeout: nil, responder: responder)
+        _ = service.handle(
+            .returnLease(ReturnRequestMessage(leaseID: 0, shown: false)), callID: 1, timeout: nil, responder: responder)
+        _ = service.handle(
+            .returnLease(ReturnRequestMessage(leaseID: 42, shown: false)), callID: 2, timeout: nil, responder: responder
+        )
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "")), callID: 3, timeout: nil, responder: responder)
+        _ = service.handle(
+            .borrow(BorrowRequestMessage(adUnitID: "feed", loader: "nope")), callID: 4, timeout: nil,
+            responder: responder)
         #expect(
             responder.take() == [
                 .status(1, Status(code: .invalidArgument, message: "lease_id: must not be 0")),
@@ -307,14 +341,20 @@ import Testing
     @Test func theMethodTableDecodesEveryMethodAndRefusesUnknownOnes() throws {
         for method in MethodName.all {
             #expect(ServiceRequest.isKnown(method))
-            _ = try [UInt8]().withUnsafeBytes { (bytes) throws(Status) in try ServiceRequest(method: method, message: bytes) }
+            _ = try [UInt8]().withUnsafeBytes { (bytes) throws(Status) in
+                try ServiceRequest(method: method, message: bytes)
+            }
         }
         #expect(throws: Status(code: .unimplemented, message: "unknown method \"/x.Y/Z\"")) {
-            try [UInt8]().withUnsafeBytes { (bytes) throws(Status) in try ServiceRequest(method: "/x.Y/Z", message: bytes) }
+            try [UInt8]().withUnsafeBytes { (bytes) throws(Status) in
+                try ServiceRequest(method: "/x.Y/Z", message: bytes)
+            }
         }
         let garbage: [UInt8] = [0x0a, 0xff]
         #expect(throws: Status.self) {
-            try garbage.withUnsafeBytes { (bytes) throws(Status) in try ServiceRequest(method: MethodName.borrow, message: bytes) }
+            try garbage.withUnsafeBytes { (bytes) throws(Status) in
+                try ServiceRequest(method: MethodName.borrow, message: bytes)
+            }
         }
     }
 }
@@ -326,7 +366,8 @@ import Testing
     func lentAd(
         _ service: AdLoaderService, _ server: ServerContext, _ responder: RecordingResponder, callID: UInt64
     ) throws -> Lease {
-        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: callID, timeout: nil, responder: responder)
+        _ = service.handle(
+            .borrow(BorrowRequestMessage(adUnitID: "feed")), callID: callID, timeout: nil, responder: responder)
         let answer = responder.take().last
         guard case .borrow(_, let message)? = answer else {
             Issue.record("Borrow \(callID) was not answered with a BorrowResponse: \(String(describing: answer))")
@@ -356,15 +397,20 @@ import Testing
             loader: loader, limits: ServerLimits(), clock: clock, scheduler: clock, logger: Logger(level: .error))
         let server = ServerContext(service: service, limits: ServerLimits())
         let responder = RecordingResponder()
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
         clock.advance(by: .milliseconds(10))
 
         let consumed = try lentAd(service, server, responder, callID: 2)
         let unshown = try lentAd(service, server, responder, callID: 3)
         #expect(server.adEncodings.count == 2)
-        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: consumed.id, shown: true)), callID: 4, timeout: nil, responder: responder)
+        _ = service.handle(
+            .returnLease(ReturnRequestMessage(leaseID: consumed.id, shown: true)), callID: 4, timeout: nil,
+            responder: responder)
         #expect(server.adEncodings.count == 1, "a consumed ad is never lent again")
-        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: unshown.id, shown: false)), callID: 5, timeout: nil, responder: responder)
+        _ = service.handle(
+            .returnLease(ReturnRequestMessage(leaseID: unshown.id, shown: false)), callID: 5, timeout: nil,
+            responder: responder)
         #expect(server.adEncodings.count == 1, "an ad back in the pool may be lent again")
 
         clock.advance(by: .seconds(32))

@@ -58,7 +58,9 @@ import Testing
     }
 
     func returnLease(_ service: AdLoaderService, _ id: UInt64, shown: Bool) -> RecordingResponder.Answer? {
-        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: id, shown: shown)), callID: 2, timeout: nil, responder: responder)
+        _ = service.handle(
+            .returnLease(ReturnRequestMessage(leaseID: id, shown: shown)), callID: 2, timeout: nil, responder: responder
+        )
         return responder.take().last
     }
 
@@ -83,12 +85,14 @@ import Testing
         let lease = try #require(first.lease)
         #expect(lease.ad.format == .appOpen && lease.ad.creative.fullScreenCreative != nil)
         // Unshown: nothing counted.
-        #expect(returnLease(service, lease.id, shown: false) == .returned(2, ReturnResponseMessage(outcome: .backInPool)))
+        #expect(
+            returnLease(service, lease.id, shown: false) == .returned(2, ReturnResponseMessage(outcome: .backInPool)))
         let second = try appOpen(service, Self.call())
         #expect(second.counts == AppOpenCounts())
         // Shown: counted before the answer.
         let shownLease = try #require(second.lease)
-        #expect(returnLease(service, shownLease.id, shown: true) == .returned(2, ReturnResponseMessage(outcome: .consumed)))
+        #expect(
+            returnLease(service, shownLease.id, shown: true) == .returned(2, ReturnResponseMessage(outcome: .consumed)))
         let third = try appOpen(service, Self.call())
         #expect(third.counts == AppOpenCounts(session: 1, day: 1) && third.outcome == .show)
         _ = returnLease(service, try #require(third.lease).id, shown: true)
@@ -149,16 +153,30 @@ import Testing
         (call(device: ""), Status(code: .invalidArgument, message: "device_id: must not be empty")),
         (call(session: ""), Status(code: .invalidArgument, message: "session_id: must not be empty")),
         (call(unit: ""), Status(code: .invalidArgument, message: "ad_unit_id: must not be empty")),
-        (call(offset: 64_801), Status(code: .invalidArgument, message: "utc_offset_seconds: must be -64800...64800, got 64801")),
-        (call(offset: -100_000), Status(code: .invalidArgument, message: "utc_offset_seconds: must be -64800...64800, got -100000")),
-        (call(device: String(repeating: "d", count: 129)), Status(code: .invalidArgument, message: "device_id: must be at most 128 bytes, got 129")),
+        (
+            call(offset: 64_801),
+            Status(code: .invalidArgument, message: "utc_offset_seconds: must be -64800...64800, got 64801")
+        ),
+        (
+            call(offset: -100_000),
+            Status(code: .invalidArgument, message: "utc_offset_seconds: must be -64800...64800, got -100000")
+        ),
+        (
+            call(device: String(repeating: "d", count: 129)),
+            Status(code: .invalidArgument, message: "device_id: must be at most 128 bytes, got 129")
+        ),
         (call(loader: "nope"), Status(code: .invalidArgument, message: "loader: unknown loader \"nope\"")),
         (
             call(loader: ""),
-            Status(code: .failedPrecondition, message: "loader \"default\" has format native; AppOpen needs a loader of format appOpen")
+            Status(
+                code: .failedPrecondition,
+                message: "loader \"default\" has format native; AppOpen needs a loader of format appOpen")
         ),
         (
-            .appOpen(AppOpenRequestMessage(request: AppOpenRequest(deviceID: "d", sessionID: "s", event: .launch), adUnitID: "u", loader: "splash", invalidEvent: 7)),
+            .appOpen(
+                AppOpenRequestMessage(
+                    request: AppOpenRequest(deviceID: "d", sessionID: "s", event: .launch), adUnitID: "u",
+                    loader: "splash", invalidEvent: 7)),
             Status(code: .invalidArgument, message: "event: must be LAUNCH (1) or FOREGROUND (2), got 7")
         ),
     ])
@@ -184,7 +202,9 @@ import Testing
         // The shown Return is answered only once the store committed the count.
         let lease = try #require(answer.lease)
         let returning = try #require(
-            service.handle(.returnLease(ReturnRequestMessage(leaseID: lease.id, shown: true)), callID: 2, timeout: nil, responder: responder))
+            service.handle(
+                .returnLease(ReturnRequestMessage(leaseID: lease.id, shown: true)), callID: 2, timeout: nil,
+                responder: responder))
         #expect(responder.answers.isEmpty && returning.callID == 2 && loader.hasLease(lease.id))
         store.completeDeferred()
         #expect(responder.take() == [.returned(2, ReturnResponseMessage(outcome: .consumed))])
@@ -197,7 +217,9 @@ import Testing
         let lease = try #require(try appOpen(service, Self.call()).lease)
         store.defersCompletions = true
         let returning = try #require(
-            service.handle(.returnLease(ReturnRequestMessage(leaseID: lease.id, shown: true)), callID: 2, timeout: nil, responder: responder))
+            service.handle(
+                .returnLease(ReturnRequestMessage(leaseID: lease.id, shown: true)), callID: 2, timeout: nil,
+                responder: responder))
         #expect(service.end(returning, answering: Status(code: .cancelled, message: "cancelled by the client")))
         store.completeDeferred()
         #expect(responder.take() == [.status(2, Status(code: .cancelled, message: "cancelled by the client"))])
@@ -233,7 +255,8 @@ import Testing
         }
         // 1 confirmed + 1 reserved (the second SHOW, never returned) reach the cap of 2.
         #expect(third.outcome == .skip && third.reason == .dailyCapReached && third.flags.dailyCapReached)
-        #expect(third.counts == AppOpenCounts(session: 0, day: 1) && third.reserved == AppOpenCounts(session: 0, day: 1))
+        #expect(
+            third.counts == AppOpenCounts(session: 0, day: 1) && third.reserved == AppOpenCounts(session: 0, day: 1))
         #expect(fourth.reason == .dailyCapReached && service.openCallCount == 0)
     }
 
@@ -244,7 +267,8 @@ import Testing
         _ = service.handle(Self.call(), callID: 1, timeout: .milliseconds(50), responder: responder)
         _ = service.handle(Self.call(session: "s-2"), callID: 2, timeout: nil, responder: responder)
         clock.advance(by: .milliseconds(50))
-        #expect(responder.take() == [.status(1, Status(code: .deadlineExceeded, message: "deadline of 50 ms exceeded"))])
+        #expect(
+            responder.take() == [.status(1, Status(code: .deadlineExceeded, message: "deadline of 50 ms exceeded"))])
         service.beginDrain()
         #expect(responder.take() == [.status(2, Status(code: .unavailable, message: "server shutting down"))])
         store.completeDeferred()
@@ -280,15 +304,20 @@ import Testing
         let answer = AppOpenResponseMessage(
             outcome: .skip, reason: .coldStartExcluded, flags: AppOpenDecision.Flags(coldStart: true),
             counts: AppOpenCounts(session: 1, day: 2), reserved: AppOpenCounts(session: 3, day: 4), day: "2026-12-01")
-        let back = try answer.encoded().withUnsafeBytes { (b) throws(FrameError) in try AppOpenResponseMessage(decoding: b) }
-        #expect(back.reason == .coldStartExcluded && back.flags.coldStart && back.reserved == AppOpenCounts(session: 3, day: 4))
+        let back = try answer.encoded().withUnsafeBytes { (b) throws(FrameError) in
+            try AppOpenResponseMessage(decoding: b)
+        }
+        #expect(
+            back.reason == .coldStartExcluded && back.flags.coldStart
+                && back.reserved == AppOpenCounts(session: 3, day: 4))
         #expect(back.counts == AppOpenCounts(session: 1, day: 2))
     }
 
     @Test func theMethodDecodesFromTheWire() throws {
         let message = AppOpenRequestMessage(
             request: AppOpenRequest(
-                deviceID: "d", sessionID: "s", event: .foreground, isFirstLaunch: true, backgroundDuration: .seconds(301),
+                deviceID: "d", sessionID: "s", event: .foreground, isFirstLaunch: true,
+                backgroundDuration: .seconds(301),
                 fromUnlock: true, utcOffsetSeconds: -36_000),
             adUnitID: "u", loader: "splash")
         let request = try message.encoded().withUnsafeBytes { (b) throws(Status) in

@@ -18,10 +18,11 @@ import Testing
         #expect(required.check(value, peerIsLocal: false) == nil)
     }
 
-    @Test(arguments: [
-        nil, "", "Bearer", "Bearer ", "alpha", "Basic alpha", "Bearer alph", "Bearer alphaa", "Bearer  alpha",
-        "Bearer beta", "Bearer " + String(repeating: "x", count: 100_000), "Bearer alpha\u{0}",
-    ] as [String?])
+    @Test(
+        arguments: [
+            nil, "", "Bearer", "Bearer ", "alpha", "Basic alpha", "Bearer alph", "Bearer alphaa", "Bearer  alpha",
+            "Bearer beta", "Bearer " + String(repeating: "x", count: 100_000), "Bearer alpha\u{0}",
+        ] as [String?])
     func anythingElseIsUnauthenticated(_ value: String?) {
         #expect(required.check(value, peerIsLocal: false)?.code == .unauthenticated)
     }
@@ -43,8 +44,10 @@ import Testing
 
     @Test func aValidTokenNamesItsCaller() {
         let named = CallAuthenticator(
-            named: [.init(name: "feed", value: "f-1"), .init(name: "ops", value: "o-1"), .init(name: "feed", value: "f-2"),
-                    .init(name: "empty", value: "")],
+            named: [
+                .init(name: "feed", value: "f-1"), .init(name: "ops", value: "o-1"), .init(name: "feed", value: "f-2"),
+                .init(name: "empty", value: ""),
+            ],
             requireOnLoopback: true)
         #expect(named.names == ["feed", "ops", "feed"])
         #expect(named.identify("Bearer o-1", peerIsLocal: false).caller == 1)

@@ -54,9 +54,12 @@ import Testing
 
     @Test func callsAnsweredAtOnceAreReportedWithTheirStatus() {
         let service = service()
-        _ = service.handle(.prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
-        _ = service.handle(.borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 2, timeout: nil, responder: responder)
-        _ = service.handle(.returnLease(ReturnRequestMessage(leaseID: 0, shown: false)), callID: 3, timeout: nil, responder: responder)
+        _ = service.handle(
+            .prefetch(PrefetchRequestMessage(adUnitID: "feed")), callID: 1, timeout: nil, responder: responder)
+        _ = service.handle(
+            .borrow(BorrowRequestMessage(adUnitID: "feed")), callID: 2, timeout: nil, responder: responder)
+        _ = service.handle(
+            .returnLease(ReturnRequestMessage(leaseID: 0, shown: false)), callID: 3, timeout: nil, responder: responder)
         _ = service.handle(
             .stats(StatsRequestMessage(adUnitID: String(repeating: "x", count: 500))), callID: 4, timeout: nil,
             responder: responder)

@@ -15,7 +15,8 @@ import Testing
     private func server(_ tokens: [CallAuthenticator.Token]) throws -> ServerContext {
         let source = try SyntheticSource(configuration: SyntheticSource.Configuration(), clock: clock, scheduler: clock)
         let loader = try NativeAdvertisementLoader(
-            loaders: [LoaderConfiguration(name: "default")], sources: ["synthetic": source], clock: clock, scheduler: clock)
+            loaders: [LoaderConfiguration(name: "default")], sources: ["synthetic": source], clock: clock,
+            scheduler: clock)
         let service = AdLoaderService(
             loader: loader, limits: ServerLimits(), clock: clock, scheduler: clock, logger: Logger(level: .error),
             authenticator: CallAuthenticator(named: tokens, requireOnLoopback: true))
@@ -38,13 +39,15 @@ import Testing
 
         // Rotation: feed gets a new token (the old one stays for now), ops is removed.
         server.replaceAuthenticator(
-            CallAuthenticator(named: [.init(name: "feed", value: "f-1"), .init(name: "feed", value: "f-2")], requireOnLoopback: true))
+            CallAuthenticator(
+                named: [.init(name: "feed", value: "f-1"), .init(name: "feed", value: "f-2")], requireOnLoopback: true))
         #expect(admit(server, "o-1") == .unauthenticated)
         #expect(admit(server, "f-2") == nil)
         #expect(admit(server, "f-1") == nil)
         #expect(server.callsByName == ["feed": 4, "ops": 1])
 
-        server.replaceAuthenticator(CallAuthenticator(named: [.init(name: "feed", value: "f-2")], requireOnLoopback: true))
+        server.replaceAuthenticator(
+            CallAuthenticator(named: [.init(name: "feed", value: "f-2")], requireOnLoopback: true))
         #expect(admit(server, "f-1") == .unauthenticated)
         #expect(admit(server, "f-2") == nil)
         #expect(server.callsByName == ["feed": 5, "ops": 1])

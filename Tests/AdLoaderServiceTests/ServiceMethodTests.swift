@@ -15,7 +15,8 @@ import Testing
     static func protoMethods() throws -> [String] {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let text = try String(contentsOf: root.appendingPathComponent("Proto/adloader/v1/service.proto"), encoding: .utf8)
+        let text = try String(
+            contentsOf: root.appendingPathComponent("Proto/adloader/v1/service.proto"), encoding: .utf8)
         return text.split(separator: "\n").compactMap { line in
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             guard trimmed.hasPrefix("rpc "), let open = trimmed.firstIndex(of: "(") else { return nil }
@@ -37,7 +38,8 @@ import Testing
 
     @Test func everyMethodDecodesAnEmptyRequestToItself() throws {
         for method in ServiceMethod.allCases {
-            let request = try ServiceRequest(method: method.fullName, message: UnsafeRawBufferPointer(start: nil, count: 0))
+            let request = try ServiceRequest(
+                method: method.fullName, message: UnsafeRawBufferPointer(start: nil, count: 0))
             #expect(request.method == method)
         }
     }
@@ -72,7 +74,8 @@ import Testing
         service.features = ["grpc", "auth", "framed"]
         clock.advance(by: .milliseconds(1_500))
         let responder = RecordingResponder()
-        let open = service.handle(.serverInfo(ServerInfoRequestMessage()), callID: 7, timeout: nil, responder: responder)
+        let open = service.handle(
+            .serverInfo(ServerInfoRequestMessage()), callID: 7, timeout: nil, responder: responder)
         #expect(open == nil)
         let expected = ServerInfoResponseMessage(
             version: BuildInfo.version, build: BuildInfo.build, instance: "replica-a", uptimeMilliseconds: 1_500,

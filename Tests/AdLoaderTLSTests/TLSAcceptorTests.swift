@@ -21,7 +21,8 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out",
+            cert,
             "-days", "2", "-subj", "/CN=test", "-addext", "subjectAltName=IP:127.0.0.1",
         ]
         process.standardError = FileHandle.nullDevice
@@ -187,7 +188,8 @@ import Testing
         settings.certificateFile = Self.files.cert
         settings.keyFile = Self.files.key
         let tls = TLSAcceptor(
-            context: try TLSContext(settings), next: next, clock: clock, scheduler: clock, handshakeTimeout: .seconds(5),
+            context: try TLSContext(settings), next: next, clock: clock, scheduler: clock,
+            handshakeTimeout: .seconds(5),
             maxPending: 8, logger: Logger(level: .info, handler: log))
         func garbage() {
             let stream = InProcessStream()
@@ -241,7 +243,11 @@ import Testing
         #expect(error { $0.keyFile = Self.files.cert }?.field == "tls.keyFile")
         #expect(error { $0.keyFile = nil }?.field == "tls.keyFile")
         #expect(error { $0.clientAuth = .required }?.field == "tls.clientCAFile")
-        #expect(error { $0.clientCAFile = Self.files.key; $0.clientAuth = .optional }?.field == "tls.clientCAFile")
+        #expect(
+            error {
+                $0.clientCAFile = Self.files.key
+                $0.clientAuth = .optional
+            }?.field == "tls.clientCAFile")
     }
 }
 

@@ -36,11 +36,12 @@ import Testing
             tasks.append(clock.schedule(at: start + .milliseconds(10)) { order.append("a2") })
             tasks.append(clock.schedule(at: start + .milliseconds(20)) { order.append("cancelled") })
             tasks.append(clock.schedule(at: start + .seconds(-1)) { order.append("past") })
-            tasks.append(clock.schedule(at: start + .milliseconds(40)) {
-                order.append("d")
-                #expect(clock.now >= start + .milliseconds(40))
-                finish()
-            })
+            tasks.append(
+                clock.schedule(at: start + .milliseconds(40)) {
+                    order.append("d")
+                    #expect(clock.now >= start + .milliseconds(40))
+                    finish()
+                })
             tasks[3].cancel()
             #expect(order.isEmpty, "an action ran inside schedule(at:)")
             #expect(clock.pendingCount == 5)

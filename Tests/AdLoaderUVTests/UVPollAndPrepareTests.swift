@@ -1,9 +1,10 @@
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 @testable import AdLoaderUV
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The wrappers a libcurl driver needs: a poll on a descriptor it owns, and work before the poll.
 @Suite struct UVPollAndPrepareTests {

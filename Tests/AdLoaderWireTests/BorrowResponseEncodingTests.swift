@@ -87,8 +87,10 @@ import Testing
     @Test(arguments: [
         FullScreenCreative(media: .markup("")),
         FullScreenCreative(media: .markup("<html>ad</html>"), orientation: .portrait, width: 1080, height: 1920),
-        FullScreenCreative(media: .videoURL("https://v/1.mp4"), reward: FullScreenCreative.Reward(type: "", amount: -5)),
-        FullScreenCreative(media: .videoURL(""), orientation: .landscape, reward: FullScreenCreative.Reward(type: "gems", amount: 0)),
+        FullScreenCreative(
+            media: .videoURL("https://v/1.mp4"), reward: FullScreenCreative.Reward(type: "", amount: -5)),
+        FullScreenCreative(
+            media: .videoURL(""), orientation: .landscape, reward: FullScreenCreative.Reward(type: "gems", amount: 0)),
     ])
     func fullScreenCreativesRoundTrip(creative: FullScreenCreative) throws {
         var ad = Self.fullScreen

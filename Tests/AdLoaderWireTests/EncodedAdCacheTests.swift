@@ -24,7 +24,8 @@ import Testing
         let cache = EncodedAdCache()
         for pass in 0..<2 {
             for message in BorrowResponseEncodingTests.messages {
-                #expect(Self.cachedFrame(callID: callID, message, cache) == Self.expectedFrame(callID: callID, message),
+                #expect(
+                    Self.cachedFrame(callID: callID, message, cache) == Self.expectedFrame(callID: callID, message),
                     "pass \(pass): \(message)")
             }
         }
@@ -83,7 +84,8 @@ import Testing
                 cache.forget(id: "ad-\(id)")
                 held.remove(id)
             } else {
-                let message = BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: Fixtures.ad(id: "ad-\(id)", text: "t\(id)")))
+                let message = BorrowResponseMessage(
+                    outcome: .leased, lease: Fixtures.lease(ad: Fixtures.ad(id: "ad-\(id)", text: "t\(id)")))
                 let (hits, misses) = (cache.hits, cache.misses)
                 let frame = Self.cachedFrame(callID: 1, message, cache)
                 if step % 50 == 0 { #expect(frame == Self.expectedFrame(callID: 1, message)) }
@@ -108,7 +110,8 @@ import Testing
             context = strong
             var ad = Fixtures.ad(id: "retired")
             ad.sourceContext = strong
-            _ = Self.cachedFrame(callID: 1, BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), cache)
+            _ = Self.cachedFrame(
+                callID: 1, BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), cache)
         }
         #expect(context != nil, "the cache holds the ad it encoded")
         cache.forget(id: "retired")

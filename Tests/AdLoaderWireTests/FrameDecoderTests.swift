@@ -164,7 +164,9 @@ import Testing
     func incompleteFrameMatchesNext(seed: Int) {
         var generator = SeededGenerator(seed: UInt64(seed) &+ 300)
         var bytes = ProtocolPreface.bytes + Self.stream(Self.messages.filter { $0.count < 90 })
-        if seed % 4 == 3 { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+        if seed % 4 == 3 {
+            bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+        }
         var decoder = FrameDecoder(maximumMessageSize: 100, expectingPreface: true)
         var i = 0
         while i < bytes.count {
@@ -222,12 +224,18 @@ import Testing
     }
 
     @Test(arguments: [
-        (UInt32(Int32.max), 4 << 20), (UInt32(Int32.max) + 1, 4 << 20), (UInt32.max, 4 << 20), (UInt32.max, Int(Int32.max)),
+        (UInt32(Int32.max), 4 << 20), (UInt32(Int32.max) + 1, 4 << 20), (UInt32.max, 4 << 20),
+        (UInt32.max, Int(Int32.max)),
     ])
     func extremeLengthsAreRejectedWithoutAllocating(length: UInt32, limit: Int) {
         var decoder = FrameDecoder(maximumMessageSize: limit)
-        decoder.append([0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
-        #expect(throws: FrameError(code: .messageTooLarge, message: "message of \(length) bytes exceeds the limit of \(limit) bytes")) {
+        decoder.append([
+            0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF),
+        ])
+        #expect(
+            throws: FrameError(
+                code: .messageTooLarge, message: "message of \(length) bytes exceeds the limit of \(limit) bytes")
+        ) {
             try decoder.next()
         }
     }

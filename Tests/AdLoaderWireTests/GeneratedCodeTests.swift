@@ -29,7 +29,8 @@ import Testing
 
         let target = Self.packageRoot.appendingPathComponent("Sources/CAdLoaderProto")
         let files = [
-            "adloader.pb-c.c", "frame.pb-c.c", "include/adloader/v1/adloader.pb-c.h", "include/adloader/v1/frame.pb-c.h",
+            "adloader.pb-c.c", "frame.pb-c.c", "include/adloader/v1/adloader.pb-c.h",
+            "include/adloader/v1/frame.pb-c.h",
             "descriptor_set.c",
         ]
         for file in files {

@@ -18,13 +18,16 @@ import Testing
     func adsWithAnyStrings(text: String) throws {
         for full in [true, false] {
             let ad = Fixtures.ad(id: text.isEmpty ? "x" : text, text: text, full: full)
-            #expect(try roundTrips(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(slot: nonEmpty(text), ad: ad))))
+            #expect(
+                try roundTrips(
+                    BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(slot: nonEmpty(text), ad: ad))))
         }
     }
 
     @Test func maximumSizes() throws {
         let ad = Fixtures.ad(text: Fixtures.huge)
-        let message = BorrowResponseMessage(outcome: .reused, lease: Fixtures.lease(id: .max, slot: Fixtures.huge, ad: ad))
+        let message = BorrowResponseMessage(
+            outcome: .reused, lease: Fixtures.lease(id: .max, slot: Fixtures.huge, ad: ad))
         #expect(message.encoded().count > 4 << 20)
         #expect(try roundTrips(message))
         #expect(try roundTrips(BorrowRequestMessage(adUnitID: Fixtures.huge, waitMilliseconds: .max)))
@@ -43,7 +46,8 @@ import Testing
         source.noticesSent = .max
         source.noticesFailed = 4
         source.noticesDropped = 5
-        let message = StatsResponseMessage(pools: [PoolStats(loader: "l", adUnitID: "u")], sources: [source, DemandSourceStats()])
+        let message = StatsResponseMessage(
+            pools: [PoolStats(loader: "l", adUnitID: "u")], sources: [source, DemandSourceStats()])
         #expect(try roundTrips(message))
         // Additive: an answer without sources decodes as before, and one with them as pools only for old readers.
         #expect(try roundTrips(StatsResponseMessage(pools: [])))
@@ -69,7 +73,10 @@ import Testing
         #expect(decoded.result == PrefetchResult(available: Int(UInt32.max), inFlight: 0, requested: 3))
     }
 
-    @Test(arguments: [PrefetchResult(available: 0, inFlight: 0, requested: 0), PrefetchResult(available: 3, inFlight: 2, requested: 5)])
+    @Test(arguments: [
+        PrefetchResult(available: 0, inFlight: 0, requested: 0),
+        PrefetchResult(available: 3, inFlight: 2, requested: 5),
+    ])
     func prefetchResponse(result: PrefetchResult) throws {
         #expect(try roundTrips(PrefetchResponseMessage(result: result)))
     }
@@ -146,7 +153,8 @@ import Testing
 
     @Test(arguments: AdEvent.Kind.allWireKinds)
     func events(kind: AdEvent.Kind) throws {
-        var event = AdEvent(kind: kind, at: AdInstant(unixMilliseconds: 1_764_430_000_123), loader: "default", adUnitID: "feed")
+        var event = AdEvent(
+            kind: kind, at: AdInstant(unixMilliseconds: 1_764_430_000_123), loader: "default", adUnitID: "feed")
         #expect(try roundTrips(EventMessage(event: event)))
         event.adID = "ad-9"
         event.leaseID = 77
@@ -170,7 +178,10 @@ import Testing
             #expect(try roundTrips(EventMessage(event: event)))
         }
         #expect(AdEvent.Kind(wireName: kind.wireName) == kind)
-        #expect(AdEvent.Kind(wireName: kind.wireName.lowercased().map { $0 == "_" ? "-" : $0 }.reduce("") { $0 + String($1) }) == kind)
+        #expect(
+            AdEvent.Kind(
+                wireName: kind.wireName.lowercased().map { $0 == "_" ? "-" : $0 }.reduce("") { $0 + String($1) })
+                == kind)
     }
 
     /// The reason strings on the wire are fixed (PROTOCOL.md, adloader.proto): each enum case
@@ -259,6 +270,9 @@ extension MessagesTests {
         var source = DemandSourceStats(name: "rtb")
         source.requests = 2
         source.noticesSent = 1
-        #expect(StatsResponseMessage(pools: [], sources: [source]).encoded() == [0x12, 0x09, 0x0a, 0x03, 0x72, 0x74, 0x62, 0x10, 0x02, 0x38, 0x01])
+        #expect(
+            StatsResponseMessage(pools: [], sources: [source]).encoded() == [
+                0x12, 0x09, 0x0a, 0x03, 0x72, 0x74, 0x62, 0x10, 0x02, 0x38, 0x01,
+            ])
     }
 }

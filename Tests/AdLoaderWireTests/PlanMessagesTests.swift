@@ -15,8 +15,12 @@ import Testing
         return try copy.withUnsafeMutableBytes { try PlanResponseMessage(decoding: UnsafeRawBufferPointer($0)) }
     }
 
-    static let requestBytes: [UInt8] = [0x0a, 0x02, 0x75, 0x31, 0x12, 0x04, 0x68, 0x6f, 0x6d, 0x65, 0x28, 0x07, 0x30, 0x03]
-    static let responseBytes: [UInt8] = [0x0a, 0x04, 0x08, 0x01, 0x10, 0x03, 0x0a, 0x04, 0x08, 0x09, 0x10, 0x02, 0x10, 0x01]
+    static let requestBytes: [UInt8] = [
+        0x0a, 0x02, 0x75, 0x31, 0x12, 0x04, 0x68, 0x6f, 0x6d, 0x65, 0x28, 0x07, 0x30, 0x03,
+    ]
+    static let responseBytes: [UInt8] = [
+        0x0a, 0x04, 0x08, 0x01, 0x10, 0x03, 0x0a, 0x04, 0x08, 0x09, 0x10, 0x02, 0x10, 0x01,
+    ]
 
     @Test func theExamplesOfPROTOCOLmdAreWhatTheEncodersWrite() throws {
         let request = PlanRequestMessage(feedID: "u1", adUnitID: "home", firstVisible: 0, lastVisible: 7, ahead: 3)
@@ -37,11 +41,17 @@ import Testing
             id: "a1", adUnitID: "home", loader: "default", creative: .native(NativeAdContent(headline: "h")),
             loadedAt: AdInstant(unixMilliseconds: 1), expiresAt: AdInstant(unixMilliseconds: 2))
         let plan = FeedPlan(
-            positions: [PlannedPosition(position: 4, state: .ad(Lease(id: 7, slot: "u1#4", expiresAt: AdInstant(unixMilliseconds: 2), ad: ad)))],
+            positions: [
+                PlannedPosition(
+                    position: 4,
+                    state: .ad(Lease(id: 7, slot: "u1#4", expiresAt: AdInstant(unixMilliseconds: 2), ad: ad)))
+            ],
             created: false)
         let bytes = PlanResponseMessage(plan: plan).encoded()
         let back = try response(bytes)
-        guard case .ad(let lease) = back.plan.positions.first?.state else { throw FrameError(code: .badMessage, message: "no ad") }
+        guard case .ad(let lease) = back.plan.positions.first?.state else {
+            throw FrameError(code: .badMessage, message: "no ad")
+        }
         #expect(lease.id == 7 && lease.slot == "u1#4" && lease.ad.id == "a1")
         let request = PlanRequestMessage(
             feedID: "f", adUnitID: "u", firstVisible: 2, lastVisible: 9, ahead: 1,

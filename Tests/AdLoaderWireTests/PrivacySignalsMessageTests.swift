@@ -1,6 +1,7 @@
 import AdLoaderCore
-@testable import AdLoaderWire
 import Testing
+
+@testable import AdLoaderWire
 
 @Suite struct PrivacySignalsMessageTests {
     static let full = PrivacySignalsMessage(
@@ -24,9 +25,11 @@ import Testing
     /// protobuf-c merges a message field sent twice; the in-place decoder does the same.
     @Test func aRepeatedSignalsFieldMergesLikeProtobufC() throws {
         var first: [UInt8] = []
-        BorrowRequestMessage(adUnitID: "u", privacy: PrivacySignalsMessage(gppSectionIDs: [1], usPrivacy: "1YNN")).encode(into: &first)
+        BorrowRequestMessage(adUnitID: "u", privacy: PrivacySignalsMessage(gppSectionIDs: [1], usPrivacy: "1YNN"))
+            .encode(into: &first)
         var second: [UInt8] = []
-        BorrowRequestMessage(adUnitID: "u", privacy: PrivacySignalsMessage(gppSectionIDs: [2], coppa: true)).encode(into: &second)
+        BorrowRequestMessage(adUnitID: "u", privacy: PrivacySignalsMessage(gppSectionIDs: [2], coppa: true)).encode(
+            into: &second)
         let bytes = first + second
         let inPlace = try bytes.withUnsafeBytes { try BorrowRequestMessage(decoding: $0) }
         let viaC = try bytes.withUnsafeBytes { try BorrowRequestMessage(protobufC: $0) }
@@ -54,7 +57,8 @@ import Testing
         for _ in 0..<3000 {
             var mutated = bytes
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                mutated[Int.random(in: 0..<mutated.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                mutated[Int.random(in: 0..<mutated.count, using: &generator)] = UInt8.random(
+                    in: 0...255, using: &generator)
             }
             cases.append(mutated)
         }

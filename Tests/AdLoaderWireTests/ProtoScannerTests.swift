@@ -57,8 +57,11 @@ import Testing
         var frames: [[UInt8]] = []
         for text in Fixtures.strings {
             let borrow = BorrowRequestMessage(adUnitID: text, loader: text, slot: text, waitMilliseconds: 500)
-            frames.append(RequestFrame(callID: 7, method: MethodName.borrow, request: borrow, timeoutMilliseconds: 2_000,
-                metadata: [MetadataEntry(key: "k", value: text)]).encoded())
+            frames.append(
+                RequestFrame(
+                    callID: 7, method: MethodName.borrow, request: borrow, timeoutMilliseconds: 2_000,
+                    metadata: [MetadataEntry(key: "k", value: text)]
+                ).encoded())
             frames.append(borrow.encoded())
         }
         for method in MethodName.all + ["", "/x.Y/Z", "/adloader.v1.NativeAdLoader/Borrow\u{0}tail", "é"] {
@@ -69,7 +72,8 @@ import Testing
         frames.append(ReturnRequestMessage(leaseID: 99, shown: true).encoded())
         frames.append(ReturnRequestMessage(leaseID: .max, shown: false).encoded())
         for text in Fixtures.strings {
-            frames.append(ReturnRequestMessage(leaseID: 5, shown: true, invalidate: true, invalidateReason: text).encoded())
+            frames.append(
+                ReturnRequestMessage(leaseID: 5, shown: true, invalidate: true, invalidateReason: text).encoded())
         }
         // ReturnRequest.invalidate_reason (field 4) holding a bad string, alone and after a good one.
         for bad in badStrings {
@@ -135,7 +139,9 @@ import Testing
             [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F],
             [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01], [0x80],
         ]
-        let fixed64: [[UInt8]] = [[UInt8](repeating: 0, count: 8), [UInt8](repeating: 0x80, count: 8), [1, 0, 0, 0, 0, 0, 0, 0]]
+        let fixed64: [[UInt8]] = [
+            [UInt8](repeating: 0, count: 8), [UInt8](repeating: 0x80, count: 8), [1, 0, 0, 0, 0, 0, 0, 0],
+        ]
         let fixed32: [[UInt8]] = [[0, 0, 0, 0], [0x80, 0x80, 0x80, 0x80], [0, 0, 0, 2]]
         let delimited: [[UInt8]] = [
             [0x00], [0x01, 0x00], [0x02, 0x00, 0x00], [0x80, 0x00], [0x81, 0x00, 0x00], [0x03, 0x61, 0x00, 0x62],
@@ -143,7 +149,9 @@ import Testing
         ]
         var checked = 0
         for number in [0, 1, 2, 3, 4, 5, 6, 7, 16] as [UInt64] {
-            for (wire, values) in [(UInt64(0), varints), (1, fixed64), (2, delimited), (5, fixed32), (3, [[]]), (4, [[]])] {
+            for (wire, values) in [
+                (UInt64(0), varints), (1, fixed64), (2, delimited), (5, fixed32), (3, [[]]), (4, [[]]),
+            ] {
                 for value in values {
                     var bytes: [UInt8] = []
                     appendVarint(number << 3 | wire, to: &bytes)
@@ -158,8 +166,10 @@ import Testing
             }
         }
         // Keys: overlong, 5 bytes, field bits above 32, unterminated.
-        for key in [[0x88, 0x00], [0x80, 0x01], [0x88, 0x80, 0x80, 0x80, 0x00], [0x88, 0x80, 0x80, 0x80, 0x10],
-            [0x88, 0x80, 0x80, 0x80, 0x80, 0x00], [0x8A, 0x80], [0x00], [0x07, 0x01], [0xF8, 0xFF, 0xFF, 0xFF, 0x0F]] as [[UInt8]] {
+        for key in [
+            [0x88, 0x00], [0x80, 0x01], [0x88, 0x80, 0x80, 0x80, 0x00], [0x88, 0x80, 0x80, 0x80, 0x10],
+            [0x88, 0x80, 0x80, 0x80, 0x80, 0x00], [0x8A, 0x80], [0x00], [0x07, 0x01], [0xF8, 0xFF, 0xFF, 0xFF, 0x0F],
+        ] as [[UInt8]] {
             for tail in [[0x05], [0x01, 0x61], [0x80, 0x01]] as [[UInt8]] {
                 let input = key + tail
                 #expect(Self.sameEnvelope(input) && Self.sameBorrow(input) && Self.sameReturn(input), "\(input)")
@@ -180,7 +190,9 @@ import Testing
                 for _ in 0..<2 {
                     var mutated = frame
                     mutated[index] = UInt8.random(in: 0...255, using: &generator)
-                    #expect(Self.sameEnvelope(mutated) && Self.sameBorrow(mutated) && Self.sameReturn(mutated), "\(mutated)")
+                    #expect(
+                        Self.sameEnvelope(mutated) && Self.sameBorrow(mutated) && Self.sameReturn(mutated), "\(mutated)"
+                    )
                 }
             }
         }
@@ -212,13 +224,19 @@ import Testing
     static func soup(depth: Int, using g: inout SeededGenerator) -> [UInt8] {
         var out: [UInt8] = []
         for _ in 0..<Int.random(in: 0...5, using: &g) {
-            let numbers: [UInt64] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16, 1000, 1 << 28, 1 << 29 + 1, UInt64(UInt32.max) + 2]
+            let numbers: [UInt64] = [
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 16, 1000, 1 << 28, 1 << 29 + 1, UInt64(UInt32.max) + 2,
+            ]
             let number = numbers.randomElement(using: &g)!
-            let wire = UInt64(Int.random(in: 0...10, using: &g) < 8 ? [0, 2, 2, 0, 1, 5, 2, 0][Int.random(in: 0...7, using: &g)] : UInt64.random(in: 0...7, using: &g))
+            let wire = UInt64(
+                Int.random(in: 0...10, using: &g) < 8
+                    ? [0, 2, 2, 0, 1, 5, 2, 0][Int.random(in: 0...7, using: &g)] : UInt64.random(in: 0...7, using: &g))
             var key: [UInt8] = []
             appendVarint(number << 3 | wire, to: &key)
             if Int.random(in: 0..<12, using: &g) == 0 { key = [UInt8.random(in: 0...255, using: &g)] }
-            if Int.random(in: 0..<12, using: &g) == 0 { key.append(contentsOf: [0x80, 0x80, 0x80, 0x80, 0x80, 0x01].prefix(Int.random(in: 1...6, using: &g))) }
+            if Int.random(in: 0..<12, using: &g) == 0 {
+                key.append(contentsOf: [0x80, 0x80, 0x80, 0x80, 0x80, 0x01].prefix(Int.random(in: 1...6, using: &g)))
+            }
             out += key
             switch wire {
             case 0:
@@ -242,7 +260,8 @@ import Testing
                 default: break
                 }
                 if Int.random(in: 0...9, using: &g) == 0 {
-                    out += [0x80 | UInt8(length & 0x7F), 0x80, 0x80, 0x80, 0x80, 0x00].prefix(Int.random(in: 2...6, using: &g))
+                    out += [0x80 | UInt8(length & 0x7F), 0x80, 0x80, 0x80, 0x80, 0x00].prefix(
+                        Int.random(in: 2...6, using: &g))
                 } else {
                     appendVarint(length, to: &out)
                 }

@@ -71,7 +71,8 @@ enum ProtocolExamples {
                 + frame(
                     RequestFrame(
                         callID: 1, method: MethodName.borrow,
-                        request: BorrowRequestMessage(adUnitID: "feed-native", slot: "feed-42/position-7", waitMilliseconds: 500),
+                        request: BorrowRequestMessage(
+                            adUnitID: "feed-native", slot: "feed-42/position-7", waitMilliseconds: 500),
                         timeoutMilliseconds: 2000))
         ),
         (
@@ -79,17 +80,28 @@ enum ProtocolExamples {
             {
                 var out = ProtocolPreface.bytes
                 let lease = Lease(
-                    id: 1, slot: "feed-42/position-7", expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000), ad: ad)
-                ResponseFrame.append(callID: 1, message: BorrowResponseMessage(outcome: .leased, lease: lease), to: &out)
+                    id: 1, slot: "feed-42/position-7", expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000), ad: ad
+                )
+                ResponseFrame.append(
+                    callID: 1, message: BorrowResponseMessage(outcome: .leased, lease: lease), to: &out)
                 return out
             }()
         ),
-        ("return-request", frame(RequestFrame(callID: 2, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: 99, shown: true)))),
+        (
+            "return-request",
+            frame(
+                RequestFrame(
+                    callID: 2, method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: 99, shown: true)))
+        ),
         (
             "return-not-found",
-            frame(ResponseFrame(callID: 2, end: true, status: statusOfCoreError { try $0.returnLease(99, shown: true) }))
+            frame(
+                ResponseFrame(callID: 2, end: true, status: statusOfCoreError { try $0.returnLease(99, shown: true) }))
         ),
-        ("borrow-empty-ad-unit", frame(RequestFrame(callID: 3, method: MethodName.borrow, request: BorrowRequestMessage(adUnitID: "")))),
+        (
+            "borrow-empty-ad-unit",
+            frame(RequestFrame(callID: 3, method: MethodName.borrow, request: BorrowRequestMessage(adUnitID: "")))
+        ),
         (
             "borrow-invalid-argument",
             frame(
@@ -97,11 +109,18 @@ enum ProtocolExamples {
                     callID: 3, end: true,
                     status: statusOfCoreError { _ = try $0.borrow(adUnitID: "", whenServed: { _ in }) }))
         ),
-        ("watch-request", frame(RequestFrame(callID: 4, method: MethodName.watch, request: WatchRequestMessage(kinds: [.leased, .returned])))),
+        (
+            "watch-request",
+            frame(
+                RequestFrame(
+                    callID: 4, method: MethodName.watch, request: WatchRequestMessage(kinds: [.leased, .returned])))
+        ),
         (
             "watch-event",
             {
-                var event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: 1_764_430_000_500), loader: "default", adUnitID: "feed-native")
+                var event = AdEvent(
+                    kind: .leased, at: AdInstant(unixMilliseconds: 1_764_430_000_500), loader: "default",
+                    adUnitID: "feed-native")
                 event.adID = "ad-1"
                 event.leaseID = 1
                 event.slot = "feed-42/position-7"
@@ -111,7 +130,12 @@ enum ProtocolExamples {
             }()
         ),
         ("cancel-request", frame(RequestFrame.cancel(callID: 4))),
-        ("watch-cancelled", frame(ResponseFrame(callID: 4, end: true, status: Status(code: .cancelled, message: "cancelled by the client")))),
+        (
+            "watch-cancelled",
+            frame(
+                ResponseFrame(
+                    callID: 4, end: true, status: Status(code: .cancelled, message: "cancelled by the client")))
+        ),
         (
             "app-open-request",
             frame(
@@ -145,7 +169,9 @@ enum ProtocolExamples {
                             id: 7, slot: nil, expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000),
                             ad: Ad(
                                 id: "ad-2", adUnitID: "splash", loader: "appopen",
-                                creative: .fullScreen(FullScreenCreative(media: .videoURL("https://v.example/a.mp4"), orientation: .portrait)),
+                                creative: .fullScreen(
+                                    FullScreenCreative(
+                                        media: .videoURL("https://v.example/a.mp4"), orientation: .portrait)),
                                 format: .appOpen, loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000),
                                 expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000)))
                     ).encoded(), end: true))
@@ -230,7 +256,9 @@ enum ProtocolExamples {
         let request = try RequestFrame(decoding: try #require(try server.next()))
         #expect(request.callID == 1 && request.method == MethodName.borrow && request.timeoutMilliseconds == 2000)
         let borrowRequest = try BorrowRequestMessage(decoding: request.message)
-        #expect(borrowRequest == BorrowRequestMessage(adUnitID: "feed-native", slot: "feed-42/position-7", waitMilliseconds: 500))
+        #expect(
+            borrowRequest
+                == BorrowRequestMessage(adUnitID: "feed-native", slot: "feed-42/position-7", waitMilliseconds: 500))
 
         var client = FrameDecoder(maximumMessageSize: 4 << 20, expectingPreface: true)
         client.append(Self.example("borrow-response"))
@@ -246,12 +274,17 @@ enum ProtocolExamples {
         var disabled = LoaderConfiguration(name: "x")
         disabled.enabled = false
         let refusals: [(Status.Code, Status)] = [
-            (.unavailable, ProtocolExamples.statusOfCoreError(loaders: [disabled]) { try $0.prefetch(adUnitID: "a", loader: "x") }),
+            (
+                .unavailable,
+                ProtocolExamples.statusOfCoreError(loaders: [disabled]) { try $0.prefetch(adUnitID: "a", loader: "x") }
+            ),
             (.invalidArgument, ProtocolExamples.statusOfCoreError { try $0.prefetch(adUnitID: "") }),
             (.invalidArgument, ProtocolExamples.statusOfCoreError { try $0.prefetch(adUnitID: "a", loader: "x") }),
             (
                 .invalidArgument,
-                ProtocolExamples.statusOfCoreError { _ = try $0.borrow(adUnitID: "a", wait: .seconds(31), whenServed: { _ in }) }
+                ProtocolExamples.statusOfCoreError {
+                    _ = try $0.borrow(adUnitID: "a", wait: .seconds(31), whenServed: { _ in })
+                }
             ),
             (.notFound, ProtocolExamples.statusOfCoreError { try $0.returnLease(99, shown: true) }),
             (

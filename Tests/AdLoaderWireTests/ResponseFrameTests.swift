@@ -57,7 +57,8 @@ import Testing
         var out: [UInt8] = []
         ResponseFrame.append(callID: 3, status: Status(code: .notFound, message: "x"), to: &out)
         var expected: [UInt8] = []
-        FrameEncoder.append(ResponseFrame(callID: 3, end: true, status: Status(code: .notFound, message: "x")).encoded(), to: &expected)
+        FrameEncoder.append(
+            ResponseFrame(callID: 3, end: true, status: Status(code: .notFound, message: "x")).encoded(), to: &expected)
         #expect(out == expected)
     }
 

@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct StatusTests {
     static let table: [(Status.Code, Int, String)] = [
-        (.ok, 0, "OK"), (.cancelled, 1, "CANCELLED"), (.unknown, 2, "UNKNOWN"), (.invalidArgument, 3, "INVALID_ARGUMENT"),
+        (.ok, 0, "OK"), (.cancelled, 1, "CANCELLED"), (.unknown, 2, "UNKNOWN"),
+        (.invalidArgument, 3, "INVALID_ARGUMENT"),
         (.deadlineExceeded, 4, "DEADLINE_EXCEEDED"), (.notFound, 5, "NOT_FOUND"), (.alreadyExists, 6, "ALREADY_EXISTS"),
         (.permissionDenied, 7, "PERMISSION_DENIED"), (.resourceExhausted, 8, "RESOURCE_EXHAUSTED"),
         (.failedPrecondition, 9, "FAILED_PRECONDITION"), (.aborted, 10, "ABORTED"), (.outOfRange, 11, "OUT_OF_RANGE"),
@@ -30,8 +31,9 @@ import Testing
     }
 
     @Test func descriptions() {
-        #expect(Status(code: .invalidArgument, message: "ad_unit_id: must not be empty").description
-            == "INVALID_ARGUMENT: ad_unit_id: must not be empty")
+        #expect(
+            Status(code: .invalidArgument, message: "ad_unit_id: must not be empty").description
+                == "INVALID_ARGUMENT: ad_unit_id: must not be empty")
         #expect(Status.ok.description == "OK")
         #expect(Status.ok.isOK)
     }

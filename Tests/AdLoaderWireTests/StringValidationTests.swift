@@ -29,7 +29,9 @@ import Testing
     }
 
     /// Decoding `message` with its marker replaced by each bad replacement throws `field`'s error.
-    static func expectRefused<M: WireMessage>(_ message: M, field: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectRefused<M: WireMessage>(
+        _ message: M, field: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let bytes = message.encoded()
         #expect((try? M(decoding: bytes)) == message, sourceLocation: sourceLocation)
         for bad in badReplacements {
@@ -61,15 +63,21 @@ import Testing
         ] {
             for bad in Self.badReplacements {
                 let bytes = Self.replacingMarker(in: message.encoded(), with: bad)
-                #expect(throws: Self.invalid(field)) { try bytes.withUnsafeBytes { try BorrowRequestMessage(protobufC: $0) } }
+                #expect(throws: Self.invalid(field)) {
+                    try bytes.withUnsafeBytes { try BorrowRequestMessage(protobufC: $0) }
+                }
                 #expect(throws: Self.invalid(field)) { try BorrowRequestMessage(decoding: bytes) }
             }
         }
         // The first bad field in wire order is named, on both paths.
-        let both = BorrowRequestMessage(adUnitID: "\u{3}", loader: "\u{4}").encoded().map { $0 == 3 ? 0 : $0 == 4 ? 0xFF : $0 }
+        let both = BorrowRequestMessage(adUnitID: "\u{3}", loader: "\u{4}").encoded().map {
+            $0 == 3 ? 0 : $0 == 4 ? 0xFF : $0
+        }
         #expect(both == [0x0A, 0x01, 0x00, 0x12, 0x01, 0xFF])
         #expect(throws: Self.invalid("ad_unit_id")) { try BorrowRequestMessage(decoding: both) }
-        #expect(throws: Self.invalid("ad_unit_id")) { try both.withUnsafeBytes { try BorrowRequestMessage(protobufC: $0) } }
+        #expect(throws: Self.invalid("ad_unit_id")) {
+            try both.withUnsafeBytes { try BorrowRequestMessage(protobufC: $0) }
+        }
     }
 
     /// A message that does not decode says so, even when a string before the damage is bad.
@@ -85,7 +93,8 @@ import Testing
         let borrow = BorrowRequestMessage(adUnitID: "u").encoded()
         let withMethod = RequestFrame(callID: 1, method: m, message: borrow)
         let withKey = RequestFrame(callID: 1, method: MethodName.borrow, metadata: [MetadataEntry(key: m, value: "v")])
-        let withValue = RequestFrame(callID: 1, method: MethodName.borrow, metadata: [MetadataEntry(key: "k", value: m)])
+        let withValue = RequestFrame(
+            callID: 1, method: MethodName.borrow, metadata: [MetadataEntry(key: "k", value: m)])
         for bad in Self.badReplacements {
             let method = Self.replacingMarker(in: withMethod.encoded(), with: bad)
             #expect(throws: Self.invalid("method")) { try RequestFrame(decoding: method) }
@@ -93,7 +102,9 @@ import Testing
             let header = try method.withUnsafeBytes { try RequestFrame.decodeHeader($0) }
             #expect(!MethodName.all.contains(header.method) && header.method.contains("\\"))
             #expect(header.callID == 1 && header.messageRange.count == borrow.count)
-            #expect(throws: Self.invalid("metadata.key")) { try RequestFrame(decoding: Self.replacingMarker(in: withKey.encoded(), with: bad)) }
+            #expect(throws: Self.invalid("metadata.key")) {
+                try RequestFrame(decoding: Self.replacingMarker(in: withKey.encoded(), with: bad))
+            }
             #expect(throws: Self.invalid("metadata.value")) {
                 try RequestFrame(decoding: Self.replacingMarker(in: withValue.encoded(), with: bad))
             }
@@ -113,10 +124,14 @@ import Testing
         #expect(StatsRequestMessage(loader: "\0", adUnitID: "\0").stringFieldWithNUL == "loader")
         #expect(WatchRequestMessage(adUnitID: "\0").stringFieldWithNUL == "ad_unit_id")
         #expect(RequestFrame(callID: 1, method: "/a\0").stringFieldWithNUL == "method")
-        #expect(RequestFrame(callID: 1, metadata: [MetadataEntry(key: "k", value: "v\0")]).stringFieldWithNUL == "metadata.value")
+        #expect(
+            RequestFrame(callID: 1, metadata: [MetadataEntry(key: "k", value: "v\0")]).stringFieldWithNUL
+                == "metadata.value")
         for text in Fixtures.strings {
             #expect(BorrowRequestMessage(adUnitID: text, loader: text, slot: text).stringFieldWithNUL == nil)
-            #expect(RequestFrame(callID: 1, method: text, metadata: [MetadataEntry(key: text, value: text)]).stringFieldWithNUL == nil)
+            #expect(
+                RequestFrame(callID: 1, method: text, metadata: [MetadataEntry(key: text, value: text)])
+                    .stringFieldWithNUL == nil)
         }
         #expect(ReturnRequestMessage(leaseID: 1, shown: true).stringFieldWithNUL == nil)
     }
@@ -133,20 +148,25 @@ import Testing
         let m = Self.marker
         var ad = Fixtures.ad()
         ad.native.headline = m
-        Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.headline")
+        Self.expectRefused(
+            BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.headline")
         ad = Fixtures.ad()
         ad.native.icon = AdImage(url: m, width: 1, height: 1)
-        Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.icon.url")
+        Self.expectRefused(
+            BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.icon.url")
         ad = Fixtures.ad()
         ad.native.clickTrackers = ["a", m]
-        Self.expectRefused(BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.click_trackers")
-        Self.expectRefused(BorrowResponseMessage(outcome: .reused, lease: Fixtures.lease(slot: m)), field: "lease.slot_key")
+        Self.expectRefused(
+            BorrowResponseMessage(outcome: .leased, lease: Fixtures.lease(ad: ad)), field: "lease.ad.click_trackers")
+        Self.expectRefused(
+            BorrowResponseMessage(outcome: .reused, lease: Fixtures.lease(slot: m)), field: "lease.slot_key")
         Self.expectRefused(
             StatsResponseMessage(pools: [PoolStats(loader: "a", adUnitID: "b"), PoolStats(loader: m, adUnitID: "c")]),
             field: "pools.loader")
         let event = AdEvent(kind: .leased, at: AdInstant(unixMilliseconds: 5), loader: m, adUnitID: "u")
         Self.expectRefused(EventMessage(event: event), field: "loader")
-        Self.expectRefused(ResponseFrame(callID: 1, end: true, status: Status(code: .notFound, message: m)), field: "status_message")
+        Self.expectRefused(
+            ResponseFrame(callID: 1, end: true, status: Status(code: .notFound, message: m)), field: "status_message")
     }
 
     /// The scanner agrees with the standard library on every 1- and 2-byte input, every
@@ -176,7 +196,9 @@ import Testing
         for _ in 0..<50_000 {
             let count = Int.random(in: 4...24, using: &generator)
             var bytes = [UInt8].random(count: count, using: &generator)
-            if Bool.random(using: &generator) { bytes = bytes.map { $0 & 0x7F } + [0xF0, 0x9F, 0x8E, 0x89] + bytes.prefix(3) }
+            if Bool.random(using: &generator) {
+                bytes = bytes.map { $0 & 0x7F } + [0xF0, 0x9F, 0x8E, 0x89] + bytes.prefix(3)
+            }
             if !agree(bytes) { failures.append(bytes) }
         }
         #expect(failures.isEmpty, "\(failures.prefix(5))")

@@ -192,7 +192,8 @@ private func configuration(
             #expect(!ad.advertiser.isEmpty)
             #expect(ad.icon?.width == 128 && ad.icon?.height == 128)
             #expect(ad.image?.width == 1200 && ad.image?.height == 627)
-            let urls = [ad.icon?.url, ad.image?.url, ad.clickURL, ad.adChoicesURL].compactMap { $0 }
+            let urls =
+                [ad.icon?.url, ad.image?.url, ad.clickURL, ad.adChoicesURL].compactMap { $0 }
                 + ad.impressionTrackers + ad.clickTrackers
             #expect(urls.count == 6)
             for url in urls {
@@ -235,7 +236,9 @@ private func configuration(
         #expect(Set(delivered.flatMap(\.categories)).count >= 8)
         let again = try Harness(configuration(seed: 7))
         again.loadMany(400, request: AdRequest(adUnitID: "feed-home", keywords: ["travel"]))
-        #expect(again.delivered.map(\.advertiserDomains) == delivered.map(\.advertiserDomains), "deterministic under a seed")
+        #expect(
+            again.delivered.map(\.advertiserDomains) == delivered.map(\.advertiserDomains), "deterministic under a seed"
+        )
     }
 
     @Test func keywordsSteerTheTheme() throws {

@@ -49,10 +49,14 @@ struct BackgroundCapStoreTests {
         }
         loop.store = store
         let now = AdInstant(unixMilliseconds: 1_796_119_200_000)
-        let key = CapKey(loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(at: now, utcOffsetSeconds: 0), utcOffsetSeconds: 0)
+        let key = CapKey(
+            loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(at: now, utcOffsetSeconds: 0), utcOffsetSeconds: 0
+        )
         var answers: [AppOpenCounts] = []
         for _ in 0..<200 {
-            store.confirmShow(for: key, at: now, sessionTimeout: .seconds(60)) { answers.append((try? $0.get()) ?? AppOpenCounts()) }
+            store.confirmShow(for: key, at: now, sessionTimeout: .seconds(60)) {
+                answers.append((try? $0.get()) ?? AppOpenCounts())
+            }
         }
         #expect(answers.isEmpty, "completions ran off the loop's drain")
         for _ in 0..<200 where store.pendingCount > 0 { loop.settle() }
@@ -67,7 +71,9 @@ struct BackgroundCapStoreTests {
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let store = try BackgroundCapStore(store: SQLiteCapStore(path: path, synchronous: .full)) {}
         let now = AdInstant(unixMilliseconds: 1_796_119_200_000)
-        let key = CapKey(loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(at: now, utcOffsetSeconds: 0), utcOffsetSeconds: 0)
+        let key = CapKey(
+            loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(at: now, utcOffsetSeconds: 0), utcOffsetSeconds: 0
+        )
         var first: Result<AppOpenCounts, CapStoreError>?
         store.confirmShow(for: key, at: now, sessionTimeout: .seconds(60)) { first = $0 }
         store.close()

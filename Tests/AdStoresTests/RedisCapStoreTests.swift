@@ -1,9 +1,10 @@
 import AdLoaderCore
 import AdLoaderTestSupport
 import AdLoaderUV
-@testable import AdStores
 import Foundation
 import Testing
+
+@testable import AdStores
 
 /// The shared cap-store behaviour against a real redis-server (started on a free loopback
 /// port), and Redis' own: hash-tagged keys, expiry, EVALSHA and NOSCRIPT, AUTH, a call that
@@ -26,7 +27,8 @@ import Testing
 
     static let now = AdInstant(unixMilliseconds: 1_796_119_200_000)
     static let key = CapKey(
-        loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(at: now, utcOffsetSeconds: 3_600), utcOffsetSeconds: 3_600)
+        loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(at: now, utcOffsetSeconds: 3_600),
+        utcOffsetSeconds: 3_600)
 
     @Test func anOutageFailsCallsAtOnceAndTheStoreRecoversByItself() throws {
         defer { server.stop() }
@@ -79,7 +81,9 @@ import Testing
         #expect(result == nil, "answered inside the call: the loop would have waited")
         #expect(store.pendingCalls == 1)
         loop.settle()
-        guard case .failure(let error) = result else { throw StoreTestFailure("no timeout: \(String(describing: result))") }
+        guard case .failure(let error) = result else {
+            throw StoreTestFailure("no timeout: \(String(describing: result))")
+        }
         #expect(error.message.contains("no reply within"), "\(error)")
         _ = try server.cli(["CLIENT", "UNPAUSE"])
     }
@@ -112,7 +116,8 @@ import Testing
         let store = loop.open(port: server.port)
         // First call: NOSCRIPT, retried as EVAL (which caches it); then EVALSHA only.
         for i in 1...3 {
-            #expect(loop.call(store, Self.key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: i, day: i)))
+            #expect(
+                loop.call(store, Self.key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: i, day: i)))
         }
         _ = try server.cli(["SCRIPT", "FLUSH"])
         #expect(loop.call(store, Self.key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: 4, day: 4)))
@@ -129,16 +134,21 @@ import Testing
         defer { secured.stop() }
         let loop = try StoreLoop()
         defer { loop.finish() }
-        let user = loop.open(port: secured.port, credentials: RedisCredentials(user: "adloader", password: "user-secret"))
+        let user = loop.open(
+            port: secured.port, credentials: RedisCredentials(user: "adloader", password: "user-secret"))
         #expect(loop.call(user, Self.key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: 1, day: 1)))
         let byDefault = loop.open(port: secured.port, credentials: RedisCredentials(password: "default-secret"))
         #expect(loop.call(byDefault, Self.key, at: Self.now) == .success(AppOpenCounts(session: 1, day: 1)))
         let wrong = loop.open(port: secured.port, credentials: RedisCredentials(user: "adloader", password: "nope"))
-        guard case .failure(let refused) = loop.call(wrong, Self.key, at: Self.now) else { throw StoreTestFailure("wrong password answered") }
+        guard case .failure(let refused) = loop.call(wrong, Self.key, at: Self.now) else {
+            throw StoreTestFailure("wrong password answered")
+        }
         #expect(refused.message.contains("AUTH refused"), "\(refused)")
         #expect(!wrong.isConnected)
         let none = loop.open(port: secured.port)
-        guard case .failure(let anonymous) = loop.call(none, Self.key, at: Self.now) else { throw StoreTestFailure("no AUTH answered") }
+        guard case .failure(let anonymous) = loop.call(none, Self.key, at: Self.now) else {
+            throw StoreTestFailure("no AUTH answered")
+        }
         #expect(anonymous.message.contains("NOAUTH"), "\(anonymous)")
     }
 
@@ -152,7 +162,9 @@ import Testing
         ("a half reply, then close", Array("*2\r\n:1".utf8), true, "127.0.0.1"),
         ("a huge bulk length", Array("$99999999999999999999\r\n".utf8), false, "127.0.0.1"),
     ])
-    func aBrokenServerIsAClearErrorAndNothingLeaks(_ what: String, _ answer: [UInt8], _ close: Bool, _ expected: String) throws {
+    func aBrokenServerIsAClearErrorAndNothingLeaks(_ what: String, _ answer: [UInt8], _ close: Bool, _ expected: String)
+        throws
+    {
         defer { server.stop() }
         let fake = try FakeRedisServer(answer: answer, closeAfterAnswer: close)
         defer { fake.stop() }
@@ -173,7 +185,9 @@ import Testing
         var result: Result<AppOpenCounts, CapStoreError>?
         store.confirmShow(for: Self.key, at: Self.now, sessionTimeout: .seconds(60)) { result = $0 }
         store.close()
-        guard case .failure(let error) = result else { throw StoreTestFailure("not failed by close: \(String(describing: result))") }
+        guard case .failure(let error) = result else {
+            throw StoreTestFailure("not failed by close: \(String(describing: result))")
+        }
         #expect(error.message.contains("store closed"))
         #expect(loop.finish(), "handles left open")
     }

@@ -41,9 +41,10 @@ final class RedisCluster {
             }
             let create = Process()
             create.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-            create.arguments = ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + [
-                "--cluster-replicas", "1", "--cluster-yes",
-            ]
+            create.arguments =
+                ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + [
+                    "--cluster-replicas", "1", "--cluster-yes",
+                ]
             let output = Pipe()
             create.standardOutput = output
             create.standardError = output

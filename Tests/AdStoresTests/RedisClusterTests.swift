@@ -1,8 +1,9 @@
 import AdLoaderCore
 import AdLoaderUV
-@testable import AdStores
 import Foundation
 import Testing
+
+@testable import AdStores
 
 /// The Redis store against a real three-master Redis Cluster with a replica per master,
 /// started on loopback: calls go to each device's slot master (the slot map read with
@@ -12,7 +13,9 @@ import Testing
     static let now = AdInstant(unixMilliseconds: 1_796_119_200_000)
 
     static func key(_ device: String) -> CapKey {
-        CapKey(loader: "l", deviceID: device, sessionID: "s", day: LocalDay(at: now, utcOffsetSeconds: 0), utcOffsetSeconds: 0)
+        CapKey(
+            loader: "l", deviceID: device, sessionID: "s", day: LocalDay(at: now, utcOffsetSeconds: 0),
+            utcOffsetSeconds: 0)
     }
 
     /// Our slot function agrees with Redis' for ids with braces, empty tags and multibyte text.
@@ -21,7 +24,8 @@ import Testing
         defer { cluster.stop() }
         let node = cluster.nodes[0]
         for key in [
-            "a", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}", "{}x", "ünï{cödé}", "t:{1:l:3:a}b}:d:x",
+            "a", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}", "{}x", "ünï{cödé}",
+            "t:{1:l:3:a}b}:d:x",
         ] {
             #expect(try node.cli(["CLUSTER", "KEYSLOT", key]) == String(RedisSlot.of(key)), "\(key)")
         }
@@ -38,9 +42,13 @@ import Testing
         defer { cluster.stop() }
         let loop = try StoreLoop()
         defer { loop.finish() }
-        let store = loop.open(port: cluster.nodes[0].port, timeout: .milliseconds(300), reconnectInterval: .milliseconds(200), cluster: true)
+        let store = loop.open(
+            port: cluster.nodes[0].port, timeout: .milliseconds(300), reconnectInterval: .milliseconds(200),
+            cluster: true)
         // A second store whose slot map goes stale across the failover: it must follow MOVED.
-        let stale = loop.open(port: cluster.nodes[1].port, timeout: .milliseconds(300), reconnectInterval: .milliseconds(200), cluster: true)
+        let stale = loop.open(
+            port: cluster.nodes[1].port, timeout: .milliseconds(300), reconnectInterval: .milliseconds(200),
+            cluster: true)
         // Twenty devices: every call answers, and they spread over the three masters.
         var masters = Set<String>()
         for i in 0..<20 {

@@ -25,7 +25,8 @@ struct SQLiteCapStoreTests {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let store = try SQLiteCapStore(path: path, synchronous: synchronous)
-        let key = CapKey(loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(daysSinceEpoch: 20_788), utcOffsetSeconds: 0)
+        let key = CapKey(
+            loader: "l", deviceID: "d", sessionID: "s", day: LocalDay(daysSinceEpoch: 20_788), utcOffsetSeconds: 0)
         var result: Result<AppOpenCounts, CapStoreError>?
         store.confirmShow(for: key, at: AdInstant(unixMilliseconds: 1_796_119_200_000), sessionTimeout: .seconds(60)) {
             result = $0
@@ -59,7 +60,9 @@ struct SQLiteCapStoreTests {
         defer { store.close() }
         let now = AdInstant(unixMilliseconds: 1_796_119_200_000)
         let day = LocalDay(at: now, utcOffsetSeconds: 0)
-        let devices = ["a'; DROP TABLE app_open_days; --", "a", "a\u{0}b", "a\u{0}c", "é", String(repeating: "x", count: 10_000)]
+        let devices = [
+            "a'; DROP TABLE app_open_days; --", "a", "a\u{0}b", "a\u{0}c", "é", String(repeating: "x", count: 10_000),
+        ]
         for (i, device) in devices.enumerated() {
             for _ in 0...i {
                 store.confirmShow(

@@ -22,13 +22,15 @@ struct SQLitePoolStoreTests {
         let native = NativeAdContent(
             headline: "Luxury Mars Cruises", body: "Visit the planet. ✨", callToAction: "Book", advertiser: "iponweb",
             icon: AdImage(url: "http://i/icon.png", width: 80, height: 80), image: AdImage(url: "http://i/main.jpg"),
-            starRating: 3.8, price: "FREE", store: nil, clickURL: "http://c/", impressionTrackers: ["http://t/1", "http://t/2"],
+            starRating: 3.8, price: "FREE", store: nil, clickURL: "http://c/",
+            impressionTrackers: ["http://t/1", "http://t/2"],
             clickTrackers: [], adChoicesURL: "http://ac/")
         let video = FullScreenCreative(
             media: .videoURL("http://v/1.mp4"), orientation: .portrait, width: 1080, height: 1920,
             reward: .init(type: "coins", amount: -5))
         let demand = PoolSnapshot.Demand(
-            averageRate: 1.25, slowRate: 0.1, windowStart: at, windowCount: 7, latencyMilliseconds: 210.5, adsPerRequest: 4.5)
+            averageRate: 1.25, slowRate: 0.1, windowStart: at, windowCount: 7, latencyMilliseconds: 210.5,
+            adsPerRequest: 4.5)
         let feed = PoolSnapshot(
             loader: "default", adUnitID: "feed", format: .native, takenAt: at,
             ads: [
@@ -49,7 +51,8 @@ struct SQLitePoolStoreTests {
                     leaseID: 0xFFF0_0000_0000_0001, slot: "cell/7", expiresAt: at + .seconds(300),
                     pooled: .init(
                         ad: Ad(
-                            id: "abc-2", adUnitID: "feed", loader: "default", creative: .native(NativeAdContent(headline: "")),
+                            id: "abc-2", adUnitID: "feed", loader: "default",
+                            creative: .native(NativeAdContent(headline: "")),
                             loadedAt: at, expiresAt: at + .seconds(10), showCount: 2)))
             ],
             blockedCreatives: [.sourceID("s/c"): at + .seconds(60), .content(.native(native)): at + .seconds(30)],
@@ -61,11 +64,14 @@ struct SQLitePoolStoreTests {
                     leaseID: 42, slot: nil, expiresAt: at + .seconds(5),
                     pooled: .init(
                         ad: Ad(
-                            id: "abc-3", adUnitID: "rewarded", loader: "rw", creative: .fullScreen(video), format: .rewarded,
+                            id: "abc-3", adUnitID: "rewarded", loader: "rw", creative: .fullScreen(video),
+                            format: .rewarded,
                             loadedAt: at, expiresAt: at + .seconds(60)),
                         sourceState: [0, 1, 2, 255]))
             ],
-            demand: .init(averageRate: 0, slowRate: 0, windowStart: at, windowCount: 0, latencyMilliseconds: 1000, adsPerRequest: nil))
+            demand: .init(
+                averageRate: 0, slowRate: 0, windowStart: at, windowCount: 0, latencyMilliseconds: 1000,
+                adsPerRequest: nil))
         var limited = feed
         limited.consentClass = "limited"  // one pool per ad unit and consent class
         limited.leases = []
@@ -110,7 +116,11 @@ struct SQLitePoolStoreTests {
         for bytes in records + pools {
             let isPool = pools.contains(bytes)
             func decode(_ bytes: [UInt8]) throws(StoreRecordError) {
-                if isPool { _ = try StoreRecordCodec.decodePool(bytes) } else { _ = try StoreRecordCodec.decodeAd(bytes) }
+                if isPool {
+                    _ = try StoreRecordCodec.decodePool(bytes)
+                } else {
+                    _ = try StoreRecordCodec.decodeAd(bytes)
+                }
             }
             for length in 0..<bytes.count {
                 #expect(throws: StoreRecordError.self) { try decode(Array(bytes.prefix(length))) }
@@ -182,7 +192,10 @@ struct SQLitePoolStoreTests {
     static func sqlite(_ path: String, _ sql: String) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()", path, sql]
+        process.arguments = [
+            "python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()",
+            path, sql,
+        ]
         try process.run()
         process.waitUntilExit()
         if process.terminationStatus != 0 { throw StoreRecordError("sqlite \(sql) failed") }

@@ -13,11 +13,13 @@ final class StoreLoop {
     init() throws { loop = try UVLoop() }
 
     func open(
-        port: Int, host: String = "127.0.0.1", keyPrefix: String = "adloader:appopen", timeout: Duration = .milliseconds(500),
+        port: Int, host: String = "127.0.0.1", keyPrefix: String = "adloader:appopen",
+        timeout: Duration = .milliseconds(500),
         reconnectInterval: Duration = .seconds(1), credentials: RedisCredentials? = nil, cluster: Bool = false
     ) -> RedisCapStore {
         let store = RedisCapStore(
-            loop: loop, host: host, port: port, keyPrefix: keyPrefix, timeout: timeout, reconnectInterval: reconnectInterval,
+            loop: loop, host: host, port: port, keyPrefix: keyPrefix, timeout: timeout,
+            reconnectInterval: reconnectInterval,
             credentials: credentials, cluster: cluster)
         stores.append(store)
         return store
@@ -33,7 +35,8 @@ final class StoreLoop {
 
     /// Calls `store` and settles; nil when it did not answer within the bound.
     func call(
-        _ store: RedisCapStore, _ key: CapKey, at now: AdInstant, confirm: Bool = false, sessionTimeout: Duration = .seconds(60)
+        _ store: RedisCapStore, _ key: CapKey, at now: AdInstant, confirm: Bool = false,
+        sessionTimeout: Duration = .seconds(60)
     ) -> Result<AppOpenCounts, CapStoreError>? {
         var result: Result<AppOpenCounts, CapStoreError>?
         if confirm {

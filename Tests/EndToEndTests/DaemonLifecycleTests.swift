@@ -18,7 +18,9 @@ extension EndToEnd {
             let daemon = try DaemonProcess()
             #expect(daemon.port > 0)
             #expect(daemon.bannerLines.first == "adloaderd listening on 127.0.0.1:\(daemon.port)")
-            #expect(daemon.bannerLines.dropFirst().first == "try: adloader --endpoint 127.0.0.1:\(daemon.port) borrow demo --wait 1000")
+            #expect(
+                daemon.bannerLines.dropFirst().first
+                    == "try: adloader --endpoint 127.0.0.1:\(daemon.port) borrow demo --wait 1000")
             daemon.signal(SIGTERM)
             #expect(daemon.waitForExit() == 0)
             #expect(daemon.stderrText.contains("\"message\":\"listening\""))
@@ -38,11 +40,13 @@ extension EndToEnd {
             #expect(borrow.outcome == .leased)
             #expect(lease.ad.loader == "default")
             let again = try client.call(
-                MethodName.borrow, BorrowRequestMessage(adUnitID: "demo", slot: "feed/1"), as: BorrowResponseMessage.self)
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "demo", slot: "feed/1"),
+                as: BorrowResponseMessage.self)
             #expect(again.outcome == .reused)
             #expect(again.lease?.id == lease.id)
             let returned = try client.call(
-                MethodName.returnLease, ReturnRequestMessage(leaseID: lease.id, shown: true), as: ReturnResponseMessage.self)
+                MethodName.returnLease, ReturnRequestMessage(leaseID: lease.id, shown: true),
+                as: ReturnResponseMessage.self)
             #expect(returned.outcome == .consumed)
             let pools = try client.stats()
             #expect(pools.count == 1)
@@ -60,7 +64,8 @@ extension EndToEnd {
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "a", loader: "empty", waitMilliseconds: 30_000))
             // The borrow is parked once Stats (answered after it, on the same connection) counts it.
             let pools = try client.call(
-                MethodName.stats, StatsRequestMessage(loader: "empty"), as: StatsResponseMessage.self).pools
+                MethodName.stats, StatsRequestMessage(loader: "empty"), as: StatsResponseMessage.self
+            ).pools
             #expect(pools.first?.parkedBorrows == 1)
             daemon.signal(SIGTERM)
             // The call-0 frame announcing the shutdown comes after the open calls' ends: they
@@ -87,7 +92,9 @@ extension EndToEnd {
             #expect(try client.awaitEnd(of: 0).status.code == .unavailable)
             let stats = try client.call(MethodName.stats, StatsRequestMessage()).status
             #expect(stats.code == .unavailable && stats.message == "server shutting down", "\(stats)")
-            let borrow = try client.call(MethodName.borrow, BorrowRequestMessage(adUnitID: "healthy", waitMilliseconds: 1_000)).status
+            let borrow = try client.call(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "healthy", waitMilliseconds: 1_000)
+            ).status
             #expect(borrow.code == .unavailable, "\(borrow)")
             client.halfClose()
             #expect(try client.readUntilClosed().isEmpty)
@@ -104,15 +111,18 @@ extension EndToEnd {
             let daemon = try DaemonProcess(["--max-unsent-output", "8MiB"], config: parkingConfig)
             let observer = try RawConnection.open(port: daemon.port)
             for unit in 0..<20 {
-                _ = try observer.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
+                _ = try observer.call(
+                    MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
             // A small receive buffer and more answers than the sockets buffer (~4 MB, under
             // the output limit): answers are still unsent when the end of stream is read.
             let client = try RawConnection.open(port: daemon.port, receiveBuffer: 4096)
-            try client.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))
+            try client.start(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))
             var batch: [UInt8] = []
             for id in 2...9_001 {
-                RequestFrame(callID: UInt64(id), method: MethodName.stats, request: StatsRequestMessage()).appendFrame(to: &batch)
+                RequestFrame(callID: UInt64(id), method: MethodName.stats, request: StatsRequestMessage()).appendFrame(
+                    to: &batch)
             }
             try client.send(batch)
             client.halfClose()
@@ -133,7 +143,9 @@ extension EndToEnd {
 
         /// A second daemon on the same Unix socket must not take it from the first.
         @Test func aUnixSocketInUseExitsNonZeroNamingTheSettingAndTheFirstStillServes() throws {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("adl-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock").path
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "adl-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+            ).path
             let first = try DaemonProcess(["--unix-socket", path, "--synthetic-latency", "5ms"])
             let result = try DaemonProcess.runToExit(["--port", "0", "--unix-socket", path])
             #expect(result.status == 2)
@@ -150,7 +162,8 @@ extension EndToEnd {
             let daemon = try DaemonProcess(["--shutdown-grace-period", "500ms", "--max-unsent-output", "1KiB"])
             let setup = try RawConnection.open(port: daemon.port)
             for unit in 0..<20 {
-                _ = try setup.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
+                _ = try setup.call(
+                    MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
             let greedy = try RawConnection.open(port: daemon.port, receiveBuffer: 4096)
             _ = try greedy.floodUntilPaused(daemon)
@@ -199,16 +212,22 @@ extension EndToEnd {
         @Test func helpDocumentsEverySettingWithItsDefault() throws {
             let result = try DaemonProcess.runToExit(["--help"])
             #expect(result.status == 0)
-            for flag in ["--host", "--port", "--unix-socket", "--config", "--max-message-size", "--max-connections",
-                         "--max-calls-in-flight", "--max-parked-borrows", "--idle-timeout", "--partial-frame-timeout",
-                         "--max-unsent-output", "--shutdown-grace-period", "--log-level", "ADLOADERD_PORT", "7411"] {
+            for flag in [
+                "--host", "--port", "--unix-socket", "--config", "--max-message-size", "--max-connections",
+                "--max-calls-in-flight", "--max-parked-borrows", "--idle-timeout", "--partial-frame-timeout",
+                "--max-unsent-output", "--shutdown-grace-period", "--log-level", "ADLOADERD_PORT", "7411",
+            ] {
                 #expect(result.stdout.contains(flag), "--help lacks \(flag)")
             }
         }
 
         @Test func listensOnAUnixSocketWithTheConfiguredMode() throws {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("adl-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock").path
-            let daemon = try DaemonProcess(["--unix-socket", path, "--unix-socket-mode", "0600", "--synthetic-latency", "5ms"])
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "adl-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+            ).path
+            let daemon = try DaemonProcess([
+                "--unix-socket", path, "--unix-socket-mode", "0600", "--synthetic-latency", "5ms",
+            ])
             #expect(daemon.bannerLines.first?.contains("unix:\(path)") == true)
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)

@@ -47,7 +47,8 @@ final class DaemonProcess: @unchecked Sendable {
         // open, so keep the wait short unless the test is about it.
         if !arguments.contains("--shutdown-grace-period") { arguments += ["--shutdown-grace-period", "1s"] }
         if let config {
-            let url = FileManager.default.temporaryDirectory.appendingPathComponent("adloaderd-\(UUID().uuidString).json")
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "adloaderd-\(UUID().uuidString).json")
             try config.write(to: url, atomically: true, encoding: .utf8)
             arguments += ["--config", url.path]
         }
@@ -135,12 +136,15 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     /// Runs the binary to completion (for configurations that must fail).
-    static func runToExit(_ arguments: [String], config: String? = nil, environment: [String: String] = [:],
-                          binary: URL = binaryURL,
-                          timeout: Duration = .seconds(20)) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func runToExit(
+        _ arguments: [String], config: String? = nil, environment: [String: String] = [:],
+        binary: URL = binaryURL,
+        timeout: Duration = .seconds(20)
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         var arguments = arguments
         if let config {
-            let url = FileManager.default.temporaryDirectory.appendingPathComponent("adloaderd-\(UUID().uuidString).json")
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "adloaderd-\(UUID().uuidString).json")
             try config.write(to: url, atomically: true, encoding: .utf8)
             arguments += ["--config", url.path]
         }
@@ -164,7 +168,10 @@ final class DaemonProcess: @unchecked Sendable {
             process.terminate()
             throw DaemonError("\(binary.lastPathComponent) \(arguments) did not exit")
         }
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: outData, as: UTF8.self),
+            String(decoding: errData, as: UTF8.self)
+        )
     }
 }
 

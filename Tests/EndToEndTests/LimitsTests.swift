@@ -63,7 +63,8 @@ extension EndToEnd {
             let (daemon, good) = try start(["--max-calls-in-flight", "2"])
             let bad = try RawConnection.open(port: daemon.port)
             let parked = try (0..<2).map { _ in
-                try bad.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
+                try bad.start(
+                    MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
             }
             let status = try bad.call(MethodName.stats, StatsRequestMessage()).status
             #expect(status.code == .resourceExhausted)
@@ -86,11 +87,13 @@ extension EndToEnd {
             let parked = try bad.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000))
             let status = try bad.call(
-                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000)).status
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "empty", waitMilliseconds: 20_000)
+            ).status
             #expect(status.code == .resourceExhausted)
             // At the limit, an unknown loader is still named as such (not as a bad wait_ms).
             let unknown = try bad.call(
-                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "nope", waitMilliseconds: 1_000)).status
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "p", loader: "nope", waitMilliseconds: 1_000)
+            ).status
             #expect(unknown.code == .invalidArgument)
             #expect(unknown.message.hasPrefix("loader:"), "\(unknown.message)")
             // At the limit, a borrow that finds an ad is still served, with or without a wait.
@@ -150,14 +153,16 @@ extension EndToEnd {
             let good = try RawConnection.open(port: daemon.port)
             try good.borrowAndReturn()  // pool 1: "healthy"
             // Stats of an ad unit without a pool lists nothing and creates no pool.
-            let unknown = try good.call(MethodName.stats, StatsRequestMessage(adUnitID: "never"), as: StatsResponseMessage.self)
+            let unknown = try good.call(
+                MethodName.stats, StatsRequestMessage(adUnitID: "never"), as: StatsResponseMessage.self)
             #expect(unknown.pools.isEmpty)
             let sprayer = try RawConnection.open(port: daemon.port)
             var created = 0
             var refusal: Status?
             for unit in 0..<100 {
                 // Prefetch and Borrow alike create pools.
-                let id = unit % 2 == 0
+                let id =
+                    unit % 2 == 0
                     ? try sprayer.start(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "spray-\(unit)"))
                     : try sprayer.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "spray-\(unit)"))
                 let end = try sprayer.awaitEnd(of: id)
@@ -169,9 +174,12 @@ extension EndToEnd {
             }
             #expect(created == 5)
             #expect(refusal?.code == .resourceExhausted)
-            #expect(refusal?.message == #"pools: limit of 6 ad units reached for loader "default" (loaders.default.maximumPools)"#)
+            #expect(
+                refusal?.message
+                    == #"pools: limit of 6 ad units reached for loader "default" (loaders.default.maximumPools)"#)
             let parking = try sprayer.call(
-                MethodName.borrow, BorrowRequestMessage(adUnitID: "spray-new", waitMilliseconds: 1_000)).status
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "spray-new", waitMilliseconds: 1_000)
+            ).status
             #expect(parking.code == .resourceExhausted)
             // The sprayer's own existing pools, and the other connection's, still lend.
             try sprayer.borrowAndReturn(adUnit: "spray-0")
@@ -198,27 +206,33 @@ extension EndToEnd {
             let units = (0..<600).map { "unit-\($0)-" + String(repeating: "x", count: 100) }
             for unit in units {
                 _ = try filler.call(
-                    MethodName.prefetch, PrefetchRequestMessage(adUnitID: unit, loader: "many"), as: PrefetchResponseMessage.self)
+                    MethodName.prefetch, PrefetchRequestMessage(adUnitID: unit, loader: "many"),
+                    as: PrefetchResponseMessage.self)
             }
             let status = try filler.call(MethodName.stats, StatsRequestMessage()).status
             #expect(status.code == .resourceExhausted)
-            let pattern = #/stats answer of (\d+) bytes exceeds the limit of 65536 bytes; filter by loader or ad_unit_id/#
+            let pattern =
+                #/stats answer of (\d+) bytes exceeds the limit of 65536 bytes; filter by loader or ad_unit_id/#
             let match = try #require(status.message.wholeMatch(of: pattern), "\(status.message)")
             #expect(Int(match.1)! > 65_536)
             // The refused answer left the connection usable: filtered Stats, then any call.
             let one = try filler.call(
-                MethodName.stats, StatsRequestMessage(loader: "many", adUnitID: units[7]), as: StatsResponseMessage.self)
+                MethodName.stats, StatsRequestMessage(loader: "many", adUnitID: units[7]), as: StatsResponseMessage.self
+            )
             #expect(one.pools.map(\.adUnitID) == [units[7]])
             try filler.borrowAndReturn()
             // Another connection sees the same limit and keeps working too.
-            #expect(try good.call(MethodName.stats, StatsRequestMessage(loader: "many")).status.code == .resourceExhausted)
+            #expect(
+                try good.call(MethodName.stats, StatsRequestMessage(loader: "many")).status.code == .resourceExhausted)
             try good.borrowAndReturn()
-            let defaults = try good.call(MethodName.stats, StatsRequestMessage(loader: "default"), as: StatsResponseMessage.self)
+            let defaults = try good.call(
+                MethodName.stats, StatsRequestMessage(loader: "default"), as: StatsResponseMessage.self)
             #expect(defaults.pools.map(\.adUnitID) == ["healthy"])
             #expect(defaults.pools.allSatisfy { $0.conservesAds && $0.leased == 0 })
             for unit in units.prefix(10) {
                 let pool = try good.call(
-                    MethodName.stats, StatsRequestMessage(loader: "many", adUnitID: unit), as: StatsResponseMessage.self).pools
+                    MethodName.stats, StatsRequestMessage(loader: "many", adUnitID: unit), as: StatsResponseMessage.self
+                ).pools
                 #expect(pool.count == 1 && pool.allSatisfy(\.conservesAds))
             }
             daemon.signal(SIGTERM)
@@ -228,7 +242,8 @@ extension EndToEnd {
         /// Warms 20 pools so that each Stats answer is a few KiB.
         private func warmPools(_ good: RawConnection) throws {
             for unit in 0..<20 {
-                _ = try good.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
+                _ = try good.call(
+                    MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
             }
         }
 

@@ -33,7 +33,8 @@ extension EndToEnd {
                 if borrows.remove(frame.callID) != nil {
                     let lease = try #require(try BorrowResponseMessage(decoding: frame.message ?? []).lease)
                     #expect(leases.insert(lease.id).inserted, "lease \(lease.id) lent twice at once")
-                    let id = try client.start(MethodName.returnLease, ReturnRequestMessage(leaseID: lease.id, shown: false))
+                    let id = try client.start(
+                        MethodName.returnLease, ReturnRequestMessage(leaseID: lease.id, shown: false))
                     returns.insert(id)
                 } else {
                     #expect(returns.remove(frame.callID) != nil, "unexpected call \(frame.callID)")
@@ -63,8 +64,11 @@ extension EndToEnd {
             let client = try RawConnection.open(port: daemon.port)
             var frame: [UInt8] = []
             let padding = [MetadataEntry(key: "x-padding", value: String(repeating: "p", count: 4_000))]
-            RequestFrame(callID: 1, method: MethodName.stats, metadata: padding, message: StatsRequestMessage(loader: "none").encoded())
-                .appendFrame(to: &frame)
+            RequestFrame(
+                callID: 1, method: MethodName.stats, metadata: padding,
+                message: StatsRequestMessage(loader: "none").encoded()
+            )
+            .appendFrame(to: &frame)
             let batch = Array([[UInt8]](repeating: frame, count: 400).joined())
             #expect(batch.count > 64 * 1024)
             // Coprime with the frame size: a send ends on a frame boundary only every
@@ -120,11 +124,15 @@ extension EndToEnd {
             // Bad field values, each naming the field.
             let empty = try client.call(MethodName.borrow, BorrowRequestMessage(adUnitID: "")).status
             #expect(empty.code == .invalidArgument && empty.message.contains("ad_unit_id"))
-            let loader = try client.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "a", loader: "nope")).status
+            let loader = try client.call(MethodName.prefetch, PrefetchRequestMessage(adUnitID: "a", loader: "nope"))
+                .status
             #expect(loader.code == .invalidArgument && loader.message.contains("loader"))
-            let wait = try client.call(MethodName.borrow, BorrowRequestMessage(adUnitID: "a", waitMilliseconds: 999_999)).status
+            let wait = try client.call(
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "a", waitMilliseconds: 999_999)
+            ).status
             #expect(wait.code == .invalidArgument && wait.message.contains("wait_ms"))
-            let lease = try client.call(MethodName.returnLease, ReturnRequestMessage(leaseID: 12345, shown: false)).status
+            let lease = try client.call(MethodName.returnLease, ReturnRequestMessage(leaseID: 12345, shown: false))
+                .status
             #expect(lease.code == .notFound && lease.message.contains("lease_id"))
             // An undecodable request message inside a good envelope fails only that call.
             try client.send(RequestFrame(callID: 77, method: MethodName.borrow, message: [0xFF, 0xFF]))
@@ -133,7 +141,8 @@ extension EndToEnd {
             let first = try client.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000))
             try client.start(
-                MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000), callID: first)
+                MethodName.borrow, BorrowRequestMessage(adUnitID: "d", loader: "empty", waitMilliseconds: 20_000),
+                callID: first)
             let duplicate = try client.awaitEnd(of: first).status
             #expect(duplicate.code == .alreadyExists)
             #expect(try client.stats().allSatisfy { $0.parkedBorrows == 0 })
@@ -155,7 +164,8 @@ extension EndToEnd {
             #expect(pools.allSatisfy { $0.conservesAds && $0.leased == 0 }, "\(pools)")
             let after = try #require(pools.first { $0.adUnitID == "healthy" })
             #expect(after.loaded >= before.loaded)
-            #expect(UInt64(after.available) + after.consumed + after.expired + after.removed >= UInt64(before.available))
+            #expect(
+                UInt64(after.available) + after.consumed + after.expired + after.removed >= UInt64(before.available))
             daemon.signal(SIGTERM)
             #expect(daemon.waitForExit() == 0)
         }
@@ -163,7 +173,8 @@ extension EndToEnd {
         @Test func watchStreamsFilteredEventsUntilCancelled() throws {
             let daemon = try DaemonProcess(["--synthetic-latency", "5ms"])
             let watcher = try RawConnection.open(port: daemon.port)
-            let watch = try watcher.start(MethodName.watch, WatchRequestMessage(adUnitID: "w", kinds: [.leased, .returned]))
+            let watch = try watcher.start(
+                MethodName.watch, WatchRequestMessage(adUnitID: "w", kinds: [.leased, .returned]))
             let other = try RawConnection.open(port: daemon.port)
             try other.borrowAndReturn(adUnit: "elsewhere")
             try other.borrowAndReturn(adUnit: "w")
@@ -189,9 +200,12 @@ extension EndToEnd {
                 let leaving = try RawConnection.open(port: daemon.port)
                 _ = try leaving.start(MethodName.watch, WatchRequestMessage())
                 for _ in 0..<3 {
-                    try leaving.start(MethodName.borrow, BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))
+                    try leaving.start(
+                        MethodName.borrow,
+                        BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))
                 }
-                let parked = try leaving.call(MethodName.stats, StatsRequestMessage(loader: "empty"), as: StatsResponseMessage.self)
+                let parked = try leaving.call(
+                    MethodName.stats, StatsRequestMessage(loader: "empty"), as: StatsResponseMessage.self)
                 #expect(parked.pools.first?.parkedBorrows == 3)
                 leaving.disconnect()
             }

@@ -40,12 +40,21 @@ extension EndToEnd {
             for bad in Self.badAdUnits {
                 // Borrow (the server's in-place decoder), every string field.
                 #expect(try Self.status(client, borrow, Self.field(1, bad)) == Self.invalid("ad_unit_id"))
-                #expect(try Self.status(client, borrow, Self.field(1, Array("healthy".utf8)) + Self.field(2, bad)) == Self.invalid("loader"))
-                #expect(try Self.status(client, borrow, Self.field(1, Array("healthy".utf8)) + Self.field(3, bad)) == Self.invalid("slot_key"))
+                #expect(
+                    try Self.status(client, borrow, Self.field(1, Array("healthy".utf8)) + Self.field(2, bad))
+                        == Self.invalid("loader"))
+                #expect(
+                    try Self.status(client, borrow, Self.field(1, Array("healthy".utf8)) + Self.field(3, bad))
+                        == Self.invalid("slot_key"))
                 // The methods decoded with protobuf-c.
-                #expect(try Self.status(client, Array(MethodName.prefetch.utf8), Self.field(1, bad)) == Self.invalid("ad_unit_id"))
-                #expect(try Self.status(client, Array(MethodName.stats.utf8), Self.field(1, bad)) == Self.invalid("loader"))
-                #expect(try Self.status(client, Array(MethodName.watch.utf8), Self.field(2, bad)) == Self.invalid("ad_unit_id"))
+                #expect(
+                    try Self.status(client, Array(MethodName.prefetch.utf8), Self.field(1, bad))
+                        == Self.invalid("ad_unit_id"))
+                #expect(
+                    try Self.status(client, Array(MethodName.stats.utf8), Self.field(1, bad)) == Self.invalid("loader"))
+                #expect(
+                    try Self.status(client, Array(MethodName.watch.utf8), Self.field(2, bad))
+                        == Self.invalid("ad_unit_id"))
                 // The connection stays usable, and so does the other one.
                 try client.borrowAndReturn()
                 try other.borrowAndReturn()
@@ -53,9 +62,14 @@ extension EndToEnd {
             // A method name with a NUL is no method (it used to be served as Borrow).
             let tail = borrow + Array("\0tail".utf8)
             let status = try Self.status(client, tail, Self.field(1, Array("healthy".utf8)))
-            #expect(status == Status(code: .unimplemented, message: #"unknown method "/adloader.v1.NativeAdLoader/Borrow\0tail""#))
+            #expect(
+                status
+                    == Status(
+                        code: .unimplemented, message: #"unknown method "/adloader.v1.NativeAdLoader/Borrow\0tail""#))
             let garbled = try Self.status(client, Array("/adloader.v1.NativeAdLoader/".utf8) + [0xFF, 0xFE], [])
-            #expect(garbled == Status(code: .unimplemented, message: #"unknown method "/adloader.v1.NativeAdLoader/\xFF\xFE""#))
+            #expect(
+                garbled
+                    == Status(code: .unimplemented, message: #"unknown method "/adloader.v1.NativeAdLoader/\xFF\xFE""#))
             try client.borrowAndReturn()
             // No pool was made from a cut or repaired name.
             let units = try client.stats().map(\.adUnitID)

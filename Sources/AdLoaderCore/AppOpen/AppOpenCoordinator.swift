@@ -78,7 +78,8 @@ public final class AppOpenCoordinator {
         guard configuration.format == .appOpen else {
             throw LoaderError(
                 code: .failedPrecondition,
-                message: "loader \"\(name)\" has format \(configuration.format); AppOpen needs a loader of format appOpen")
+                message:
+                    "loader \"\(name)\" has format \(configuration.format); AppOpen needs a loader of format appOpen")
         }
         // Signals that allow no auction are refused before anything is counted or reserved.
         _ = try loader.consentClass(for: request.privacy, loader: name)
@@ -186,13 +187,16 @@ public final class AppOpenCoordinator {
         if tag.isConfirming {
             throw LoaderError(
                 code: .unavailable,
-                message: "lease \(leaseID): its show is being counted by an earlier Return; return it again if that one fails")
+                message:
+                    "lease \(leaseID): its show is being counted by an earlier Return; return it again if that one fails"
+            )
         }
         tag.isConfirming = true
         let now = loader.now
         let key = CapKey(
             loader: tag.key.loader, deviceID: tag.key.deviceID, sessionID: tag.key.sessionID,
-            day: LocalDay(at: now, utcOffsetSeconds: tag.key.utcOffsetSeconds), utcOffsetSeconds: tag.key.utcOffsetSeconds)
+            day: LocalDay(at: now, utcOffsetSeconds: tag.key.utcOffsetSeconds),
+            utcOffsetSeconds: tag.key.utcOffsetSeconds)
         capStore.confirmShow(for: key, at: now, sessionTimeout: tag.sessionTimeout) { [weak self, tag] result in
             tag.isConfirming = false
             if case .success = result { self?.release(tag) }

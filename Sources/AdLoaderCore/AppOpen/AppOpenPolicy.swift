@@ -65,10 +65,9 @@ public struct AppOpenPolicy: Hashable, Sendable {
             }
         }
         let reason: AppOpenDecision.Reason =
-            if !eventReason.shows { eventReason }
-            else if sessionCapReached { .sessionCapReached }
-            else if dailyCapReached { .dailyCapReached }
-            else { eventReason }
+            if !eventReason.shows { eventReason } else if sessionCapReached {
+                .sessionCapReached
+            } else if dailyCapReached { .dailyCapReached } else { eventReason }
         return AppOpenDecision(reason: reason, flags: flags, counts: counts, reserved: reserved, day: day)
     }
 

@@ -53,5 +53,7 @@ struct AppOpenReservations {
         SessionKey(loader: key.loader, deviceID: key.deviceID, sessionID: key.sessionID)
     }
 
-    private static func dayKey(_ key: CapKey) -> DayKey { DayKey(loader: key.loader, deviceID: key.deviceID, day: key.day) }
+    private static func dayKey(_ key: CapKey) -> DayKey {
+        DayKey(loader: key.loader, deviceID: key.deviceID, day: key.day)
+    }
 }

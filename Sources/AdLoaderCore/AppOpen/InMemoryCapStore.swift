@@ -60,7 +60,8 @@ public final class InMemoryCapStore: CapStore {
     public var deferredCount: Int { deferred.count }
 
     private func finish(
-        _ result: Result<AppOpenCounts, CapStoreError>, _ completion: @escaping (Result<AppOpenCounts, CapStoreError>) -> Void
+        _ result: Result<AppOpenCounts, CapStoreError>,
+        _ completion: @escaping (Result<AppOpenCounts, CapStoreError>) -> Void
     ) {
         if defersCompletions {
             deferred.append { completion(result) }

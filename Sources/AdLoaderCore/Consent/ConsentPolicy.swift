@@ -84,7 +84,9 @@ public struct ConsentPolicy: Hashable, Sendable {
         if signals.coppa { said.append("COPPA") }
         if signals.isTrackingLimited { said.append("tracking limited") }
         if signals.optsOutOfSale { said.append("US opt-out") }
-        if !signals.gppSectionIDs.isEmpty { said.append("GPP sections \(signals.gppSectionIDs.map(String.init).joined(separator: ","))") }
+        if !signals.gppSectionIDs.isEmpty {
+            said.append("GPP sections \(signals.gppSectionIDs.map(String.init).joined(separator: ","))")
+        }
         let hint =
             signals.gdprApplies == true
             ? "; a GDPR borrower needs a class with gdpr true and a consentString its consent covers" : ""
@@ -109,7 +111,11 @@ public struct ConsentPolicy: Hashable, Sendable {
             if consentClass.name.isEmpty || consentClass.name.utf8.count > 64
                 || !consentClass.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
             {
-                throw ConfigError(field: "\(prefix).classes", message: "a class name must be 1...64 printable ASCII characters without spaces, got \"\(consentClass.name)\"")
+                throw ConfigError(
+                    field: "\(prefix).classes",
+                    message:
+                        "a class name must be 1...64 printable ASCII characters without spaces, got \"\(consentClass.name)\""
+                )
             }
             if !names.insert(consentClass.name).inserted {
                 throw ConfigError(field: field, message: "duplicate class name")
@@ -117,10 +123,13 @@ public struct ConsentPolicy: Hashable, Sendable {
             let terms = consentClass.terms
             if terms.gdpr {
                 if terms.consentString.isEmpty {
-                    throw ConfigError(field: "\(field).consentString", message: "required with gdpr: the TCF string the class's requests carry")
+                    throw ConfigError(
+                        field: "\(field).consentString",
+                        message: "required with gdpr: the TCF string the class's requests carry")
                 }
                 do { _ = try TCFConsent(decoding: terms.consentString) } catch {
-                    throw ConfigError(field: "\(field).consentString", message: "not a TCF v2 consent string: \(error.message)")
+                    throw ConfigError(
+                        field: "\(field).consentString", message: "not a TCF v2 consent string: \(error.message)")
                 }
             } else if !terms.consentString.isEmpty {
                 throw ConfigError(field: "\(field).consentString", message: "only with gdpr true")
@@ -128,7 +137,9 @@ public struct ConsentPolicy: Hashable, Sendable {
             if !terms.usPrivacy.isEmpty
                 && (terms.usPrivacy.utf8.count != 4 || !terms.usPrivacy.hasPrefix("1"))
             {
-                throw ConfigError(field: "\(field).usPrivacy", message: "must be a US privacy string such as \"1YNN\", got \"\(terms.usPrivacy)\"")
+                throw ConfigError(
+                    field: "\(field).usPrivacy",
+                    message: "must be a US privacy string such as \"1YNN\", got \"\(terms.usPrivacy)\"")
             }
             if terms.gpp.isEmpty != terms.gppSectionIDs.isEmpty {
                 throw ConfigError(field: "\(field).gpp", message: "gpp and gppSectionIDs go together")
@@ -137,7 +148,9 @@ public struct ConsentPolicy: Hashable, Sendable {
         if !names.contains(defaultClass) {
             throw ConfigError(
                 field: "\(prefix).defaultClass",
-                message: "must be one of the classes (\(classes.map(\.name).joined(separator: ", "))), got \"\(defaultClass)\"")
+                message:
+                    "must be one of the classes (\(classes.map(\.name).joined(separator: ", "))), got \"\(defaultClass)\""
+            )
         }
         if let bad = requiredPurposes.first(where: { !(1...24).contains($0) }) {
             throw ConfigError(field: "\(prefix).requiredPurposes", message: "TCF purposes are 1...24, got \(bad)")

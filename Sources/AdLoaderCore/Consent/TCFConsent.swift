@@ -125,11 +125,15 @@ public struct TCFConsent: Hashable, Sendable {
         for (index, segment) in segments.enumerated().dropFirst() {
             var reader = try Self.bits(of: segment, segment: index + 1)
             let type = try reader.int(3, "SegmentType")
-            guard (1...3).contains(type) else { throw DecodingError("segment \(index + 1): unknown SegmentType \(type)") }
+            guard (1...3).contains(type) else {
+                throw DecodingError("segment \(index + 1): unknown SegmentType \(type)")
+            }
         }
     }
 
-    private static func bits(of segment: Substring.UTF8View.SubSequence, segment number: Int) throws(DecodingError) -> BitReader {
+    private static func bits(of segment: Substring.UTF8View.SubSequence, segment number: Int) throws(DecodingError)
+        -> BitReader
+    {
         if segment.isEmpty { throw DecodingError("segment \(number) is empty") }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(segment.count * 6 / 8 + 1)
@@ -148,7 +152,8 @@ public struct TCFConsent: Hashable, Sendable {
             case UInt8(ascii: "_"), UInt8(ascii: "/"): value = 63
             case UInt8(ascii: "="): continue  // padding some CMPs add
             default:
-                throw DecodingError("segment \(number): byte \(offset) (0x\(String(character, radix: 16))) is not base64url")
+                throw DecodingError(
+                    "segment \(number): byte \(offset) (0x\(String(character, radix: 16))) is not base64url")
             }
             accumulator = accumulator << 6 | value
             sextets += 1
@@ -208,7 +213,8 @@ public struct TCFConsent: Hashable, Sendable {
                 try rangeEntries(maximumID: maximumID, name) { set.insert($0, through: $1) }
             } else {
                 guard position + maximumID <= bitCount else {
-                    throw DecodingError("cut short in \(name) BitField (\(maximumID) bits from bit \(position) of \(bitCount))")
+                    throw DecodingError(
+                        "cut short in \(name) BitField (\(maximumID) bits from bit \(position) of \(bitCount))")
                 }
                 for id in 0..<maximumID {
                     if try bool("\(name) BitField") { set.insert(id + 1) }
@@ -228,7 +234,9 @@ public struct TCFConsent: Hashable, Sendable {
                 guard start >= 1, end <= maximumID else {
                     throw DecodingError("\(name) entry \(index): vendor \(start)...\(end) outside 1...\(maximumID)")
                 }
-                guard end >= start else { throw DecodingError("\(name) entry \(index): range \(start)...\(end) ends before it starts") }
+                guard end >= start else {
+                    throw DecodingError("\(name) entry \(index): range \(start)...\(end) ends before it starts")
+                }
                 insert(start, end)
             }
         }

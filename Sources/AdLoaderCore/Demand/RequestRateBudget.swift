@@ -31,7 +31,8 @@ public struct RequestRateBudget: Hashable, Sendable {
         guard rate.isFinite, rate > 0, rate <= Self.maximumRate else {
             throw ConfigError(
                 field: field,
-                message: "must be a number above 0 and at most \(Int(Self.maximumRate)) requests per second, got \(rate)"
+                message:
+                    "must be a number above 0 and at most \(Int(Self.maximumRate)) requests per second, got \(rate)"
                     + " (leave it out for no budget)")
         }
     }

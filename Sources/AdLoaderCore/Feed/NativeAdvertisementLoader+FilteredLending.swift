@@ -16,7 +16,9 @@ extension NativeAdvertisementLoader {
     /// ended yet) is adopted only when the rules allow its ad; otherwise the position is held
     /// (its lease is the client's, not ended here).
     func lend(from pool: AdPool, slot: String, where allows: @escaping (Ad, CreativeKey) -> Bool) -> FilteredLend {
-        if let held = pool.slots[slot], !allows(pool[leases[held].adHandle].ad, CreativeKey(pool[leases[held].adHandle].ad)) {
+        if let held = pool.slots[slot],
+            !allows(pool[leases[held].adHandle].ad, CreativeKey(pool[leases[held].adHandle].ad))
+        {
             return .held
         }
         let exclusion = AdExclusion { !allows($0, CreativeKey($0)) }

@@ -24,17 +24,23 @@ extension NativeAdvertisementLoader {
     ///   for the ad unit and loader; `.unavailable` for a disabled loader or after shutdown;
     ///   `.resourceExhausted` for a new feed when the loader holds ``LoaderConfiguration/maximumFeeds``.
     public func plan(_ request: PlanRequest) throws(LoaderError) -> FeedPlan {
-        if request.feedID.isEmpty { throw LoaderError(code: .invalidArgument, field: "feed_id", message: "must not be empty") }
+        if request.feedID.isEmpty {
+            throw LoaderError(code: .invalidArgument, field: "feed_id", message: "must not be empty")
+        }
         let visible = request.visible
         if visible.lowerBound < 0 || visible.upperBound > PlanRequest.maximumPosition {
             throw LoaderError(
                 code: .invalidArgument, field: "visible",
-                message: "positions must be 0...\(PlanRequest.maximumPosition), got \(visible.lowerBound)-\(visible.upperBound)")
+                message:
+                    "positions must be 0...\(PlanRequest.maximumPosition), got \(visible.lowerBound)-\(visible.upperBound)"
+            )
         }
         if request.ahead < 0 || visible.count + request.ahead > PlanRequest.maximumWindow {
             throw LoaderError(
                 code: .invalidArgument, field: request.ahead < 0 ? "ahead" : "visible",
-                message: "visible positions plus ahead must be 1...\(PlanRequest.maximumWindow), got \(visible.count) + \(request.ahead)")
+                message:
+                    "visible positions plus ahead must be 1...\(PlanRequest.maximumWindow), got \(visible.count) + \(request.ahead)"
+            )
         }
         let entry = try validated(adUnitID: request.adUnitID, loader: request.loader)
         let configuration = entry.configuration
@@ -47,7 +53,9 @@ extension NativeAdvertisementLoader {
             if placement.maximumAdsPerFeed > configuration.placement.maximumAdsPerFeed {
                 throw LoaderError(
                     code: .invalidArgument, field: "placement.maximumAdsPerFeed",
-                    message: "must be at most the loader's \(configuration.placement.maximumAdsPerFeed), got \(placement.maximumAdsPerFeed)")
+                    message:
+                        "must be at most the loader's \(configuration.placement.maximumAdsPerFeed), got \(placement.maximumAdsPerFeed)"
+                )
             }
         }
         try requireEnabled(entry)
@@ -64,7 +72,9 @@ extension NativeAdvertisementLoader {
             if let placement = request.placement, placement != existing.placement {
                 throw LoaderError(
                     code: .invalidArgument, field: "placement",
-                    message: "feed \"\(request.feedID)\" is planned with other placement rules (they are taken at its first call)")
+                    message:
+                        "feed \"\(request.feedID)\" is planned with other placement rules (they are taken at its first call)"
+                )
             }
             feed = existing
         } else {
@@ -73,7 +83,9 @@ extension NativeAdvertisementLoader {
                 feedTable.stats.feedsRefused += 1
                 throw LoaderError(
                     code: .resourceExhausted,
-                    message: "loader \"\(key.loader)\" holds \(held) feeds (loaders.\(key.loader).feeds.maximum); a feed is forgotten after \(configuration.feedIdleTimeout.milliseconds / 1000) s without a Plan call")
+                    message:
+                        "loader \"\(key.loader)\" holds \(held) feeds (loaders.\(key.loader).feeds.maximum); a feed is forgotten after \(configuration.feedIdleTimeout.milliseconds / 1000) s without a Plan call"
+                )
             }
             feed = FeedState(
                 key: key, placement: request.placement ?? configuration.placement, separation: configuration.separation,
@@ -108,7 +120,10 @@ extension NativeAdvertisementLoader {
                     positions.append(
                         PlannedPosition(
                             position: position,
-                            state: .ad(Lease(id: filled.leaseID, slot: filled.slot, expiresAt: filled.leaseExpiresAt, ad: filled.ad))))
+                            state: .ad(
+                                Lease(
+                                    id: filled.leaseID, slot: filled.slot, expiresAt: filled.leaseExpiresAt,
+                                    ad: filled.ad))))
                     continue
                 }
                 // Never rendered and its ad lost (expired, dropped): plan the position again.
@@ -131,7 +146,8 @@ extension NativeAdvertisementLoader {
             case .lent(let lease):
                 feed.answers[position] = .filled(
                     FeedState.FilledPosition(
-                        ad: lease.ad, leaseID: lease.id, slot: slot, leaseExpiresAt: lease.expiresAt, rendered: isVisible))
+                        ad: lease.ad, leaseID: lease.id, slot: slot, leaseExpiresAt: lease.expiresAt,
+                        rendered: isVisible))
                 feed.adIDs.insert(lease.ad.id)
                 feed.creatives.insert(CreativeKey(lease.ad))
                 if !isVisible { feed.unrendered.insert(position) }

@@ -38,7 +38,8 @@ public struct PlacementRules: Hashable, Sendable {
         for (index, position) in fixedPositions.enumerated() {
             if !(0...Self.maximumPosition).contains(position) {
                 throw ConfigError(
-                    field: "\(prefix).fixedPositions[\(index)]", message: "must be 0...\(Self.maximumPosition), got \(position)")
+                    field: "\(prefix).fixedPositions[\(index)]",
+                    message: "must be 0...\(Self.maximumPosition), got \(position)")
             }
             if position <= previous {
                 throw ConfigError(
@@ -54,7 +55,8 @@ public struct PlacementRules: Hashable, Sendable {
         }
         if !(1...Self.maximumAdsLimit).contains(maximumAdsPerFeed) {
             throw ConfigError(
-                field: "\(prefix).maximumAdsPerFeed", message: "must be 1...\(Self.maximumAdsLimit), got \(maximumAdsPerFeed)")
+                field: "\(prefix).maximumAdsPerFeed",
+                message: "must be 1...\(Self.maximumAdsLimit), got \(maximumAdsPerFeed)")
         }
     }
 
@@ -89,7 +91,9 @@ public struct PlacementRules: Hashable, Sendable {
         if let interval = repeatingInterval {
             let last = fixedPositions.last ?? -1
             // The first repeating position at or after `lower`.
-            var position = lower <= last + interval ? last + interval : last + ((lower - last + interval - 1) / interval) * interval
+            var position =
+                lower <= last + interval
+                ? last + interval : last + ((lower - last + interval - 1) / interval) * interval
             while position < range.upperBound, carriesAd(position) {
                 result.append(position)
                 position += interval

@@ -40,11 +40,13 @@ public struct SeparationRules: Hashable, Sendable {
     /// - Throws: ``ConfigError``.
     public func validate(prefix: String) throws(ConfigError) {
         for (name, value) in [
-            ("creative", creativeDistance), ("advertiserDomain", advertiserDomainDistance), ("category", categoryDistance),
+            ("creative", creativeDistance), ("advertiserDomain", advertiserDomainDistance),
+            ("category", categoryDistance),
         ] {
             if let value, !(1...Self.maximumDistance).contains(value) {
                 throw ConfigError(
-                    field: "\(prefix).\(name)", message: "must be 1...\(Self.maximumDistance) positions or null (off), got \(value)")
+                    field: "\(prefix).\(name)",
+                    message: "must be 1...\(Self.maximumDistance) positions or null (off), got \(value)")
             }
         }
     }

@@ -126,7 +126,8 @@ struct LeaseTable {
     @discardableResult
     mutating func remove(_ handle: LeaseHandle) -> Record {
         // A slot that used its last generations is never reused: its ids would repeat.
-        let record = records.remove(handle, retiring: generations[handle.index] >= IdentifierGenerator.generationLimit - 1)
+        let record = records.remove(
+            handle, retiring: generations[handle.index] >= IdentifierGenerator.generationLimit - 1)
         timeouts.remove(handle: handle)
         if !restored.isEmpty, restored[record.id] == handle { restored[record.id] = nil }
         return record

@@ -243,8 +243,12 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if retry.probeInterval <= .zero { throw fail("retry.probeInterval", "must be positive") }
         try appOpen.validate(prefix: "loaders.\(name).appOpen")
         try consent.validate(prefix: "loaders.\(name).consent")
-        if let bidFloor, !(bidFloor >= 0 && bidFloor.isFinite) { throw fail("bidFloor", "must be a non-negative number") }
-        if let currency = bidFloorCurrency, currency.utf8.count != 3 || !currency.utf8.allSatisfy({ (65...90).contains($0) }) {
+        if let bidFloor, !(bidFloor >= 0 && bidFloor.isFinite) {
+            throw fail("bidFloor", "must be a non-negative number")
+        }
+        if let currency = bidFloorCurrency,
+            currency.utf8.count != 3 || !currency.utf8.allSatisfy({ (65...90).contains($0) })
+        {
             throw fail("bidFloorCurrency", "must be an ISO 4217 code such as USD, got \"\(currency)\"")
         }
         try placement.validate(prefix: "loaders.\(name).placement")
@@ -256,7 +260,8 @@ public struct LoaderConfiguration: Hashable, Sendable {
         if let idle = configuredFeedIdleTimeout, idle > leaseTimeout {
             throw fail(
                 "feeds.idleTimeout",
-                "must be at most leaseTimeout (\(leaseTimeout.milliseconds / 1000) s): a feed's leases would be reclaimed while it is kept, got \(idle.milliseconds / 1000) s")
+                "must be at most leaseTimeout (\(leaseTimeout.milliseconds / 1000) s): a feed's leases would be reclaimed while it is kept, got \(idle.milliseconds / 1000) s"
+            )
         }
     }
 }

@@ -1,7 +1,9 @@
 /// A request the loader refuses; maps to a gRPC status at the server.
 public struct LoaderError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Wrapped: Hashable, Sendable { case invalidArgument, notFound, unavailable, resourceExhausted, failedPrecondition }
+        private enum Wrapped: Hashable, Sendable {
+            case invalidArgument, notFound, unavailable, resourceExhausted, failedPrecondition
+        }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
 

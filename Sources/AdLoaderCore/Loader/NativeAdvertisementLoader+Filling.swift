@@ -64,13 +64,15 @@ extension NativeAdvertisementLoader {
             let whole = min(plan.wholeBatches, room / batch)
             let mayPartial = amount == .complete || (whole == 0 && pool.isRunningDry)
             plan = AdPool.TopUpPlan(
-                wholeBatches: whole, partial: mayPartial ? min(room - whole * batch, batch - 1, wanted - whole * batch) : 0)
+                wholeBatches: whole,
+                partial: mayPartial ? min(room - whole * batch, batch - 1, wanted - whole * batch) : 0)
         }
         let requests = plan.wholeBatches + (plan.partial > 0 ? 1 : 0)
         pool.heldBackByCap = requests > free
         let ceilingBinds = requests > free && limit < pool.inFlightTarget
         if free <= 0 {
-            noteHeldBack(pool, ceilingBinds ? .poolCeiling : (refusedByMemory ? .memoryBudget : nil), at: nowMilliseconds)
+            noteHeldBack(
+                pool, ceilingBinds ? .poolCeiling : (refusedByMemory ? .memoryBudget : nil), at: nowMilliseconds)
             return 0
         }
         let wait = AdPool.BudgetWait(trigger: trigger, amount: amount)

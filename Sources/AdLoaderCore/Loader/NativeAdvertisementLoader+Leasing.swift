@@ -150,7 +150,8 @@ extension NativeAdvertisementLoader {
         in pool: AdPool, slot: String?, exclusion: AdExclusion? = nil, wait: Duration,
         whenServed: @escaping (BorrowResult) -> Void
     ) -> ParkedBorrowHandle {
-        let handle = ParkedBorrowHandle(slot: slot, exclusion: exclusion, whenServed: whenServed) { [weak reference = pool.reference] _ in
+        let handle = ParkedBorrowHandle(slot: slot, exclusion: exclusion, whenServed: whenServed) {
+            [weak reference = pool.reference] _ in
             reference?.pool.parked.noteWithdrawn()
         }
         pool.parked.append(handle)

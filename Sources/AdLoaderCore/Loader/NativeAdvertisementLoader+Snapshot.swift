@@ -19,7 +19,9 @@ extension NativeAdvertisementLoader {
 
     /// The snapshot of one pool, or nil when `loader` has no pool for `adUnitID` and `consentClass`.
     public func snapshot(loader: String, adUnitID: String, consentClass: String = "default") -> PoolSnapshot? {
-        guard let pool = entries[loader]?.pools[PoolKey(adUnitID: adUnitID, consentClass: consentClass)] else { return nil }
+        guard let pool = entries[loader]?.pools[PoolKey(adUnitID: adUnitID, consentClass: consentClass)] else {
+            return nil
+        }
         return pool.snapshot(leases: leases, blocks: blockLists[loader], at: now)
     }
 
@@ -143,12 +145,15 @@ extension NativeAdvertisementLoader {
                 emit(.received, pool) { $0.adID = ad.id }
                 let expiresAt = min(leased.expiresAt, ad.expiresAt)
                 let leaseHandle = leases.restore(
-                    LeaseTable.Record(id: leased.leaseID, pool: pool, adHandle: adHandle, slot: leased.slot, expiresAt: expiresAt),
+                    LeaseTable.Record(
+                        id: leased.leaseID, pool: pool, adHandle: adHandle, slot: leased.slot, expiresAt: expiresAt),
                     ids: ids)
                 pool.lease(adHandle, to: leaseHandle)
                 if let slot = leased.slot, pool.slots[slot] == nil { pool.slots[slot] = leaseHandle }
                 var pendingDrop = leased.pendingDrop
-                if pendingDrop == nil, !ad.creative.fits(configuration.format) || isCreativeBlocked(ad, loader: pool.loader) {
+                if pendingDrop == nil,
+                    !ad.creative.fits(configuration.format) || isCreativeBlocked(ad, loader: pool.loader)
+                {
                     pendingDrop = .invalidated
                 }
                 if let pendingDrop { pool.markPendingDrop(adHandle, reason: pendingDrop) }

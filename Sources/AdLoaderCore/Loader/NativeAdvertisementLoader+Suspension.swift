@@ -47,7 +47,8 @@ extension NativeAdvertisementLoader {
             else { continue }
             var held: Set<String> = []
             pool.forEachRecord { _, record in held.insert(record.ad.id) }
-            let ads = snapshot.ads.lazy.filter { held.contains($0.ad.id) }.count
+            let ads =
+                snapshot.ads.lazy.filter { held.contains($0.ad.id) }.count
                 + snapshot.leases.lazy.filter { held.contains($0.pooled.ad.id) }.count
             let open = snapshot.leases.lazy.filter { self.leases.handle(forID: $0.leaseID, ids: self.ids) != nil }.count
             pool.stats.restoredAds += UInt64(ads)

@@ -69,7 +69,8 @@ public final class NativeAdvertisementLoader {
     /// Called once per source the first time one of its ads arrives with less than the
     /// minimum remaining life left (it is dropped as expired): the loader, the source and
     /// the minimum that applied. The daemon logs it with the setting to change.
-    @exclusivity(unchecked) public var onExpiredOnArrival: ((_ loader: String, _ source: String, _ minimum: Duration) -> Void)?
+    @exclusivity(unchecked) public var onExpiredOnArrival:
+        ((_ loader: String, _ source: String, _ minimum: Duration) -> Void)?
 
     /// Called when a configured cap starts, changes or stops holding a pool below its demand
     /// (`cap` nil: no longer held back), with the setting that binds; after the `heldBack`
@@ -175,7 +176,9 @@ public final class NativeAdvertisementLoader {
         if count < 0 || count > maximum {
             throw LoaderError(
                 code: .invalidArgument, field: "count",
-                message: "must be 0...\(maximum) (loader \"\(entry.configuration.name)\" maximumRetainedAdvertisements), got \(count)")
+                message:
+                    "must be 0...\(maximum) (loader \"\(entry.configuration.name)\" maximumRetainedAdvertisements), got \(count)"
+            )
         }
         try requireEnabled(entry)
         let pool = try pool(for: entry, key: PoolKey(adUnitID: adUnitID, consentClass: consentClass))
@@ -436,7 +439,9 @@ public final class NativeAdvertisementLoader {
 
     func validated(adUnitID: String, loader: String) throws(LoaderError) -> Entry {
         if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
-        if adUnitID.isEmpty { throw LoaderError(code: .invalidArgument, field: "ad_unit_id", message: "must not be empty") }
+        if adUnitID.isEmpty {
+            throw LoaderError(code: .invalidArgument, field: "ad_unit_id", message: "must not be empty")
+        }
         // Comparing with the name used last (inline for short names) is much cheaper than
         // hashing it: calls name the same few loaders over and over.
         if let last = lastEntry, last.name == loader { return last.entry }
@@ -476,7 +481,9 @@ public final class NativeAdvertisementLoader {
         case .refused(let rule, let message):
             throw LoaderError(
                 code: .failedPrecondition, field: "privacy",
-                message: "consent: \(message) (rule loaders.\(entry.configuration.name).\(rule == "tcf" ? "consent" : rule))")
+                message:
+                    "consent: \(message) (rule loaders.\(entry.configuration.name).\(rule == "tcf" ? "consent" : rule))"
+            )
         case .invalid(let field, let message):
             throw LoaderError(code: .invalidArgument, field: field, message: message)
         }
@@ -498,7 +505,8 @@ public final class NativeAdvertisementLoader {
         if entry.pools.count >= limit {
             throw LoaderError(
                 code: .resourceExhausted,
-                message: "pools: limit of \(limit) ad units reached for loader \"\(name)\" (loaders.\(name).maximumPools)")
+                message:
+                    "pools: limit of \(limit) ad units reached for loader \"\(name)\" (loaders.\(name).maximumPools)")
         }
         let pool = AdPool(
             loader: entry.configuration.name, adUnitID: adUnitID, consentClass: key.consentClass,

@@ -152,7 +152,8 @@ public struct Ad: Hashable, Sendable {
         let l = lhs.storage
         let r = rhs.storage
         return l.id == r.id && l.adUnitID == r.adUnitID && l.loader == r.loader && l.creative == r.creative
-            && l.format == r.format && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt && l.showCount == r.showCount
+            && l.format == r.format && l.loadedAt == r.loadedAt && l.expiresAt == r.expiresAt
+            && l.showCount == r.showCount
             && l.sourceContext === r.sourceContext && l.creativeID == r.creativeID
             && l.advertiserDomains == r.advertiserDomains && l.categories == r.categories
     }
@@ -181,7 +182,8 @@ extension Ad: CustomReflectable {
         Mirror(
             self,
             children: [
-                "id": id, "adUnitID": adUnitID, "loader": loader, "creative": creative, "format": format, "loadedAt": loadedAt,
+                "id": id, "adUnitID": adUnitID, "loader": loader, "creative": creative, "format": format,
+                "loadedAt": loadedAt,
                 "expiresAt": expiresAt, "showCount": showCount,
             ], displayStyle: .struct)
     }

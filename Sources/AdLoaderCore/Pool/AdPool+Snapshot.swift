@@ -23,7 +23,9 @@ extension AdPool {
         }
         // The heap's order: soonest expiry first, the ad loaded first on a tie.
         available.sort {
-            ($0.pooled.ad.expiresAt.unixMilliseconds, $0.sequence) < ($1.pooled.ad.expiresAt.unixMilliseconds, $1.sequence)
+            ($0.pooled.ad.expiresAt.unixMilliseconds, $0.sequence) < (
+                $1.pooled.ad.expiresAt.unixMilliseconds, $1.sequence
+            )
         }
         leased.sort { $0.leaseID < $1.leaseID }
         let nowMilliseconds = now.unixMilliseconds

@@ -122,7 +122,8 @@ final class AdPool {
 
     init(
         loader: String, adUnitID: String, consentClass: String? = nil, configuration: LoaderConfiguration,
-        source: any DemandSource, budget: SourceRequestBudget? = nil, memory: AdMemoryBudget = AdMemoryBudget(), now: AdInstant
+        source: any DemandSource, budget: SourceRequestBudget? = nil, memory: AdMemoryBudget = AdMemoryBudget(),
+        now: AdInstant
     ) {
         self.memory = memory
         self.loader = loader
@@ -135,7 +136,8 @@ final class AdPool {
         self.key = PoolKey(adUnitID: adUnitID, consentClass: request.consentClass)
         self.leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
         self.minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
-        self.lendableMilliseconds = configuration.lifetime.milliseconds - configuration.effectiveMinimumRemainingLife.milliseconds
+        self.lendableMilliseconds =
+            configuration.lifetime.milliseconds - configuration.effectiveMinimumRemainingLife.milliseconds
         self.target = configuration.sizing == .fixed ? configuration.maximumRetainedAdvertisements : 0
         self.demand = DemandEstimate(now: now.unixMilliseconds)
         self.lastDemandAt = now.unixMilliseconds
