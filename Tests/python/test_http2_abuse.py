@@ -185,6 +185,10 @@ def test_hpack_amplification_is_refused_without_decoding_it_all(setup):
 # connections end in ENHANCE_YOUR_CALM) would be the next defence; it is not built.
 KNOWN_OVER = {
     "made-you-reset": "p99 over 2x: the debug daemon's cost per reconnecting attacker connection",
+    # Seen on the clean-clone CI run of 5117af3: baseline p99 median 0.57 ms, attack 1.70 ms. The
+    # attacker's header blocks are HPACK-decoded on the one loop before the bound cuts them off;
+    # not fixed yet (issue 28).
+    "header-table": "p99 over 2x: HPACK decoding of the attacker's header blocks on the one loop",
 }
 
 
