@@ -38,14 +38,22 @@ public struct BorrowRequestMessage: WireMessage {
         var message = BorrowRequestMessage(adUnitID: "")
         var scanner = ProtoScanner(bytes)
         var invalid: StaticString? = nil
+        var mergedPrivacy = false
         do throws(ProtoScanner.Failure) {
-            while let field = try scanner.next() {
+            while !mergedPrivacy, let field = try scanner.next() {
                 switch field.number {
                 case 1: message.adUnitID = try ProtoScanner.string(field, name: "ad_unit_id", invalid: &invalid)
                 case 2: message.loader = try ProtoScanner.string(field, name: "loader", invalid: &invalid)
                 case 3: message.slot = try ProtoScanner.string(field, name: "slot_key", invalid: &invalid)
                 case 4: message.waitMilliseconds = try ProtoScanner.uint32(field)
                 case 10:
+                    // Sent twice: protobuf-c's merge of the two occurrences is the reference (a
+                    // fuzz finding: an empty second one), and no real client does it: decode
+                    // with protobuf-c rather than imitate its merge rules here.
+                    if message.privacy != nil {
+                        mergedPrivacy = true
+                        break
+                    }
                     var privacy = message.privacy ?? PrivacySignalsMessage()
                     try privacy.merge(scanning: try ProtoScanner.bytes(field), invalid: &invalid)
                     message.privacy = privacy
@@ -55,6 +63,10 @@ public struct BorrowRequestMessage: WireMessage {
         } catch {
             throw FrameError(
                 code: .badMessage, message: "BorrowRequest of \(bytes.count) bytes does not decode as protobuf")
+        }
+        if mergedPrivacy {
+            self = try BorrowRequestMessage(protobufC: bytes)
+            return
         }
         if let invalid { throw FrameError.invalidString("\(invalid)") }
         self = message
