@@ -105,17 +105,17 @@ public struct PrivacySignalsMessage: Hashable, Sendable {
     /// From protobuf-c's unpacked struct.
     init(_ p: Adloader__V1__PrivacySignals) {
         self.init(
-            gdpr: Int32(p.gdpr.rawValue), tcfConsent: swiftString(p.tcf_consent), gpp: swiftString(p.gpp),
+            gdpr: Int32(truncatingIfNeeded: p.gdpr.rawValue), tcfConsent: swiftString(p.tcf_consent), gpp: swiftString(p.gpp),
             gppSectionIDs: p.n_gpp_sid == 0 ? [] : Array(UnsafeBufferPointer(start: p.gpp_sid, count: p.n_gpp_sid)),
             usPrivacy: swiftString(p.us_privacy), coppa: p.coppa != 0, limitAdTracking: p.limit_ad_tracking != 0,
-            attStatus: Int32(p.att_status.rawValue))
+            attStatus: Int32(truncatingIfNeeded: p.att_status.rawValue))
     }
 
     /// protobuf-c's struct, living in `arena`.
     func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__PrivacySignals> {
         let m = arena.allocate(Adloader__V1__PrivacySignals.self)
         adloader__v1__privacy_signals__init(m)
-        m.pointee.gdpr = Adloader__V1__Gdpr(rawValue: numericCast(gdpr))
+        m.pointee.gdpr = Adloader__V1__Gdpr(rawValue: .init(truncatingIfNeeded: gdpr))
         m.pointee.tcf_consent = arena.cString(tcfConsent)
         m.pointee.gpp = arena.cString(gpp)
         if !gppSectionIDs.isEmpty {
@@ -127,7 +127,7 @@ public struct PrivacySignalsMessage: Hashable, Sendable {
         m.pointee.us_privacy = arena.cString(usPrivacy)
         m.pointee.coppa = coppa ? 1 : 0
         m.pointee.limit_ad_tracking = limitAdTracking ? 1 : 0
-        m.pointee.att_status = Adloader__V1__AttStatus(rawValue: numericCast(attStatus))
+        m.pointee.att_status = Adloader__V1__AttStatus(rawValue: .init(truncatingIfNeeded: attStatus))
         return m
     }
 
