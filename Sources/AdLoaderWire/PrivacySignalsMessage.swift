@@ -105,7 +105,8 @@ public struct PrivacySignalsMessage: Hashable, Sendable {
     /// From protobuf-c's unpacked struct.
     init(_ p: Adloader__V1__PrivacySignals) {
         self.init(
-            gdpr: Int32(truncatingIfNeeded: p.gdpr.rawValue), tcfConsent: swiftString(p.tcf_consent), gpp: swiftString(p.gpp),
+            gdpr: Int32(truncatingIfNeeded: p.gdpr.rawValue), tcfConsent: swiftString(p.tcf_consent),
+            gpp: swiftString(p.gpp),
             gppSectionIDs: p.n_gpp_sid == 0 ? [] : Array(UnsafeBufferPointer(start: p.gpp_sid, count: p.n_gpp_sid)),
             usPrivacy: swiftString(p.us_privacy), coppa: p.coppa != 0, limitAdTracking: p.limit_ad_tracking != 0,
             attStatus: Int32(truncatingIfNeeded: p.att_status.rawValue))
