@@ -23,16 +23,7 @@ TRANSPORTS="grpc framed"
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 cc -O2 -shared -fPIC -o "$WORK/malloc_count.so" Benchmarks/MallocCount/malloc_count.c -lpthread
-cat > "$WORK/adloaderd.json" <<'JSON'
-{ "listeners": { "host": "127.0.0.1", "port": 0 },
-  "log": { "level": "warning" },
-  "sources": { "synthetic": { "latency": "0ms", "fillRate": 1, "seed": 7 } },
-  "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
-                            "leaseTimeout": "60s" } } }
-JSON
-GRPC_HEADERS=(-H 'content-type: application/grpc' -H 'te: trailers')
-BORROW_PATH=/adloader.v1.NativeAdLoader/Borrow
-printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
+. Benchmarks/per-call-setup.sh
 
 snapshot() {  # -> the allocation count now
     rm -f "$WORK/counts"

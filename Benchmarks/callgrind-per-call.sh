@@ -28,17 +28,7 @@ else
 fi
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
-cat > "$WORK/adloaderd.json" <<'JSON'
-{ "listeners": { "host": "127.0.0.1", "port": 0 },
-  "log": { "level": "warning" },
-  "sources": { "synthetic": { "latency": "0ms", "fillRate": 1, "seed": 7 } },
-  "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
-                            "leaseTimeout": "60s" } } }
-JSON
-GRPC_HEADERS=(-H 'content-type: application/grpc' -H 'te: trailers')
-BORROW_PATH=/adloader.v1.NativeAdLoader/Borrow
-# BorrowRequest { ad_unit_id: "bench", slot_key: "cell-1" } with the 5-byte gRPC prefix.
-printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
+. Benchmarks/per-call-setup.sh
 instructions() {  # BIN CALLS -> total Ir of the daemon
     local bin=$1 calls=$2 out="$WORK/cg.$RANDOM" pid port=""
     if [ "$NGHTTPD" = 1 ]; then

@@ -1,0 +1,13 @@
+# Sourced by callgrind-per-call.sh and allocations-per-call.sh: the daemon configuration both
+# measure under and the gRPC Borrow they send, written into $WORK.
+cat > "$WORK/adloaderd.json" <<'JSON'
+{ "listeners": { "host": "127.0.0.1", "port": 0 },
+  "log": { "level": "warning" },
+  "sources": { "synthetic": { "latency": "0ms", "fillRate": 1, "seed": 7 } },
+  "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
+                            "leaseTimeout": "60s" } } }
+JSON
+GRPC_HEADERS=(-H 'content-type: application/grpc' -H 'te: trailers')
+BORROW_PATH=/adloader.v1.NativeAdLoader/Borrow
+# BorrowRequest { ad_unit_id: "bench", slot_key: "cell-1" } with the 5-byte gRPC prefix.
+printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
