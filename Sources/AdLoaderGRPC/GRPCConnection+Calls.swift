@@ -200,6 +200,7 @@ extension GRPCConnection {
             spareStreams.append(stream)
         }
         goAwayIfDrained()
+        streamSettled()
         return 0
     }
 
@@ -380,6 +381,7 @@ extension GRPCConnection {
         stream.requestEnded = true
         guard stream.accepted, !stream.finished, stream.trailer == nil, !stream.dispatched else { return }
         stream.dispatched = true
+        defer { streamSettled() }
         if stream.bodyStart < stream.body.count {
             refuse(stream, Status(code: .internalError, message: "the request ended inside a message"))
             return

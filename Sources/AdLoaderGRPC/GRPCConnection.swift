@@ -318,9 +318,24 @@ final class GRPCConnection: CallResponder {
         transport.announceIfAcknowledged()
     }
 
-    /// Draining and the drain's PING not acknowledged yet (the client may not have read the
-    /// GOAWAY: it may still open streams) and still reading.
-    var isAwaitingDrainPing: Bool { drainState.state == .awaitingPingAcknowledgement && phase == .open }
+    /// Draining, still reading, and the client may still start a call: the drain's PING is not
+    /// acknowledged yet (it may not have read the GOAWAY: it may still open streams), or a stream
+    /// it opened before has not sent its whole request yet (a proxy may write a request's DATA
+    /// after its acknowledgement of the PING; that call is served, not refused by the drain).
+    var mayStillStartCalls: Bool {
+        guard phase == .open else { return false }
+        switch drainState.state {
+        case .serving: return false
+        case .awaitingPingAcknowledgement: return true
+        case .announced: return streams.values.contains { !$0.dispatched && !$0.finished }
+        }
+    }
+
+    /// After a stream was dispatched or closed: while announcing, this connection may be the
+    /// last one the transport waited for.
+    func streamSettled() {
+        if drainState.state == .announced { transport.announceIfAcknowledged() }
+    }
 
     /// The opaque data of the drain's PING.
     private static let drainPingData: [UInt8] = Array("drain\0\0\0".utf8)

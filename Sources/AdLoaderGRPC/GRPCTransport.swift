@@ -119,7 +119,7 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
         }
         announceTask = scheduler.schedule(at: clock.now + announceLimit) { [weak self] in
             guard let self else { return }
-            let unacknowledged = self.connections.values.filter(\.isAwaitingDrainPing).count
+            let unacknowledged = self.connections.values.filter(\.mayStillStartCalls).count
             self.logger.info(
                 "shutdown announce limit ended", ["unacknowledgedConnections": .int(Int64(unacknowledged))])
             self.finishAnnouncing()
@@ -167,7 +167,7 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
 
     /// Every connection acknowledged the drain's PING (or closed): announced.
     func announceIfAcknowledged() {
-        guard state == .announcing, !connections.values.contains(where: \.isAwaitingDrainPing) else { return }
+        guard state == .announcing, !connections.values.contains(where: \.mayStillStartCalls) else { return }
         finishAnnouncing()
     }
 

@@ -100,6 +100,17 @@ import Testing
         func borrow(_ adUnit: String, path: String = "/adloader.v1.NativeAdLoader/Borrow", waitMilliseconds: UInt8 = 0)
             -> UInt32
         {
+            let (id, headers, data) = borrowFrames(adUnit, path: path, waitMilliseconds: waitMilliseconds)
+            stream.clientSends(headers + data)
+            return id
+        }
+
+        /// A Borrow's HEADERS and DATA frames, to send apart; the stream id is taken.
+        func borrowFrames(
+            _ adUnit: String, path: String = "/adloader.v1.NativeAdLoader/Borrow", waitMilliseconds: UInt8 = 0
+        )
+            -> (id: UInt32, headers: [UInt8], data: [UInt8])
+        {
             let id = nextStream
             nextStream += 2
             var block: [UInt8] = []
@@ -112,10 +123,10 @@ import Testing
             var message: [UInt8] = [0x0A, UInt8(adUnit.utf8.count)] + Array(adUnit.utf8)
             if waitMilliseconds > 0 { message += [0x20, waitMilliseconds] }  // wait_ms (< 128)
             let body: [UInt8] = [0, 0, 0, 0, UInt8(message.count)] + message
-            stream.clientSends(
-                Self.frame(GRPCDrainTests.headers, flags: 0x4, stream: id, block)
-                    + Self.frame(GRPCDrainTests.data, flags: 0x1, stream: id, body))
-            return id
+            return (
+                id, Self.frame(GRPCDrainTests.headers, flags: 0x4, stream: id, block),
+                Self.frame(GRPCDrainTests.data, flags: 0x1, stream: id, body)
+            )
         }
 
         func acknowledge(_ ping: Frame) {
@@ -156,6 +167,24 @@ import Testing
         let goAway = try #require(last.first { $0.type == Self.goAway })
         #expect(Array(goAway.payload.prefix(8)) == [0, 0, 0, UInt8(early), 0, 0, 0, 0])  // last stream, NO_ERROR
         #expect(h.stream.isClosed && h.drained == 1 && h.grpc.connectionCount == 0)
+    }
+
+    /// A proxy (nginx) may write a request's HEADERS before its acknowledgement of the PING and
+    /// the DATA after it: the call was started before the client knew, so it is served, and the
+    /// service drains once its request is whole.
+    @Test func aCallWhoseDataFollowsTheAcknowledgementIsServedBeforeTheServiceDrains() throws {
+        let h = try Harness(clock: clock)
+        let ping = try #require(beginDrain(h))
+        let (id, headers, data) = h.borrowFrames("split")
+        h.stream.clientSends(headers)
+        h.acknowledge(ping)
+        #expect(h.frames().isEmpty)
+        #expect(h.announced == 0 && !h.stack.service.isDraining)
+        h.stream.clientSends(data)
+        let frames = h.frames()
+        #expect(Self.answered(id, in: frames) && Self.served(id, in: frames))
+        #expect(h.announced == 1 && h.stack.service.isDraining)
+        #expect(h.stream.isClosed && h.drained == 1)
     }
 
     @Test func aClientThatNeverAcknowledgesHoldsTheServiceOneSecondAtMost() throws {
