@@ -30,6 +30,7 @@ enum InterstitialBetweenLevels {
             switch creative.media {
             case .markup(let html): media = "markup, \(html.utf8.count) bytes"
             case .videoURL(let url): media = "video \(url)"
+            case .vastXML(let document): media = "VAST, \(document.utf8.count) bytes"
             }
             run.log(
                 "level \(level) ends: ad \(lease.ad.id), \(creative.orientation), \(creative.width)×\(creative.height), \(media)"

@@ -28,6 +28,18 @@ extension BidResponseFuzz {
             ("truncated", #"{"id":"r","seatbid":[{"bid":[{"id""#),
             ("html", "<html><body>maintenance</body></html>"),
             ("escapes", #"{"id":"\u00e9\ud83c\udf89\n\"\\","seatbid":null}"#),
+            (
+                "banner-mtype",
+                #"{"id":"r","seatbid":[{"bid":[{"id":"h","impid":"1","price":2.5,"mtype":1,"w":320,"h":480,"adm":"<div><a href=\"https://c.test/\"><img src=\"https://i.test/i.jpg\"></a></div>","burl":"https://b.test/?p=${AUCTION_PRICE}"}]}]}"#
+            ),
+            (
+                "video-vast",
+                #"{"id":"r","seatbid":[{"bid":[{"id":"v","impid":"2","price":4,"mtype":2,"exp":600,"adm":"<?xml version=\"1.0\"?><VAST version=\"4.0\"><Ad id=\"1\"><InLine><Creatives><Creative><Linear><Duration>00:00:15</Duration><MediaFiles><MediaFile type=\"video/mp4\" width=\"1080\" height=\"1920\"><![CDATA[https://v.test/a.mp4]]></MediaFile></MediaFiles></Linear></Creative></Creatives></InLine></Ad></VAST>"}]}]}"#
+            ),
+            (
+                "mtype-mismatch",
+                #"{"id":"r","seatbid":[{"bid":[{"id":"a","impid":"1","price":1,"mtype":3,"adm":"<VAST/>"},{"id":"n","impid":"2","price":1,"mtype":4,"adm":"<html/>"},{"id":"x","impid":"3","price":1,"adm":"  "}]}]}"#
+            ),
         ]
         return texts.map { ($0.0, Array($0.1.utf8)) }
     }

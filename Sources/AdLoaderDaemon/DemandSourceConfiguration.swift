@@ -54,6 +54,10 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
     /// The ad formats the source can deliver (``DemandSourceType/formats``).
     public var formats: [AdFormat] { box.formats }
 
+    /// The key of the source's setting that lets it request `format` (e.g. `rewardedMedia`);
+    /// nil when no setting does.
+    public func formatKey(_ format: AdFormat) -> String? { box.formatKey(format) }
+
     /// The settings, when they are of type `Settings` (e.g. `SyntheticSource.Configuration`).
     public func settings<Settings>(as _: Settings.Type) -> Settings? { box.settings as? Settings }
 
@@ -107,6 +111,7 @@ public struct DemandSourceConfiguration: Hashable, Sendable {
 private protocol DemandSourceBox: Sendable {
     var typeName: String { get }
     var formats: [AdFormat] { get }
+    func formatKey(_ format: AdFormat) -> String?
     var settings: any Sendable { get }
     func validate(field: String) throws(ConfigError)
     func makeSource(context: DemandSourceContext) throws -> any DemandSource
@@ -126,7 +131,8 @@ private struct TypedDemandSource<Type: DemandSourceType>: DemandSourceBox {
     }
 
     var typeName: String { type.name }
-    var formats: [AdFormat] { type.formats }
+    var formats: [AdFormat] { type.formats(typed) }
+    func formatKey(_ format: AdFormat) -> String? { type.formatKey(format) }
     var settings: any Sendable { typed }
 
     func validate(field: String) throws(ConfigError) { try type.validate(typed, field: field) }

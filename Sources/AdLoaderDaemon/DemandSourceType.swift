@@ -34,13 +34,18 @@ protocol DemandSourceType: Sendable {
     /// - Throws: ``ConfigError`` for settings it cannot use; any error it meets building.
     func makeSource(_ settings: Settings, context: DemandSourceContext) throws -> any DemandSource
 
-    /// The ad formats its sources can deliver; a loader of another format on such a source
+    /// The ad formats a source with `settings` can deliver; a loader of another format on it
     /// could never lend an ad, and is refused when the configuration loads. Default: every format.
-    var formats: [AdFormat] { get }
+    func formats(_ settings: Settings) -> [AdFormat]
+
+    /// The setting (its key in the source's table) that lets a source of this type request
+    /// `format`, for the refusal's message; nil when no setting does. Default: nil.
+    func formatKey(_ format: AdFormat) -> String?
 }
 
 extension DemandSourceType {
-    var formats: [AdFormat] { AdFormat.allCases }
+    func formats(_ settings: Settings) -> [AdFormat] { AdFormat.allCases }
+    func formatKey(_ format: AdFormat) -> String? { nil }
 
     /// A source of this type with default settings.
     var defaultConfiguration: DemandSourceConfiguration { DemandSourceConfiguration(self, settings: keys.defaults) }

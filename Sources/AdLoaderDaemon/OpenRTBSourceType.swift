@@ -3,20 +3,23 @@ import AdLoaderCore
 import AdLoaderHTTP
 import AdLoaderOpenRTB
 
-/// `"type": "openrtb"`: ``OpenRTBSource``, native ads from an OpenRTB 2.6 exchange such as
-/// Prebid Server, over libcurl on the daemon's loop, with win/billing and loss notices.
+/// `"type": "openrtb"`: ``OpenRTBSource``, ads of every format from an OpenRTB 2.6 exchange
+/// such as Prebid Server, over libcurl on the daemon's loop, with win/billing and loss notices.
 struct OpenRTBSourceType: DemandSourceType {
     var name: String { "openrtb" }
 
     var summary: String {
-        "loads native ads from an OpenRTB 2.6 / Native 1.2 exchange (e.g. Prebid Server's /openrtb2/auction) and fires its win, billing and loss notices"
+        "loads native, interstitial, rewarded and app-open ads from an OpenRTB 2.6 exchange (e.g. Prebid Server's /openrtb2/auction: Native 1.2, banner and VAST video impressions) and fires its win, billing and loss notices"
     }
 
     var keys: ConfigTable<OpenRTBSource.Configuration> { Self.keys }
 
-    /// Bid requests carry a `native` impression only (``BidRequestBuilder``), and bids are read
-    /// as Native 1.2 markup: a full-screen loader on this source could never be served.
-    var formats: [AdFormat] { [.native] }
+    /// Native, and each full-screen format whose media list (`interstitialMedia`,
+    /// `rewardedMedia`, `appOpenMedia`) is not empty: with an empty list the source cannot
+    /// request the format, and a loader of it is refused naming the key.
+    func formats(_ settings: OpenRTBSource.Configuration) -> [AdFormat] { settings.formats }
+
+    func formatKey(_ format: AdFormat) -> String? { OpenRTBSource.Configuration.mediaKey(for: format) }
 
     private static let keys = ConfigTable<OpenRTBSource.Configuration>(
         section: "sources.openrtb", defaults: OpenRTBSource.Configuration(),
@@ -57,6 +60,26 @@ struct OpenRTBSourceType: DemandSourceType {
             .value(
                 "storedImpressionID", \.storedImpressionID, .optionalString,
                 "Prebid Server stored impression id (imp.ext.prebid.storedrequest.id)"),
+            .value(
+                "interstitialMedia", \.interstitialMedia, .strings,
+                "what an interstitial impression (instl 1) asks for: banner, video, native (one multi-format imp; bid.mtype says which); [] = no interstitial loaders"
+            ),
+            .value(
+                "rewardedMedia", \.rewardedMedia, .strings,
+                "what a rewarded impression (instl 1, rwdd 1) asks for: video; [] = no rewarded loaders"),
+            .value(
+                "appOpenMedia", \.appOpenMedia, .strings,
+                "what an app-open impression (instl 1) asks for: banner (full-screen display) or native; [] = no app-open loaders"
+            ),
+            .value(
+                "fullScreenSizes", \.fullScreenSizes, .strings,
+                "WxH sizes a full-screen banner accepts (banner.format); the first is the video player's w and h"),
+            .value("videoMimes", \.videoMimes, .strings, "video.mimes: containers the app's player plays"),
+            .value(
+                "videoProtocols", \.videoProtocols, .ints(in: 1...12),
+                "video.protocols: OpenRTB codes (2, 3, 5, 6, 7, 8 = VAST 2.0-4.0 and wrappers)"),
+            .value(
+                "videoMaximumDuration", \.videoMaximumDuration, .int(in: 1...600), "video.maxduration in seconds"),
             .value(
                 "noticeQueueLimit", \.noticeQueueLimit, .int(in: 1...1_000_000),
                 "notices waiting or in flight; more are dropped and counted"),
@@ -157,5 +180,25 @@ struct OpenRTBSourceType: DemandSourceType {
             noticeClient.close()
         }
         return source
+    }
+}
+
+extension ConfigType where Value == [Int] {
+    /// A JSON array of integers in `range` (a flag or variable: comma-separated).
+    fileprivate static func ints(in range: ClosedRange<Int>) -> Self {
+        Self(
+            parse: { (v, f) throws(ConfigError) in
+                let items: [ConfigValue]
+                switch v {
+                case .text(let text):
+                    items = text.split(separator: ",").map { .text(String($0.filter { $0 != " " })) }
+                case .json(.array(let values)): items = values.map { .json($0) }
+                default: throw ConfigError(field: f, message: "must be an array of integers")
+                }
+                var result: [Int] = []
+                for (index, item) in items.enumerated() { result.append(try item.int("\(f)[\(index)]", in: range)) }
+                return result
+            },
+            format: { "[" + $0.map(String.init).joined(separator: ", ") + "]" })
     }
 }

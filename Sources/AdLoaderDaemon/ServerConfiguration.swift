@@ -199,10 +199,15 @@ public struct ServerConfiguration: Hashable, Sendable {
                 )
             }
             if !source.formats.contains(loader.format) {
+                let formats = source.formats.map(\.description)
+                let remedy =
+                    source.formatKey(loader.format).map {
+                        "list what its impressions ask for in sources.\(loader.source).\($0), use a \(formats.joined(separator: " or ")) loader, or a source of another type"
+                    } ?? "use a \(formats.joined(separator: " or ")) loader, or a source of another type"
                 throw ConfigError(
                     field: "loaders.\(loader.name).format",
                     message:
-                        "is \(loader.format), but its source \"\(loader.source)\" (type \(source.type)) delivers only \(source.formats.map(\.description).joined(separator: ", ")) ads: this loader could never be served (use a \(source.formats.map(\.description).joined(separator: " or ")) loader, or a source of another type)"
+                        "is \(loader.format), but its source \"\(loader.source)\" (type \(source.type)) delivers only \(formats.joined(separator: ", ")) ads: this loader could never be served (\(remedy))"
                 )
             }
         }

@@ -4,8 +4,10 @@ import AdLoaderLogging
 /// Writes the OpenRTB 2.6 BidRequest for one batch: pure, so tests and the fuzzer see exactly
 /// what goes on the wire.
 ///
-/// One `imp` per wanted ad, ids `"1"`...`"count"`, each with `native.request` (Native 1.2,
-/// ``NativeAssetLayout/standardRequestJSON``); `app` when an app bundle is configured, else
+/// One `imp` per wanted ad, ids `"1"`...`"count"`, each with the media of the loader's format:
+/// `native.request` (Native 1.2, ``NativeAssetLayout/standardRequestJSON``) for native; for a
+/// full-screen format `instl: 1` (and `rwdd: 1` when rewarded) with its configured `banner`,
+/// `video` and/or `native` objects (``OpenRTBSource/Configuration/media(for:)``); `app` when an app bundle is configured, else
 /// `site`; `device` from the configuration, `regs`, `user.consent` and `device.lmt` from the
 /// consent class of the pool (``AdRequest/consent``: the class's configured terms, never a
 /// borrower's own signals; a non-personalized loader also sends `device.lmt: 1`); the loader's
@@ -33,11 +35,7 @@ public struct BidRequestBuilder: Sendable {
             json.beginObject()
             json.field("id", impID)
             json.field("tagid", request.adUnitID)
-            json.key("native")
-            json.beginObject()
-            json.field("request", NativeAssetLayout.standardRequestJSON)
-            json.field("ver", "1.2")
-            json.endObject()
+            writeMedia(request.format, into: &json)
             let floor = request.bidFloor ?? c.bidFloor
             if floor > 0 {
                 json.key("bidfloor")
@@ -85,6 +83,61 @@ public struct BidRequestBuilder: Sendable {
         }
         json.endObject()
         return json.text
+    }
+
+    /// The impression's media objects for `format` (``OpenRTBSource/Configuration/media(for:)``)
+    /// and its full-screen flags: `instl: 1` for every full-screen format, `rwdd: 1` for rewarded.
+    private func writeMedia(_ format: AdFormat, into json: inout JSONWriter) {
+        let c = configuration
+        if format.isFullScreen { json.field("instl", 1) }
+        if format == .rewarded { json.field("rwdd", 1) }
+        let sizes = c.sizes
+        for medium in c.media(for: format) {
+            switch medium {
+            case .native:
+                json.key("native")
+                json.beginObject()
+                json.field("request", NativeAssetLayout.standardRequestJSON)
+                json.field("ver", "1.2")
+                json.endObject()
+            case .banner:
+                json.key("banner")
+                json.beginObject()
+                json.key("format")
+                json.beginArray()
+                for size in sizes {
+                    json.beginObject()
+                    json.field("w", size.width)
+                    json.field("h", size.height)
+                    json.endObject()
+                }
+                json.endArray()
+                json.field("pos", 7)  // full screen
+                json.endObject()
+            case .video:
+                json.key("video")
+                json.beginObject()
+                json.key("mimes")
+                json.beginArray()
+                for mime in c.videoMimes { json.value(mime) }
+                json.endArray()
+                json.key("protocols")
+                json.beginArray()
+                for code in c.videoProtocols { json.value(code) }
+                json.endArray()
+                if let player = sizes.first {
+                    json.field("w", player.width)
+                    json.field("h", player.height)
+                }
+                json.field("maxduration", c.videoMaximumDuration)
+                json.field("linearity", 1)
+                json.field("plcmt", 3)  // 2.6: interstitial
+                json.field("placement", 5)  // 2.5: interstitial/slider/floating
+                json.field("pos", 7)
+                if format == .rewarded { json.field("skip", 0) }
+                json.endObject()
+            }
+        }
     }
 
     /// `source.tid` and, when configured, `source.schain` with the operator's node (complete:

@@ -1,13 +1,19 @@
 public import AdLoaderCore
 import AdLoaderJSON
 
-/// Reads an OpenRTB 2.x BidResponse into bids with native creatives: pure, and a fuzz target.
+/// Reads an OpenRTB 2.x BidResponse into bids with their creatives: pure, and a fuzz target.
 ///
 /// A body that is empty, `{}`, has no (or an empty) `seatbid`, or carries a no-bid reason
-/// (`nbr`) is a no-fill. Each `seatbid[].bid[]` becomes a ``Bid`` when its markup (`adm`, a
-/// string or an object, Native 1.0–1.2, wrapped in `{"native": ...}` or not) has every asset
-/// the layout marks required, a title and a click URL; otherwise it is dropped with a reason
-/// (``Outcome/dropped``). One bid per impression is kept, the highest priced.
+/// (`nbr`) is a no-fill. Each `seatbid[].bid[]` becomes a ``Bid`` when its medium is one the
+/// impressions asked for and its markup is usable; otherwise it is dropped with a reason
+/// (``Outcome/dropped``). The medium is `bid.mtype` (1 banner, 2 video, 4 native) when given,
+/// else the one medium asked for, else read from the markup (a JSON object is native, a
+/// document with `<VAST` video, other markup banner). Native markup (`adm`, a string or an
+/// object, Native 1.0–1.2, wrapped in `{"native": ...}` or not) needs every asset the layout
+/// marks required, a title and a click URL; banner markup (HTML) must not be empty; video
+/// markup must be a VAST document. Banner and video markup is kept byte for byte as sent
+/// (no macro is substituted: the client's renderer gets what the bidder wrote). One bid per
+/// impression is kept, the highest priced.
 public enum BidResponseParser {
     /// Why a document is not a BidResponse at all.
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -33,7 +39,13 @@ public enum BidResponseParser {
         public var winURL: String
         public var billingURL: String
         public var lossURL: String
-        public var content: NativeAdContent
+        /// What the bid delivers: native assets, or banner (HTML) or video (VAST) markup.
+        public var creative: AdCreative
+        /// The bid's medium (its `mtype`, or as read from the markup).
+        public var media: OpenRTBMedia = .native
+
+        /// The native assets; empty for a banner or video bid.
+        public var content: NativeAdContent { creative.nativeContent ?? NativeAdContent(headline: "") }
     }
 
     /// A bid that was not kept, and why.
@@ -64,9 +76,11 @@ public enum BidResponseParser {
     ///   - body: the HTTP body (UTF-8 JSON).
     ///   - layout: the native assets the request asked for.
     ///   - impressionIDs: the request's imp ids; bids for others are dropped. Nil accepts any.
+    ///   - media: what the impressions asked for; a bid of another medium is dropped.
     /// - Throws: ``ParseError`` when the body is not JSON or not a BidResponse object.
     public static func parse(
-        _ body: [UInt8], layout: NativeAssetLayout, impressionIDs: Set<String>? = nil
+        _ body: [UInt8], layout: NativeAssetLayout, impressionIDs: Set<String>? = nil,
+        media: [OpenRTBMedia] = [.native]
     ) throws(ParseError) -> Outcome {
         guard body.contains(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) else { return Outcome() }
         let document: JSONValue
@@ -88,7 +102,7 @@ public enum BidResponseParser {
             let seat = seatbid["seat"]?.string ?? ""
             for item in seatbid["bid"]?.array ?? [] {
                 let bidID = item["id"]?.string ?? ""
-                switch bid(item, seat: seat, layout: layout, impressionIDs: impressionIDs) {
+                switch bid(item, seat: seat, layout: layout, impressionIDs: impressionIDs, media: media) {
                 case .success(let bid):
                     if let index = best[bid.impressionID] {
                         let other = outcome.bids[index]
@@ -108,7 +122,8 @@ public enum BidResponseParser {
     }
 
     private static func bid(
-        _ item: JSONValue, seat: String, layout: NativeAssetLayout, impressionIDs: Set<String>?
+        _ item: JSONValue, seat: String, layout: NativeAssetLayout, impressionIDs: Set<String>?,
+        media: [OpenRTBMedia]
     ) -> Result<Bid, ParseError> {
         guard item.members != nil else { return .failure(ParseError(message: "bid is not an object")) }
         guard let impressionID = item["impid"]?.string, !impressionID.isEmpty else {
@@ -121,10 +136,36 @@ public enum BidResponseParser {
             return .failure(ParseError(message: "bid has no valid price"))
         }
         guard let markup = item["adm"], !markup.isNull else { return .failure(ParseError(message: "bid has no adm")) }
-        let content: NativeAdContent
-        switch NativeMarkup.content(of: markup, layout: layout) {
-        case .success(let value): content = value
+        let medium: OpenRTBMedia
+        switch Self.medium(of: item, markup: markup, asked: media) {
+        case .success(let value): medium = value
         case .failure(let error): return .failure(error)
+        }
+        let creative: AdCreative
+        switch medium {
+        case .native:
+            switch NativeMarkup.content(of: markup, layout: layout) {
+            case .success(let value): creative = .native(value)
+            case .failure(let error): return .failure(error)
+            }
+        case .banner, .video:
+            guard let text = markup.string else {
+                return .failure(ParseError(message: "\(medium) adm is \(markup.kind), not a string of markup"))
+            }
+            guard text.contains(where: { !$0.isWhitespace }) else {
+                return .failure(ParseError(message: "\(medium) adm is empty"))
+            }
+            if medium == .video && !text.contains("<VAST") {
+                return .failure(ParseError(message: "video adm is not a VAST document (no <VAST element)"))
+            }
+            let width = item["w"]?.integer.flatMap { (1...100_000).contains($0) ? $0 : nil } ?? 0
+            let height = item["h"]?.integer.flatMap { (1...100_000).contains($0) ? $0 : nil } ?? 0
+            let orientation: FullScreenCreative.Orientation =
+                width == 0 || height == 0 || width == height ? .any : width < height ? .portrait : .landscape
+            creative = .fullScreen(
+                FullScreenCreative(
+                    media: medium == .video ? .vastXML(text) : .markup(text), orientation: orientation, width: width,
+                    height: height))
         }
         let exp = item["exp"]?.integer
         return .success(
@@ -135,6 +176,51 @@ public enum BidResponseParser {
                 advertiserDomains: item["adomain"]?.array?.compactMap(\.string) ?? [],
                 categories: item["cat"]?.array?.compactMap(\.string) ?? [],
                 expirySeconds: exp.flatMap { $0 > 0 ? $0 : nil }, winURL: item["nurl"]?.string ?? "",
-                billingURL: item["burl"]?.string ?? "", lossURL: item["lurl"]?.string ?? "", content: content))
+                billingURL: item["burl"]?.string ?? "", lossURL: item["lurl"]?.string ?? "", creative: creative,
+                media: medium))
+    }
+
+    /// The bid's medium: its `mtype` when given (dropped when not asked for), else the one
+    /// medium asked for, else read from the markup.
+    private static func medium(of item: JSONValue, markup: JSONValue, asked: [OpenRTBMedia]) -> Result<
+        OpenRTBMedia, ParseError
+    > {
+        if let mtype = item["mtype"], !mtype.isNull {
+            guard let code = mtype.integer, let medium = OpenRTBMedia(markupType: code) else {
+                let shown: String =
+                    switch mtype {
+                    case .number(_, let text): String(text.prefix(20))
+                    case .string(let text): "\"\(text.prefix(20))\""
+                    default: mtype.kind
+                    }
+                return .failure(ParseError(message: "bid has mtype \(shown), not 1 (banner), 2 (video) or 4 (native)"))
+            }
+            guard asked.contains(medium) else {
+                return .failure(
+                    ParseError(
+                        message:
+                            "bid has mtype \(code) (\(medium)), not asked for (\(asked.map(\.description).joined(separator: ", ")))"
+                    ))
+            }
+            return .success(medium)
+        }
+        if asked.count == 1 { return .success(asked[0]) }
+        let guessed: OpenRTBMedia
+        if markup.members != nil {
+            guessed = .native
+        } else if let text = markup.string {
+            let start = text.first(where: { !$0.isWhitespace })
+            guessed = start == "{" ? .native : text.contains("<VAST") ? .video : .banner
+        } else {
+            return .failure(ParseError(message: "adm is \(markup.kind), neither markup nor a native object"))
+        }
+        guard asked.contains(guessed) else {
+            return .failure(
+                ParseError(
+                    message:
+                        "bid without mtype reads as \(guessed), not asked for (\(asked.map(\.description).joined(separator: ", ")))"
+                ))
+        }
+        return .success(guessed)
     }
 }

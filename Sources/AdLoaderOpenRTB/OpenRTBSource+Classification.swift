@@ -10,7 +10,8 @@ extension OpenRTBSource {
     /// - 429, 5xx → `.retryable`, with `Retry-After` (seconds) as the least delay.
     /// - Other statuses → `.final`, with the exchange's message.
     public static func classify(
-        _ result: Result<HTTPResponse, HTTPError>, layout: NativeAssetLayout = .standard, impressionIDs: Set<String>?
+        _ result: Result<HTTPResponse, HTTPError>, layout: NativeAssetLayout = .standard, impressionIDs: Set<String>?,
+        media: [OpenRTBMedia] = [.native]
     ) -> Result<BidResponseParser.Outcome, UpstreamError> {
         let response: HTTPResponse
         switch result {
@@ -40,7 +41,8 @@ extension OpenRTBSource {
             }
             do {
                 return .success(
-                    try BidResponseParser.parse(response.body, layout: layout, impressionIDs: impressionIDs))
+                    try BidResponseParser.parse(
+                        response.body, layout: layout, impressionIDs: impressionIDs, media: media))
             } catch {
                 return .failure(UpstreamError(code: .final, message: "malformed bid response: \(error.message)"))
             }

@@ -49,6 +49,25 @@ extension OpenRTBSource {
         public var storedRequestID = ""
         /// Prebid Server stored impression id (`imp.ext.prebid.storedrequest.id`); empty = none.
         public var storedImpressionID = ""
+        /// What an interstitial loader's impressions ask for (`imp.instl: 1`): any of
+        /// `banner`, `video`, `native`, in one multi-format impression; the bid's `mtype` says
+        /// which it is. Empty: interstitial loaders on this source are refused at start.
+        public var interstitialMedia = ["banner", "video"]
+        /// What a rewarded loader's impressions ask for (`imp.instl: 1`, `imp.rwdd: 1`): `video`.
+        /// Empty: rewarded loaders on this source are refused at start.
+        public var rewardedMedia = ["video"]
+        /// What an app-open loader's impressions ask for (`imp.instl: 1`): `banner` (full-screen
+        /// display) or `native`. Empty: app-open loaders on this source are refused at start.
+        public var appOpenMedia = ["banner"]
+        /// The sizes (`WxH`, pixels) a full-screen `banner` accepts (`banner.format`, portrait
+        /// and landscape phones and tablets); the first is the `video` player size.
+        public var fullScreenSizes = ["320x480", "480x320", "768x1024", "1024x768"]
+        /// `video.mimes`: the containers the app's player plays.
+        public var videoMimes = ["video/mp4"]
+        /// `video.protocols`: VAST 2.0, 3.0, 4.0 and their wrappers (2, 3, 5, 6, 7, 8).
+        public var videoProtocols = [2, 3, 5, 6, 7, 8]
+        /// `video.maxduration` in seconds.
+        public var videoMaximumDuration = 30
         /// Win, billing and loss notices waiting or in flight; more are dropped and counted.
         public var noticeQueueLimit = 1000
         /// Each notice's HTTP timeout.
@@ -92,6 +111,32 @@ extension OpenRTBSource {
                 throw fail(
                     supplyChainASI.isEmpty ? "supplyChainASI" : "supplyChainSID",
                     "supplyChainASI and supplyChainSID go together")
+            }
+            for format in AdFormat.allCases {
+                guard let key = Self.mediaKey(for: format) else { continue }
+                let names =
+                    format == .interstitial ? interstitialMedia : format == .rewarded ? rewardedMedia : appOpenMedia
+                let allowed = Self.allowedMedia(for: format)
+                for name in names where !allowed.contains(where: { $0.rawValue == name }) {
+                    throw fail(
+                        key,
+                        "\"\(name)\" is not a \(format) medium (use \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")))"
+                    )
+                }
+                if Set(names).count != names.count { throw fail(key, "names a medium twice") }
+            }
+            if fullScreenSizes.isEmpty { throw fail("fullScreenSizes", "needs at least one WxH size") }
+            for size in fullScreenSizes where OpenRTBSize(size) == nil {
+                throw fail("fullScreenSizes", "\"\(size)\" is not WxH with both sides 1...10000, e.g. 320x480")
+            }
+            if videoMimes.isEmpty || videoMimes.contains(where: { !$0.contains("/") || $0.contains(" ") }) {
+                throw fail("videoMimes", "needs MIME types such as video/mp4")
+            }
+            if videoProtocols.isEmpty || videoProtocols.contains(where: { !(1...12).contains($0) }) {
+                throw fail("videoProtocols", "needs OpenRTB protocol codes 1...12 (2, 3, 5, 6, 7, 8: VAST 2-4)")
+            }
+            if !(1...600).contains(videoMaximumDuration) {
+                throw fail("videoMaximumDuration", "must be 1...600 seconds, got \(videoMaximumDuration)")
             }
             if !(1...1_000_000).contains(noticeQueueLimit) {
                 throw fail("noticeQueueLimit", "must be 1...1000000, got \(noticeQueueLimit)")

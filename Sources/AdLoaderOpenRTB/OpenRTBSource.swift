@@ -2,9 +2,10 @@ public import AdLoaderCore
 public import AdLoaderHTTP
 public import AdLoaderLogging
 
-/// A ``DemandSource`` that loads native ads from an OpenRTB 2.6 exchange (Prebid Server's
-/// `POST /openrtb2/auction`, say): one BidRequest per batch with one `imp` per wanted ad,
-/// bids mapped to ads, win/billing and loss notices fired as the loader reports shows and drops.
+/// A ``DemandSource`` that loads ads of every format from an OpenRTB 2.6 exchange (Prebid
+/// Server's `POST /openrtb2/auction`, say): one BidRequest per batch with one `imp` per wanted
+/// ad (native, or full-screen banner, video or native for the full-screen formats), bids mapped
+/// to ads, win/billing and loss notices fired as the loader reports shows and drops.
 ///
 /// Failures map to the core's classes (``UpstreamError``): refused, unreachable and DNS
 /// failures to `.unreachable` (the loader waits and probes); timeouts, 5xx and 429 to
@@ -108,6 +109,7 @@ public final class OpenRTBSource: DemandSource {
             body: Array(body.utf8), timeout: configuration.timeout, connectTimeout: configuration.connectTimeout)
         counters.requests += 1
         let impressionIDs = Set(BidRequestBuilder.impressionIDs(count: count))
+        let media = configuration.media(for: request.format)
         client.send(http) { [self] result in
             // Only requests the exchange could have received count as sent: not one that
             // failed while connecting (or before its first byte went out).
@@ -115,7 +117,10 @@ public final class OpenRTBSource: DemandSource {
                 counters.requests -= 1
                 counters.unsent += 1
             }
-            completion(answer(result, auctionID: auctionID, impressionIDs: impressionIDs, adUnitID: request.adUnitID))
+            completion(
+                answer(
+                    result, auctionID: auctionID, impressionIDs: impressionIDs, media: media,
+                    adUnitID: request.adUnitID))
         }
     }
 
@@ -133,9 +138,10 @@ public final class OpenRTBSource: DemandSource {
     }
 
     private func answer(
-        _ result: Result<HTTPResponse, HTTPError>, auctionID: String, impressionIDs: Set<String>, adUnitID: String
+        _ result: Result<HTTPResponse, HTTPError>, auctionID: String, impressionIDs: Set<String>,
+        media: [OpenRTBMedia], adUnitID: String
     ) -> Result<[DeliveredAd], UpstreamError> {
-        switch Self.classify(result, impressionIDs: impressionIDs) {
+        switch Self.classify(result, impressionIDs: impressionIDs, media: media) {
         case .failure(let error):
             counters.failures += 1
             if error.code == .final {
@@ -181,15 +187,19 @@ public final class OpenRTBSource: DemandSource {
             auctionID: outcome.responseID.isEmpty ? auctionID : outcome.responseID, bidID: bid.bidID,
             impressionID: bid.impressionID, seatID: bid.seat, adID: bid.adID, price: bid.price,
             currency: outcome.currency)
-        var content = bid.content
-        content.impressionTrackers = content.impressionTrackers.map(macros.substitute(in:))
-        content.clickTrackers = content.clickTrackers.map(macros.substitute(in:))
-        if content.advertiser.isEmpty, let domain = bid.advertiserDomains.first { content.advertiser = domain }
+        // Native trackers get the bid's macros; banner and video markup goes to the client as sent.
+        var creative = bid.creative
+        if var content = creative.nativeContent {
+            content.impressionTrackers = content.impressionTrackers.map(macros.substitute(in:))
+            content.clickTrackers = content.clickTrackers.map(macros.substitute(in:))
+            if content.advertiser.isEmpty, let domain = bid.advertiserDomains.first { content.advertiser = domain }
+            creative = .native(content)
+        }
         let context = BidContext(
             macros: macros, winURL: bid.billingURL.isEmpty ? bid.winURL : bid.billingURL, lossURL: bid.lossURL,
             creativeID: bid.creativeID, advertiserDomains: bid.advertiserDomains)
         return DeliveredAd(
-            creative: .native(content), sourceExpiry: bid.expirySeconds.map { now + .seconds($0) }, context: context,
+            creative: creative, sourceExpiry: bid.expirySeconds.map { now + .seconds($0) }, context: context,
             creativeID: Self.creativeKey(of: bid), advertiserDomains: bid.advertiserDomains, categories: bid.categories)
     }
 }

@@ -88,7 +88,7 @@ extension Ad {
             adChoicesURL: nonEmpty(swiftString(p.ad_choices_url)))
         self.init(
             id: swiftString(p.id), adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader),
-            creative: .native(content), format: .native,
+            creative: .native(content), format: format,
             loadedAt: AdInstant(unixMilliseconds: p.loaded_at_unix_ms),
             expiresAt: AdInstant(unixMilliseconds: p.expires_at_unix_ms), showCount: Int(p.show_count))
     }

@@ -2,7 +2,8 @@ import AdLoaderCore
 internal import CAdLoaderProto
 
 // The full-screen creative on the wire: `FullScreenCreative` in the `creative` oneof of the
-// proto's NativeAd (field 60), its media a oneof of markup (1) and video_url (2). Converted
+// proto's NativeAd (field 60), its media a oneof of markup (1), video_url (2) and vast_xml (7),
+// each string carried as the source sent it. Converted
 // with protobuf-c structs (decoding, and the reference encoding the tests compare with) and
 // encoded by hand for the Borrow and AppOpen answers (below).
 
@@ -50,6 +51,9 @@ extension FullScreenCreative {
         case .videoURL(let url):
             m.pointee.media_case = ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_VIDEO_URL
             m.pointee.video_url = arena.cString(url)
+        case .vastXML(let document):
+            m.pointee.media_case = ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_VAST_XML
+            m.pointee.vast_xml = arena.cString(document)
         }
         m.pointee.orientation = Adloader__V1__Orientation(rawValue: UInt32(orientation.wireValue))
         m.pointee.width = UInt32(wire: width)
@@ -64,14 +68,16 @@ extension FullScreenCreative {
         return m
     }
 
-    /// - Throws: `.badMessage` when the media is missing (neither markup nor video_url).
+    /// - Throws: `.badMessage` when the media is missing (none of markup, video_url, vast_xml).
     init(_ m: UnsafePointer<Adloader__V1__FullScreenCreative>) throws(FrameError) {
         let p = m.pointee
         let media: Media
         switch p.media_case {
         case ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_MARKUP: media = .markup(swiftString(p.markup))
         case ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_VIDEO_URL: media = .videoURL(swiftString(p.video_url))
-        default: throw FrameError(code: .badMessage, message: "full_screen.media: missing (markup or video_url)")
+        case ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_VAST_XML: media = .vastXML(swiftString(p.vast_xml))
+        default:
+            throw FrameError(code: .badMessage, message: "full_screen.media: missing (markup, video_url or vast_xml)")
         }
         let orientation: Orientation =
             switch p.orientation {
@@ -90,6 +96,7 @@ extension FullScreenCreative {
     private static let keyWidth: UInt64 = 4 << 3
     private static let keyHeight: UInt64 = 5 << 3
     private static let keyReward: UInt64 = 6 << 3 | 2
+    private static let keyVASTXML: UInt64 = 7 << 3 | 2
 
     private var rewardSize: Int? {
         guard let reward else { return nil }
@@ -103,6 +110,7 @@ extension FullScreenCreative {
             switch media {
             case .markup(let markup): ProtoSize.delimited(key: Self.keyMarkup, ProtoSize.cStringLength(markup))
             case .videoURL(let url): ProtoSize.delimited(key: Self.keyVideoURL, ProtoSize.cStringLength(url))
+            case .vastXML(let document): ProtoSize.delimited(key: Self.keyVASTXML, ProtoSize.cStringLength(document))
             }
         size +=
             ProtoSize.varintField(key: Self.keyOrientation, orientation.wireValue)
@@ -116,6 +124,7 @@ extension FullScreenCreative {
         switch media {
         case .markup(let markup): w.string(key: Self.keyMarkup, markup, always: true)
         case .videoURL(let url): w.string(key: Self.keyVideoURL, url, always: true)
+        case .vastXML: break  // field 7: written after the others, in field order as protobuf-c does
         }
         w.varintField(key: Self.keyOrientation, orientation.wireValue)
         w.varintField(key: Self.keyWidth, UInt64(UInt32(wire: width)))
@@ -126,5 +135,6 @@ extension FullScreenCreative {
             w.string(key: 0x0A, reward.type)
             w.varintField(key: 0x10, UInt64(bitPattern: Int64(reward.amount)))
         }
+        if case .vastXML(let document) = media { w.string(key: Self.keyVASTXML, document, always: true) }
     }
 }

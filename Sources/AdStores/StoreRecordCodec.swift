@@ -168,6 +168,9 @@ public enum StoreRecordCodec {
             case .videoURL(let url):
                 writer.byte(1)
                 writer.string(url)
+            case .vastXML(let document):
+                writer.byte(2)
+                writer.string(document)
             }
             let orientation: UInt8 =
                 switch screen.orientation {
@@ -208,6 +211,7 @@ public enum StoreRecordCodec {
                 switch try reader.byte() {
                 case 0: .markup(try reader.string())
                 case 1: .videoURL(try reader.string())
+                case 2: .vastXML(try reader.string())
                 case let other: throw StoreRecordError("media kind \(other)")
                 }
             let orientation: FullScreenCreative.Orientation =

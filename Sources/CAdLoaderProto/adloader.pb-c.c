@@ -4298,7 +4298,7 @@ const ProtobufCMessageDescriptor adloader__v1__reward__descriptor =
   (ProtobufCMessageInit) adloader__v1__reward__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__full_screen_creative__field_descriptors[6] =
+static const ProtobufCFieldDescriptor adloader__v1__full_screen_creative__field_descriptors[7] =
 {
   {
     "markup",
@@ -4372,19 +4372,32 @@ static const ProtobufCFieldDescriptor adloader__v1__full_screen_creative__field_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "vast_xml",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Adloader__V1__FullScreenCreative, media_case),
+    offsetof(Adloader__V1__FullScreenCreative, vast_xml),
+    NULL,
+    &protobuf_c_empty_string,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__full_screen_creative__field_indices_by_name[] = {
   4,   /* field[4] = height */
   0,   /* field[0] = markup */
   2,   /* field[2] = orientation */
   5,   /* field[5] = reward */
+  6,   /* field[6] = vast_xml */
   1,   /* field[1] = video_url */
   3,   /* field[3] = width */
 };
 static const ProtobufCIntRange adloader__v1__full_screen_creative__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor adloader__v1__full_screen_creative__descriptor =
 {
@@ -4394,7 +4407,7 @@ const ProtobufCMessageDescriptor adloader__v1__full_screen_creative__descriptor 
   "Adloader__V1__FullScreenCreative",
   "adloader.v1",
   sizeof(Adloader__V1__FullScreenCreative),
-  6,
+  7,
   adloader__v1__full_screen_creative__field_descriptors,
   adloader__v1__full_screen_creative__field_indices_by_name,
   1,  adloader__v1__full_screen_creative__number_ranges,

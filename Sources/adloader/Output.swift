@@ -283,6 +283,7 @@ struct Output {
         switch creative.media {
         case .markup(let markup): line("  markup (\(markup.utf8.count) bytes): \(markup.prefix(100))")
         case .videoURL(let url): line("  video: \(url)")
+        case .vastXML(let document): line("  VAST (\(document.utf8.count) bytes): \(document.prefix(100))")
         }
     }
 

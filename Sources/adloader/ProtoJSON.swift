@@ -101,6 +101,7 @@ enum ProtoJSON {
             switch creative.media {
             case .markup(let markup): fullScreen["markup"] = markup
             case .videoURL(let url): fullScreen["videoUrl"] = url
+            case .vastXML(let document): fullScreen["vastXml"] = document
             }
             if let reward = creative.reward {
                 fullScreen["reward"] = ["type": reward.type, "amount": String(reward.amount)]

@@ -69,9 +69,14 @@ import Testing
         #expect(fullScreen.fullScreenCreative == Self.interstitial && fullScreen.nativeContent == nil)
         for format in [AdFormat.interstitial, .rewarded, .appOpen] {
             #expect(format.isFullScreen)
-            #expect(!native.fits(format))
             #expect(fullScreen.fits(format))
         }
+        // A full-screen native ad (the app lays out the assets itself) serves interstitial and
+        // app-open loaders; a rewarded ad is never native assets.
+        #expect(native.fits(.interstitial) && native.fits(.appOpen))
+        #expect(!native.fits(.rewarded))
+        let vast = AdCreative.fullScreen(FullScreenCreative(media: .vastXML("<VAST version=\"4.0\"/>")))
+        #expect(vast.fits(.rewarded) && !vast.fits(.native))
         #expect(!AdFormat.native.isFullScreen)
         #expect(!fullScreen.fits(.native))
     }

@@ -464,17 +464,24 @@ import Testing
             failure?.message.contains("(did you mean \"\(suggestion)\"?)") == true, "\(String(describing: failure))")
     }
 
-    @Test(arguments: ["interstitial", "rewarded", "appOpen"])
-    func aFullScreenLoaderOnAnOpenRTBSourceIsRefusedAsNeverServable(format: String) {
-        let file = """
+    @Test(arguments: [
+        ("interstitial", "interstitialMedia"), ("rewarded", "rewardedMedia"), ("appOpen", "appOpenMedia"),
+    ])
+    func aFullScreenLoaderOnAnOpenRTBSourceThatCannotRequestItIsRefusedNamingTheKeys(format: String, key: String) {
+        let served = """
             { "sources": { "rtb": { "type": "openrtb", "endpoint": "http://127.0.0.1:9/a" } },
+              "loaders": { "full": { "source": "rtb", "format": "\(format)" } } }
+            """
+        #expect(error(["--config", "x.json"], file: served) == nil)
+        let file = """
+            { "sources": { "rtb": { "type": "openrtb", "endpoint": "http://127.0.0.1:9/a", "\(key)": [] } },
               "loaders": { "full": { "source": "rtb", "format": "\(format)" } } }
             """
         let failure = error(["--config", "x.json"], file: file)
         #expect(failure?.field == "loaders.full.format")
         #expect(
-            failure?.message.hasPrefix("is \(format), but its source \"rtb\" (type openrtb) delivers only native ads")
-                == true)
+            failure?.message.hasPrefix("is \(format), but its source \"rtb\" (type openrtb) delivers only ") == true)
+        #expect(failure?.message.contains("sources.rtb.\(key)") == true, "\(String(describing: failure))")
         let native =
             #"{ "sources": { "rtb": { "type": "openrtb", "endpoint": "http://127.0.0.1:9/a" } }, "loaders": { "n": { "source": "rtb" } } }"#
         #expect(error(["--config", "x.json"], file: native) == nil)

@@ -91,6 +91,10 @@ import Testing
             media: .videoURL("https://v/1.mp4"), reward: FullScreenCreative.Reward(type: "", amount: -5)),
         FullScreenCreative(
             media: .videoURL(""), orientation: .landscape, reward: FullScreenCreative.Reward(type: "gems", amount: 0)),
+        FullScreenCreative(media: .vastXML("")),
+        FullScreenCreative(
+            media: .vastXML(#"<?xml version="1.0"?><VAST version="4.0"><Ad id="é"/></VAST>"#), orientation: .portrait,
+            width: 1080, height: 1920, reward: FullScreenCreative.Reward(type: "coins", amount: 10)),
     ])
     func fullScreenCreativesRoundTrip(creative: FullScreenCreative) throws {
         var ad = Self.fullScreen

@@ -176,6 +176,25 @@ enum ProtocolExamples {
                                 expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000)))
                     ).encoded(), end: true))
         ),
+        (
+            "vast-borrow-response",
+            frame(
+                ResponseFrame(
+                    callID: 7,
+                    message: BorrowResponseMessage(
+                        outcome: .leased,
+                        lease: Lease(
+                            id: 8, slot: nil, expiresAt: AdInstant(unixMilliseconds: 1_764_430_300_000),
+                            ad: Ad(
+                                id: "ad-3", adUnitID: "level-end", loader: "rewarded",
+                                creative: .fullScreen(
+                                    FullScreenCreative(
+                                        media: .vastXML(#"<VAST version="4.0"/>"#), orientation: .portrait,
+                                        width: 1080, height: 1920)),
+                                format: .rewarded, loadedAt: AdInstant(unixMilliseconds: 1_764_430_000_000),
+                                expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000)))
+                    ).encoded(), end: true))
+        ),
     ]
 
     /// 16 bytes per line, lower-case hex separated by spaces.

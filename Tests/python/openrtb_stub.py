@@ -2,7 +2,10 @@
 built from the real payloads in Tests/AdLoaderOpenRTBTests/fixtures, records every request,
 counts notices (GET /notice/...), and injects faults on demand.
 
-``Exchange(fixture="improvedigital/native.json")`` starts it on a free port; ``url`` is the
+``Exchange(fixture="improvedigital/native.json")`` starts it on a free port; a native imp is
+answered with the fixture's bid, a banner or video imp (interstitial, rewarded, app-open) with
+BANNER_HTML or VAST_XML (``prefer`` picks for multi-format imps, ``send_mtype`` off leaves
+``mtype`` out, ``bid_kinds`` lists what was sent); ``url`` is the
 auction endpoint; ``faults`` is a list consumed one per auction request (then ``mode`` applies):
 "ok", "204", "400", "429", "500", "slow-headers", "slow-body", "hang", "malformed",
 "html", "empty-object", "nbr", "missing-asset", "503" (with ``Retry-After: 5``). ``exp``
@@ -24,6 +27,20 @@ FIXTURES = os.path.join(ROOT, "Tests", "AdLoaderOpenRTBTests", "fixtures")
 
 # adloaderd's standard Native 1.2 layout (NativeAssetLayout.standard): kind -> asset id.
 OUR_IDS = {"title": 1, "img1": 2, "img3": 3, "data2": 4, "data12": 5, "data1": 6, "data3": 7, "data6": 8}
+
+
+# A full-screen banner creative (what a display bidder's adm looks like) and a VAST 4.0 inline
+# linear video (an app's VAST player reads it); both reach the client byte for byte.
+BANNER_HTML = ('<!DOCTYPE html><html><body style="margin:0"><a href="https://stub-advertiser.example/landing">'
+               '<img src="https://cdn.stub-advertiser.example/i/320x480.jpg" width="320" height="480" alt="Ad">'
+               '</a><img src="https://stub-advertiser.example/px?e=imp" width="1" height="1" alt=""></body></html>')
+VAST_XML = ('<?xml version="1.0" encoding="UTF-8"?><VAST version="4.0"><Ad id="stub-video-1"><InLine>'
+            '<AdSystem>stub</AdSystem><AdTitle>Stub video</AdTitle>'
+            '<Impression><![CDATA[https://stub-advertiser.example/px?e=vimp]]></Impression>'
+            '<Creatives><Creative><Linear><Duration>00:00:15</Duration><MediaFiles>'
+            '<MediaFile delivery="progressive" type="video/mp4" width="1080" height="1920">'
+            '<![CDATA[https://cdn.stub-advertiser.example/v/15s.mp4]]></MediaFile>'
+            '</MediaFiles></Linear></Creative></Creatives></InLine></Ad></VAST>')
 
 
 def _kind(asset):
@@ -80,6 +97,9 @@ class Exchange:
         self.strict = True          # validate every BidRequest like a strict exchange (400 + problems)
         self.invalid = []           # (request id, [problems]) of requests refused as invalid
         self.tids = set()
+        self.prefer = ["native", "banner", "video"]  # what a multi-format imp is answered with
+        self.send_mtype = True      # banner and video bids carry mtype
+        self.bid_kinds = []         # the kind of every bid sent, in order
         self.start()
 
     @property
@@ -185,17 +205,49 @@ class Exchange:
         text = json.dumps(bid).replace("%", "%%")
         return text.replace('"@ID@"', '"%(id)s"').replace('"@IMPID@"', '%(impid)s')
 
+    def _markup_template(self, kind):
+        """A banner (HTML) or video (VAST 4.0) bid as JSON text with the same holes, its
+        ``mtype`` set unless ``send_mtype`` is off."""
+        bid = {
+            "id": "@ID@", "impid": "@IMPID@", "price": 2.5 if kind == "banner" else 6.0,
+            "adm": BANNER_HTML if kind == "banner" else VAST_XML, "crid": "stub-%s-1" % kind,
+            "adomain": ["stub-advertiser.example"], "w": 320, "h": 480,
+            "nurl": "http://127.0.0.1:%d/notice/win?bid=${AUCTION_BID_ID}&price=${AUCTION_PRICE}" % self.port,
+            "burl": "http://127.0.0.1:%d/notice/bill?bid=${AUCTION_BID_ID}&price=${AUCTION_PRICE}&imp=${AUCTION_IMP_ID}" % self.port,
+            "lurl": "http://127.0.0.1:%d/notice/loss?bid=${AUCTION_BID_ID}&reason=${AUCTION_LOSS}" % self.port,
+        }
+        if self.send_mtype:
+            bid["mtype"] = 1 if kind == "banner" else 2
+        if self.exp is not None:
+            bid["exp"] = self.exp
+        text = json.dumps(bid).replace("%", "%%")
+        return text.replace('"@ID@"', '"%(id)s"').replace('"@IMPID@"', '%(impid)s')
+
+    def kind_for(self, imp):
+        """What the stub bids for an impression: the first of ``prefer`` the imp asks for."""
+        for kind in self.prefer:
+            if kind in imp:
+                return kind
+        return "native"
+
     def response_for(self, request, missing_asset=False):
-        """The body (bytes) answering `request`: one bid per imp, made from the fixture."""
+        """The body (bytes) answering `request`: one bid per imp, native ones made from the
+        fixture, banner and video ones from BANNER_HTML and VAST_XML."""
         with self.lock:
             self.counter += 1
             n = self.counter
-        key = ("missing" if missing_asset else "ok", self.exp)
-        template = self.templates.get(key)
-        if template is None:
-            template = self.templates[key] = self._bid_template(missing_asset)
-        bids = ",".join(template % {"id": "bid-%d-%s" % (n, imp["id"]), "impid": json.dumps(imp["id"])}
-                        for imp in request["imp"])
+        parts = []
+        for imp in request["imp"]:
+            kind = self.kind_for(imp)
+            key = (kind, "missing" if missing_asset else "ok", self.exp, self.send_mtype)
+            template = self.templates.get(key)
+            if template is None:
+                template = self.templates[key] = (self._bid_template(missing_asset) if kind == "native"
+                                                  else self._markup_template(kind))
+            with self.lock:
+                self.bid_kinds.append(kind)
+            parts.append(template % {"id": "bid-%d-%s" % (n, imp["id"]), "impid": json.dumps(imp["id"])})
+        bids = ",".join(parts)
         return ('{"id":%s,"cur":%s,"seatbid":[{"seat":"stub","bid":[%s]}]}'
                 % (json.dumps(request["id"]), json.dumps(self.currency), bids)).encode()
 
@@ -235,6 +287,22 @@ class Exchange:
                     found.append("%s.%s: must be 0 or 1" % (where, flag))
             if imp.get("rwdd") == 1 and "video" not in imp:
                 found.append(where + ".rwdd: a rewarded impression needs video")
+            if imp.get("rwdd") == 1 and imp.get("instl") != 1:
+                found.append(where + ".rwdd: a rewarded impression here is full screen (instl 1)")
+            if "banner" in imp:
+                for size in imp["banner"].get("format") or []:
+                    if not (isinstance(size.get("w"), int) and isinstance(size.get("h"), int)
+                            and size["w"] > 0 and size["h"] > 0):
+                        found.append(where + ".banner.format[]: w and h must be positive integers")
+            if "video" in imp:
+                video = imp["video"]
+                if not all(isinstance(x, int) and 1 <= x <= 12 for x in video.get("protocols") or []):
+                    found.append(where + ".video.protocols: OpenRTB codes 1..12")
+                for key in ("w", "h", "maxduration", "minduration", "plcmt", "placement", "linearity", "skip", "pos"):
+                    if key in video and not (isinstance(video[key], int) and video[key] >= 0):
+                        found.append("%s.video.%s: must be a non-negative integer" % (where, key))
+                if video.get("skip") not in (None, 0, 1):
+                    found.append(where + ".video.skip: must be 0 or 1")
             if "exp" in imp and (not isinstance(imp["exp"], int) or imp["exp"] <= 0):
                 found.append(where + ".exp: must be a positive integer")
             if "bidfloor" in imp:

@@ -127,10 +127,11 @@ def test_the_drain_is_logged_as_not_ready_draining(daemon):
     assert [line["reason"] for line in lines(d, "not ready")] == ["draining"]
 
 
-@pytest.mark.parametrize("fmt", ["interstitial", "rewarded", "appOpen"])
-def test_a_full_screen_loader_on_the_openrtb_source_is_refused_at_start_naming_the_keys(tmp_path, fmt):
+@pytest.mark.parametrize("fmt,key", [("interstitial", "interstitialMedia"), ("rewarded", "rewardedMedia"),
+                                     ("appOpen", "appOpenMedia")])
+def test_a_full_screen_loader_its_openrtb_source_cannot_request_is_refused_at_start_naming_the_keys(tmp_path, fmt, key):
     config = {
-        "sources": {"rtb": {"type": "openrtb", "endpoint": "http://127.0.0.1:9/openrtb2/auction"}},
+        "sources": {"rtb": {"type": "openrtb", "endpoint": "http://127.0.0.1:9/openrtb2/auction", key: []}},
         "loaders": {"default": {}, "fullscreen": {"source": "rtb", "format": fmt}},
     }
     path = tmp_path / "adloaderd.json"
@@ -138,5 +139,6 @@ def test_a_full_screen_loader_on_the_openrtb_source_is_refused_at_start_naming_t
     run = subprocess.run([BINARY, "--config", str(path), "--port", "0"], capture_output=True, text=True, timeout=20)
     assert run.returncode == 2, run.stderr
     assert "loaders.fullscreen.format" in run.stderr
-    assert '"rtb" (type openrtb) delivers only native ads' in run.stderr
+    assert '"rtb" (type openrtb) delivers only native' in run.stderr
+    assert "sources.rtb.%s" % key in run.stderr
     assert "could never be served" in run.stderr

@@ -15,11 +15,13 @@ public enum AdCreative: Hashable, Sendable {
         if case .fullScreen(let creative) = self { creative } else { nil }
     }
 
-    /// Whether a loader of `format` can serve this creative: native assets for a native
-    /// loader, a full-screen creative for the others.
+    /// Whether a loader of `format` can serve this creative: native assets for a native,
+    /// interstitial or app-open loader (a full-screen native ad the app lays out itself), a
+    /// full-screen creative for the full-screen formats. A rewarded ad is a video (or markup)
+    /// creative, never native assets.
     public func fits(_ format: AdFormat) -> Bool {
         switch self {
-        case .native: !format.isFullScreen
+        case .native: format != .rewarded
         case .fullScreen: format.isFullScreen
         }
     }

@@ -3,10 +3,13 @@
 public struct FullScreenCreative: Hashable, Sendable {
     /// What the app renders.
     public enum Media: Hashable, Sendable {
-        /// HTML (or MRAID) markup, rendered in a web view.
+        /// HTML (or MRAID) markup, rendered in a web view: a banner bid's `adm`, as the source sent it.
         case markup(String)
-        /// A video (e.g. a VAST media file or an MP4), played full screen.
+        /// A video (e.g. an MP4 media file), played full screen.
         case videoURL(String)
+        /// A VAST XML document (a video bid's `adm`, as the source sent it), played by the app's
+        /// VAST player, which fires its tracking events.
+        case vastXML(String)
     }
 
     /// The screen orientation the creative is made for.

@@ -312,8 +312,10 @@ typedef enum {
 
 /*
  * One lent ad, of any format (the name is historical: version 1 carried native ads only).
- * Native assets are fields 10..33; a full-screen ad (interstitial, rewarded, app-open) sets
- * the `creative` oneof's full_screen instead and leaves every native field empty.
+ * Native assets are fields 10..33; a full-screen ad (interstitial, rewarded, app-open) with a
+ * markup or video creative sets the `creative` oneof's full_screen instead and leaves every
+ * native field empty. An interstitial or app-open ad bought as native assets (the app lays
+ * them out full screen) carries the native fields and its format, with full_screen unset.
  */
 struct  Adloader__V1__NativeAd
 {
@@ -1172,12 +1174,15 @@ struct  Adloader__V1__Reward
 typedef enum {
   ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA__NOT_SET = 0,
   ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_MARKUP = 1,
-  ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_VIDEO_URL = 2
+  ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_VIDEO_URL = 2,
+  ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA_VAST_XML = 7
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__FULL_SCREEN_CREATIVE__MEDIA__CASE)
 } Adloader__V1__FullScreenCreative__MediaCase;
 
 /*
  * What a full-screen ad shows: markup rendered in a web view, or a video played full screen.
+ * Markup is carried to the client untouched, byte for byte as the demand source sent it (an
+ * OpenRTB banner bid's adm in markup, a video bid's adm in vast_xml).
  */
 struct  Adloader__V1__FullScreenCreative
 {
@@ -1198,10 +1203,17 @@ struct  Adloader__V1__FullScreenCreative
   Adloader__V1__FullScreenCreative__MediaCase media_case;
   union {
     /*
-     * HTML or MRAID
+     * HTML or MRAID (a banner creative)
      */
     char *markup;
+    /*
+     * a media file (e.g. MP4) played full screen
+     */
     char *video_url;
+    /*
+     * a VAST 2.0-4.x document (a video creative), for a VAST player
+     */
+    char *vast_xml;
   };
 };
 #define ADLOADER__V1__FULL_SCREEN_CREATIVE__INIT \

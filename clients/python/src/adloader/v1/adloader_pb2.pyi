@@ -601,20 +601,22 @@ class Reward(_message.Message):
     def __init__(self, type: _Optional[str] = ..., amount: _Optional[int] = ...) -> None: ...
 
 class FullScreenCreative(_message.Message):
-    __slots__ = ("markup", "video_url", "orientation", "width", "height", "reward")
+    __slots__ = ("markup", "video_url", "vast_xml", "orientation", "width", "height", "reward")
     MARKUP_FIELD_NUMBER: _ClassVar[int]
     VIDEO_URL_FIELD_NUMBER: _ClassVar[int]
+    VAST_XML_FIELD_NUMBER: _ClassVar[int]
     ORIENTATION_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     REWARD_FIELD_NUMBER: _ClassVar[int]
     markup: str
     video_url: str
+    vast_xml: str
     orientation: Orientation
     width: int
     height: int
     reward: Reward
-    def __init__(self, markup: _Optional[str] = ..., video_url: _Optional[str] = ..., orientation: _Optional[_Union[Orientation, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., reward: _Optional[_Union[Reward, _Mapping]] = ...) -> None: ...
+    def __init__(self, markup: _Optional[str] = ..., video_url: _Optional[str] = ..., vast_xml: _Optional[str] = ..., orientation: _Optional[_Union[Orientation, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., reward: _Optional[_Union[Reward, _Mapping]] = ...) -> None: ...
 
 class AppOpenRequest(_message.Message):
     __slots__ = ("device_id", "session_id", "event", "first_launch", "background_seconds", "from_unlock", "utc_offset_seconds", "ad_unit_id", "loader", "privacy")

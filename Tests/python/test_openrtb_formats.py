@@ -1,0 +1,110 @@
+"""Full-screen and video demand end to end: the real daemon with a native, an interstitial, a
+rewarded and an app-open loader on one openrtb source, against the strict exchange stub
+(openrtb_stub.Exchange), which refuses any impression a strict OpenRTB 2.6 exchange would
+(banner/video objects, instl, rwdd). Every format's loader lends the stub's bids, the markup
+reaches the client byte for byte, and a shown Return bills once."""
+
+import json
+import urllib.parse
+
+import pytest
+
+from openrtb_stub import BANNER_HTML, VAST_XML, Exchange
+from test_openrtb import counts, wait_for
+
+FORMATS = ["native", "interstitial", "rewarded", "appOpen"]
+
+
+def config(endpoint, source=None):
+    source_settings = {"type": "openrtb", "endpoint": endpoint, "timeout": "800ms", "tmax": "500ms",
+                       "appBundle": "com.example.game", "test": True}
+    source_settings.update(source or {})
+    loaders = {}
+    for fmt in FORMATS:
+        loaders[fmt] = {"source": "openrtb", "format": fmt, "numberOfAdvertisements": 2,
+                        "maximumRetainedAdvertisements": 2, "retry": {"delay": "200ms", "probeInterval": "300ms"}}
+    return {"sources": {"openrtb": source_settings}, "loaders": loaders}
+
+
+def borrow(d, loader, unit=None):
+    out = d.cli("--json", "borrow", unit or ("unit-" + loader), "--loader", loader, "--wait", "10000").stdout
+    return json.loads(out)
+
+
+@pytest.fixture
+def exchange():
+    ex = Exchange()
+    yield ex
+    invalid = list(ex.invalid)
+    ex.stop()
+    assert not invalid, invalid
+
+
+def imps_for(exchange, unit):
+    return [imp for _, body in exchange.requests for imp in body["imp"] if imp["tagid"] == unit]
+
+
+def test_every_formats_loader_lends_the_exchanges_bids(daemon, exchange):
+    d = daemon(config=config(exchange.url))
+    ads = {fmt: borrow(d, fmt) for fmt in FORMATS}
+    for fmt, answer in ads.items():
+        assert answer["outcome"] == "BORROW_OUTCOME_LEASED", (fmt, answer)
+    # Native: the fixture's assets. Interstitial (banner and video asked, the stub answers the
+    # banner): HTML untouched. Rewarded: the VAST document untouched. App-open: a banner.
+    assert ads["native"]["lease"]["ad"]["headline"] == "Luxury Mars Cruises"
+    interstitial = ads["interstitial"]["lease"]["ad"]
+    assert interstitial["format"] == "AD_FORMAT_INTERSTITIAL"
+    assert interstitial["fullScreen"]["markup"] == BANNER_HTML
+    assert interstitial["fullScreen"]["width"] == 320 and interstitial["fullScreen"]["height"] == 480
+    assert interstitial["fullScreen"]["orientation"] == "ORIENTATION_PORTRAIT"
+    rewarded = ads["rewarded"]["lease"]["ad"]
+    assert rewarded["format"] == "AD_FORMAT_REWARDED"
+    assert rewarded["fullScreen"]["vastXml"] == VAST_XML
+    assert ads["appOpen"]["lease"]["ad"]["fullScreen"]["markup"] == BANNER_HTML
+    # What the exchange was asked for, per format.
+    for imp in imps_for(exchange, "unit-native"):
+        assert "native" in imp and "instl" not in imp and "rwdd" not in imp
+    for imp in imps_for(exchange, "unit-interstitial"):
+        assert imp["instl"] == 1 and "banner" in imp and "video" in imp and "rwdd" not in imp
+    for imp in imps_for(exchange, "unit-rewarded"):
+        assert imp["instl"] == 1 and imp["rwdd"] == 1 and "video" in imp and "banner" not in imp
+        assert imp["video"]["mimes"] == ["video/mp4"] and imp["video"]["skip"] == 0
+    for imp in imps_for(exchange, "unit-appOpen"):
+        assert imp["instl"] == 1 and "banner" in imp and "video" not in imp
+    # No bid was dropped: every one fit its loader's format.
+    source = counts(json.loads(d.cli("--json", "stats").stdout)["sources"][0])
+    assert source["bidsDropped"] == 0, source
+
+
+def test_a_video_interstitial_and_bids_without_mtype_are_read_from_the_markup(daemon, exchange):
+    exchange.prefer = ["video", "banner", "native"]
+    exchange.send_mtype = False
+    d = daemon(config=config(exchange.url))
+    ad = borrow(d, "interstitial")["lease"]["ad"]
+    assert ad["fullScreen"]["vastXml"] == VAST_XML
+    assert "video" in exchange.bid_kinds
+
+
+def test_an_interstitial_of_native_assets(daemon, exchange):
+    d = daemon(config=config(exchange.url, source={"interstitialMedia": ["native"]}))
+    ad = borrow(d, "interstitial")["lease"]["ad"]
+    assert ad["format"] == "AD_FORMAT_INTERSTITIAL"
+    assert ad["headline"] == "Luxury Mars Cruises" and "fullScreen" not in ad
+    for imp in imps_for(exchange, "unit-interstitial"):
+        assert imp["instl"] == 1 and "native" in imp and "banner" not in imp
+
+
+def test_a_shown_full_screen_return_bills_once_and_an_unshown_one_does_not(daemon, exchange):
+    d = daemon(config=config(exchange.url))
+    shown = borrow(d, "rewarded")["lease"]
+    unshown = borrow(d, "interstitial")["lease"]
+    d.cli("return", unshown["leaseId"])
+    d.cli("return", shown["leaseId"], "--shown")
+    bills = wait_for(lambda: exchange.delivered_of("bill"))
+    assert len(bills) == 1, bills
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(bills[0]).query)
+    assert query["price"] == ["6"], query
+    # The unshown interstitial went back to the pool and is never billed, lent again or not.
+    again = borrow(d, "interstitial")["lease"]
+    d.cli("return", again["leaseId"])
+    assert len(exchange.notices_of("bill")) == 1
