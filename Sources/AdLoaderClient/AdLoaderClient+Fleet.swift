@@ -22,17 +22,21 @@ extension AdLoaderClient {
     /// - Throws: `Status` as ``returnLease(_:shown:timeout:)``; the lender's own answer when
     ///   retried there; ``AdLoaderClientError`` when the lender cannot be reached.
     public func returnLease(
-        _ leaseID: UInt64, shown: Bool, retryingIn fleet: EndpointSet, token: String? = nil, timeout: Duration? = nil
+        _ leaseID: UInt64, shown: Bool, deviceIP: String = "", deviceUserAgent: String = "",
+        retryingIn fleet: EndpointSet,
+        token: String? = nil, timeout: Duration? = nil
     ) async throws -> ReturnOutcome? {
         do {
-            return try await returnLease(leaseID, shown: shown, timeout: timeout)
+            return try await returnLease(
+                leaseID, shown: shown, deviceIP: deviceIP, deviceUserAgent: deviceUserAgent, timeout: timeout)
         } catch let status as Status where status.code == .notFound {
             guard let lender = Self.lendingReplica(in: status.message), let target = fleet.endpoint(forReplica: lender),
                 target != endpoint
             else { throw status }
             let other = try Self.connect(to: target, token: token)
             defer { other.close() }
-            return try await other.returnLease(leaseID, shown: shown, timeout: timeout)
+            return try await other.returnLease(
+                leaseID, shown: shown, deviceIP: deviceIP, deviceUserAgent: deviceUserAgent, timeout: timeout)
         }
     }
 

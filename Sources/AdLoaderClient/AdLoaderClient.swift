@@ -95,9 +95,13 @@ public final class AdLoaderClient: Sendable {
     /// Ends a lease; see PROTOCOL.md 7.3.
     /// - Returns: what became of the ad; nil when the server sent an outcome this version does not know.
     /// - Throws: `Status` NOT_FOUND for an unknown lease.
-    public func returnLease(_ leaseID: UInt64, shown: Bool, timeout: Duration? = nil) async throws -> ReturnOutcome? {
+    public func returnLease(
+        _ leaseID: UInt64, shown: Bool, deviceIP: String = "", deviceUserAgent: String = "", timeout: Duration? = nil
+    ) async throws -> ReturnOutcome? {
         let answer = try await unary(
-            method: MethodName.returnLease, request: ReturnRequestMessage(leaseID: leaseID, shown: shown),
+            method: MethodName.returnLease,
+            request: ReturnRequestMessage(
+                leaseID: leaseID, shown: shown, deviceIP: deviceIP, deviceUserAgent: deviceUserAgent),
             timeout: timeout)
         return try Self.decode(ReturnResponseMessage.self, answer).outcome
     }

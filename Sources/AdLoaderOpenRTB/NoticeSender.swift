@@ -70,15 +70,32 @@ final class NoticeSender {
         return left.count
     }
 
-    /// Queues one notice; false when it was dropped (queue full or closed).
+    /// The headers a notice for a show on `device` carries: the IAB's server-side forwarding
+    /// headers (`X-Forwarded-For` and `X-Device-IP` with the IP, `User-Agent` and
+    /// `X-Device-User-Agent` with the user agent), each only when the Return said it.
+    static func headers(for device: ImpressionDevice) -> [HTTPHeader] {
+        var headers: [HTTPHeader] = []
+        if !device.ip.isEmpty {
+            headers.append(HTTPHeader("X-Forwarded-For", device.ip))
+            headers.append(HTTPHeader("X-Device-IP", device.ip))
+        }
+        if !device.userAgent.isEmpty {
+            headers.append(HTTPHeader("User-Agent", device.userAgent))
+            headers.append(HTTPHeader("X-Device-User-Agent", device.userAgent))
+        }
+        return headers
+    }
+
+    /// Queues one notice, for a show on `device` (its headers, ``headers(for:)``); false when it
+    /// was dropped (queue full or closed).
     @discardableResult
-    func fire(_ url: String) -> Bool {
+    func fire(_ url: String, device: ImpressionDevice = ImpressionDevice()) -> Bool {
         guard !isClosed, pending < queueLimit else {
             dropped += 1
             return false
         }
         pending += 1
-        let notice = OutboxNotice(id: nextID, url: url)
+        let notice = OutboxNotice(id: nextID, url: url, device: device)
         nextID &+= 1
         store?.putNotice(notice, source: sourceName)
         send(notice)
@@ -97,7 +114,9 @@ final class NoticeSender {
     }
 
     private func send(_ notice: OutboxNotice) {
-        let request = HTTPRequest(method: .get, url: notice.url, timeout: timeout, connectTimeout: timeout)
+        let request = HTTPRequest(
+            method: .get, url: notice.url, headers: Self.headers(for: notice.device), timeout: timeout,
+            connectTimeout: timeout)
         client.send(request) { [self] result in
             switch result {
             case .success(let response) where response.status == 200 || response.status == 204:

@@ -124,10 +124,15 @@ public final class OpenRTBSource: DemandSource {
         }
     }
 
-    public func adShown(_ ad: Ad) {
-        // Billed once: at the first impression, whatever the loader's show count threshold.
+    public func adShown(_ ad: Ad) { adShown(ad, device: ImpressionDevice()) }
+
+    /// Fires the billing notice (`burl`, else `nurl`) of a shown Return, once per ad: at its
+    /// first impression, whatever the loader's show count threshold, with the device the
+    /// Return named as headers (``NoticeSender/headers(for:)``). An unshown Return, a lease
+    /// reclaimed or an ad dropped never bills.
+    public func adShown(_ ad: Ad, device: ImpressionDevice) {
         guard ad.showCount == 1, let context = ad.sourceContext as? BidContext, !context.winURL.isEmpty else { return }
-        notices.fire(context.macros.substitute(in: context.winURL))
+        notices.fire(context.macros.substitute(in: context.winURL), device: device)
     }
 
     public func adDropped(_ ad: Ad, reason: AdDropReason) {

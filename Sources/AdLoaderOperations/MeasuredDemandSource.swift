@@ -61,9 +61,11 @@ package final class MeasuredDemandSource: DemandSource {
         wrapped.restoreContext(from: state, for: ad)
     }
 
-    package func adShown(_ ad: Ad) {
+    package func adShown(_ ad: Ad) { adShown(ad, device: ImpressionDevice()) }
+
+    package func adShown(_ ad: Ad, device: ImpressionDevice) {
         notices[0] += 1
-        wrapped.adShown(ad)
+        wrapped.adShown(ad, device: device)
     }
 
     package func adDropped(_ ad: Ad, reason: AdDropReason) {

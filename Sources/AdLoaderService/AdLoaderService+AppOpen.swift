@@ -57,6 +57,7 @@ extension AdLoaderService {
             throw LoaderError(code: .invalidArgument, field: "lease_id", message: "must not be 0")
         }
         try checkInvalidation(message)
+        try checkDevice(message)
         guard appOpen.needsConfirmation(leaseID: message.leaseID, shown: message.shown) else {
             let outcome = try endLease(message)
             responder.answer(callID, .returned(ReturnResponseMessage(outcome: outcome)))

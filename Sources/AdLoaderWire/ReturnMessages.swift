@@ -10,15 +10,27 @@ public struct ReturnRequestMessage: WireMessage {
     public var invalidate: Bool
     /// Why, e.g. "bad creative"; empty without ``invalidate``.
     public var invalidateReason: String
+    /// The device the ad was shown on, forwarded with the billing notice; empty: not said.
+    public var deviceIP: String
+    public var deviceUserAgent: String
 
-    public init(leaseID: UInt64, shown: Bool, invalidate: Bool = false, invalidateReason: String = "") {
+    public init(
+        leaseID: UInt64, shown: Bool, invalidate: Bool = false, invalidateReason: String = "", deviceIP: String = "",
+        deviceUserAgent: String = ""
+    ) {
         self.leaseID = leaseID
         self.shown = shown
         self.invalidate = invalidate
         self.invalidateReason = invalidateReason
+        self.deviceIP = deviceIP
+        self.deviceUserAgent = deviceUserAgent
     }
 
-    public var stringFieldWithNUL: String? { firstFieldWithNUL(["invalidate_reason": invalidateReason]) }
+    public var stringFieldWithNUL: String? {
+        firstFieldWithNUL([
+            "invalidate_reason": invalidateReason, "device_ip": deviceIP, "device_user_agent": deviceUserAgent,
+        ])
+    }
 
     /// Decodes in place (see ProtoScanner.swift): what protobuf-c accepts, with the same values.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
@@ -34,6 +46,10 @@ public struct ReturnRequestMessage: WireMessage {
                 case 4:
                     message.invalidateReason = try ProtoScanner.string(
                         field, name: "invalidate_reason", invalid: &invalid)
+                case 5: message.deviceIP = try ProtoScanner.string(field, name: "device_ip", invalid: &invalid)
+                case 6:
+                    message.deviceUserAgent = try ProtoScanner.string(
+                        field, name: "device_user_agent", invalid: &invalid)
                 default: break
                 }
             }
@@ -53,7 +69,8 @@ public struct ReturnRequestMessage: WireMessage {
         ) { m in
             ReturnRequestMessage(
                 leaseID: m.pointee.lease_id, shown: m.pointee.shown != 0, invalidate: m.pointee.invalidate != 0,
-                invalidateReason: swiftString(m.pointee.invalidate_reason))
+                invalidateReason: swiftString(m.pointee.invalidate_reason), deviceIP: swiftString(m.pointee.device_ip),
+                deviceUserAgent: swiftString(m.pointee.device_user_agent))
         }
     }
 
@@ -65,6 +82,8 @@ public struct ReturnRequestMessage: WireMessage {
             m.shown = shown ? 1 : 0
             m.invalidate = invalidate ? 1 : 0
             m.invalidate_reason = arena.cString(invalidateReason)
+            m.device_ip = arena.cString(deviceIP)
+            m.device_user_agent = arena.cString(deviceUserAgent)
             appendPacked(&m, to: &buffer)
         }
     }

@@ -2303,7 +2303,7 @@ const ProtobufCMessageDescriptor adloader__v1__borrow_response__descriptor =
   (ProtobufCMessageInit) adloader__v1__borrow_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__return_request__field_descriptors[4] =
+static const ProtobufCFieldDescriptor adloader__v1__return_request__field_descriptors[6] =
 {
   {
     "lease_id",
@@ -2353,8 +2353,34 @@ static const ProtobufCFieldDescriptor adloader__v1__return_request__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "device_ip",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ReturnRequest, device_ip),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "device_user_agent",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__ReturnRequest, device_user_agent),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__return_request__field_indices_by_name[] = {
+  4,   /* field[4] = device_ip */
+  5,   /* field[5] = device_user_agent */
   2,   /* field[2] = invalidate */
   3,   /* field[3] = invalidate_reason */
   0,   /* field[0] = lease_id */
@@ -2363,7 +2389,7 @@ static const unsigned adloader__v1__return_request__field_indices_by_name[] = {
 static const ProtobufCIntRange adloader__v1__return_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor adloader__v1__return_request__descriptor =
 {
@@ -2373,7 +2399,7 @@ const ProtobufCMessageDescriptor adloader__v1__return_request__descriptor =
   "Adloader__V1__ReturnRequest",
   "adloader.v1",
   sizeof(Adloader__V1__ReturnRequest),
-  4,
+  6,
   adloader__v1__return_request__field_descriptors,
   adloader__v1__return_request__field_indices_by_name,
   1,  adloader__v1__return_request__number_ranges,

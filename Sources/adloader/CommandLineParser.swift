@@ -9,7 +9,8 @@ struct Invocation: Sendable {
     enum Command: Sendable {
         case prefetch(adUnitID: String, loader: String, count: UInt32)
         case borrow(adUnitID: String, loader: String, slot: String, waitMilliseconds: UInt32)
-        case returnLease(leaseID: UInt64, shown: Bool, invalidate: String?)
+        case returnLease(
+            leaseID: UInt64, shown: Bool, invalidate: String?, deviceIP: String = "", userAgent: String = "")
         case setEnabled(loader: String, enabled: Bool)
         case reload
         case serverInfo
@@ -99,8 +100,9 @@ enum CommandLineParser {
           borrow AD_UNIT [--loader NAME] [--slot KEY] [--wait MS]
               Lend one ad; with --slot the same slot gets the same lease back; with --wait
               the call parks up to MS milliseconds for an ad when the pool is empty.
-          return LEASE_ID [--shown] [--invalidate REASON]
-              End a lease; --shown counts it as displayed. --invalidate removes the ad and
+          return LEASE_ID [--shown] [--invalidate REASON] [--device-ip IP] [--user-agent UA]
+              End a lease; --shown counts it as displayed (--device-ip and --user-agent name the
+              device it was shown on: the billing notice forwards them). --invalidate removes the ad and
               stops its loader lending its creative for invalidationBlockTime (e.g.
               --invalidate "bad creative"); the source is told.
           disable LOADER / enable LOADER
@@ -183,6 +185,7 @@ enum CommandLineParser {
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
             "--background", "--utc-offset", "--invalidate", "--endpoints", "--affinity", "--visible", "--ahead",
+            "--device-ip", "--user-agent",
         ]
         let boolean: Set<String> = [
             "--json", "--shown", "--help", "-h", "--version", "--once", "--first-launch", "--from-unlock", "--all",
@@ -286,11 +289,12 @@ enum CommandLineParser {
             invocation.command = .borrow(
                 adUnitID: rest[0], loader: loader, slot: try single("--slot") ?? "", waitMilliseconds: wait)
         case "return":
-            try allow(["--shown", "--invalidate"])
+            try allow(["--shown", "--invalidate", "--device-ip", "--user-agent"])
             try expectArguments(1, "a LEASE_ID")
             invocation.command = .returnLease(
                 leaseID: try number("LEASE_ID", rest[0], as: UInt64.self), shown: flags.contains("--shown"),
-                invalidate: try single("--invalidate"))
+                invalidate: try single("--invalidate"), deviceIP: try single("--device-ip") ?? "",
+                userAgent: try single("--user-agent") ?? "")
         case "disable", "enable":
             try allow([])
             try expectArguments(1, "a LOADER")

@@ -78,18 +78,20 @@ enum CommandRunner {
                 let result = try await client.borrow(
                     adUnitID: adUnitID, loader: loader, slot: slot, wait: .milliseconds(Int64(wait)), timeout: timeout)
                 output.borrow(result)
-            case .returnLease(let leaseID, let shown, let invalidate?):
+            case .returnLease(let leaseID, let shown, let invalidate?, _, _):
                 let outcome = try await client.invalidateLease(
                     leaseID, shown: shown, reason: invalidate, timeout: timeout)
                 output.returned(leaseID: leaseID, outcome: outcome)
-            case .returnLease(let leaseID, let shown, nil):
+            case .returnLease(let leaseID, let shown, nil, let deviceIP, let userAgent):
                 // With several replicas: the one that lent it answers (the lease id names it).
                 let outcome =
                     if let endpoints = invocation.endpoints {
                         try await client.returnLease(
-                            leaseID, shown: shown, retryingIn: endpoints, token: invocation.token, timeout: timeout)
+                            leaseID, shown: shown, deviceIP: deviceIP, deviceUserAgent: userAgent,
+                            retryingIn: endpoints, token: invocation.token, timeout: timeout)
                     } else {
-                        try await client.returnLease(leaseID, shown: shown, timeout: timeout)
+                        try await client.returnLease(
+                            leaseID, shown: shown, deviceIP: deviceIP, deviceUserAgent: userAgent, timeout: timeout)
                     }
                 output.returned(leaseID: leaseID, outcome: outcome)
             case .setEnabled(let loader, let enabled):

@@ -92,9 +92,11 @@ struct NativeAdvertisementLoaderFormatTests {
         #expect(try h.borrow() == .noAdYet)
     }
 
-    @Test func aFullScreenLoaderDropsNativeCreatives() throws {
+    /// A rewarded ad is a video or markup creative, never native assets (an interstitial or
+    /// app-open loader keeps native ones: ``aNativeCreativeServesAnAppOpenLoader()``).
+    @Test func aRewardedLoaderDropsNativeCreatives() throws {
         let h = try Harness {
-            $0.format = .appOpen
+            $0.format = .rewarded
             $0.maximumRetainedAdvertisements = 2
             $0.numberOfAdvertisements = 2
         }
@@ -102,5 +104,20 @@ struct NativeAdvertisementLoaderFormatTests {
         #expect(h.stats().available == 0)
         #expect(h.stats().removed == 2)
         #expect(h.events(.removed).allSatisfy { $0.reason == .invalidated })
+    }
+
+    @Test func aNativeCreativeServesAnAppOpenLoader() throws {
+        let h = try Harness {
+            $0.format = .appOpen
+            $0.maximumRetainedAdvertisements = 2
+            $0.numberOfAdvertisements = 2
+        }
+        try h.fill()
+        #expect(h.stats().available == 2 && h.stats().removed == 0)
+        guard case .leased(let lease, _) = try h.borrow() else {
+            Issue.record("no lease")
+            return
+        }
+        #expect(lease.ad.format == .appOpen && lease.ad.creative.nativeContent != nil)
     }
 }

@@ -138,8 +138,9 @@ struct NativeAdvertisementLoaderNoticeTests {
     }
 
     @Test func anInvalidatedAdIsReportedWithItsReason() throws {
+        // The fake source sends native assets, which a rewarded loader cannot serve.
         let h = try Harness {
-            $0.format = .interstitial
+            $0.format = .rewarded
             $0.maximumRetainedAdvertisements = 1
             $0.numberOfAdvertisements = 1
         }

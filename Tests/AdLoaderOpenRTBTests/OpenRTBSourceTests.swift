@@ -124,6 +124,29 @@ struct OpenRTBSourceTests {
         #expect(source.stats.noticesSent == 1)
     }
 
+    @Test func theBillingNoticeForwardsTheDeviceOfTheShownReturn() throws {
+        let source = try makeSource()
+        let delivered = try #require(try load(source, count: 2, answer: Self.response(["1", "2"]))?.get())
+        func ad(_ index: Int) -> Ad {
+            var ad = Ad(
+                id: "a\(index)", adUnitID: "feed", loader: "l", creative: delivered[index].creative,
+                loadedAt: clock.now, expiresAt: clock.now + .seconds(60), sourceContext: delivered[index].context)
+            ad.showCount = 1
+            return ad
+        }
+        source.adShown(ad(0), device: ImpressionDevice(ip: "203.0.113.7", userAgent: "Mozilla/5.0 (Android 14)"))
+        source.adShown(ad(1))
+        let headers = notices.requests.map { $0.headers.map { "\($0.name): \($0.value)" } }
+        #expect(
+            headers == [
+                [
+                    "X-Forwarded-For: 203.0.113.7", "X-Device-IP: 203.0.113.7", "User-Agent: Mozilla/5.0 (Android 14)",
+                    "X-Device-User-Agent: Mozilla/5.0 (Android 14)",
+                ],
+                [],
+            ])
+    }
+
     @Test func lossNoticeCarriesTheReasonCodeAndIsNotFiredForShownAds() throws {
         let source = try makeSource()
         let delivered = try #require(try load(source, count: 2, answer: Self.response(["1", "2"]))?.get())

@@ -256,3 +256,93 @@ import Testing
         }
     }
 }
+
+/// A shown Return's device fields: checked where they arrive, then handed to the source with the
+/// show (its billing notice forwards them).
+@Suite struct ReturnDeviceTests {
+    @Test(arguments: [
+        "203.0.113.7", "0.0.0.0", "255.255.255.255", "2001:db8::7", "::1", "::", "fe80::1:2:3:4",
+        "2001:0db8:0000:0000:0000:ff00:0042:8329", "::ffff:192.0.2.1", "64:ff9b::198.51.100.7", "1::",
+    ])
+    func ipLiteralsAreAccepted(text: String) {
+        #expect(AdLoaderService.isIPLiteral(text))
+    }
+
+    @Test(arguments: [
+        "", "1", "203.0.113", "203.0.113.256", "203.0.113.07", "a.b.c.d", "203.0.113.7 ", " 203.0.113.7",
+        "203.0.113.7\r\nX-Injected: 1", "2001:db8:::7", "2001::db8::7", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7",
+        ":1:2:3:4:5:6:7", "1:2:3:4:5:6:7:", "12345::", "g::1", "::ffff:192.0.2", "localhost", "[::1]",
+    ])
+    func otherTextIsRefused(text: String) {
+        #expect(!AdLoaderService.isIPLiteral(text))
+    }
+
+    /// A source that answers 1 ms later (never from inside `loadAds`) and records every show
+    /// with its device.
+    final class RecordingSource: DemandSource {
+        let clock: ManualClock
+        var shows: [(id: String, device: ImpressionDevice)] = []
+        init(clock: ManualClock) { self.clock = clock }
+        func loadAds(
+            _ request: AdRequest, count: Int, completion: @escaping (Result<[DeliveredAd], UpstreamError>) -> Void
+        ) {
+            _ = clock.schedule(at: clock.now + .milliseconds(1)) {
+                completion(
+                    .success((0..<count).map { _ in DeliveredAd(creative: .native(NativeAdContent(headline: "h"))) }))
+            }
+        }
+        func adShown(_ ad: Ad, device: ImpressionDevice) { shows.append((ad.id, device)) }
+    }
+
+    @Test func aShownReturnHandsTheDeviceToTheSourceAndBadFieldsAreRefused() throws {
+        let clock = ManualClock()
+        var configuration = LoaderConfiguration(name: "default")
+        configuration.sizing = .fixed
+        configuration.maximumRetainedAdvertisements = 3
+        configuration.minimumRemainingLife = .zero
+        let source = RecordingSource(clock: clock)
+        let loader = try NativeAdvertisementLoader(
+            loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock)
+        let service = AdLoaderService(
+            loader: loader, limits: ServerLimits(), clock: clock, scheduler: clock, logger: Logger(level: .error))
+        let responder = RecordingResponder()
+        func lease(_ call: UInt64) throws -> UInt64 {
+            _ = service.handle(
+                .borrow(BorrowRequestMessage(adUnitID: "feed")), callID: call, timeout: nil, responder: responder)
+            clock.advance(by: .milliseconds(10))
+            _ = service.handle(
+                .borrow(BorrowRequestMessage(adUnitID: "feed")), callID: call + 100, timeout: nil, responder: responder)
+            for answer in responder.take().reversed() {
+                if case .borrow(_, let message) = answer, let lease = message.lease { return lease.id }
+            }
+            throw TestFailure("no lease")
+        }
+        let first = try lease(1)
+        for (ip, agent, status) in [
+            ("203.0.113.300", "", "device_ip: must be an IPv4 or IPv6 address such as 203.0.113.7 or 2001:db8::7"),
+            ("", "Mozilla\r\nX-Injected: 1", "device_user_agent: must not contain control characters"),
+            ("", String(repeating: "u", count: 1025), "device_user_agent: must be at most 1024 bytes, got 1025"),
+        ] {
+            _ = service.handle(
+                .returnLease(
+                    ReturnRequestMessage(leaseID: first, shown: true, deviceIP: ip, deviceUserAgent: agent)),
+                callID: 5, timeout: nil, responder: responder)
+            #expect(responder.take() == [.status(5, Status(code: .invalidArgument, message: status))])
+        }
+        #expect(source.shows.isEmpty, "a refused Return counts no show")
+        _ = service.handle(
+            .returnLease(
+                ReturnRequestMessage(
+                    leaseID: first, shown: true, deviceIP: "2001:db8::7", deviceUserAgent: "Mozilla/5.0 (Linux)")),
+            callID: 6, timeout: nil, responder: responder)
+        #expect(responder.take() == [.returned(6, ReturnResponseMessage(outcome: .consumed))])
+        #expect(source.shows.map(\.device) == [ImpressionDevice(ip: "2001:db8::7", userAgent: "Mozilla/5.0 (Linux)")])
+        // A shown Return without the fields: the source is told with an empty device.
+        let second = try lease(10)
+        _ = service.handle(
+            .returnLease(ReturnRequestMessage(leaseID: second, shown: true)), callID: 7, timeout: nil,
+            responder: responder)
+        #expect(source.shows.last?.device == ImpressionDevice())
+        #expect(source.shows.count == 2)
+    }
+}

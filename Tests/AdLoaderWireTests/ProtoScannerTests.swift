@@ -79,6 +79,13 @@ import Testing
         for bad in badStrings {
             frames.append([0x08, 0x05, 0x18, 0x01] + stringField(4, bad))
             frames.append(stringField(4, Array("ok".utf8)) + stringField(4, bad) + [0x08, 0x05])
+            // device_ip (5) and device_user_agent (6) likewise.
+            frames.append([0x08, 0x05, 0x10, 0x01] + stringField(5, bad))
+            frames.append(stringField(6, Array("Mozilla/5.0".utf8)) + stringField(6, bad) + [0x08, 0x05])
+        }
+        for text in Fixtures.strings {
+            frames.append(
+                ReturnRequestMessage(leaseID: 6, shown: true, deviceIP: text, deviceUserAgent: text).encoded())
         }
         return frames
     }

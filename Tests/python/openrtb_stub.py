@@ -100,6 +100,7 @@ class Exchange:
         self.prefer = ["native", "banner", "video"]  # what a multi-format imp is answered with
         self.send_mtype = True      # banner and video bids carry mtype
         self.bid_kinds = []         # the kind of every bid sent, in order
+        self.notice_headers = []    # (path, lower-cased headers) of every notice GET
         self.start()
 
     @property
@@ -130,6 +131,7 @@ class Exchange:
             def do_GET(self):
                 with exchange.lock:
                     exchange.notices.append(self.path)
+                    exchange.notice_headers.append((self.path, dict((k.lower(), v) for k, v in self.headers.items())))
                     status = exchange.notice_faults.pop(0) if exchange.notice_faults else 200
                     if status == 200:
                         exchange.delivered.append(self.path)

@@ -108,3 +108,20 @@ def test_a_shown_full_screen_return_bills_once_and_an_unshown_one_does_not(daemo
     again = borrow(d, "interstitial")["lease"]
     d.cli("return", again["leaseId"])
     assert len(exchange.notices_of("bill")) == 1
+
+
+def test_the_billing_notice_forwards_the_device_the_shown_return_names(daemon, exchange):
+    d = daemon(config=config(exchange.url))
+    lease = borrow(d, "interstitial")["lease"]
+    agent = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36"
+    d.cli("return", lease["leaseId"], "--shown", "--device-ip", "203.0.113.7", "--user-agent", agent)
+    bills = wait_for(lambda: [h for p, h in exchange.notice_headers if p.startswith("/notice/bill")])
+    assert len(bills) == 1
+    headers = bills[0]
+    assert headers["x-forwarded-for"] == "203.0.113.7" and headers["x-device-ip"] == "203.0.113.7"
+    assert headers["user-agent"] == agent and headers["x-device-user-agent"] == agent
+    # A header-injection attempt is refused with a clear status, and nothing is billed for it.
+    other = borrow(d, "interstitial")["lease"]
+    bad = d.cli("return", other["leaseId"], "--shown", "--device-ip", "203.0.113.7\r\nX-Evil: 1", check=False)
+    assert bad.returncode != 0 and "device_ip" in bad.stderr, bad.stderr
+    assert len([p for p, _ in exchange.notice_headers if p.startswith("/notice/bill")]) == 1

@@ -26,6 +26,12 @@ public protocol DemandSource: AnyObject {
     /// this show or go back to the pool for more.
     func adShown(_ ad: Ad)
 
+    /// ``adShown(_:)`` with the device the client's shown Return named (empty when it named
+    /// none, or for a show the loader counted without a Return of its own): what a source
+    /// forwards with its billing notice. The loader calls this one; its default calls
+    /// ``adShown(_:)``, so a source that needs no device implements that alone.
+    func adShown(_ ad: Ad, device: ImpressionDevice)
+
     /// One of this source's ads was dropped without ever being shown (`ad.showCount == 0`):
     /// `.expired` (in the pool, on arrival, or when an unshown lease ended after its expiry),
     /// `.disabled` or `.shutdown` (its loader was), `.invalidated` (its creative does not fit
@@ -45,6 +51,9 @@ public protocol DemandSource: AnyObject {
 extension DemandSource {
     /// Does nothing: a source that does not care about impressions needs nothing.
     public func adShown(_ ad: Ad) {}
+
+    /// Calls ``adShown(_:)``: the device is not needed.
+    public func adShown(_ ad: Ad, device: ImpressionDevice) { adShown(ad) }
 
     /// Does nothing: a source that does not care about losses needs nothing.
     public func adDropped(_ ad: Ad, reason: AdDropReason) {}

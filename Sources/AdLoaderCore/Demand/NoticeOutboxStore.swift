@@ -7,11 +7,16 @@ public struct OutboxNotice: Hashable, Sendable {
     public var url: String
     /// Attempts made so far (each a GET that ended without a 200 or 204).
     public var attempts: Int
+    /// The device of the show a billing notice is for, forwarded as headers; empty for other
+    /// notices and when the Return named none. Kept in memory only: a store that does not
+    /// record it restores the notice without it.
+    public var device: ImpressionDevice
 
-    public init(id: UInt64, url: String, attempts: Int = 0) {
+    public init(id: UInt64, url: String, attempts: Int = 0, device: ImpressionDevice = ImpressionDevice()) {
         self.id = id
         self.url = url
         self.attempts = attempts
+        self.device = device
     }
 }
 

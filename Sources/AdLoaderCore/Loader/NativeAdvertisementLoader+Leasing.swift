@@ -69,7 +69,9 @@ extension NativeAdvertisementLoader {
     /// the loader's own lease ends (`.adDropped`: a slot borrowed again, a shutdown) leave
     /// that to their caller.
     @discardableResult
-    func endLease(_ leaseHandle: LeaseHandle, _ end: LeaseEnd, note: String? = nil) -> ReturnOutcome {
+    func endLease(
+        _ leaseHandle: LeaseHandle, _ end: LeaseEnd, note: String? = nil, device: ImpressionDevice = ImpressionDevice()
+    ) -> ReturnOutcome {
         let lease = leases.remove(leaseHandle)
         // An app-open lease releases its reservation however it ends (a shown Return that
         // counted the show released it already).
@@ -117,7 +119,7 @@ extension NativeAdvertisementLoader {
             $0.shown = shown
             $0.reason = end.eventReason
         }
-        if shown { pool.source.adShown(record.ad) }
+        if shown { pool.source.adShown(record.ad, device: device) }
         if let drop { reportDropped(record.ad, from: pool, reason: drop, note: end.invalidates ? note : nil) }
         switch end {
         case .returned, .invalidated, .reclaimed:

@@ -284,7 +284,9 @@ public final class NativeAdvertisementLoader {
     /// Ends a lease.
     ///
     /// Unshown, the ad goes back to the pool (or is counted expired). Shown, its `showCount`
-    /// grows; at `showCountThreshold` it is consumed, else it goes back to the pool.
+    /// grows; at `showCountThreshold` it is consumed, else it goes back to the pool. A shown
+    /// return tells the source (``DemandSource/adShown(_:device:)``) with `device`, the device
+    /// the client names (its billing notice forwards it).
     /// An ad returned with less than the minimum remaining life left is dropped as expired
     /// (it could not be lent again).
     /// - Throws: ``LoaderError`` `.notFound` (field `lease_id`) when no lease `leaseID` is
@@ -292,12 +294,14 @@ public final class NativeAdvertisementLoader {
     ///   "ended by the loader", "has ended" (too long ago to say how: the loader remembers
     ///   the last 4,096 ended leases) or "was never lent"; `.unavailable` after shutdown.
     @discardableResult
-    public func returnLease(_ leaseID: UInt64, shown: Bool) throws(LoaderError) -> ReturnOutcome {
+    public func returnLease(
+        _ leaseID: UInt64, shown: Bool, device: ImpressionDevice = ImpressionDevice()
+    ) throws(LoaderError) -> ReturnOutcome {
         if isShutDown { throw LoaderError(code: .unavailable, message: "the loader is shut down") }
         guard let handle = leases.handle(forID: leaseID, ids: ids) else {
             throw LoaderError(code: .notFound, field: "lease_id", message: notFoundMessage(leaseID))
         }
-        return endLease(handle, .returned(shown: shown))
+        return endLease(handle, .returned(shown: shown), device: device)
     }
 
     /// The NOT_FOUND message for a lease id without an open lease, naming why.

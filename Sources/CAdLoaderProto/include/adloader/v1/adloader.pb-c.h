@@ -549,10 +549,23 @@ struct  Adloader__V1__ReturnRequest
    */
   protobuf_c_boolean invalidate;
   char *invalidate_reason;
+  /*
+   * The device the ad was shown on (PROTOCOL.md 7.3), forwarded with the source's billing
+   * notice of a shown Return (OpenRTB: X-Forwarded-For / X-Device-IP and User-Agent /
+   * X-Device-User-Agent on the burl GET); both optional, read only with shown.
+   */
+  /*
+   * an IPv4 or IPv6 literal, e.g. "203.0.113.7"
+   */
+  char *device_ip;
+  /*
+   * the device's User-Agent, 1..1024 bytes, no control characters
+   */
+  char *device_user_agent;
 };
 #define ADLOADER__V1__RETURN_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__return_request__descriptor) \
-    , 0, 0, 0, (char *)protobuf_c_empty_string }
+    , 0, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Adloader__V1__ReturnResponse

@@ -289,16 +289,20 @@ class BorrowResponse(_message.Message):
     def __init__(self, outcome: _Optional[_Union[BorrowOutcome, str]] = ..., lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
 
 class ReturnRequest(_message.Message):
-    __slots__ = ("lease_id", "shown", "invalidate", "invalidate_reason")
+    __slots__ = ("lease_id", "shown", "invalidate", "invalidate_reason", "device_ip", "device_user_agent")
     LEASE_ID_FIELD_NUMBER: _ClassVar[int]
     SHOWN_FIELD_NUMBER: _ClassVar[int]
     INVALIDATE_FIELD_NUMBER: _ClassVar[int]
     INVALIDATE_REASON_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_IP_FIELD_NUMBER: _ClassVar[int]
+    DEVICE_USER_AGENT_FIELD_NUMBER: _ClassVar[int]
     lease_id: int
     shown: bool
     invalidate: bool
     invalidate_reason: str
-    def __init__(self, lease_id: _Optional[int] = ..., shown: _Optional[bool] = ..., invalidate: _Optional[bool] = ..., invalidate_reason: _Optional[str] = ...) -> None: ...
+    device_ip: str
+    device_user_agent: str
+    def __init__(self, lease_id: _Optional[int] = ..., shown: _Optional[bool] = ..., invalidate: _Optional[bool] = ..., invalidate_reason: _Optional[str] = ..., device_ip: _Optional[str] = ..., device_user_agent: _Optional[str] = ...) -> None: ...
 
 class ReturnResponse(_message.Message):
     __slots__ = ("outcome",)
