@@ -23,6 +23,12 @@ public enum Catalog {
             .grpc, .native, "OpenRTB loader against an exchange",
             file: "Python/grpc_native_openrtb_loader_against_an_exchange.py"),
         Example(
+            .grpc, .rewarded, "OpenRTB video over an exchange",
+            file: "Python/grpc_rewarded_openrtb_video_over_an_exchange.py"),
+        Example(
+            .grpc, .native, "Consent classes from privacy signals",
+            file: "Python/grpc_native_consent_classes_from_privacy_signals.py"),
+        Example(
             .cli, .native, "Feed prefetch, borrow and return from a shell", file: "CLI/cli_native_feed_from_a_shell.sh"),
         Example(.operator, .native, "Metrics scrape", file: "Python/operator_native_metrics_scrape.py"),
         Example(
