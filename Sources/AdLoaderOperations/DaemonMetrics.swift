@@ -337,6 +337,45 @@ package final class DaemonMetrics {
                         .init(source(s) + [.init("notice", kind)], Double(s.notices[index]))
                     }
                 }),
+        ] + sourceOwnFamilies()
+    }
+
+    /// The counters a source keeps of its own work (``DemandSourceStats``; the OpenRTB source's
+    /// bids, no-fills and notice deliveries), for the sources that keep them.
+    private func sourceOwnFamilies() -> [MetricFamily] {
+        let kept = sources.compactMap { s in s.statistics.map { (name: s.name, stats: $0) } }
+        guard !kept.isEmpty else { return [] }
+        func label(_ name: String) -> [MetricFamily.Label] { [.init("source", name)] }
+        return [
+            MetricFamily(
+                name: "adloader_source_bids",
+                help:
+                    "Bids by outcome: kept (turned into ads) or dropped (unusable: a native asset missing, bad banner or VAST markup, an mtype not asked for, outbid; each logged with its reason).",
+                kind: .counter,
+                samples: kept.flatMap { k in
+                    [
+                        .init(label(k.name) + [.init("outcome", "kept")], Double(k.stats.bids)),
+                        .init(label(k.name) + [.init("outcome", "dropped")], Double(k.stats.bidsDropped)),
+                    ]
+                }),
+            MetricFamily(
+                name: "adloader_source_no_fills",
+                help: "Requests the source answered without any usable ad (204, no bid, every bid dropped).",
+                kind: .counter, samples: kept.map { .init(label($0.name), Double($0.stats.noFills)) }),
+            MetricFamily(
+                name: "adloader_source_notice_deliveries",
+                help:
+                    "Win, billing and loss notices by result: delivered (200 or 204), failed (given up after the last try), dropped (the notice queue was full, or the source closing), retried (tries after a first one).",
+                kind: .counter,
+                samples: kept.flatMap { k in
+                    [
+                        ("delivered", k.stats.noticesSent), ("failed", k.stats.noticesFailed),
+                        ("dropped", k.stats.noticesDropped), ("retried", k.stats.noticesRetried),
+                    ].map { .init(label(k.name) + [.init("result", $0.0)], Double($0.1)) }
+                }),
+            MetricFamily(
+                name: "adloader_source_notices_pending", help: "Notices in flight or waiting for their next try.",
+                kind: .gauge, samples: kept.map { .init(label($0.name), Double($0.stats.noticesPending)) }),
         ]
     }
 

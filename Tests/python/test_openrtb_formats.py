@@ -125,3 +125,28 @@ def test_the_billing_notice_forwards_the_device_the_shown_return_names(daemon, e
     bad = d.cli("return", other["leaseId"], "--shown", "--device-ip", "203.0.113.7\r\nX-Evil: 1", check=False)
     assert bad.returncode != 0 and "device_ip" in bad.stderr, bad.stderr
     assert len([p for p, _ in exchange.notice_headers if p.startswith("/notice/bill")]) == 1
+
+
+def test_bid_no_fill_and_notice_delivery_metrics_move(daemon, exchange):
+    from test_admin_metrics import by_name, parse_text, scrape, value
+
+    exchange.notice_faults = [503]  # the first notice is answered 503: tried again 10 s later
+    d = daemon(config=config(exchange.url, source={"noticeRetryInterval": "200ms"}), admin=True)
+    lease = borrow(d, "rewarded")["lease"]
+    d.cli("return", lease["leaseId"], "--shown")
+    wait_for(lambda: exchange.delivered_of("bill"))
+    exchange.faults = ["204"] * 5
+    for n in range(5):
+        d.cli("prefetch", "unit-empty-%d" % n, "--loader", "native")
+
+    def families():
+        return by_name(parse_text(scrape(d)[1]))
+
+    assert wait_for(lambda: (value(families(), "adloader_source_no_fills", "_total", source="openrtb") or 0) >= 5)
+    after = families()
+    assert value(after, "adloader_source_bids", "_total", source="openrtb", outcome="kept") >= 2
+    assert value(after, "adloader_source_bids", "_total", source="openrtb", outcome="dropped") == 0
+    assert value(after, "adloader_source_notice_deliveries", "_total", source="openrtb", result="delivered") >= 1
+    assert value(after, "adloader_source_notice_deliveries", "_total", source="openrtb", result="retried") >= 1
+    assert value(after, "adloader_source_notice_deliveries", "_total", source="openrtb", result="failed") == 0
+    assert value(after, "adloader_source_notices_pending", source="openrtb") is not None
