@@ -48,6 +48,7 @@ def main():
         # Per-cell Borrow for the same ad cells (one every 5 positions from 4: 8/5 per screen).
         before = cpu(proc.pid)
         cells = 0
+        returns = 0
         for i in range(screens):
             feed, screen = divmod(i, 10)
             for position in range(screen * 8, screen * 8 + 8):
@@ -55,11 +56,14 @@ def main():
                     cells += 1
                     b = stub.Borrow(pb.BorrowRequest(ad_unit_id="feed", slot_key=f"b{feed}/{position}"), timeout=10)
                     if b.outcome == pb.BORROW_OUTCOME_LEASED:
+                        returns += 1
                         stub.Return(pb.ReturnRequest(lease_id=b.lease.lease_id, shown=True), timeout=10)
         borrow_cpu = cpu(proc.pid) - before
+        borrow_calls = cells + returns
         print(f"screens {screens}: Plan {screens} calls + {ads} shown Returns, server CPU {plan_cpu * 1e6 / screens:.0f} us per "
-              f"screen ({plan_cpu * 1e6 / plan_calls:.0f} us per call); per-cell Borrow {cells} calls + Returns, "
-              f"{borrow_cpu * 1e6 / screens:.0f} us per screen")
+              f"screen ({plan_cpu * 1e6 / plan_calls:.0f} us per call); per-cell Borrow {cells} calls + {returns} shown "
+              f"Returns, {borrow_cpu * 1e6 / screens:.0f} us per screen ({borrow_cpu * 1e6 / borrow_calls:.0f} us per call); "
+              f"clock ticks of {1e6 / TICKS:.0f} us")
     finally:
         proc.terminate()
         proc.wait(timeout=15)
