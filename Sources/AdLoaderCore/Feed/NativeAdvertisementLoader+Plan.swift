@@ -64,7 +64,8 @@ extension NativeAdvertisementLoader {
         let consentClass = try self.consentClass(of: request.privacy, in: entry)
         forgetIdleFeeds()
         let key = FeedKey(loader: configuration.name, adUnitID: request.adUnitID, feedID: request.feedID)
-        if let existing = feedTable.feeds[key], existing.consentClass != consentClass {
+        let existing = feedTable.feeds[key]
+        if let existing, existing.consentClass != consentClass {
             throw LoaderError(
                 code: .invalidArgument, field: "privacy",
                 message:
@@ -76,7 +77,7 @@ extension NativeAdvertisementLoader {
 
         let feed: FeedState
         var created = false
-        if let existing = feedTable.feeds[key] {
+        if let existing {
             if let placement = request.placement, placement != existing.placement {
                 throw LoaderError(
                     code: .invalidArgument, field: "placement",
