@@ -210,6 +210,8 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "ConsentFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConsentFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "PlacementFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/PlacementFuzz", swiftSettings: strict),
 
         .testTarget(
             name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport"],

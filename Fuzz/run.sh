@@ -22,7 +22,7 @@ for argument in "$@"; do
         *) TARGETS+=("$argument") ;;
     esac
 done
-ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response consent)
+ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response consent placement)
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
 product() {
@@ -34,6 +34,7 @@ product() {
         http2-session) echo HTTP2SessionFuzz ;;
         bid-response) echo BidResponseFuzz ;;
         consent) echo ConsentFuzz ;;
+        placement) echo PlacementFuzz ;;
         *) echo "unknown fuzz target: $1 (targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }
