@@ -200,6 +200,8 @@ bench-smoke: deps
 # toolchain's own clang, lld and compiler-rt link them: no Debian package beyond APT_PACKAGES.
 # `make fuzz` runs every target FUZZ_SECONDS (default 300) each, growing .build-fuzz/corpus;
 # FUZZ_FLAGS adds libFuzzer flags, e.g. FUZZ_FLAGS=-jobs=2. Targets by name: Fuzz/run.sh envelope.
+# FUZZ_RUNS=10000000 runs each target to that many executions instead; every long run appends its
+# count and commit to the results table of Fuzz/README.md.
 fuzz: deps
 	Fuzz/run.sh
 
