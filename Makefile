@@ -212,7 +212,7 @@ fuzz-smoke: deps
 # Rewrites the seed corpora (Fuzz/corpus/<target>/seed-*) from the targets' encoders.
 fuzz-seeds: deps
 	$(SWIFT) build
-	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz http2-session:HTTP2SessionFuzz bid-response:BidResponseFuzz consent:ConsentFuzz placement:PlacementFuzz; do \
+	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz http2-session:HTTP2SessionFuzz bid-response:BidResponseFuzz consent:ConsentFuzz placement:PlacementFuzz tls-session:TLSSessionFuzz; do \
 	  mkdir -p Fuzz/corpus/$${t%%:*} && .build/debug/$${t##*:} --write-seeds Fuzz/corpus/$${t%%:*} || exit 1; \
 	done
 

@@ -28,7 +28,7 @@ for argument in "$@"; do
         *) TARGETS+=("$argument") ;;
     esac
 done
-ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response consent placement)
+ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response consent placement tls-session)
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
 product() {
@@ -41,6 +41,7 @@ product() {
         bid-response) echo BidResponseFuzz ;;
         consent) echo ConsentFuzz ;;
         placement) echo PlacementFuzz ;;
+        tls-session) echo TLSSessionFuzz ;;
         *) echo "unknown fuzz target: $1 (targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }

@@ -43,4 +43,5 @@ import Testing
     @Test func bidResponse() throws { try Self.replay(BidResponseFuzz.self) }
     @Test func consent() throws { try Self.replay(ConsentFuzz.self) }
     @Test func placement() throws { try Self.replay(PlacementFuzz.self) }
+    @Test func tlsSession() throws { try Self.replay(TLSSessionFuzz.self) }
 }
