@@ -48,17 +48,27 @@ public enum TLSSessionFuzz: FuzzTarget {
         return made
     }
 
-    public static func test(_ input: UnsafeRawBufferPointer) throws(FuzzFailure) {
+    // nonisolated(unsafe): as `files`; one context for every input, as a server keeps one (loading
+    // the key per input made the target run 63 inputs a second).
+    nonisolated(unsafe) static var context: TLSContext?
+
+    static func sharedContext() throws(FuzzFailure) -> TLSContext {
+        if let context { return context }
         guard let (cert, key) = certificate() else { throw FuzzFailure("openssl could not make a certificate") }
         var settings = TLSConfiguration()
         settings.certificateFile = cert
         settings.keyFile = key
-        let context: TLSContext
         do {
-            context = try TLSContext(settings)
+            let loaded = try TLSContext(settings)
+            context = loaded
+            return loaded
         } catch {
             throw FuzzFailure("the certificate made by openssl does not load: \(error)")
         }
+    }
+
+    public static func test(_ input: UnsafeRawBufferPointer) throws(FuzzFailure) {
+        let context = try sharedContext()
         let clock = ManualClock()
         let echo = Echo()
         let acceptor = TLSAcceptor(
