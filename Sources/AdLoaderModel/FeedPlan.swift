@@ -1,36 +1,3 @@
-/// What a Plan call asks: which feed, which window of it, and how far ahead.
-public struct PlanRequest: Hashable, Sendable {
-    /// The client's id of one feed session (one user's scroll through one feed).
-    public var feedID: String
-    public var adUnitID: String
-    public var loader: String
-    /// The positions now on screen; they are rendered with this answer.
-    public var visible: ClosedRange<Int>
-    /// Positions after the last visible one planned too (look-ahead): filled when an ad can
-    /// be lent, else "coming"; they are not rendered yet.
-    public var ahead: Int
-    /// Placement rules for this feed instead of the loader's, within its bounds; taken when
-    /// the feed is first planned (a later call must give the same or none).
-    public var placement: PlacementRules?
-
-    public init(
-        feedID: String, adUnitID: String, loader: String = LoaderConfiguration.defaultName, visible: ClosedRange<Int>,
-        ahead: Int = 0, placement: PlacementRules? = nil
-    ) {
-        self.feedID = feedID
-        self.adUnitID = adUnitID
-        self.loader = loader
-        self.visible = visible
-        self.ahead = ahead
-        self.placement = placement
-    }
-
-    /// The most positions one call plans (visible plus ahead).
-    public static let maximumWindow = 512
-    /// The highest position a call may name.
-    public static let maximumPosition = 10_000_000
-}
-
 /// The answer for one ad position of a planned window.
 public struct PlannedPosition: Hashable, Sendable {
     public enum State: Hashable, Sendable {
