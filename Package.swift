@@ -47,7 +47,8 @@ let package = Package(
             name: "AdLoaderWire", dependencies: ["AdLoaderTime", "AdLoaderModel", "CAdLoaderProto", "CProtobufC"],
             swiftSettings: strict),
         // Demand sources.
-        .target(name: "AdSources", dependencies: ["AdLoaderCore"], swiftSettings: strict),
+        // Each source module declares its own configuration keys (SourceSettings, AdLoaderConfiguration).
+        .target(name: "AdSources", dependencies: ["AdLoaderCore", "AdLoaderConfiguration"], swiftSettings: strict),
         // App-open cap stores: SQLite (embedded, durable) and Redis (shared by a fleet).
         .target(
             name: "AdStores", dependencies: ["AdLoaderCore", "AdLoaderUV", "CSQLite", "CHiredis"], swiftSettings: strict
@@ -62,7 +63,7 @@ let package = Package(
         // OpenRTB 2.6 / Native 1.2 demand: request builder, response parser, notices, the source.
         .target(
             name: "AdLoaderOpenRTB",
-            dependencies: ["AdLoaderCore", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderLogging"],
+            dependencies: ["AdLoaderCore", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderLogging", "AdLoaderConfiguration"],
             swiftSettings: strict),
         // Logger and log handlers; the one JSON writer.
         .target(name: "AdLoaderLogging", swiftSettings: strict),
@@ -228,7 +229,8 @@ let package = Package(
             name: "AdLoaderClientTests", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore"],
             exclude: ["fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "AdSourcesTests", dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport"],
+            name: "AdSourcesTests",
+            dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport", "AdLoaderConfiguration"],
             swiftSettings: strict),
         .testTarget(name: "AdLoaderArgumentsTests", dependencies: ["AdLoaderArguments"], swiftSettings: strict),
         .testTarget(
