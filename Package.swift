@@ -37,13 +37,18 @@ let package = Package(
         // Time: the instant, the clock and scheduler protocols the core and the I/O modules share;
         // dependency-free (the loop clock in AdLoaderUV implements them).
         .target(name: "AdLoaderTime", swiftSettings: strict),
+        // The values the wire speaks (ads, leases, outcomes, stats, privacy signals, app-open
+        // requests and decisions); plain values, no behaviour of the loader. The core re-exports it.
+        .target(name: "AdLoaderModel", dependencies: ["AdLoaderTime"], swiftSettings: strict),
         // Pure Swift domain: no I/O, no C.
-        .target(name: "AdLoaderCore", dependencies: ["AdLoaderTime"], swiftSettings: strict),
-        // Frame codec and Swift <-> protobuf-c conversion; no I/O.
+        .target(name: "AdLoaderCore", dependencies: ["AdLoaderTime", "AdLoaderModel"], swiftSettings: strict),
+        // Frame codec and Swift <-> protobuf-c conversion; no I/O. Speaks the model, not the core.
         .target(
-            name: "AdLoaderWire", dependencies: ["AdLoaderCore", "CAdLoaderProto", "CProtobufC"], swiftSettings: strict),
+            name: "AdLoaderWire", dependencies: ["AdLoaderTime", "AdLoaderModel", "CAdLoaderProto", "CProtobufC"],
+            swiftSettings: strict),
         // Demand sources.
-        .target(name: "AdSources", dependencies: ["AdLoaderCore"], swiftSettings: strict),
+        // Each source module declares its own configuration keys (SourceSettings, AdLoaderConfiguration).
+        .target(name: "AdSources", dependencies: ["AdLoaderCore", "AdLoaderConfiguration"], swiftSettings: strict),
         // App-open cap stores: SQLite (embedded, durable) and Redis (shared by a fleet).
         .target(
             name: "AdStores", dependencies: ["AdLoaderCore", "AdLoaderUV", "CSQLite", "CHiredis"], swiftSettings: strict
@@ -58,7 +63,7 @@ let package = Package(
         // OpenRTB 2.6 / Native 1.2 demand: request builder, response parser, notices, the source.
         .target(
             name: "AdLoaderOpenRTB",
-            dependencies: ["AdLoaderCore", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderLogging"],
+            dependencies: ["AdLoaderCore", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderLogging", "AdLoaderConfiguration"],
             swiftSettings: strict),
         // Logger and log handlers; the one JSON writer.
         .target(name: "AdLoaderLogging", swiftSettings: strict),
@@ -126,7 +131,10 @@ let package = Package(
             ],
             swiftSettings: strict),
         // Client library used by the CLI, benchmarks and tests.
-        .target(name: "AdLoaderClient", dependencies: ["AdLoaderWire", "AdLoaderCore"], swiftSettings: strict),
+        // The public client library: the wire and the model, never the loader itself.
+        .target(
+            name: "AdLoaderClient", dependencies: ["AdLoaderTime", "AdLoaderModel", "AdLoaderWire"],
+            swiftSettings: strict),
         // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
         .target(
             name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderLogging", "CNghttp2"],
@@ -226,7 +234,8 @@ let package = Package(
             name: "AdLoaderClientTests", dependencies: ["AdLoaderClient", "AdLoaderWire", "AdLoaderCore"],
             exclude: ["fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "AdSourcesTests", dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport"],
+            name: "AdSourcesTests",
+            dependencies: ["AdSources", "AdLoaderCore", "AdLoaderTestSupport", "AdLoaderConfiguration"],
             swiftSettings: strict),
         .testTarget(name: "AdLoaderArgumentsTests", dependencies: ["AdLoaderArguments"], swiftSettings: strict),
         .testTarget(

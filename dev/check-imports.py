@@ -32,23 +32,27 @@ IO = TRANSPORTS | {"AdLoaderUV", "AdLoaderHTTP", "AdStores"}
 # module: (modules of ours and C modules it may import, whether it may import system modules, the rule)
 RULES = {
     "AdLoaderTime": (set(), False, "time is dependency-free: it imports nothing, not even Glibc"),
-    "AdLoaderCore": ({"AdLoaderTime"}, False,
-                     "the domain is pure Swift: it imports time only (no C, no I/O, no Foundation)"),
+    "AdLoaderModel": ({"AdLoaderTime"}, False,
+                      "the model is plain values: it imports time only (no C, no I/O, no Foundation, no core)"),
+    "AdLoaderCore": ({"AdLoaderTime", "AdLoaderModel"}, False,
+                     "the domain is pure Swift: it imports time and the model only (no C, no I/O, no Foundation)"),
     "AdLoaderJSON": (set(), True, "the JSON document type is dependency-free"),
     "AdLoaderLogging": (set(), True, "logging is dependency-free"),
     "AdLoaderMetrics": (set(), True, "metrics are dependency-free"),
     "AdLoaderArguments": (set(), True, "argument scanning is dependency-free"),
     "AdLoaderBuild": (set(), False, "the build's commit is dependency-free (only the daemon and the CLI import it)"),
-    # Wire still speaks the core's model (the wire-model split of issue 21 seam 5 is not done):
-    # the core is allowed here until it lands; nothing of I/O ever is.
-    "AdLoaderWire": ({"AdLoaderTime", "AdLoaderCore", "CAdLoaderProto", "CProtobufC"}, True,
-                     "the wire format is pure: frames and messages, no I/O, no transport, no service"),
+    # The wire speaks the model's values, never the loader: the core is not allowed (the client
+    # library, a product, links the wire and must not link the whole loader).
+    "AdLoaderWire": ({"AdLoaderTime", "AdLoaderModel", "CAdLoaderProto", "CProtobufC"}, True,
+                     "the wire format is pure: frames and messages of the model, no core, no I/O, no service"),
     "AdLoaderUV": ({"AdLoaderTime", "CLibUV"}, True,
                    "the libuv wrappers know libuv and time, not the domain"),
     "AdLoaderHTTP": ({"AdLoaderTime", "AdLoaderUV", "CCurl"}, True,
                      "the HTTP client knows libuv and libcurl, not the domain"),
-    "AdSources": ({"AdLoaderTime", "AdLoaderCore"}, True, "demand sources see the core's source protocol only"),
-    "AdLoaderOpenRTB": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderLogging"}, True,
+    "AdSources": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderConfiguration"}, True,
+                  "demand sources see the core's source protocol and declare their configuration keys only"),
+    "AdLoaderOpenRTB": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderLogging",
+                         "AdLoaderConfiguration"}, True,
                         "OpenRTB demand uses the HTTP client, never a transport or libcurl itself"),
     "AdStores": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderUV", "CSQLite", "CHiredis"}, True,
                  "the cap stores know the core's store protocol, libuv and their databases"),
@@ -74,10 +78,10 @@ RULES = {
                         "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderOpenRTB", "AdLoaderAdmin", "AdLoaderMetrics",
                         "AdStores", "AdLoaderConfiguration", "AdLoaderOperations", "AdLoaderBuild", "AdLoaderTLS"}, True,
                        "the composition root may know every module of ours, but no C module"),
-    # The client library (a product): the wire format and its own sockets; the core until the
-    # wire-model split lands (see AdLoaderWire).
-    "AdLoaderClient": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire"}, True,
-                       "the client library knows the wire format, not the loader's service, transports or libuv"),
+    # The client library (a product): the wire format, the model and its own sockets.
+    "AdLoaderClient": ({"AdLoaderTime", "AdLoaderModel", "AdLoaderWire"}, True,
+                       "the client library knows the wire format and the model, not the core, the service, "
+                       "transports or libuv"),
     "AdLoaderConformance": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "CNghttp2"}, True,
                             "the conformance suite speaks raw frames, never the server's modules"),
     "AdLoaderTestSupport": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderFramed",

@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 import AdLoaderWire
 
 extension EndpointSet {
@@ -11,7 +11,7 @@ extension EndpointSet {
     /// The endpoint that lent `leaseID`, by the replica index in its top bits; nil when the id
     /// names no replica of the set (index 0, or a configured `replicaIndex`).
     public func lender(of leaseID: UInt64) -> Endpoint? {
-        endpoint(forReplica: NativeAdvertisementLoader.lendingReplica(of: leaseID))
+        endpoint(forReplica: LeaseReplica.index(ofLease: leaseID))
     }
 }
 

@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 public import AdLoaderWire
 
 /// A client of adloaderd's framed protocol (Proto/PROTOCOL.md).

@@ -172,3 +172,23 @@ extension ConfigType {
             format: { value in value.map(base.format) ?? none })
     }
 }
+
+extension ConfigType where Value == [Int] {
+    /// A JSON array of integers in `range` (a flag or variable: comma-separated).
+    package static func ints(in range: ClosedRange<Int>) -> Self {
+        Self(
+            parse: { (v, f) throws(ConfigError) in
+                let items: [ConfigValue]
+                switch v {
+                case .text(let text):
+                    items = text.split(separator: ",").map { .text(String($0.filter { $0 != " " })) }
+                case .json(.array(let values)): items = values.map { .json($0) }
+                default: throw ConfigError(field: f, message: "must be an array of integers")
+                }
+                var result: [Int] = []
+                for (index, item) in items.enumerated() { result.append(try item.int("\(f)[\(index)]", in: range)) }
+                return result
+            },
+            format: { "[" + $0.map(String.init).joined(separator: ", ") + "]" })
+    }
+}

@@ -4,27 +4,14 @@ import AdLoaderCore
 /// A kind of demand source the daemon can build from configuration, named by a source's
 /// `"type"` (`"sources": { "feed": { "type": "synthetic", ... } }`).
 ///
-/// A type decodes and validates its own settings (through its ``keys`` table, which also gives
-/// its `--help` rows and flags) and builds its sources; the server knows only
+/// A type's settings decode and validate themselves (``SourceSettings``, declared by the source's
+/// module: its ``keys`` table also gives its `--help` rows and flags); the type builds its sources; the server knows only
 /// ``DemandSourceConfiguration/makeSource(context:)``. Types are listed in a
 /// ``DemandSourceRegistry``; adding one is adding a type there.
 protocol DemandSourceType: Sendable {
-    /// What one source of this type is configured with.
-    associatedtype Settings: Hashable, Sendable
-
-    /// The `type` value in the configuration, e.g. `synthetic`. The type's flags configure the
-    /// source of this name (the built-in `synthetic` source for the synthetic type).
-    var name: String { get }
-    /// What sources of this type do, for `--help`.
-    var summary: String { get }
-    /// The settings, one row each (JSON key, parse, help, flag); its defaults are a new
-    /// source's settings and its section is `sources.` + ``name``.
-    var keys: ConfigTable<Settings> { get }
-
-    /// Checks settings once every one is in.
-    /// - Parameter field: the source's dotted path (`sources.feed`), which errors start with.
-    /// - Throws: ``ConfigError`` naming the setting, e.g. `sources.feed.fillRate`.
-    func validate(_ settings: Settings, field: String) throws(ConfigError)
+    /// What one source of this type is configured with, with its keys and checks: declared by
+    /// the source's own module (``SourceSettings``).
+    associatedtype Settings: SourceSettings
 
     /// Builds one source.
     /// - Parameters:
@@ -33,19 +20,28 @@ protocol DemandSourceType: Sendable {
     ///     its stop there.
     /// - Throws: ``ConfigError`` for settings it cannot use; any error it meets building.
     func makeSource(_ settings: Settings, context: DemandSourceContext) throws -> any DemandSource
-
-    /// The ad formats a source with `settings` can deliver; a loader of another format on it
-    /// could never lend an ad, and is refused when the configuration loads. Default: every format.
-    func formats(_ settings: Settings) -> [AdFormat]
-
-    /// The setting (its key in the source's table) that lets a source of this type request
-    /// `format`, for the refusal's message; nil when no setting does. Default: nil.
-    func formatKey(_ format: AdFormat) -> String?
 }
 
 extension DemandSourceType {
-    func formats(_ settings: Settings) -> [AdFormat] { AdFormat.allCases }
-    func formatKey(_ format: AdFormat) -> String? { nil }
+    /// The `type` value in the configuration, e.g. `synthetic`. The type's flags configure the
+    /// source of this name (the built-in `synthetic` source for the synthetic type).
+    var name: String { Settings.typeName }
+    /// What sources of this type do, for `--help`.
+    var summary: String { Settings.summary }
+    /// The settings, one row each (JSON key, parse, help, flag); its section is `sources.` + ``name``.
+    var keys: ConfigTable<Settings> { Settings.keys }
+    /// The ad formats a source with `settings` can deliver; a loader of another format on it
+    /// could never lend an ad, and is refused when the configuration loads.
+    func formats(_ settings: Settings) -> [AdFormat] { settings.formats }
+    /// The setting that lets a source of this type request `format`, for the refusal's message.
+    func formatKey(_ format: AdFormat) -> String? { Settings.formatKey(for: format) }
+
+    /// Checks settings once every one is in.
+    /// - Parameter field: the source's dotted path (`sources.feed`), which errors start with.
+    /// - Throws: ``ConfigError`` naming the setting, e.g. `sources.feed.fillRate`.
+    func validate(_ settings: Settings, field: String) throws(ConfigError) {
+        try settings.validate(field: field)
+    }
 
     /// A source of this type with default settings.
     var defaultConfiguration: DemandSourceConfiguration { DemandSourceConfiguration(self, settings: keys.defaults) }

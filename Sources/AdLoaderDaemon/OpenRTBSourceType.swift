@@ -4,122 +4,17 @@ import AdLoaderHTTP
 import AdLoaderOpenRTB
 
 /// `"type": "openrtb"`: ``OpenRTBSource``, ads of every format from an OpenRTB 2.6 exchange
-/// such as Prebid Server, over libcurl on the daemon's loop, with win/billing and loss notices.
+/// such as Prebid Server, over libcurl on the daemon's loop, with win/billing and loss notices. Its keys
+/// are AdLoaderOpenRTB's (`OpenRTBSource+Settings.swift`); the daemon builds the source's HTTP
+/// clients on its loop.
 struct OpenRTBSourceType: DemandSourceType {
-    var name: String { "openrtb" }
-
-    var summary: String {
-        "loads native, interstitial, rewarded and app-open ads from an OpenRTB 2.6 exchange (e.g. Prebid Server's /openrtb2/auction: Native 1.2, banner and VAST video impressions) and fires its win, billing and loss notices"
-    }
-
-    var keys: ConfigTable<OpenRTBSource.Configuration> { Self.keys }
-
-    /// Native, and each full-screen format whose media list (`interstitialMedia`,
-    /// `rewardedMedia`, `appOpenMedia`) is not empty: with an empty list the source cannot
-    /// request the format, and a loader of it is refused naming the key.
-    func formats(_ settings: OpenRTBSource.Configuration) -> [AdFormat] { settings.formats }
-
-    func formatKey(_ format: AdFormat) -> String? { OpenRTBSource.Configuration.mediaKey(for: format) }
-
-    private static let keys = ConfigTable<OpenRTBSource.Configuration>(
-        section: "sources.openrtb", defaults: OpenRTBSource.Configuration(),
-        keys: [
-            .value("endpoint", \.endpoint, .string, flag: "--openrtb-endpoint", "URL BidRequests are POSTed to"),
-            .value("timeout", \.timeout, .duration, flag: "--openrtb-timeout", "whole HTTP exchange, then retryable"),
-            .value("connectTimeout", \.connectTimeout, .duration, "TCP and TLS connect"),
-            .value("tmax", \.tmax, .duration, "tmax sent: time the exchange's auction may take"),
-            .value(
-                "maximumConcurrentRequests", \.maximumConcurrentRequests, .int(in: 1...1024),
-                "BidRequests in flight at once, all pools of the source; more wait (a warning names this key, once a minute)"
-            ),
-            .value("maximumResponseBytes", \.maximumResponseBytes, .size, "largest response body accepted"),
-            .value("currency", \.currency, .string, "cur: currency bids are wanted in"),
-            .value("test", \.test, .bool, "send test: 1 (the exchange must not bill)"),
-            .value("bidFloor", \.bidFloor, .double, "imp.bidfloor in currency; 0 = none"),
-            .value("appBundle", \.appBundle, .optionalString, "app.bundle; set = the request has app, else site"),
-            .value("appName", \.appName, .optionalString, "app.name"),
-            .value("appStoreURL", \.appStoreURL, .optionalString, "app.storeurl"),
-            .value(
-                "sitePage", \.sitePage, .optionalString,
-                "site.page when there is no app bundle (a loader's contentURL wins)"),
-            .value("siteDomain", \.siteDomain, .optionalString, "site.domain"),
-            .value("publisherID", \.publisherID, .optionalString, "app.publisher.id or site.publisher.id"),
-            .value("deviceUserAgent", \.deviceUserAgent, .optionalString, "device.ua"),
-            .value("deviceOS", \.deviceOS, .optionalString, "device.os"),
-            .value("deviceLanguage", \.deviceLanguage, .optionalString, "device.language"),
-            .value(
-                "supplyChainASI", \.supplyChainASI, .optionalString,
-                "source.schain node asi: the operator's advertising system domain (with supplyChainSID; none = no schain)"
-            ),
-            .value(
-                "supplyChainSID", \.supplyChainSID, .optionalString,
-                "source.schain node sid: the operator's seller id in that system"),
-            .value(
-                "storedRequestID", \.storedRequestID, .optionalString,
-                "Prebid Server stored request id (ext.prebid.storedrequest.id)"),
-            .value(
-                "storedImpressionID", \.storedImpressionID, .optionalString,
-                "Prebid Server stored impression id (imp.ext.prebid.storedrequest.id)"),
-            .value(
-                "interstitialMedia", \.interstitialMedia, .strings,
-                "what an interstitial impression (instl 1) asks for: banner, video, native (one multi-format imp; bid.mtype says which); [] = no interstitial loaders"
-            ),
-            .value(
-                "rewardedMedia", \.rewardedMedia, .strings,
-                "what a rewarded impression (instl 1, rwdd 1) asks for: video; [] = no rewarded loaders"),
-            .value(
-                "appOpenMedia", \.appOpenMedia, .strings,
-                "what an app-open impression (instl 1) asks for: banner (full-screen display) or native; [] = no app-open loaders"
-            ),
-            .value(
-                "fullScreenSizes", \.fullScreenSizes, .strings,
-                "WxH sizes a full-screen banner accepts (banner.format); the first is the video player's w and h"),
-            .value("videoMimes", \.videoMimes, .strings, "video.mimes: containers the app's player plays"),
-            .value(
-                "videoProtocols", \.videoProtocols, .ints(in: 1...12),
-                "video.protocols: OpenRTB codes (2, 3, 5, 6, 7, 8 = VAST 2.0-4.0 and wrappers)"),
-            .value(
-                "videoMaximumDuration", \.videoMaximumDuration, .int(in: 1...600), "video.maxduration in seconds"),
-            .value(
-                "noticeQueueLimit", \.noticeQueueLimit, .int(in: 1...1_000_000),
-                "notices waiting or in flight; more are dropped and counted"),
-            .value("noticeTimeout", \.noticeTimeout, .duration, "each notice's HTTP timeout"),
-            .value(
-                "noticeRetryInterval", \.noticeRetryInterval, .duration,
-                "a notice not answered 200 or 204 (another status, a transport failure, a timeout) is tried again after this long (OpenRTB 2.6: 10 s)"
-            ),
-            .value(
-                "noticeAttempts", \.noticeAttempts, .int(in: 1...100),
-                "tries of one notice in all, then it is given up and counted (noticesFailed); 7 = every 10 s for a minute"
-            ),
-            .value("noticeConcurrency", \.noticeConcurrency, .int(in: 1...1024), "notices in flight at once"),
-        ],
-        moved: Dictionary(
-            uniqueKeysWithValues: ["coppa", "gdpr", "gdprConsent", "usPrivacy", "gpp", "gppSectionIDs"].map {
-                ($0, "regulation fields come from the pool's consent class (loaders.NAME.consent.classes)")
-            }
-                + ["userID", "deviceIP"].map {
-                    (
-                        $0,
-                        "a pooled BidRequest never carries a device or user identifier (the ad is bought before its user is known)"
-                    )
-                }))
-
-    func validate(_ settings: OpenRTBSource.Configuration, field: String) throws(ConfigError) {
-        do {
-            try settings.validate()
-        } catch {
-            let prefix = OpenRTBSource.Configuration.fieldPrefix
-            guard error.field.hasPrefix(prefix) else { throw error }
-            throw ConfigError(field: field + error.field.dropFirst(prefix.count), message: error.message)
-        }
-    }
+    typealias Settings = OpenRTBSource.Configuration
 
     func makeSource(_ settings: OpenRTBSource.Configuration, context: DemandSourceContext) throws -> any DemandSource {
         guard let loop = context.loop else {
             throw ConfigError(field: "sources.openrtb", message: "an openrtb source needs the daemon's event loop")
         }
-        try validate(settings, field: "sources.openrtb")
+        try settings.validate(field: "sources.openrtb")
         var http = CurlHTTPClient.Configuration()
         http.maximumConcurrentRequests = settings.maximumConcurrentRequests
         http.maximumResponseBytes = settings.maximumResponseBytes
@@ -180,25 +75,5 @@ struct OpenRTBSourceType: DemandSourceType {
             noticeClient.close()
         }
         return source
-    }
-}
-
-extension ConfigType where Value == [Int] {
-    /// A JSON array of integers in `range` (a flag or variable: comma-separated).
-    fileprivate static func ints(in range: ClosedRange<Int>) -> Self {
-        Self(
-            parse: { (v, f) throws(ConfigError) in
-                let items: [ConfigValue]
-                switch v {
-                case .text(let text):
-                    items = text.split(separator: ",").map { .text(String($0.filter { $0 != " " })) }
-                case .json(.array(let values)): items = values.map { .json($0) }
-                default: throw ConfigError(field: f, message: "must be an array of integers")
-                }
-                var result: [Int] = []
-                for (index, item) in items.enumerated() { result.append(try item.int("\(f)[\(index)]", in: range)) }
-                return result
-            },
-            format: { "[" + $0.map(String.init).joined(separator: ", ") + "]" })
     }
 }

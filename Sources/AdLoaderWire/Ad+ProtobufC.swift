@@ -1,4 +1,5 @@
-import AdLoaderCore
+import AdLoaderModel
+import AdLoaderTime
 internal import CAdLoaderProto
 
 // Conversions between the core's ad and lease values and their protobuf-c structs.

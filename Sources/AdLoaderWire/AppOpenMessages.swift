@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 internal import CAdLoaderProto
 
 /// `AppOpenRequest`: an app started or returned to the foreground; should it show an app-open ad?
@@ -135,21 +135,6 @@ public struct AppOpenResponseMessage: WireMessage {
         self.reserved = reserved
         self.day = day
         self.lease = lease
-    }
-
-    /// The answer of the core's ``AppOpenCoordinator``.
-    public init(_ answer: AppOpenAnswer) {
-        let outcome: Outcome =
-            switch answer.outcome {
-            case .show: .show
-            case .skip: .skip
-            case .noAdReady: .noAdReady
-            }
-        let decision = answer.decision
-        self.init(
-            outcome: outcome, reason: decision.reason, flags: decision.flags,
-            storeUnavailable: answer.storeError != nil,
-            counts: decision.counts, reserved: decision.reserved, day: decision.day.description, lease: answer.lease)
     }
 
     static let reasons: [(AppOpenDecision.Reason, Adloader__V1__AppOpenReason)] = [

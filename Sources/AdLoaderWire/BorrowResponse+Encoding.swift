@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderModel
 
 // BorrowResponse, Lease, Ad (as the proto's NativeAd) and Image encoded by hand (see
 // ProtoWriter.swift): the Borrow answer is the biggest message on the hot path. Field numbers

@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 internal import CAdLoaderProto
 
 /// `SetLoaderEnabledRequest`: disables or enables a loader at run time.

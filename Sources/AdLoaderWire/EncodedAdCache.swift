@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderModel
 
 /// Remembers the protobuf encoding of recently lent ads, so that lending the same ad again
 /// copies its bytes instead of encoding ~20 fields.

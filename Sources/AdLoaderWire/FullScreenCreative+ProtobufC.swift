@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderModel
 internal import CAdLoaderProto
 
 // The full-screen creative on the wire: `FullScreenCreative` in the `creative` oneof of the

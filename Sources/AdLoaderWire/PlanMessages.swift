@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 internal import CAdLoaderProto
 
 /// `PlanRequest`: a window of one feed (PROTOCOL.md 7.11).

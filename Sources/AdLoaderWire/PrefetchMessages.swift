@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 internal import CAdLoaderProto
 
 /// `PrefetchRequest`: tops the pool of (loader, ad unit) up.

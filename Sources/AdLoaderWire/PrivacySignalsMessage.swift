@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 internal import CAdLoaderProto
 
 /// `PrivacySignals` as it travels: the enum fields as the raw numbers sent (a value this

@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 internal import CAdLoaderProto
 
 /// `ReturnRequest`: ends a lease.

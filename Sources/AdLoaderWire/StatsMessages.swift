@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 internal import CAdLoaderProto
 internal import CProtobufC
 

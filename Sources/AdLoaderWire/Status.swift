@@ -1,4 +1,4 @@
-public import AdLoaderCore
+public import AdLoaderModel
 
 /// The outcome of a call: a gRPC status code and a message.
 ///

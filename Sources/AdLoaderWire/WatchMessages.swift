@@ -1,4 +1,5 @@
-public import AdLoaderCore
+public import AdLoaderModel
+import AdLoaderTime
 internal import CAdLoaderProto
 
 /// `WatchRequest`: which events to stream.

@@ -57,7 +57,7 @@ import Testing
     @Test func descriptionListsTheFields() {
         let text = "\(Self.ad())"
         #expect(text.hasPrefix("Ad(id: \"ad-1\", adUnitID: \"feed\", loader: \"default\", creative: "))
-        #expect(text.contains("native(AdLoaderCore.NativeAdContent(headline: \"Trail shoes\""))
+        #expect(text.contains("native(AdLoaderModel.NativeAdContent(headline: \"Trail shoes\""))
         #expect(text.hasSuffix("showCount: 1)"))
     }
 

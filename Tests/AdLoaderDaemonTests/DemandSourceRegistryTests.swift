@@ -7,27 +7,28 @@ import Testing
 
 @testable import AdLoaderDaemon
 
-/// A source type only these tests know: every answer is `count` ads headlined `headline`.
+/// A source type only these tests know: every answer is `count` ads headlined `headline`. Its
+/// settings declare their own keys (``SourceSettings``), as a source module does.
 private struct FixedSourceType: DemandSourceType {
-    struct Settings: Hashable, Sendable {
+    struct Settings: SourceSettings {
         var headline = "fixed"
         var count = 1
-    }
 
-    var name: String { "fixed" }
-    var summary: String { "answers every request with the same ads" }
-    var keys: ConfigTable<Settings> {
-        ConfigTable(
-            section: "sources.fixed", defaults: Settings(),
-            keys: [
-                .value("headline", \.headline, .string, flag: "--fixed-headline", "headline of every ad"),
-                .value("count", \.count, .int(), "ads per answer, 0...5"),
-            ])
-    }
+        static var typeName: String { "fixed" }
+        static var summary: String { "answers every request with the same ads" }
+        static var keys: ConfigTable<Settings> {
+            ConfigTable(
+                section: "sources.fixed", defaults: Settings(),
+                keys: [
+                    .value("headline", \.headline, .string, flag: "--fixed-headline", "headline of every ad"),
+                    .value("count", \.count, .int(), "ads per answer, 0...5"),
+                ])
+        }
 
-    func validate(_ settings: Settings, field: String) throws(ConfigError) {
-        if !(0...5).contains(settings.count) {
-            throw ConfigError(field: "\(field).count", message: "must be 0...5, got \(settings.count)")
+        func validate(field: String) throws(ConfigError) {
+            if !(0...5).contains(count) {
+                throw ConfigError(field: "\(field).count", message: "must be 0...5, got \(count)")
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import AdLoaderConfiguration
 import AdLoaderCore
 import AdLoaderTestSupport
 import Testing
@@ -173,6 +174,25 @@ private func configuration(
         }
         let clock = ManualClock()
         #expect(throws: ConfigError.self) { try SyntheticSource(configuration: config, clock: clock, scheduler: clock) }
+    }
+
+    /// The source module declares its own configuration keys (the daemon's registry composes
+    /// them); errors name the configured source's path, as the daemon's did before.
+    @Test(arguments: ["sources.synthetic", "sources.feed"])
+    func ownKeysAndErrorsNamedUnderTheSourcesPath(path: String) {
+        #expect(SyntheticSource.Configuration.typeName == "synthetic")
+        let table = SyntheticSource.Configuration.keys
+        #expect(table.section == "sources.synthetic")
+        #expect(
+            table.keys.map(\.key) == ["latency", "latencyJitter", "fillRate", "errorRate", "unreachableRate", "seed"])
+        #expect(table.keys.compactMap(\.flag).contains("--synthetic-fill-rate"))
+        do {
+            try configuration(fillRate: 1.5).validate(field: path)
+            Issue.record("a fill rate of 1.5 passed")
+        } catch {
+            #expect(error.field == "\(path).fillRate")
+        }
+        #expect(throws: Never.self) { try SyntheticSource.Configuration().validate(field: path) }
     }
 
     @Test func defaultConfigurationIsValid() throws {

@@ -47,6 +47,12 @@ def test_the_repository_passes():
         ("Sources/AdLoaderService/S.swift", "import AdLoaderUV\n", "no transport, no libuv"),
         # The wire format knows no I/O.
         ("Sources/AdLoaderWire/W.swift", "import AdLoaderUV\n", "the wire format is pure"),
+        # The wire and the client library speak the model, never the core (issue 21 seam 5).
+        ("Sources/AdLoaderWire/W.swift", "public import AdLoaderModel\nimport AdLoaderCore\n", "no core"),
+        ("Sources/AdLoaderClient/C.swift", "import AdLoaderWire\npublic import AdLoaderCore\n", "not the core"),
+        # The model is plain values: no core, no C.
+        ("Sources/AdLoaderModel/Ad.swift", "import AdLoaderCore\n", "the model is plain values"),
+        ("Sources/AdLoaderModel/Ad.swift", "import CAdLoaderProto\n", "the model is plain values"),
         # Only executables reach the daemon; the CLI is a client.
         ("Sources/adloader/Main.swift", "import AdLoaderDaemon\n", "the CLI is a client"),
         ("Examples/Swift/Case.swift", "import AdLoaderService\n", "examples use the client library"),

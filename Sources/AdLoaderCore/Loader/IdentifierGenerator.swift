@@ -13,7 +13,7 @@ struct IdentifierGenerator {
     /// The replica index in the top bits of every lease id (0...``maximumReplica``).
     var replica: Int = 0
     /// Bits of a lease id below the replica index.
-    static let replicaShift: UInt64 = 52
+    static let replicaShift = UInt64(LeaseReplica.leaseIDShift)
     static let maximumReplica = 4_095
     /// A slot's generations: 2^20; the table retires a slot before it would wrap.
     static let generationLimit: UInt32 = 1 << 20

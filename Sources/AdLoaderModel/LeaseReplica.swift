@@ -19,4 +19,12 @@ public enum LeaseReplica {
 
     /// The largest index (12 bits).
     public static let maximum = 4_095
+
+    /// Bits of a lease id below the replica index.
+    public static let leaseIDShift = 52
+
+    /// The replica index lease id `leaseID` carries (its top 12 bits; 0: lent outside a fleet).
+    /// What the loader's ``NativeAdvertisementLoader/lendingReplica(of:)`` answers, without the
+    /// loader: a client finds a lease's lender from the id alone.
+    public static func index(ofLease leaseID: UInt64) -> Int { Int(leaseID >> UInt64(leaseIDShift)) }
 }

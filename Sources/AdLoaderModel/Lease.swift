@@ -1,3 +1,5 @@
+public import AdLoaderTime
+
 /// An ad lent to a feed cell until it is returned or the lease times out.
 public struct Lease: Hashable, Sendable {
     /// Never 0.

@@ -1,3 +1,5 @@
+public import AdLoaderTime
+
 /// A calendar day in a device's time zone, computed from an instant and the device's UTC
 /// offset: the key daily app-open caps are counted under.
 ///

@@ -1,3 +1,5 @@
+public import AdLoaderTime
+
 /// Something that happened in a pool, delivered to observers synchronously.
 public struct AdEvent: Hashable, Sendable {
     public enum Kind: Hashable, Sendable {
@@ -48,7 +50,7 @@ public struct AdEvent: Hashable, Sendable {
         case removed
 
         /// The reason naming `drop`.
-        init(_ drop: AdDropReason) {
+        package init(_ drop: AdDropReason) {
             switch drop {
             case .expired: self = .expired
             case .consumed: self = .consumed

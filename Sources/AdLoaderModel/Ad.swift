@@ -1,3 +1,5 @@
+public import AdLoaderTime
+
 /// One loaded ad as the loader lends it: where it belongs, what it shows, and when it expires.
 ///
 /// The same type for every format: its ``creative`` is native assets or a full-screen
