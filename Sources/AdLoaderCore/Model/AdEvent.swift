@@ -65,6 +65,14 @@ public struct AdEvent: Hashable, Sendable {
     public var at: AdInstant
     public var loader: String
     public var adUnitID: String
+    /// The pool's consent class (with ``loader`` and ``adUnitID``, the pool's key); "default"
+    /// for loaderChanged events.
+    public var consentClass = "default"
+    /// received, when the ad joined the pool (not when it was dropped on arrival): the ad as
+    /// the pool keeps it, its source context included, for a pool store's journal.
+    public var ad: Ad? = nil
+    /// leased: when the lease ends unless returned or renewed.
+    public var expiresAt: AdInstant? = nil
     /// received, expired, removed, leased, returned.
     public var adID: String? = nil
     /// leased, returned.
