@@ -300,7 +300,10 @@ public final class Daemon {
             if !suspended {
                 do {
                     if let replay = try PoolJournal.read(path: path) {
-                        let snapshots = replay.snapshots()
+                        // A renewal after the last write is not journaled: no lease ends before
+                        // a whole timeout from now.
+                        let longest = loader.configurations.values.map(\.leaseTimeout).max() ?? .zero
+                        let snapshots = replay.snapshots(leasesEndNoEarlierThan: clock.now + longest)
                         let result = loader.restoreSuspension(snapshots)
                         let writtenAt = replay.lastWrittenAt?.unixMilliseconds ?? clock.now.unixMilliseconds
                         log(

@@ -16,14 +16,18 @@ public import AdLoaderCore
 /// same promise as the SQLite store's `synchronous=NORMAL`).
 ///
 /// The journal starts with a checkpoint (``checkpoint(_:)``: the whole state as records,
-/// written to a new file and renamed over the old one) and is checkpointed again when it
-/// grows past ``compactionBytes``.
+/// written to a new file and renamed over the old one) and is checkpointed again when what
+/// was appended since passes both ``compactionBytes`` and the checkpoint's own size (so a
+/// big pool is not rewritten over and over: at most half the file is history).
 ///
 /// - Important: loop-confined.
 public final class PoolJournal {
     public let path: String
-    /// A checkpoint is written when the file grows past this many bytes.
+    /// A checkpoint is due when this many bytes (and at least the last checkpoint's size)
+    /// were appended since it.
     public var compactionBytes: Int
+    /// The size of the last checkpoint.
+    public private(set) var checkpointBytes = 0
     private var descriptor: Int32 = -1
     @exclusivity(unchecked) private var pending = StoreRecordWriter()
     @exclusivity(unchecked) private var frame: [UInt8] = []
@@ -130,7 +134,8 @@ public final class PoolJournal {
         commits += 1
         committedBytes += UInt64(frame.count)
         fileBytes += frame.count
-        if fileBytes > compactionBytes { onCompactionDue?() }
+        let appended = fileBytes - checkpointBytes
+        if appended > compactionBytes && appended > checkpointBytes { onCompactionDue?() }
     }
 
     /// Replaces the journal with one holding `snapshots` (every ad and lease) as of now:
@@ -182,6 +187,7 @@ public final class PoolJournal {
         descriptor = fd
         _ = lseek(fd, 0, SEEK_END)
         fileBytes = file.count
+        checkpointBytes = file.count
         checkpoints += 1
         return file.count
     }

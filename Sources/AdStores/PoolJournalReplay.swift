@@ -12,7 +12,7 @@ public struct PoolJournalReplay {
         var consentClass: String
         var ad: Ad
         var context: [UInt8]?
-        var lease: (id: UInt64, slot: String?, expiresAt: Int64, leasedAt: Int64)?
+        var lease: (id: UInt64, slot: String?, expiresAt: Int64)?
     }
 
     private var entries: [String: Entry] = [:]
@@ -92,7 +92,7 @@ public struct PoolJournalReplay {
                 return
             }
             if let old = entries[adID]?.lease { adOfLease[old.id] = nil }
-            entries[adID]?.lease = (leaseID, slot, expiresAt.unixMilliseconds, time)
+            entries[adID]?.lease = (leaseID, slot, expiresAt.unixMilliseconds)
             adOfLease[leaseID] = adID
         case .returned(let leaseID, let shown):
             guard let adID = adOfLease.removeValue(forKey: leaseID) else {
@@ -118,12 +118,12 @@ public struct PoolJournalReplay {
     /// The pools as snapshots taken at ``lastWrittenAt``, sorted by loader, ad unit and class;
     /// ads in arrival order (a restore orders them by expiry).
     ///
-    /// A lease's end moves as if every renewal the journal did not see had happened at the
-    /// last write (a slot borrowed again renews its lease by the lease timeout): its end is
-    /// the later of the one written and the last write plus the timeout it was lent with,
-    /// never after its ad's expiry. So a lease the client kept renewing is not reclaimed (and
-    /// its ad lent to another cell) because of a renewal the crash lost.
-    public func snapshots() -> [PoolSnapshot] {
+    /// A renewal (a slot borrowed again moves its lease's end by the lease timeout) is not
+    /// journaled, and may have happened after the last write: so a lease ends no earlier than
+    /// `leasesEndNoEarlierThan` (the daemon gives the restart's time plus the longest lease
+    /// timeout configured), never after its ad's expiry. A lease the client kept renewing is
+    /// then never reclaimed, and its ad lent to another cell, because of a renewal the crash lost.
+    public func snapshots(leasesEndNoEarlierThan floor: AdInstant? = nil) -> [PoolSnapshot] {
         let takenAt = lastWrittenAt ?? AdInstant(unixMilliseconds: 0)
         struct Key: Hashable, Comparable {
             var loader: String
@@ -147,9 +147,8 @@ public struct PoolJournalReplay {
             }
             let pooled = PoolSnapshot.PooledAd(ad: entry.ad, sourceState: entry.context)
             if let lease = entry.lease {
-                let timeout = max(0, lease.expiresAt - lease.leasedAt)
                 let end = min(
-                    entry.ad.expiresAt.unixMilliseconds, max(lease.expiresAt, takenAt.unixMilliseconds &+ timeout))
+                    entry.ad.expiresAt.unixMilliseconds, max(lease.expiresAt, floor?.unixMilliseconds ?? lease.expiresAt))
                 pools[key]?.leases.append(
                     .init(
                         leaseID: lease.id, slot: lease.slot, expiresAt: AdInstant(unixMilliseconds: end),

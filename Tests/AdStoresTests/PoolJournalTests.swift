@@ -62,7 +62,8 @@ struct PoolJournalTests {
         #expect(replay.adCount == 2 && replay.leaseCount == 1)
         #expect(replay.unreadableAds == 1 && replay.unknownRecords == 1)
         #expect(replay.lastWrittenAt == Self.at + .seconds(10))
-        let pools = replay.snapshots()
+        #expect(replay.snapshots().first?.leases.first?.expiresAt == Self.at + .seconds(300))
+        let pools = replay.snapshots(leasesEndNoEarlierThan: Self.at + .seconds(340))
         #expect(pools.count == 1)
         let feed = try #require(pools.first)
         #expect(feed.adUnitID == "feed" && feed.consentClass == "default" && feed.format == .native)
@@ -71,8 +72,11 @@ struct PoolJournalTests {
         #expect(feed.leases.map(\.leaseID) == [7])
         #expect(feed.leases.first?.slot == "cell/1")
         #expect(feed.leases.first?.pooled.sourceState == [1, 2, 3])
-        // Lent at `at` for 300 s, last write 10 s later: the end moves to what a renewal then gives.
-        #expect(feed.leases.first?.expiresAt == Self.at + .seconds(310))
+        // A renewal the journal did not see may have moved the end up to the restart plus the timeout.
+        #expect(feed.leases.first?.expiresAt == Self.at + .seconds(340))
+        #expect(
+            replay.snapshots(leasesEndNoEarlierThan: Self.at + .seconds(7200)).first?.leases.first?.expiresAt
+                == Self.at + .seconds(3600), "never after the ad's expiry")
     }
 
     @Test func aCheckpointHoldsTheWholeStateAndReplacesTheJournal() throws {
@@ -171,5 +175,33 @@ struct PoolJournalTests {
         expired.adID = "x"
         #expect(PoolJournalRecord(expired) == .removed(adID: "x"))
         #expect(PoolJournalRecord(AdEvent(kind: .heldBack, at: Self.at, loader: "d", adUnitID: "f")) == nil)
+    }
+}
+
+extension PoolJournalTests {
+    /// A checkpoint is asked for once the appended history passes both the threshold and the
+    /// last checkpoint's size, not on every write of a journal whose checkpoint is big.
+    @Test func compactionIsDueOnlyWhenTheHistoryOutgrowsTheCheckpoint() throws {
+        let fixture = Fixture()
+        let journal = fixture.journal
+        journal.compactionBytes = 100
+        var due = 0
+        journal.onCompactionDue = { due += 1 }
+        let big = PoolSnapshot(
+            loader: "default", adUnitID: "feed", format: .native, takenAt: Self.at,
+            ads: (0..<20).map { .init(ad: Self.ad("c\($0)")) },
+            demand: .init(
+                averageRate: 0, slowRate: 0, windowStart: Self.at, windowCount: 0, latencyMilliseconds: 0,
+                adsPerRequest: nil))
+        let size = try journal.checkpoint([big])
+        #expect(journal.checkpointBytes == size && size > 200)
+        var written = 0
+        while journal.fileBytes - size <= size {
+            #expect(due == 0, "after \(written) bytes of history")
+            journal.record(.removed(adID: "some-ad-id-\(written)"))
+            journal.commit()
+            written += 1
+        }
+        #expect(due == 1)
     }
 }
