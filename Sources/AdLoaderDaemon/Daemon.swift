@@ -289,7 +289,8 @@ public final class Daemon {
                 suspended = true
                 let result = loader.restoreSuspension(snapshots)
                 let takenAt = snapshots.map(\.takenAt.unixMilliseconds).max() ?? clock.now.unixMilliseconds
-                log(result, "pools restored from the pool store", downMs: clock.now.unixMilliseconds - takenAt,
+                log(
+                    result, "pools restored from the pool store", downMs: clock.now.unixMilliseconds - takenAt,
                     started: started, logger: logger)
             }
         } catch {
@@ -318,7 +319,8 @@ public final class Daemon {
             do {
                 try journaling.journal.checkpoint(loader.snapshot())
             } catch {
-                logger.error("pool journal cannot be written: pools are not crash-safe", ["error": .string(error.message)])
+                logger.error(
+                    "pool journal cannot be written: pools are not crash-safe", ["error": .string(error.message)])
             }
             journaling.attach()
         }
@@ -430,11 +432,15 @@ public final class Daemon {
         // After the sources (stopped before it): their undelivered notices are in it by then.
         if let poolStore { stops.append(("pool store", poolStore.close)) }
         if let journalDeferred {
-            stops.append(("pool journal", { [unowned self] in
-                self.journaling?.detach()
-                self.journaling?.journal.close()
-                journalDeferred.close()
-            }))
+            stops.append(
+                (
+                    "pool journal",
+                    { [unowned self] in
+                        self.journaling?.detach()
+                        self.journaling?.journal.close()
+                        journalDeferred.close()
+                    }
+                ))
         }
         stops.append(("sources", sourceContext.stopSources))
         // Readiness (the log's, /readyz's) follows the daemon's state, admin listener or not.

@@ -157,7 +157,8 @@ public final class PoolJournal {
             writer.signed(time)
             for pooled in snapshot.ads + snapshot.leases.map(\.pooled) {
                 PoolJournalRecord.arrived(
-                    consentClass: snapshot.consentClass, record: StoreRecordCodec.encode(pooled.ad, context: pooled.sourceState)
+                    consentClass: snapshot.consentClass,
+                    record: StoreRecordCodec.encode(pooled.ad, context: pooled.sourceState)
                 ).write(into: &writer)
             }
             for lease in snapshot.leases {

@@ -20,7 +20,10 @@ public enum PoolJournalRecord: Hashable, Sendable {
     case removed(adID: String)
 
     private enum Kind: UInt8 {
-        case arrived = 1, leased, returned, removed
+        case arrived = 1
+        case leased
+        case returned
+        case removed
     }
 
     /// The first bytes of every journal file.
@@ -72,7 +75,9 @@ public enum PoolJournalRecord: Hashable, Sendable {
                 consentClass: event.consentClass,
                 record: StoreRecordCodec.encode(ad, context: ad.sourceContext?.snapshotState))
         case .leased:
-            guard let adID = event.adID, let leaseID = event.leaseID, let expiresAt = event.expiresAt else { return nil }
+            guard let adID = event.adID, let leaseID = event.leaseID, let expiresAt = event.expiresAt else {
+                return nil
+            }
             self = .leased(adID: adID, leaseID: leaseID, slot: event.slot, expiresAt: expiresAt)
         case .returned:
             guard let leaseID = event.leaseID else { return nil }

@@ -148,7 +148,8 @@ public struct PoolJournalReplay {
             let pooled = PoolSnapshot.PooledAd(ad: entry.ad, sourceState: entry.context)
             if let lease = entry.lease {
                 let end = min(
-                    entry.ad.expiresAt.unixMilliseconds, max(lease.expiresAt, floor?.unixMilliseconds ?? lease.expiresAt))
+                    entry.ad.expiresAt.unixMilliseconds,
+                    max(lease.expiresAt, floor?.unixMilliseconds ?? lease.expiresAt))
                 pools[key]?.leases.append(
                     .init(
                         leaseID: lease.id, slot: lease.slot, expiresAt: AdInstant(unixMilliseconds: end),

@@ -79,7 +79,8 @@ struct NoticeSenderTests {
         #expect(first.requests.count == 3, "no retry after the stop")
         let left = store.pendingNotices(source: "rtb")
         #expect(left.map(\.url) == ["http://n/bill?b=2", "http://n/loss?b=3"])
-        #expect(left.map(\.sending) == [false, true], "the failed try is over; the cut one may have reached the exchange")
+        #expect(
+            left.map(\.sending) == [false, true], "the failed try is over; the cut one may have reached the exchange")
         // Run 2: the one between tries goes out; the one cut during its try is uncertain and
         // never sent again (the exchange may have counted it); new ids continue after both.
         let second = FakeHTTPClient()

@@ -27,7 +27,8 @@ struct PoolJournalTests {
         lazy var journal = PoolJournal(path: path) { [unowned self] in self.now }
 
         init() {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)")
+            directory =
+                FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)")
                 .path
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             path = directory + "/pools.sqlite.journal"
@@ -170,7 +171,8 @@ struct PoolJournalTests {
         leased.leaseID = 4
         leased.slot = "c"
         leased.expiresAt = Self.at + .seconds(1)
-        #expect(PoolJournalRecord(leased) == .leased(adID: "x", leaseID: 4, slot: "c", expiresAt: Self.at + .seconds(1)))
+        #expect(
+            PoolJournalRecord(leased) == .leased(adID: "x", leaseID: 4, slot: "c", expiresAt: Self.at + .seconds(1)))
         var expired = AdEvent(kind: .expired, at: Self.at, loader: "default", adUnitID: "feed")
         expired.adID = "x"
         #expect(PoolJournalRecord(expired) == .removed(adID: "x"))

@@ -38,7 +38,8 @@ struct PoolRestartModelTests {
             let ads = (0..<request.count).map { _ in
                 served += 1
                 return DeliveredAd(
-                    creative: .native(NativeAdContent(headline: "ad \(served)")), context: NumberContext(number: served))
+                    creative: .native(NativeAdContent(headline: "ad \(served)")), context: NumberContext(number: served)
+                )
             }
             request.completion(.success(ads))
         }
@@ -68,7 +69,8 @@ struct PoolRestartModelTests {
 
         init(seed: UInt64) throws {
             self.seed = seed
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)")
+            directory =
+                FileManager.default.temporaryDirectory.appendingPathComponent("restart-\(UUID().uuidString)")
                 .path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             var configuration = LoaderConfiguration(name: LoaderConfiguration.defaultName)
@@ -182,7 +184,8 @@ struct PoolRestartModelTests {
             open = open.filter { $0.value.end > clock.now }
             // Every open lease is back: its ad is held under that lease.
             let held = Dictionary(
-                loader.snapshot().flatMap(\.leases).map { ($0.pooled.ad.id, $0.leaseID) }, uniquingKeysWith: { a, _ in a })
+                loader.snapshot().flatMap(\.leases).map { ($0.pooled.ad.id, $0.leaseID) },
+                uniquingKeysWith: { a, _ in a })
             for (ad, lease) in open where held[ad] != lease.lease {
                 flag("after restart \(restarts) (\(crash ? "crash" : "clean")): lease \(lease.lease) of \(ad) not back")
             }

@@ -189,7 +189,8 @@ struct SQLitePoolStoreTests {
         reopened.putNotice(OutboxNotice(id: 5, url: "http://n/5", attempts: 1, sending: true), source: "a")
         reopened.close()
         let third = try SQLitePoolStore(path: path)
-        #expect(third.pendingNotices(source: "a").map(\.sending) == [false, true], "a try under way survives a restart")
+        #expect(
+            third.pendingNotices(source: "a").map(\.sending) == [false, true], "a try under way survives a restart")
     }
 
     /// A version 1 store (before notices carried `sending`) is upgraded in place: its notices
