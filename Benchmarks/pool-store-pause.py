@@ -9,7 +9,9 @@ Usage: python3 Benchmarks/pool-store-pause.py [BIN_DIR] [N] [SECONDS]"""
 import json, os, re, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = sys.argv[1] if len(sys.argv) > 1 else ROOT + "/.build/release"
+BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ROOT + "/.build/release")
+# The CLI only fills and reads Stats: the debug one does when no release one was built.
+CLI = BIN + "/adloader" if os.path.exists(BIN + "/adloader") else ROOT + "/.build/debug/adloader"
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 100000
 SECONDS = float(sys.argv[3]) if len(sys.argv) > 3 else 10
 
@@ -36,7 +38,7 @@ def run(store_on):
     cfg = {"poolStore": {"sqlitePath": d + "/pools.sqlite"} if store_on else {"type": "off"},
            "admin": {"port": admin}, "log": {"level": "info"},
            "sources": {"synthetic": {"type": "synthetic", "latency": "1ms"}},
-           "loaders": {"bulk": {"source": "synthetic", "sizing": "fixed", "numberOfAdvertisements": 5,
+           "loaders": {"default": {"source": "synthetic", "sizing": "fixed", "numberOfAdvertisements": 5,
                                 "maximumRetainedAdvertisements": N, "maximumConcurrentRequests": 512,
                                 "lifetime": "1h", "leaseTimeout": "60s"}}}
     open(d + "/c.json", "w").write(json.dumps(cfg))
@@ -49,14 +51,14 @@ def run(store_on):
         return p, int(line.split("listening on ")[1].split()[0].rsplit(":", 1)[1])
 
     def cli(port, *a):
-        return subprocess.run([BIN + "/adloader", "--endpoint", "127.0.0.1:%d" % port, *a],
+        return subprocess.run([CLI, "--endpoint", "127.0.0.1:%d" % port, *a],
                               capture_output=True, text=True).stdout
 
     p, port = start()
     started = time.time()
-    cli(port, "prefetch", "unit", "--loader", "bulk")
+    cli(port, "prefetch", "unit", "--loader", "default")
     while time.time() - started < 600:
-        pools = json.loads(cli(port, "--json", "stats", "--loader", "bulk"))["pools"]
+        pools = json.loads(cli(port, "--json", "stats", "--loader", "default"))["pools"]
         if pools and pools[0]["available"] >= N:
             break
         time.sleep(0.5)
@@ -64,7 +66,10 @@ def run(store_on):
     before = lag(admin)
     out = subprocess.run([BIN + "/ProtocolLoadBench", "--port", str(port), "--connections", "32", "--depth", "16",
                           "--duration", str(SECONDS), "--ad-unit", "unit", "--server-pid", str(p.pid), "--quiet"],
-                         capture_output=True, text=True).stdout
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit("ProtocolLoadBench failed: " + out.stdout[-500:] + out.stderr[-500:])
+    out = out.stdout
     after = lag(admin)
     result = json.loads(out.strip().splitlines()[-1])
     ticks = after.get("+Inf", 0) - before.get("+Inf", 0)
