@@ -48,7 +48,6 @@ final class PoolJournaling {
         }
         let journal = self.journal
         server.beforeAnswersLeave = { journal.commit() }
-        server.answersLeaveAtTheEndOfThePass = true
         store.beforeNoticeWrite = { journal.commit() }
         journal.onCompactionDue = { [unowned self] in
             // Not inside the commit that noticed it: at the end of the pass.
@@ -64,7 +63,6 @@ final class PoolJournaling {
         if let token { loader.removeObserver(token) }
         token = nil
         server.beforeAnswersLeave = nil
-        server.answersLeaveAtTheEndOfThePass = false
         store.beforeNoticeWrite = nil
         journal.onCompactionDue = nil
     }
