@@ -4,8 +4,11 @@
 # and the pool's first fill cancel out. Same daemon configuration as protocol-load.sh.
 # With --grpc: per gRPC Borrow instead (h2load, 32 connections x 10 streams, `-n` calls of a
 # Borrow whose slot holds its lease, as Benchmarks/grpc-load.sh sends), same slope.
+# With --grpc-plan: per gRPC Plan of one feed's window, positions 0-7 on screen and 3 ahead
+# (issue 24): after the same first Borrow fills the pool, the first Plan lends positions 4 and 9
+# and every later one answers and renews both leases; same h2load, same slope.
 #
-#   Benchmarks/callgrind-per-call.sh [--grpc] BIN [BIN...]
+#   Benchmarks/callgrind-per-call.sh [--grpc|--grpc-plan] BIN [BIN...]
 #   Benchmarks/callgrind-per-call.sh --nghttpd     # the peer: nghttpd serving the 400-byte file
 #                                                  # of ../shared/peers/gen_payloads.py, same h2load
 #
@@ -18,9 +21,11 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 GRPC=0
 NGHTTPD=0
+PLAN=0
 if [ "${1:-}" = "--grpc" ]; then GRPC=1; shift; fi
+if [ "${1:-}" = "--grpc-plan" ]; then GRPC=1; PLAN=1; shift; fi
 if [ "${1:-}" = "--nghttpd" ]; then GRPC=1; NGHTTPD=1; shift; set -- "$(command -v nghttpd)"; fi
-[ $# -ge 1 ] || { echo "usage: $0 [--grpc] BIN [BIN...] | --nghttpd" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [--grpc|--grpc-plan] BIN [BIN...] | --nghttpd" >&2; exit 2; }
 if [ "$GRPC" = 1 ]; then
     command -v h2load > /dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
 else
@@ -56,8 +61,10 @@ instructions() {  # BIN CALLS -> total Ir of the daemon
         # The first Borrow finds the pool empty and starts its fill; the rest reuse the lease.
         h2load -n 1 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" "http://127.0.0.1:$port$BORROW_PATH" > /dev/null
         sleep 1
-        h2load -n "$calls" -c 32 -m 10 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" \
-            "http://127.0.0.1:$port$BORROW_PATH" > "$WORK/h2load.out"
+        local body="$WORK/borrow.grpc" path=$BORROW_PATH
+        if [ "$PLAN" = 1 ]; then body="$WORK/plan.grpc"; path=$PLAN_PATH; fi
+        h2load -n "$calls" -c 32 -m 10 "${GRPC_HEADERS[@]}" -d "$body" \
+            "http://127.0.0.1:$port$path" > "$WORK/h2load.out"
         grep -q "requests: $calls total, $calls started, $calls done, $calls succeeded" "$WORK/h2load.out" \
             || { cat "$WORK/h2load.out" >&2; echo "not every call succeeded" >&2; exit 1; }
     else

@@ -11,3 +11,7 @@ GRPC_HEADERS=(-H 'content-type: application/grpc' -H 'te: trailers')
 BORROW_PATH=/adloader.v1.NativeAdLoader/Borrow
 # BorrowRequest { ad_unit_id: "bench", slot_key: "cell-1" } with the 5-byte gRPC prefix.
 printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
+PLAN_PATH=/adloader.v1.NativeAdLoader/Plan
+# PlanRequest { feed_id: "f", ad_unit_id: "bench", first_visible: 0, last_visible: 7, ahead: 3 }
+# with the 5-byte gRPC prefix: the default placement's positions 4 (on screen) and 9 (ahead).
+printf '\x00\x00\x00\x00\x0e\x0a\x01f\x12\x05bench\x28\x07\x30\x03' > "$WORK/plan.grpc"

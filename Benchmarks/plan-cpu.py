@@ -4,8 +4,10 @@ same screens, one daemon, one run: utime + stime of the daemon from /proc/PID/st
 after each phase, divided by the calls (and by the screens). Usage:
     plan-cpu.py ADLOADERD [SCREENS]   (grpcio from the Makefile's venv; loopback only)"""
 
+import json
 import os
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -23,14 +25,22 @@ def cpu(pid):
 
 def main():
     daemon, screens = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 2000
-    proc = subprocess.Popen([daemon, "--port", "0", "--admin-port", "0", "--log-level", "warning"],
+    # The per-call benchmarks' configuration (Benchmarks/per-call-setup.sh): an upstream that
+    # answers at once with every ad, a pool that may hold 4,096, so neither phase runs dry.
+    config = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    json.dump({"listeners": {"host": "127.0.0.1", "port": 0}, "log": {"level": "warning"},
+               "sources": {"synthetic": {"latency": "0ms", "fillRate": 1, "seed": 7}},
+               "loaders": {"default": {"numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
+                                       "leaseTimeout": "60s"}}}, config)
+    config.close()
+    proc = subprocess.Popen([daemon, "--config", config.name],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         line = proc.stdout.readline()
         endpoint = line.split("listening on ")[1].split()[0]
         stub = rpc.NativeAdLoaderStub(grpc.insecure_channel(endpoint))
-        stub.Prefetch(pb.PrefetchRequest(ad_unit_id="feed", count=200), timeout=10)
-        time.sleep(0.5)  # the synthetic source's 50 ms latency: the pool is stocked before timing
+        stub.Prefetch(pb.PrefetchRequest(ad_unit_id="feed", count=2000), timeout=10)
+        time.sleep(1)  # the pool is stocked before timing
         # Plan: each feed scrolls 10 screens of 8 positions, 3 ahead.
         before = cpu(proc.pid)
         ads = 0
@@ -48,6 +58,7 @@ def main():
         # Per-cell Borrow for the same ad cells (one every 5 positions from 4: 8/5 per screen).
         before = cpu(proc.pid)
         cells = 0
+        returns = 0
         for i in range(screens):
             feed, screen = divmod(i, 10)
             for position in range(screen * 8, screen * 8 + 8):
@@ -55,14 +66,18 @@ def main():
                     cells += 1
                     b = stub.Borrow(pb.BorrowRequest(ad_unit_id="feed", slot_key=f"b{feed}/{position}"), timeout=10)
                     if b.outcome == pb.BORROW_OUTCOME_LEASED:
+                        returns += 1
                         stub.Return(pb.ReturnRequest(lease_id=b.lease.lease_id, shown=True), timeout=10)
         borrow_cpu = cpu(proc.pid) - before
+        borrow_calls = cells + returns
         print(f"screens {screens}: Plan {screens} calls + {ads} shown Returns, server CPU {plan_cpu * 1e6 / screens:.0f} us per "
-              f"screen ({plan_cpu * 1e6 / plan_calls:.0f} us per call); per-cell Borrow {cells} calls + Returns, "
-              f"{borrow_cpu * 1e6 / screens:.0f} us per screen")
+              f"screen ({plan_cpu * 1e6 / plan_calls:.0f} us per call); per-cell Borrow {cells} calls + {returns} shown "
+              f"Returns, {borrow_cpu * 1e6 / screens:.0f} us per screen ({borrow_cpu * 1e6 / borrow_calls:.0f} us per call); "
+              f"clock ticks of {1e6 / TICKS:.0f} us")
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+        os.unlink(config.name)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,8 @@ step_feedscroll() {
     build FeedScrollBench
     echo "== feed-scroll simulation"
     "$BIN/FeedScrollBench" "${SIZE_FLAGS[@]}" --out "$OUT" | tee "$OUT/feedscroll.txt"
+    echo "== feed-scroll simulation, plan mode: the same trace through per-cell Borrow and through Plan"
+    "$BIN/FeedScrollBench" "${SIZE_FLAGS[@]}" --plan | tee "$OUT/feedscroll-plan.txt"
     if [ "$SMOKE" = 0 ]; then
         echo "== feed-scroll simulation, low traffic (500 users in 2 h), same pool size"
         "$BIN/FeedScrollBench" --users 500 --retained 4000 --sweep 100,500,1000,4000 --warmup 3600 \

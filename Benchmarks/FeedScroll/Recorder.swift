@@ -95,6 +95,15 @@ struct StrategyResult {
     var memoryDropped = 0
     /// Hits over the outage window alone (outage scenario).
     var outageHitRatio: Double?
+    /// Calls to the service after the warm-up (Borrow and Return, or Plan and Return) and
+    /// screens (viewport positions) in that window: traces with scroll events only.
+    var calls = 0
+    var screens = 0
+    /// The plan mode's figures.
+    var plan: PlanFigures?
+    /// Ads placed in one feed closer than the separation rules allow, checked over the
+    /// displayed ads of each session (per-cell Borrow keeps nothing apart).
+    var separationBreaches = 0
 
     var requestsPerImpression: Double { impressions == 0 ? .infinity : Double(upstream.requests) / Double(impressions) }
     var hitRatio: Double { appearances == 0 ? 0 : Double(hits) / Double(appearances) }

@@ -12,9 +12,16 @@ protocol FeedStrategy: AnyObject {
     func appear(key: Int64, user: Int32, cell: Int32, unit: Int32)
     func disappear(key: Int64)
     func release(key: Int64)
+    /// The viewport of `user` moved (or its session started): `top` is its first cell. Only
+    /// in traces with ``TraceParameters/scrolls``.
+    func scroll(user: Int32, top: Int32, unit: Int32)
     /// Called now and then to record gauges (peak leased ads).
     func sample()
     func finish(into result: inout StrategyResult)
+}
+
+extension FeedStrategy {
+    func scroll(user: Int32, top: Int32, unit: Int32) {}
 }
 
 /// Shared by the strategies: the virtual time and the recorder.
@@ -149,6 +156,8 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         var appearance: Int?
         var parked: (any ParkedBorrow)?
         var leaseID: UInt64?
+        var user: Int32?
+        var position: Int?
     }
 
     private var cells: [Int64: Cell] = [:]
@@ -187,10 +196,22 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
     private var loaded = 0
     private var unshown = 0
 
+    /// Calls after the warm-up (Borrow, Return) and screens (viewport positions, in traces
+    /// with scroll events).
+    private var calls = 0
+    private var screens = 0
+
+    func scroll(user: Int32, top: Int32, unit: Int32) {
+        if elapsed >= recorder.warmup { screens += 1 }
+    }
+
     func appear(key: Int64, user: Int32, cell index: Int32, unit: Int32) {
         let cell = cells[key] ?? Cell()
         cells[key] = cell
+        cell.user = user
+        cell.position = Int(index)
         let appearance = recorder.appear(at: elapsed)
+        if elapsed >= recorder.warmup { calls += 1 }
         cell.appearance = appearance
         source.lastDemand[FeedScroll.adUnitID(unit)] = clock.now
         let outcome: BorrowOutcome
@@ -212,8 +233,20 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         }
     }
 
+    /// When set (the plan comparison), each session's ads are checked against the loader's
+    /// separation rules as if it were one planned feed: ``StrategyResult/separationBreaches``.
+    var separation: SeparationRules?
+    private var placed: [Int32: [Int: Ad]] = [:]
+    private var breaches = 0
+
     private func served(_ cell: Cell, _ result: BorrowResult) {
         guard case .leased(let lease, let reused) = result else { return }
+        if let separation, !reused, let user = cell.user, let position = cell.position {
+            var ads = placed[user] ?? [:]
+            if !SeparationCheck.allows(lease.ad, at: position, among: ads, separation) { breaches += 1 }
+            ads[position] = lease.ad
+            placed[user] = ads
+        }
         cell.leaseID = lease.id
         if let appearance = cell.appearance {
             recorder.display(appearance, at: elapsed, newAd: !reused)
@@ -232,6 +265,7 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         cell.parked?.cancel()
         if let leaseID = cell.leaseID {
             // Every lease was lent while its cell was on screen, so its ad was shown.
+            if elapsed >= recorder.warmup { calls += 1 }
             _ = try? loader.returnLease(leaseID, shown: true)
         }
     }
@@ -264,6 +298,9 @@ final class AdLoaderStrategy: StrategyBase, FeedStrategy {
         result.heldBackSeconds = all.reduce(0.0) { $0 + Double($1.heldBackMilliseconds) / 1_000 }
         result.memoryRefused = all.reduce(0) { $0 + Int($1.budgetRefused) }
         result.memoryDropped = all.reduce(0) { $0 + Int($1.droppedForMemory) }
+        result.calls = calls
+        result.screens = screens
+        result.separationBreaches = breaches
     }
 }
 

@@ -37,6 +37,10 @@ struct TraceParameters {
     /// Sessions starting at or after this many seconds draw their unit by reversed rank (the
     /// least popular unit becomes the most popular): the popular units of before go idle.
     var unitShiftAt: Double?
+    /// Also emit a ``TraceEvent/Kind/scroll`` event at each session start and move (the plan
+    /// mode needs the viewport; the other strategies ignore them, so the ad-cell events are
+    /// the same with or without).
+    var scrolls = false
 
     static let smoke = TraceParameters(users: 150, duration: 600)
 
@@ -58,6 +62,8 @@ struct TraceEvent {
         case disappear
         /// It is far from the screen or the session ended: the feed drops its state.
         case release
+        /// The viewport moved (or the session started): `cell` is its first visible cell.
+        case scroll
     }
 
     var time: Int64
@@ -146,6 +152,7 @@ private struct Session {
     }
 
     mutating func run(_ generator: inout SplitMix64) {
+        if parameters.scrolls { emit(.scroll, top) }
         for cell in visible where isAdCell(cell) { appear(cell) }
         let gestures = max(
             1, Int(generator.logNormal(median: parameters.gesturesMedian, sigma: parameters.gesturesSigma)))
@@ -175,6 +182,7 @@ private struct Session {
         moves += 1
         let leaving = delta > 0 ? top : top + parameters.viewport - 1
         top += delta
+        if parameters.scrolls { emit(.scroll, top) }
         let entering = delta > 0 ? top + parameters.viewport - 1 : top
         if isAdCell(leaving) { emit(.disappear, leaving) }
         if isAdCell(entering) { appear(entering) }

@@ -53,6 +53,10 @@ enum FeedScroll {
         var memoryPeer = false
         /// `makesRoomUnderMemoryBudget` of a defaults run.
         var makesRoom = true
+        /// The plan mode: the same trace (with scroll events) served by per-cell Borrow and by
+        /// Plan with `planAhead` positions of look-ahead, both with the default configuration.
+        var plan = false
+        var planAhead = 3
     }
 
     static let usage = """
@@ -60,7 +64,7 @@ enum FeedScroll {
                [--ad-every K] [--retained M] [--sweep M1,M2,...|none] [--latency MS] [--jitter MS]
                [--fill F] [--error-rate R] [--lifetime S] [--wait MS] [--out DIR] [--label NAME]
                [--scenario steady|busy|low|ramp|drop|zipf|outage|memory] [--cap N] [--caps N1,N2,...]
-               [--cover S] [--covers S1,S2,...] [--maximum-ads N]
+               [--cover S] [--covers S1,S2,...] [--maximum-ads N] [--plan] [--plan-ahead N]
         """
 
     /// Exits 2 with a message naming the bad option, or 0 after printing the usage for `--help`.
@@ -113,6 +117,14 @@ enum FeedScroll {
                     }
                 case .option("--cover"): options.cover = try number()
                 case .option("--maximum-ads"): options.maximumAds = Int(try number())
+                case .option("--plan"):
+                    options.plan = true
+                    options.trace.scrolls = true
+                case .option("--plan-ahead"):
+                    options.planAhead = Int(try number())
+                    guard options.planAhead >= 0 else {
+                        throw ArgumentScanner.Failure(option: "--plan-ahead", message: "must be 0 or more")
+                    }
                 case .option("--covers"):
                     let text = try scanner.value()
                     for part in text.split(separator: ",") {
@@ -192,6 +204,10 @@ enum FeedScroll {
         var configuration = LoaderConfiguration(name: loaderName)
         configuration.numberOfAdvertisements = 5
         configuration.lifetime = options.lifetime
+        // The trace's ad cells as placement rules (Plan only): an ad every `adEvery` cells from
+        // `adEvery - 1`, with no bound a session reaches (the default 256 ads would be 1,280 cells).
+        configuration.placement = PlacementRules(
+            repeatingInterval: options.trace.adEvery, maximumAdsPerFeed: PlacementRules.maximumAdsLimit)
         if let cap = options.cap { configuration.maximumConcurrentRequests = cap }
         if let cover = options.cover { configuration.stockCover = .milliseconds(Int64(cover * 1_000)) }
         if let retained {
@@ -219,7 +235,10 @@ enum FeedScroll {
     ) -> StrategyResult {
         let start = clock.now
         var before: UpstreamCounters?
-        for (index, event) in trace.events.enumerated() {
+        // Ad-cell events so far: gauges are sampled at the same events with or without scroll events.
+        var index = -1
+        for event in trace.events {
+            if event.kind != .scroll { index += 1 }
             if before == nil && event.time >= recorder.warmup {
                 clock.advance(to: start + .milliseconds(recorder.warmup))
                 before = strategy.counters
@@ -237,6 +256,9 @@ enum FeedScroll {
             case .appear: strategy.appear(key: key, user: event.user, cell: event.cell, unit: event.unit)
             case .disappear: strategy.disappear(key: key)
             case .release: strategy.release(key: key)
+            case .scroll:
+                strategy.scroll(user: event.user, top: event.cell, unit: event.unit)
+                continue
             }
             if index & 255 == 0 { strategy.sample() }
         }
@@ -302,6 +324,56 @@ enum FeedScroll {
         let strategy = try AdLoaderStrategy(
             clock: clock, recorder: recorder, loader: loader, source: source, wait: options.wait)
         return replay(trace, strategy, clock: clock, recorder: recorder, retained: retained)
+    }
+
+    /// The plan mode: the default configuration serving the same trace through per-cell Borrow
+    /// and through Plan, side by side (BENCHMARKS.md, issue 24).
+    static func runPlanComparison(_ trace: Trace, _ options: Options) throws {
+        let clock = ManualClock()
+        let recorder = Recorder(warmup: Int64(options.warmupSeconds * 1_000))
+        let (loader, source) = try makeLoader(options, retained: nil, clock: clock)
+        let borrow = try AdLoaderStrategy(
+            clock: clock, recorder: recorder, loader: loader, source: source, wait: options.wait)
+        borrow.separation = loader.configuration(named: loaderName)?.separation
+        var borrowResult = replay(trace, borrow, clock: clock, recorder: recorder, retained: nil)
+        borrowResult.strategy = "adloaderd Borrow"
+
+        let planClock = ManualClock()
+        let planRecorder = Recorder(warmup: Int64(options.warmupSeconds * 1_000))
+        let (planLoader, planSource) = try makeLoader(options, retained: nil, clock: planClock)
+        let plan = try PlanStrategy(
+            clock: planClock, recorder: planRecorder, loader: planLoader, source: planSource, ahead: options.planAhead,
+            viewport: options.trace.viewport, adEvery: options.trace.adEvery)
+        let planResult = replay(trace, plan, clock: planClock, recorder: planRecorder, retained: nil)
+        let results = [borrowResult, planResult]
+        print(
+            "\nplan mode: the default configuration, per-cell Borrow (wait \(options.wait.milliseconds) ms) against Plan "
+                + "(viewport \(options.trace.viewport) + \(options.planAhead) ahead), same trace")
+        Report.printTable(results)
+        print("")
+        for result in results {
+            let perScreen = result.screens == 0 ? 0 : Double(result.calls) / Double(result.screens)
+            var line = "  \(result.strategy): calls \(result.calls) over \(result.screens) screens = "
+            line += "\(Report.format(perScreen, 3)) calls per screen; ads placed in breach of the separation rules "
+            line += "\(result.separationBreaches); leases reclaimed \(result.leasesReclaimed); most ads held "
+            line += "\(result.peakAdsHeld)"
+            print(line)
+            if let f = result.plan {
+                var line = "    Plan calls \(f.planCalls) + shown Returns \(f.returnCalls); positions planned "
+                line += "\(f.positionsPlanned), filled \(f.positionsFilled), rendered empty \(f.positionsEmpty), "
+                line += "coming answers \(f.comingAnswers), separation holds \(f.holds); answers changed "
+                line += "\(f.changedAnswers), coming while visible \(f.comingWhileVisible), replanned after a lost ad "
+                line += "\(f.replanned) (service: \(f.guaranteesLost)), calls refused \(f.refused) "
+                line += "(feeds refused \(f.feedsRefused))"
+                print(line)
+            }
+        }
+        let ratio = planResult.requestsPerImpression / borrowResult.requestsPerImpression
+        var line = "\n  upstream requests per impression, Plan against per-cell Borrow: "
+        line += "\(Report.format(planResult.requestsPerImpression, 4)) / "
+        line += "\(Report.format(borrowResult.requestsPerImpression, 4)) = \(Report.format((ratio - 1) * 100, 2)) % "
+        line += "(target: at most +5 %) \(ratio <= 1.05 ? "met" : "MISSED")"
+        print(line)
     }
 
     /// One pool-economics scenario: the default configuration against fixed-size pools.
@@ -397,6 +469,11 @@ print(
     """)
 
 do {
+    if options.plan {
+        try FeedScroll.runPlanComparison(trace, options)
+        print("\nwall time \(ContinuousClock.now - wallStart)")
+        exit(0)
+    }
     if let scenario = options.scenario {
         try FeedScroll.runScenario(scenario, trace, options)
         print("\nwall time \(ContinuousClock.now - wallStart)")

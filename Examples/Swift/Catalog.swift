@@ -20,6 +20,9 @@ public enum Catalog {
         RewardedVideoForCoins.example,
         Example(.grpc, .native, "Feed borrow per cell", file: "Python/grpc_native_feed_borrow_per_cell.py"),
         Example(
+            .grpc, .native, "Feed plan scrolling down and back",
+            file: "Python/grpc_native_feed_plan_scrolling_down_and_back.py"),
+        Example(
             .grpc, .native, "OpenRTB loader against an exchange",
             file: "Python/grpc_native_openrtb_loader_against_an_exchange.py"),
         Example(

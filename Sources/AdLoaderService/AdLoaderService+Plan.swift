@@ -3,10 +3,11 @@ import AdLoaderWire
 
 extension AdLoaderService {
     /// Plan: a window of a feed (PROTOCOL.md 7.11). The window's bounds are checked by the
-    /// loader (INVALID_ARGUMENT naming `visible` or `ahead`); here only what the wire adds:
+    /// loader (INVALID_ARGUMENT naming `visible` or `ahead`), and the privacy signals as for
+    /// Borrow (a bad enum value: INVALID_ARGUMENT naming `privacy.gdpr`); here only what the wire adds:
     /// `last_visible` before `first_visible`, and the placement message's "0 = none / the
     /// loader's" values.
-    func plan(_ message: PlanRequestMessage, callID: UInt64, responder: any CallResponder) throws(LoaderError) {
+    func plan(_ message: PlanRequestMessage, callID: UInt64, responder: any CallResponder) throws {
         try checkIdentifiers(["feed_id": message.feedID, "ad_unit_id": message.adUnitID, "loader": message.loader])
         guard message.lastVisible >= message.firstVisible else {
             throw LoaderError(
@@ -27,7 +28,7 @@ extension AdLoaderService {
             PlanRequest(
                 feedID: message.feedID, adUnitID: message.adUnitID, loader: name,
                 visible: Int(message.firstVisible)...Int(message.lastVisible), ahead: Int(message.ahead),
-                placement: placement))
+                placement: placement, privacy: try message.privacy?.signals()))
         responder.answer(callID, .message(PlanResponseMessage(plan: plan)))
     }
 }

@@ -12,6 +12,8 @@ public struct PlanRequestMessage: WireMessage {
     public var ahead: UInt32
     /// The feed's own placement rules, if the call gives them.
     public var placement: PlacementMessage?
+    /// The device's privacy signals; nil: the loader's default consent class.
+    public var privacy: PrivacySignalsMessage?
 
     /// `PlacementRules`: 0 for "none" / "the loader's".
     public struct PlacementMessage: Hashable, Sendable {
@@ -28,7 +30,7 @@ public struct PlanRequestMessage: WireMessage {
 
     public init(
         feedID: String, adUnitID: String, loader: String = "", firstVisible: UInt32, lastVisible: UInt32,
-        ahead: UInt32 = 0, placement: PlacementMessage? = nil
+        ahead: UInt32 = 0, placement: PlacementMessage? = nil, privacy: PrivacySignalsMessage? = nil
     ) {
         self.feedID = feedID
         self.adUnitID = adUnitID
@@ -37,6 +39,12 @@ public struct PlanRequestMessage: WireMessage {
         self.lastVisible = lastVisible
         self.ahead = ahead
         self.placement = placement
+        self.privacy = privacy
+    }
+
+    public var stringFieldWithNUL: String? {
+        firstFieldWithNUL(["feed_id": feedID, "ad_unit_id": adUnitID, "loader": loader])
+            ?? privacy?.stringFields.sorted { $0.key < $1.key }.first { $0.value.utf8.contains(0) }?.key
     }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
@@ -54,7 +62,8 @@ public struct PlanRequestMessage: WireMessage {
             }
             return PlanRequestMessage(
                 feedID: swiftString(p.feed_id), adUnitID: swiftString(p.ad_unit_id), loader: swiftString(p.loader),
-                firstVisible: p.first_visible, lastVisible: p.last_visible, ahead: p.ahead, placement: placement)
+                firstVisible: p.first_visible, lastVisible: p.last_visible, ahead: p.ahead, placement: placement,
+                privacy: p.privacy.map { PrivacySignalsMessage($0.pointee) })
         }
     }
 
@@ -79,6 +88,7 @@ public struct PlanRequestMessage: WireMessage {
                 r.pointee.maximum_ads = placement.maximumAds
                 m.placement = r
             }
+            m.privacy = privacy?.cMessage(in: arena)
             appendPacked(&m, to: &buffer)
         }
     }

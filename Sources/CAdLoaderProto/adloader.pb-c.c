@@ -3952,7 +3952,7 @@ const ProtobufCMessageDescriptor adloader__v1__server_info_response__descriptor 
   (ProtobufCMessageInit) adloader__v1__server_info_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__plan_request__field_descriptors[7] =
+static const ProtobufCFieldDescriptor adloader__v1__plan_request__field_descriptors[8] =
 {
   {
     "feed_id",
@@ -4038,6 +4038,18 @@ static const ProtobufCFieldDescriptor adloader__v1__plan_request__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "privacy",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PlanRequest, privacy),
+    &adloader__v1__privacy_signals__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__plan_request__field_indices_by_name[] = {
   1,   /* field[1] = ad_unit_id */
@@ -4047,11 +4059,12 @@ static const unsigned adloader__v1__plan_request__field_indices_by_name[] = {
   4,   /* field[4] = last_visible */
   2,   /* field[2] = loader */
   6,   /* field[6] = placement */
+  7,   /* field[7] = privacy */
 };
 static const ProtobufCIntRange adloader__v1__plan_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor adloader__v1__plan_request__descriptor =
 {
@@ -4061,7 +4074,7 @@ const ProtobufCMessageDescriptor adloader__v1__plan_request__descriptor =
   "Adloader__V1__PlanRequest",
   "adloader.v1",
   sizeof(Adloader__V1__PlanRequest),
-  7,
+  8,
   adloader__v1__plan_request__field_descriptors,
   adloader__v1__plan_request__field_indices_by_name,
   1,  adloader__v1__plan_request__number_ranges,

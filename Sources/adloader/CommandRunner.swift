@@ -103,7 +103,9 @@ enum CommandRunner {
                 output.plan(try await client.plan(request, timeout: timeout), request: request)
             case .stats(let loader, let adUnitID):
                 let answer = try await client.statsResponse(loader: loader, adUnitID: adUnitID, timeout: timeout)
-                output.stats(answer.pools, sources: answer.sources, loaders: answer.loaders, instance: answer.instance)
+                output.stats(
+                    answer.pools, sources: answer.sources, loaders: answer.loaders, instance: answer.instance,
+                    feeds: answer.feeds)
             case .watch(let loader, let adUnitID, let kinds, let count):
                 var seen = 0
                 if count == 0 { return exitOK }

@@ -103,17 +103,29 @@ struct Output {
         }
     }
 
-    /// - Parameter instance: the answering daemon's instance name (empty from an older server).
+    /// - Parameters:
+    ///   - instance: the answering daemon's instance name (empty from an older server).
+    ///   - feeds: the feed plan's counters (PROTOCOL.md 7.11), a line under the pools when any is set.
     func stats(
-        _ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = ""
+        _ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = "",
+        feeds: FeedStats = FeedStats()
     ) {
         if json {
-            emit(ProtoJSON.stats(pools, sources: sources, loaders: loaders, instance: instance))
+            emit(ProtoJSON.stats(pools, sources: sources, loaders: loaders, instance: instance, feeds: feeds))
             return
         }
         defer {
             loaderTable(loaders)
             sourceTable(sources)
+            if feeds != FeedStats() {
+                line("")
+                line(
+                    "feeds held \(feeds.feedsHeld), positions planned \(feeds.positionsPlanned), filled "
+                        + "\(feeds.positionsFilled), rendered empty \(feeds.positionsEmpty), coming answers "
+                        + "\(feeds.comingAnswers), separation holds \(feeds.separationHolds), feeds expired "
+                        + "\(feeds.feedsExpired), refused \(feeds.feedsRefused), guarantees lost \(feeds.guaranteesLost)"
+                )
+            }
             if !instance.isEmpty { line("instance \(instance)") }
         }
         guard !pools.isEmpty else {

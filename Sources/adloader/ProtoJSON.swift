@@ -118,12 +118,26 @@ enum ProtoJSON {
         }
     }
 
-    static func stats(_ pools: [PoolStats], sources: [DemandSourceStats], loaders: [LoaderState], instance: String)
-        -> [String: Any]
-    {
-        [
+    static func stats(
+        _ pools: [PoolStats], sources: [DemandSourceStats], loaders: [LoaderState], instance: String,
+        feeds: FeedStats = FeedStats()
+    ) -> [String: Any] {
+        var object: [String: Any] = [
             "pools": pools.map(pool), "sources": sources.map(source), "loaders": loaders.map(loader),
             "instance": instance,
+        ]
+        // A message field, set only when the server sent it (it omits all-zero feed counters).
+        if feeds != FeedStats() { object["feeds"] = Self.feeds(feeds) }
+        return object
+    }
+
+    static func feeds(_ f: FeedStats) -> [String: Any] {
+        [
+            "feedsHeld": uint64(UInt64(max(0, f.feedsHeld))), "positionsPlanned": uint64(f.positionsPlanned),
+            "positionsFilled": uint64(f.positionsFilled), "comingAnswers": uint64(f.comingAnswers),
+            "positionsEmpty": uint64(f.positionsEmpty), "separationHolds": uint64(f.separationHolds),
+            "feedsExpired": uint64(f.feedsExpired), "feedsRefused": uint64(f.feedsRefused),
+            "guaranteesLost": uint64(f.guaranteesLost),
         ]
     }
 

@@ -118,6 +118,36 @@ import Testing
         #expect(h.loader.feedStats.feedsRefused == 2)
     }
 
+    @Test func aFeedIsLentFromTheConsentClassOfItsSignalsTakenAtItsFirstCall() throws {
+        let h = try harness()
+        try h.fill()  // the default class's pool
+        let coppa = PrivacySignals(coppa: true)
+        let first = try h.loader.plan(
+            PlanRequest(feedID: "kid", adUnitID: "unit", visible: 0...4, ahead: 3, privacy: coppa))
+        #expect(first.positions.map(\.state) == [.empty, .empty, .coming], "the coppa pool is empty: no default ad")
+        #expect(h.source.pending.contains { $0.request.consentClass == "coppa" }, "the plan asked for coppa ads")
+        let other = try plan(h, "adult", visible: 0...4)
+        #expect(other.positions.allSatisfy { $0.isGuaranteed }, "no signals: the default class's ads")
+        // The feed's class is its first call's: signals that map elsewhere are refused, naming the field.
+        for privacy in [nil, PrivacySignals(limitAdTracking: true)] {
+            do {
+                _ = try h.loader.plan(PlanRequest(feedID: "kid", adUnitID: "unit", visible: 0...7, privacy: privacy))
+                Issue.record("a call with another consent class was answered")
+            } catch {
+                #expect(error.code == .invalidArgument && error.field == "privacy" && error.message.contains("coppa"))
+            }
+        }
+        h.source.succeedAll()
+        let second = try h.loader.plan(PlanRequest(feedID: "kid", adUnitID: "unit", visible: 0...7, privacy: coppa))
+        guard case .ad(let lease) = second.positions[2].state else {
+            throw TestFailure("the coming position got no ad")
+        }
+        let coppaPool = h.loader.stats(adUnitID: "unit").first { $0.consentClass == "coppa" }
+        #expect(coppaPool?.leased ?? 0 >= 1, "its ads are the coppa pool's")
+        let defaultAds = other.positions.compactMap { if case .ad(let l) = $0.state { l.ad.id } else { nil } }
+        #expect(!defaultAds.contains(lease.ad.id))
+    }
+
     @Test func badRequestsNameTheirField() throws {
         let h = try harness()
         func field(_ request: PlanRequest) -> String? {

@@ -60,6 +60,22 @@ import Testing
         #expect(decoded == request)
     }
 
+    /// PlanRequest's `privacy` (field 8): the signals of PROTOCOL.md 7.10, as on Borrow.
+    @Test(arguments: [nil, PrivacySignalsMessage(), PrivacySignalsMessageTests.full])
+    func privacySignalsRoundTrip(privacy: PrivacySignalsMessage?) throws {
+        let request = PlanRequestMessage(
+            feedID: "f", adUnitID: "u", firstVisible: 0, lastVisible: 7, ahead: 3, privacy: privacy)
+        let bytes = request.encoded()
+        #expect(try self.request(bytes) == request)
+        // Field 8, length-delimited, follows the window; absent when not set.
+        #expect(bytes.contains(0x42) == (privacy != nil))
+        #expect(
+            PlanRequestMessage(
+                feedID: "f", adUnitID: "u", firstVisible: 0, lastVisible: 0, privacy: .init(usPrivacy: "1\0")
+            )
+            .stringFieldWithNUL == "privacy.us_privacy")
+    }
+
     @Test(arguments: [
         [0x0a, 0x04, 0x08, 0x01, 0x10, 0x01] as [UInt8],  // AD without its lease
         [0x0a, 0x04, 0x08, 0x01, 0x10, 0x07],  // an unknown state

@@ -176,6 +176,28 @@ enum ProtocolExamples {
                                 expiresAt: AdInstant(unixMilliseconds: 1_764_433_600_000)))
                     ).encoded(), end: true))
         ),
+        (
+            "plan-request",
+            frame(
+                RequestFrame(
+                    callID: 7, method: MethodName.plan,
+                    request: PlanRequestMessage(
+                        feedID: "u1", adUnitID: "home", firstVisible: 0, lastVisible: 7, ahead: 3)
+                ))
+        ),
+        (
+            "plan-response",
+            frame(
+                ResponseFrame(
+                    callID: 7,
+                    message: PlanResponseMessage(
+                        plan: FeedPlan(
+                            positions: [
+                                PlannedPosition(position: 1, state: .empty),
+                                PlannedPosition(position: 9, state: .coming),
+                            ], created: true)
+                    ).encoded(), end: true))
+        ),
     ]
 
     /// 16 bytes per line, lower-case hex separated by spaces.

@@ -110,26 +110,27 @@ extension EndToEnd {
             // paused connection reads its end of stream only once the client has read).
             let daemon = try DaemonProcess(["--max-unsent-output", "8MiB"], config: parkingConfig)
             let observer = try RawConnection.open(port: daemon.port)
-            for unit in 0..<20 {
-                _ = try observer.call(
-                    MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u\(unit)"), as: PrefetchResponseMessage.self)
-            }
-            // A small receive buffer and more answers than the sockets buffer (~4 MB, under
+            _ = try observer.call(
+                MethodName.prefetch, PrefetchRequestMessage(adUnitID: "u0"), as: PrefetchResponseMessage.self)
+            // Stats of that one pool: an answer of a fixed size, whatever fields pools report.
+            let onePool = StatsRequestMessage(loader: "default", adUnitID: "u0")
+            let answerSize = try #require(try observer.call(MethodName.stats, onePool).messages.first).count
+            let calls = (4 << 20) / (answerSize + 16)
+            // A small receive buffer and more answers than the sockets buffer (~4 MiB, under
             // the output limit): answers are still unsent when the end of stream is read.
             let client = try RawConnection.open(port: daemon.port, receiveBuffer: 4096)
             try client.start(
                 MethodName.borrow, BorrowRequestMessage(adUnitID: "gone", loader: "empty", waitMilliseconds: 20_000))
             var batch: [UInt8] = []
-            for id in 2...9_001 {
-                RequestFrame(callID: UInt64(id), method: MethodName.stats, request: StatsRequestMessage()).appendFrame(
-                    to: &batch)
+            for id in 2...(calls + 1) {
+                RequestFrame(callID: UInt64(id), method: MethodName.stats, request: onePool).appendFrame(to: &batch)
             }
             try client.send(batch)
             client.halfClose()
             // The daemon reads the end of stream while megabytes of answers are still unsent.
             #expect(try daemon.repeatUntilLogged("closed by the client", limit: 5_000) { _ = try observer.stats() })
             let frames = try client.readUntilClosed()
-            #expect(Set(frames.map(\.callID)) == Set(2...9_001), "\(frames.count) answers")
+            #expect(Set(frames.map(\.callID)) == Set(2...(UInt64(calls) + 1)), "\(frames.count) answers")
             #expect(frames.allSatisfy { $0.status.code == .ok })
             var parked = -1
             for _ in 0..<2_000 {

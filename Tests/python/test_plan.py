@@ -7,6 +7,7 @@ import re
 
 import grpc
 import pytest
+from google.protobuf import json_format
 
 import adminhttp
 import grpc_stubs
@@ -93,6 +94,18 @@ def test_the_cli_plans_a_window(served):
     assert json.loads(again)["created"] is False, again
     bad = d.cli("plan", "cli-feed", "--visible", "7-0", check=False)
     assert bad.returncode == 2 and "LAST (0) is before FIRST (7)" in bad.stderr
+    # `adloader stats` shows the feed counters: a line in text, the FeedStats message in --json.
+    stats = d.cli("stats").stdout
+    assert re.search(r"^feeds held 1, positions planned 3, filled \d+, rendered empty \d+, coming answers \d+, "
+                     r"separation holds \d+, feeds expired 0, refused 0, guarantees lost 0$", stats, re.M), stats
+    text = d.cli("stats", "--json").stdout
+    printed = json_format.MessageToDict(json_format.Parse(text, s.pb.StatsResponse()),
+                                        always_print_fields_with_no_presence=True)
+    assert json.loads(text) == printed, "the proto3 JSON mapping of StatsResponse"
+    feeds = json.loads(text)["feeds"]
+    assert feeds["feedsHeld"] == "1" and feeds["positionsPlanned"] == "3", feeds
+    assert set(feeds) == {"feedsHeld", "positionsPlanned", "positionsFilled", "comingAnswers", "positionsEmpty",
+                          "separationHolds", "feedsExpired", "feedsRefused", "guaranteesLost"}, feeds
 
 
 @pytest.mark.parametrize("request_fields, field", [
@@ -113,3 +126,33 @@ def test_bad_windows_are_refused_naming_the_field(served, request_fields, field)
         stub.Plan(s.pb.PlanRequest(ad_unit_id="feed-home", **fields), timeout=10)
     assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert field in raised.value.details(), raised.value.details()
+
+
+def test_plan_lends_from_the_consent_class_of_its_privacy_signals(served):
+    # PlanRequest.privacy (field 8) as on Borrow (PROTOCOL.md 7.10): a COPPA feed is lent from
+    # the coppa class's pool, never the default one; its class is taken at its first call.
+    d, s, stub = served
+    stub.Prefetch(s.pb.PrefetchRequest(ad_unit_id="feed-kids", count=10), timeout=10)  # the default class only
+    waited = stub.Borrow(s.pb.BorrowRequest(ad_unit_id="feed-kids", wait_ms=5000), timeout=10)
+    stub.Return(s.pb.ReturnRequest(lease_id=waited.lease.lease_id, shown=False), timeout=10)
+    coppa = s.pb.PrivacySignals(coppa=True)
+    first = stub.Plan(s.pb.PlanRequest(feed_id="kid-1", ad_unit_id="feed-kids", first_visible=0, last_visible=3,
+                                       ahead=3, privacy=coppa), timeout=10)
+    assert [(p.position, p.state) for p in first.positions] == [(1, s.pb.PLANNED_STATE_EMPTY),
+                                                                (5, s.pb.PLANNED_STATE_COMING)], first
+    # The call asked for coppa ads: wait (bounded) for one with a parked coppa Borrow, give it back.
+    waited = stub.Borrow(s.pb.BorrowRequest(ad_unit_id="feed-kids", wait_ms=5000, privacy=coppa), timeout=10)
+    assert waited.outcome == s.pb.BORROW_OUTCOME_LEASED, waited
+    stub.Return(s.pb.ReturnRequest(lease_id=waited.lease.lease_id, shown=False), timeout=10)
+    second = stub.Plan(s.pb.PlanRequest(feed_id="kid-1", ad_unit_id="feed-kids", first_visible=4, last_visible=7,
+                                        privacy=coppa), timeout=10)
+    assert second.positions[0].state == s.pb.PLANNED_STATE_AD, second
+    leased = {p.consent_class: p.leased for p in stub.Stats(s.pb.StatsRequest(ad_unit_id="feed-kids"), timeout=10).pools}
+    assert leased["coppa"] == 1 and leased[""] == 0, leased  # Stats names the default class ""
+    # Other signals for the same feed: INVALID_ARGUMENT naming privacy and the feed's class.
+    for other in (None, s.pb.PrivacySignals(limit_ad_tracking=True)):
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.Plan(s.pb.PlanRequest(feed_id="kid-1", ad_unit_id="feed-kids", first_visible=4, last_visible=7,
+                                       privacy=other), timeout=10)
+        assert raised.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "privacy" in raised.value.details() and "coppa" in raised.value.details(), raised.value.details()

@@ -12,10 +12,14 @@ public struct PlanRequest: Hashable, Sendable {
     /// Placement rules for this feed instead of the loader's, within its bounds; taken when
     /// the feed is first planned (a later call must give the same or none).
     public var placement: PlacementRules?
+    /// The device's privacy signals: the feed's ads come from the consent class they map to
+    /// (nil: the loader's default class), as for a borrow. Taken when the feed is first
+    /// planned (a later call must map to the same class).
+    public var privacy: PrivacySignals?
 
     public init(
         feedID: String, adUnitID: String, loader: String = LoaderConfiguration.defaultName, visible: ClosedRange<Int>,
-        ahead: Int = 0, placement: PlacementRules? = nil
+        ahead: Int = 0, placement: PlacementRules? = nil, privacy: PrivacySignals? = nil
     ) {
         self.feedID = feedID
         self.adUnitID = adUnitID
@@ -23,6 +27,7 @@ public struct PlanRequest: Hashable, Sendable {
         self.visible = visible
         self.ahead = ahead
         self.placement = placement
+        self.privacy = privacy
     }
 
     /// The most positions one call plans (visible plus ahead).

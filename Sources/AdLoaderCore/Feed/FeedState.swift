@@ -23,6 +23,8 @@ final class FeedState {
     let key: FeedKey
     let placement: PlacementRules
     let separation: SeparationRules
+    /// The consent class its ads are lent from, taken at the first call.
+    let consentClass: String
     var answers: [Int: Answer] = [:]
     /// Creatives placed in this feed (``SeparationRules/creativeOncePerFeed``).
     var creatives: Set<CreativeKey> = []
@@ -36,10 +38,11 @@ final class FeedState {
     /// Bumped at each call; the idle queue's entries with an older value are stale.
     var touch: UInt64 = 0
 
-    init(key: FeedKey, placement: PlacementRules, separation: SeparationRules, now: Int64) {
+    init(key: FeedKey, placement: PlacementRules, separation: SeparationRules, consentClass: String, now: Int64) {
         self.key = key
         self.placement = placement
         self.separation = separation
+        self.consentClass = consentClass
         self.lastCallAt = now
     }
 

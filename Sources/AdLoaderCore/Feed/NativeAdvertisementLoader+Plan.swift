@@ -20,8 +20,9 @@ extension NativeAdvertisementLoader {
     /// lease (a Return, or the lease timeout).
     /// - Throws: ``LoaderError`` `.invalidArgument` for an empty feed id (`feed_id`), a bad
     ///   window (`visible`, `ahead`), placement rules out of the loader's bounds or unlike the
-    ///   feed's (`placement`), and as ``borrow(adUnitID:loader:slot:wait:mayPark:whenServed:)``
-    ///   for the ad unit and loader; `.unavailable` for a disabled loader or after shutdown;
+    ///   feed's (`placement`), signals that map to another consent class than the feed's first
+    ///   call did (`privacy`), and as ``borrow(adUnitID:loader:slot:wait:mayPark:whenServed:)``
+    ///   for the ad unit, loader and privacy signals; `.unavailable` for a disabled loader or after shutdown;
     ///   `.resourceExhausted` for a new feed when the loader holds ``LoaderConfiguration/maximumFeeds``.
     public func plan(_ request: PlanRequest) throws(LoaderError) -> FeedPlan {
         if request.feedID.isEmpty {
@@ -59,16 +60,24 @@ extension NativeAdvertisementLoader {
             }
         }
         try requireEnabled(entry)
-        // Plan takes no privacy signals yet: its feeds are lent from the loader's default class.
-        let consentClass = try self.consentClass(of: nil, in: entry)
+        // The feed's ads come from the consent class of its signals, as a borrow's would.
+        let consentClass = try self.consentClass(of: request.privacy, in: entry)
+        forgetIdleFeeds()
+        let key = FeedKey(loader: configuration.name, adUnitID: request.adUnitID, feedID: request.feedID)
+        let existing = feedTable.feeds[key]
+        if let existing, existing.consentClass != consentClass {
+            throw LoaderError(
+                code: .invalidArgument, field: "privacy",
+                message:
+                    "feed \"\(request.feedID)\" is planned for consent class \"\(existing.consentClass)\", these signals map to \"\(consentClass)\" (a feed's class is taken at its first call: a new feed id when the signals change)"
+            )
+        }
         let pool = try pool(for: entry, key: PoolKey(adUnitID: request.adUnitID, consentClass: consentClass))
         let nowMilliseconds = now.unixMilliseconds
-        forgetIdleFeeds()
 
-        let key = FeedKey(loader: configuration.name, adUnitID: request.adUnitID, feedID: request.feedID)
         let feed: FeedState
         var created = false
-        if let existing = feedTable.feeds[key] {
+        if let existing {
             if let placement = request.placement, placement != existing.placement {
                 throw LoaderError(
                     code: .invalidArgument, field: "placement",
@@ -89,7 +98,7 @@ extension NativeAdvertisementLoader {
             }
             feed = FeedState(
                 key: key, placement: request.placement ?? configuration.placement, separation: configuration.separation,
-                now: nowMilliseconds)
+                consentClass: consentClass, now: nowMilliseconds)
             feedTable.feeds[key] = feed
             feedTable.counts[key.loader, default: 0] += 1
             created = true

@@ -1090,10 +1090,16 @@ struct  Adloader__V1__PlanRequest
    * feed's first call (a later call must give the same or none).
    */
   Adloader__V1__PlacementRules *placement;
+  /*
+   * The device's privacy signals, as on Borrow (PROTOCOL.md 7.10): the feed's ads are lent from
+   * the consent class they map to; unset = the loader's default consent class. Taken at the
+   * feed's first call: a later call whose signals map to another class is refused.
+   */
+  Adloader__V1__PrivacySignals *privacy;
 };
 #define ADLOADER__V1__PLAN_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__plan_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, NULL }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, NULL, NULL }
 
 
 /*

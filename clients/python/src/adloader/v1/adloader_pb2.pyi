@@ -547,7 +547,7 @@ class ServerInfoResponse(_message.Message):
     def __init__(self, version: _Optional[str] = ..., build: _Optional[str] = ..., instance: _Optional[str] = ..., uptime_ms: _Optional[int] = ..., features: _Optional[_Iterable[str]] = ..., protocol: _Optional[str] = ...) -> None: ...
 
 class PlanRequest(_message.Message):
-    __slots__ = ("feed_id", "ad_unit_id", "loader", "first_visible", "last_visible", "ahead", "placement")
+    __slots__ = ("feed_id", "ad_unit_id", "loader", "first_visible", "last_visible", "ahead", "placement", "privacy")
     FEED_ID_FIELD_NUMBER: _ClassVar[int]
     AD_UNIT_ID_FIELD_NUMBER: _ClassVar[int]
     LOADER_FIELD_NUMBER: _ClassVar[int]
@@ -555,6 +555,7 @@ class PlanRequest(_message.Message):
     LAST_VISIBLE_FIELD_NUMBER: _ClassVar[int]
     AHEAD_FIELD_NUMBER: _ClassVar[int]
     PLACEMENT_FIELD_NUMBER: _ClassVar[int]
+    PRIVACY_FIELD_NUMBER: _ClassVar[int]
     feed_id: str
     ad_unit_id: str
     loader: str
@@ -562,7 +563,8 @@ class PlanRequest(_message.Message):
     last_visible: int
     ahead: int
     placement: PlacementRules
-    def __init__(self, feed_id: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., first_visible: _Optional[int] = ..., last_visible: _Optional[int] = ..., ahead: _Optional[int] = ..., placement: _Optional[_Union[PlacementRules, _Mapping]] = ...) -> None: ...
+    privacy: PrivacySignals
+    def __init__(self, feed_id: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., loader: _Optional[str] = ..., first_visible: _Optional[int] = ..., last_visible: _Optional[int] = ..., ahead: _Optional[int] = ..., placement: _Optional[_Union[PlacementRules, _Mapping]] = ..., privacy: _Optional[_Union[PrivacySignals, _Mapping]] = ...) -> None: ...
 
 class PlacementRules(_message.Message):
     __slots__ = ("fixed_positions", "repeating_interval", "maximum_ads")
