@@ -200,6 +200,8 @@ bench-smoke: deps
 # toolchain's own clang, lld and compiler-rt link them: no Debian package beyond APT_PACKAGES.
 # `make fuzz` runs every target FUZZ_SECONDS (default 300) each, growing .build-fuzz/corpus;
 # FUZZ_FLAGS adds libFuzzer flags, e.g. FUZZ_FLAGS=-jobs=2. Targets by name: Fuzz/run.sh envelope.
+# FUZZ_RUNS=10000000 runs each target to that many executions instead; every long run appends its
+# count and commit to the results table of Fuzz/README.md.
 fuzz: deps
 	Fuzz/run.sh
 
@@ -210,7 +212,7 @@ fuzz-smoke: deps
 # Rewrites the seed corpora (Fuzz/corpus/<target>/seed-*) from the targets' encoders.
 fuzz-seeds: deps
 	$(SWIFT) build
-	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz http2-session:HTTP2SessionFuzz bid-response:BidResponseFuzz consent:ConsentFuzz; do \
+	for t in frame-decoder:FrameDecoderFuzz envelope:EnvelopeFuzz proto-scanner:ProtoScannerFuzz configuration:ConfigurationFuzz http2-session:HTTP2SessionFuzz bid-response:BidResponseFuzz consent:ConsentFuzz placement:PlacementFuzz tls-session:TLSSessionFuzz; do \
 	  mkdir -p Fuzz/corpus/$${t%%:*} && .build/debug/$${t##*:} --write-seeds Fuzz/corpus/$${t%%:*} || exit 1; \
 	done
 

@@ -188,7 +188,8 @@ let package = Package(
             name: "AdLoaderFuzz",
             dependencies: [
                 "AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderGRPC", "AdLoaderService", "AdLoaderLogging",
-                "AdLoaderTestSupport", "AdSources", "AdLoaderOpenRTB", "AdLoaderHTTP", "CLibFuzzer",
+                "AdLoaderTestSupport", "AdSources", "AdLoaderOpenRTB", "AdLoaderHTTP", "AdLoaderTLS", "AdLoaderUV",
+                "COpenSSL", "CLibFuzzer",
             ],
             path: "Fuzz/AdLoaderFuzz", swiftSettings: strict),
         .executableTarget(
@@ -210,6 +211,10 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "ConsentFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/ConsentFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "PlacementFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/PlacementFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "TLSSessionFuzz", dependencies: ["AdLoaderFuzz"], path: "Fuzz/TLSSessionFuzz", swiftSettings: strict),
 
         .testTarget(
             name: "AdLoaderCoreTests", dependencies: ["AdLoaderCore", "AdLoaderTestSupport"],

@@ -1,8 +1,11 @@
 # Sourced by callgrind-per-call.sh and allocations-per-call.sh: the daemon configuration both
-# measure under and the gRPC Borrow they send, written into $WORK.
+# measure under and the gRPC Borrow they send, written into $WORK. The pool store is off: with
+# it, each run restored the pool the run before left behind (adloaderd-pools.sqlite in the
+# working directory), so the 100k and 200k runs started differently and the slope was noise.
 cat > "$WORK/adloaderd.json" <<'JSON'
 { "listeners": { "host": "127.0.0.1", "port": 0 },
   "log": { "level": "warning" },
+  "poolStore": { "type": "off" },
   "sources": { "synthetic": { "latency": "0ms", "fillRate": 1, "seed": 7 } },
   "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
                             "leaseTimeout": "60s" } } }

@@ -6,6 +6,12 @@
 #   Fuzz/run.sh --smoke         every target for FUZZ_SMOKE_SECONDS (default 4) each, from the
 #                               committed seeds only (make fuzz-smoke, part of make test)
 #   Fuzz/run.sh envelope ...    only the targets named; extra libFuzzer flags in FUZZ_FLAGS
+#   FUZZ_RUNS=10000000 make fuzz each target to that many executions (libFuzzer -runs), with no
+#                               time bound unless FUZZ_SECONDS is also given
+#
+# A long run (not the smoke) appends a row to the "Runs by make fuzz" table of Fuzz/README.md:
+# date, target, executions, the commit fuzzed ("+changes" when the tree differed from it),
+# exec/s, coverage and the outcome. Commit the row with the results.
 #
 # Long runs keep their corpus in .build-fuzz/corpus/<target> (grown from Fuzz/corpus/<target>)
 # and write crashes to .build-fuzz/artifacts/<target>/; the last lines per run are appended to
@@ -18,11 +24,11 @@ TARGETS=()
 for argument in "$@"; do
     case "$argument" in
         --smoke) SMOKE=1 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) TARGETS+=("$argument") ;;
     esac
 done
-ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response consent)
+ALL_TARGETS=(frame-decoder envelope proto-scanner configuration http2-session bid-response consent placement tls-session)
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL_TARGETS[@]}")
 
 product() {
@@ -34,6 +40,8 @@ product() {
         http2-session) echo HTTP2SessionFuzz ;;
         bid-response) echo BidResponseFuzz ;;
         consent) echo ConsentFuzz ;;
+        placement) echo PlacementFuzz ;;
+        tls-session) echo TLSSessionFuzz ;;
         *) echo "unknown fuzz target: $1 (targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }
@@ -62,11 +70,29 @@ export SWIFT_BACKTRACE=enable=no
 SYMBOLIZER=$(dirname "$(readlink -f "$(command -v swift)")")/llvm-symbolizer
 [ -x "$SYMBOLIZER" ] && export ASAN_SYMBOLIZER_PATH="$SYMBOLIZER"
 
+RUNS_EACH=
 if [ "$SMOKE" = 1 ]; then
     SECONDS_EACH=${FUZZ_SMOKE_SECONDS:-4}
+elif [ -n "${FUZZ_RUNS:-}" ]; then
+    case "$FUZZ_RUNS" in *[!0-9]*|'') echo "FUZZ_RUNS must be a count of executions, got $FUZZ_RUNS" >&2; exit 2 ;; esac
+    RUNS_EACH=$FUZZ_RUNS
+    SECONDS_EACH=${FUZZ_SECONDS:-0}  # 0: no time bound
 else
     SECONDS_EACH=${FUZZ_SECONDS:-300}
 fi
+BOUND=(-max_total_time="$SECONDS_EACH")
+[ -n "$RUNS_EACH" ] && BOUND+=(-runs="$RUNS_EACH")
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no -- Sources Fuzz Package.swift 2>/dev/null)" ] || COMMIT="$COMMIT+changes"
+
+# Appends one row to the results table of Fuzz/README.md (before its marker line).
+record() {
+    local row="| $(date -u +%Y-%m-%d) | $1 | $2 | $COMMIT | $3 | $4 | $5 |"
+    local readme=Fuzz/README.md marker='<!-- Fuzz/run.sh appends rows above this line -->'
+    grep -qF "$marker" "$readme" || return 0
+    awk -v row="$row" -v marker="$marker" '$0 == marker { print row } { print }' "$readme" > "$readme.tmp" \
+        && mv "$readme.tmp" "$readme"
+}
 read -r -a EXTRA <<< "${FUZZ_FLAGS:-}"
 mkdir -p "$SCRATCH/artifacts"
 failed=0
@@ -90,14 +116,17 @@ for target in "${TARGETS[@]}"; do
     # fast (the input layout repeats the stream to reach big ones).
     max_len=4096
     [ "$target" = frame-decoder ] && max_len=1024
-    nice -n 10 "$BIN/$p" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len \
+    nice -n 10 "$BIN/$p" "${BOUND[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len \
         -print_final_stats=1 -artifact_prefix="$artifacts" "${dictionary[@]}" ${EXTRA[@]+"${EXTRA[@]}"} \
         "$work" "$seeds" > "$log" 2>&1 || status=$?
     [ "$SMOKE" = 1 ] && rm -rf "$work"
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
     done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 | sed -E 's/^#[0-9]+[[:space:]]+DONE[[:space:]]+//; s/ exec\/s.*//' || true)
-    summary="$target: ${runs:-?} runs in ${SECONDS_EACH}s, ${speed:-?} exec/s, ${done_line:-no DONE line}"
+    coverage=$(echo "$done_line" | sed -nE 's/.*cov: ([0-9]+) ft: ([0-9]+).*/\1 \/ \2/p')
+    bound="${SECONDS_EACH}s"
+    [ -n "$RUNS_EACH" ] && bound="$RUNS_EACH runs asked"
+    summary="$target: ${runs:-?} runs ($bound), ${speed:-?} exec/s, ${done_line:-no DONE line}"
     if [ "$status" != 0 ]; then
         failed=1
         echo "FAILED $summary (exit $status); log: $log" >&2
@@ -105,6 +134,12 @@ for target in "${TARGETS[@]}"; do
     else
         echo "$summary"
     fi
-    [ "$SMOKE" = 1 ] || echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(git rev-parse --short HEAD) $summary" >> "$SCRATCH/results.txt"
+    if [ "$SMOKE" != 1 ]; then
+        echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $COMMIT $summary" >> "$SCRATCH/results.txt"
+        outcome="no finding"
+        [ "$status" = 0 ] || outcome="FAILED (exit $status), see $artifacts"
+        runs_shown=$(printf "%'d" "${runs:-0}" 2>/dev/null || echo "${runs:-?}")
+        record "$target" "$runs_shown" "${speed:-?}" "${coverage:-?}" "$outcome"
+    fi
 done
 exit $failed

@@ -11,6 +11,7 @@ extension GRPCConnection {
             return 0
         }
         let id = frame.pointee.hd.stream_id
+        turnWork += HTTP2Limits.streamWork
         if streams.count >= http2.maxConcurrentStreams {
             refuseOverLimit(id)
             return 0
@@ -51,6 +52,7 @@ extension GRPCConnection {
     func onHeader(
         _ frame: UnsafePointer<nghttp2_frame>, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>
     ) -> Int32 {
+        turnWork += 1  // toward this turn's header work (receiveTurn)
         guard frame.pointee.hd.type == Self.headersFrame else { return 0 }
         let id = frame.pointee.hd.stream_id
         let stream: GRPCStream
@@ -76,10 +78,17 @@ extension GRPCConnection {
         {
             // Far over the advertised SETTINGS_MAX_HEADER_LIST_SIZE (HPACK lets one byte stand
             // for a 4 KB field), or more fields after the list went over it than a request that
-            // is merely too big has: nghttp2 resets the stream and calls no more callbacks for
-            // this header block; the reset counts toward the flood bound (onFrameSent).
+            // is merely too big has: no client that reads the server's SETTINGS sends it. The
+            // connection ends (GOAWAY ENHANCE_YOUR_CALM) and nghttp2 stops here: resetting only
+            // the stream would leave nghttp2 to decode the rest of the block without callbacks
+            // (to keep the HPACK table in step), up to ~144 KB of one-byte references per
+            // stream on the one loop, that no turn can bound (issue 28's header-table abuse).
             if !stream.accepted { server.callRefused(method: stream.path, code: .resourceExhausted) }
-            return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+            if pendingCalm == nil {
+                pendingCalm =
+                    "a header list far over SETTINGS_MAX_HEADER_LIST_SIZE (\(http2.maxHeaderListSize) bytes): \(stream.headerListSize) bytes decoded"
+            }
+            return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
         }
         guard stream.refusal == nil, !stream.accepted else { return 0 }
         // Names compared as bytes: no String per header field.

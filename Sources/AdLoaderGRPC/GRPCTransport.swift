@@ -34,6 +34,10 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
     private var connections: [UInt64: GRPCConnection] = [:]
     private var nextConnectionID: UInt64 = 1
     private var dirty: [GRPCConnection] = []
+    /// Connections whose turn at their input ended with some left (``GRPCConnection/continueInput()``).
+    private var waitingInput: [GRPCConnection] = []
+    /// A task due now while input waits, so that the loop polls without sleeping between turns.
+    private var wakeTask: (any ScheduledTask)?
     private var state = State.running
     private var graceTask: (any ScheduledTask)?
     /// Ends the announcing state at the announce limit.
@@ -200,13 +204,31 @@ public final class GRPCTransport: ByteStreamAcceptor, ServerTransport {
 
     func scheduleFlush(_ connection: GRPCConnection) {
         dirty.append(connection)
-        deferred.request { [unowned self] in self.flushDirty() }
+        deferred.request { [unowned self] in self.runDeferred() }
     }
 
-    private func flushDirty() -> Bool {
+    /// `connection` read more than one turn's worth: its next turn comes in the next loop
+    /// iteration, once every connection ready to read had its own (round robin).
+    func inputWaits(_ connection: GRPCConnection) {
+        waitingInput.append(connection)
+        deferred.request { [unowned self] in self.runDeferred() }
+    }
+
+    /// Before the loop polls: one more turn for each connection with input waiting, then the
+    /// flush of connections answered outside their read callback.
+    private func runDeferred() -> Bool {
+        if !waitingInput.isEmpty {
+            let batch = waitingInput
+            waitingInput.removeAll(keepingCapacity: true)
+            for connection in batch { connection.continueInput() }
+            if !waitingInput.isEmpty, wakeTask == nil {
+                // The poll after this must not sleep: the waiting input is already read.
+                wakeTask = scheduler.schedule(at: clock.now) { [weak self] in self?.wakeTask = nil }
+            }
+        }
         let batch = dirty
         dirty.removeAll(keepingCapacity: true)
         for connection in batch where connection.isDirty { connection.flush() }
-        return !dirty.isEmpty
+        return !dirty.isEmpty || !waitingInput.isEmpty
     }
 }

@@ -8,8 +8,9 @@ public struct HTTP2Limits: Hashable, Sendable {
     public var maxConcurrentStreams = 100
     /// SETTINGS_MAX_HEADER_LIST_SIZE advertised and enforced on each request's headers (the
     /// decoded name and value lengths plus 32 per field, as RFC 9113 counts them); a request
-    /// over it is answered RESOURCE_EXHAUSTED; one over twice it is reset (RST_STREAM) and no more
-    /// of its header block reaches the transport (HPACK lets one byte stand for a 4 KB field).
+    /// over it is answered RESOURCE_EXHAUSTED; one over twice it (or growing by more than 1 KiB
+    /// after it went over) ends the connection with GOAWAY ENHANCE_YOUR_CALM, no more of its
+    /// header block decoded (HPACK lets one byte stand for a 4 KB field).
     public var maxHeaderListSize = 8 * 1024
     /// The window over which the flood counters below count, in milliseconds.
     public var floodWindowMilliseconds: Int64 = 10_000
@@ -24,6 +25,18 @@ public struct HTTP2Limits: Hashable, Sendable {
     /// CONTINUATION frames accepted for one header block (nghttp2's option); more → the
     /// connection ends with a GOAWAY.
     public var maxContinuations = 8
+    /// The most bytes of one connection's input nghttp2 works on in one turn. The rest waits,
+    /// the connection not reading meanwhile, while the loop serves the other connections; it
+    /// gets its next turn in the next loop iteration. A flood on one connection (provoked
+    /// resets, header-table abuse, header lists far over the limit) then delays a neighbour's
+    /// call by one turn of it, not by everything it sent at once (issue 28's neighbour rule).
+    public var inputBytesPerTurn = 16 * 1024
+    /// The most work one connection's input gets in one turn, in header fields decoded, a
+    /// stream opened counting as ``streamWork`` of them; past it the rest waits (as above).
+    /// Bytes alone do not measure it: 16 KiB of requests are ~200 calls.
+    public var headerWorkPerTurn = 256
+    /// What opening a stream counts toward ``headerWorkPerTurn``.
+    public static let streamWork = 16
     /// The connection-level receive window (the stream windows keep HTTP/2's 64 KiB, ample
     /// for this service's small requests).
     public var connectionWindowSize = 1 << 20

@@ -20,6 +20,12 @@ public final class ManualDeferredWork: DeferredWork {
         action = nil
     }
 
+    /// Runs the requested work once, as one loop iteration does.
+    public func runOnce() {
+        guard let action else { return }
+        if !action() { self.action = nil }
+    }
+
     /// Runs the requested work until it says nothing is left.
     public func runPending() {
         while let action {

@@ -26,7 +26,7 @@ struct AdPoolFillPolicyTests {
                 loadedAt: AdInstant(unixMilliseconds: 0), expiresAt: AdInstant(unixMilliseconds: 1_000))
             pool.insertAvailable(ad, sequence: UInt64(index))
         }
-        pool.inFlight = inFlight
+        if inFlight > 0 { pool.requestSent(count: inFlight) }
         return pool
     }
 

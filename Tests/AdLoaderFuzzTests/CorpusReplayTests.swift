@@ -42,4 +42,6 @@ import Testing
     @Test func http2Session() throws { try Self.replay(HTTP2SessionFuzz.self) }
     @Test func bidResponse() throws { try Self.replay(BidResponseFuzz.self) }
     @Test func consent() throws { try Self.replay(ConsentFuzz.self) }
+    @Test func placement() throws { try Self.replay(PlacementFuzz.self) }
+    @Test func tlsSession() throws { try Self.replay(TLSSessionFuzz.self) }
 }

@@ -12,6 +12,13 @@ falls on both kinds alike. The rule, checked by ``assert_rule``:
 - the daemon's resident set (VmRSS in /proc/PID/status) never grows by 10 MiB or more over what
   it was after the warm-up, sampled after every window and while the attack runs;
 - the attack ran: an attacking round started in every attack window.
+
+While it measures, the three processes (this one with the neighbour's grpcio threads, the
+daemon, the attacker) run under SCHED_FIFO when the system allows it (``Priority``): on a
+2-core machine shared with other builds, CFS time slices otherwise put 4-15 ms stalls into
+baseline and attack windows alike (measured: an attacker that sends nothing moved the ratio
+between 0.9 and 1.8), and the rule measured the machine, not the daemon. The bound is the same
+either way; ``Result`` says which way it was measured.
 """
 
 import multiprocessing
@@ -105,6 +112,35 @@ class Attacker:
             self.process.join(5)
 
 
+class Priority:
+    """SCHED_FIFO for every thread of the given processes while measuring, restored after;
+    nothing when the system refuses (no CAP_SYS_NICE, RT throttling still leaves other tasks 5 %)."""
+
+    def __init__(self, levels):
+        """`levels`: (pid, SCHED_FIFO priority) pairs."""
+        self.saved = []
+        self.active = False
+        try:
+            for pid, level in levels:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    tid = int(task)
+                    policy = os.sched_getscheduler(tid)
+                    parameter = os.sched_getparam(tid)
+                    os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(level))
+                    self.saved.append((tid, policy, parameter))
+            self.active = True
+        except (PermissionError, OSError, AttributeError):
+            self.restore()
+
+    def restore(self):
+        for tid, policy, parameter in reversed(self.saved):
+            try:
+                os.sched_setscheduler(tid, policy, parameter)
+            except OSError:
+                pass  # the thread ended
+        self.saved = []
+
+
 class Result:
     def __init__(self):
         self.baseline_p99s = []
@@ -112,6 +148,7 @@ class Result:
         self.rounds_per_window = []
         self.rss_start = 0
         self.rss_max = 0
+        self.real_time = False
 
     @property
     def baseline(self):
@@ -126,7 +163,8 @@ class Result:
         return (f"p99 ms baseline {ms(self.baseline_p99s)} median {self.baseline * 1000:.2f}; "
                 f"attack {ms(self.attack_p99s)} median {self.attack * 1000:.2f}; "
                 f"attack rounds per window {self.rounds_per_window}; "
-                f"RSS {self.rss_start} KiB -> max {self.rss_max} KiB (+{self.rss_max - self.rss_start} KiB)")
+                f"RSS {self.rss_start} KiB -> max {self.rss_max} KiB (+{self.rss_max - self.rss_start} KiB); "
+                f"{'SCHED_FIFO' if self.real_time else 'normal priority (SCHED_FIFO refused)'}")
 
 
 def measure(d, call, attacker, pairs=PAIRS, calls=CALLS_PER_WINDOW):
@@ -134,6 +172,10 @@ def measure(d, call, attacker, pairs=PAIRS, calls=CALLS_PER_WINDOW):
     for _ in range(50):
         call()  # warm-up: connection, pools, allocator
     result = Result()
+    # The neighbour and the daemon first; the attacker one level below (as its nice 5 does
+    # under normal priority), and its rounds still have to run (asserted).
+    priority = Priority([(os.getpid(), 10), (d.pid, 10), (attacker.process.pid, 9)])
+    result.real_time = priority.active
     result.rss_start = rss_kib(d.pid)
     result.rss_max = result.rss_start
     sampling = threading.Event()
@@ -165,20 +207,14 @@ def measure(d, call, attacker, pairs=PAIRS, calls=CALLS_PER_WINDOW):
     finally:
         sampling.set()
         sampler.join(2)
+        priority.restore()
     result.rss_max = max(result.rss_max, rss_kib(d.pid))
     return result
 
 
-def assert_rule(result, min_rounds=1, known_over=None):
-    """The neighbour rule (module docstring). `known_over`, when given, is why the p99 half of
-    the rule is known not to hold for this attack on the debug build the tests run: then a
-    p99 over twice the baseline makes the test xfail with the numbers (visible in the run's
-    summary, never a pass), once the attack ran and the RSS half held (those always bind)."""
-    import pytest
-
+def assert_rule(result, min_rounds=1):
+    """The neighbour rule (module docstring): the attack ran, RSS and p99 within their bounds."""
     print(result)
     assert all(r >= min_rounds for r in result.rounds_per_window), f"the attack did not run: {result}"
     assert result.rss_max - result.rss_start < MAX_RSS_GROWTH_KIB, f"daemon RSS grew by 10 MiB or more: {result}"
-    if known_over and result.attack >= 2 * result.baseline:
-        pytest.xfail(f"{known_over}: {result}")
     assert result.attack < 2 * result.baseline, f"neighbour p99 more than doubled: {result}"

@@ -104,7 +104,7 @@ extension NativeAdvertisementLoader {
             created = true
         }
         feedTable.touch(feed, now: nowMilliseconds, idleTimeout: configuration.feedIdleTimeout.milliseconds)
-        pool.lastDemandAt = nowMilliseconds
+        pool.demandArrived(at: nowMilliseconds)
         purgeExpired(pool)
 
         let range = visible.lowerBound..<(visible.upperBound + 1 + request.ahead)
@@ -148,7 +148,7 @@ extension NativeAdvertisementLoader {
                 break
             case nil:
                 feedTable.stats.positionsPlanned += 1
-                pool.demand.noteBorrow(at: nowMilliseconds)
+                pool.positionPlanned(at: nowMilliseconds)
             }
             let slot = feed.slot(for: position)
             switch lend(from: pool, slot: slot, where: { feed.allows($0, at: position, creative: $1) }) {
@@ -161,7 +161,7 @@ extension NativeAdvertisementLoader {
                 feed.creatives.insert(CreativeKey(lease.ad))
                 if !isVisible { feed.unrendered.insert(position) }
                 feedTable.stats.positionsFilled += 1
-                if pool.prefetchWanted > 0 { pool.prefetchWanted -= 1 }
+                pool.freshLeaseLent(at: nowMilliseconds, countsBorrow: false)
                 positions.append(PlannedPosition(position: position, state: .ad(lease)))
                 continue
             case .held:
@@ -173,8 +173,7 @@ extension NativeAdvertisementLoader {
             if isVisible {
                 feed.answers[position] = .empty
                 feedTable.stats.positionsEmpty += 1
-                pool.stats.borrowMisses += 1
-                pool.onScreenMiss = true
+                pool.positionMissed()
                 positions.append(PlannedPosition(position: position, state: .empty))
             } else {
                 feed.answers[position] = .coming
@@ -184,8 +183,7 @@ extension NativeAdvertisementLoader {
         }
         if holds > 0 {
             // Only ads the rules exclude are available: ask for more beyond them.
-            pool.prefetchWanted = min(
-                configuration.maximumRetainedAdvertisements, max(pool.prefetchWanted, pool.available.count + holds))
+            pool.wantsAtLeast(pool.available.count + holds, maximum: configuration.maximumRetainedAdvertisements)
         }
         topUp(pool, trigger: .explicit)
         scheduleFeedTimer()

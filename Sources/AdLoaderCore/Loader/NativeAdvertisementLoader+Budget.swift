@@ -21,12 +21,9 @@ extension NativeAdvertisementLoader {
             return true
         }
         if let wait {
-            if pool.budgetWait == nil {
-                pool.budgetWait = wait
+            if pool.waitForBudget(wait) {
                 budget.waiting.append(SourceRequestBudget.Waiting(reference: pool.reference))
                 budget.waits += 1
-            } else {
-                pool.budgetWait!.merge(wait.trigger, wait.amount)
             }
             scheduleBudgetTimer(budget)
         }
@@ -63,8 +60,7 @@ extension NativeAdvertisementLoader {
         while budget.hasToken, !budget.waiting.isEmpty {
             let index = budget.waiting.firstIndex { $0.reference?.pool.hasOnScreenDemand == true } ?? 0
             let entry = budget.waiting.remove(at: index)
-            guard let pool = entry.reference?.pool, let wait = pool.budgetWait else { continue }
-            pool.budgetWait = nil
+            guard let pool = entry.reference?.pool, let wait = pool.takeBudgetWait() else { continue }
             guard pool.enabled, entries[pool.loader]?.pools[pool.key] === pool, !pool.isIdle(at: now) else {
                 continue
             }

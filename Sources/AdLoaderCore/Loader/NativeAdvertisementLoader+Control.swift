@@ -72,8 +72,7 @@ extension NativeAdvertisementLoader {
         for pool in sortedPools(of: entry) {
             var dropped = false
             for handle in pool.availableHandles where key.matches(pool[handle].ad) {
-                let ad = pool.discard(handle)
-                pool.countDropped(.invalidated)
+                let ad = pool.dropAvailable(handle, reason: .invalidated)
                 reportDropped(ad, from: pool, reason: .invalidated, note: note)
                 dropped = true
             }
@@ -178,8 +177,7 @@ extension NativeAdvertisementLoader {
     /// on in their leases (``LeaseTable/Record/pool``) until those end.
     private func retire(_ entry: Entry) {
         for pool in sortedPools(of: entry) {
-            pool.enabled = false
-            pool.isRetired = true
+            pool.retire()
             drain(pool, reason: .reconfigured)
         }
         entry.pools.removeAll()

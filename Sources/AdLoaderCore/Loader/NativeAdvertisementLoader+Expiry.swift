@@ -27,8 +27,7 @@ extension NativeAdvertisementLoader {
                 scheduleSweep(pool, immediately: true)
                 break
             }
-            let ad = pool.discard(soonest.handle)
-            pool.countDropped(.expired)
+            let ad = pool.dropAvailable(soonest.handle, reason: .expired)
             expired += 1
             reportDropped(ad, from: pool, reason: .expired)
         }
@@ -44,25 +43,23 @@ extension NativeAdvertisementLoader {
 
     /// Whether an ad expiring at `expiresAt` has at least the pool's minimum remaining life left.
     func isLendable(expiresAt: AdInstant, in pool: AdPool) -> Bool {
-        now.unixMilliseconds &+ pool.minimumLifeMilliseconds < expiresAt.unixMilliseconds
+        pool.isLendable(expiresAt: expiresAt, at: now.unixMilliseconds)
     }
 
     /// Keeps a sweep timer running every `sweepInterval` while the pool has available ads;
     /// `immediately` moves it to now, to continue a sweep that hit ``expiryBatchLimit``.
     func scheduleSweep(_ pool: AdPool, immediately: Bool = false) {
         guard pool.enabled, !isShutDown, !pool.available.isEmpty else { return }
-        if let timer = pool.sweepTimer {
+        if pool.sweepTimer != nil {
             guard immediately, !pool.sweepIsContinuation else { return }
-            timer.cancel()
         }
-        pool.sweepIsContinuation = immediately
         let deadline = immediately ? now : now + pool.configuration.sweepInterval
-        pool.sweepTimer = scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
-            guard let self, let pool = reference?.pool else { return }
-            pool.sweepTimer = nil
-            pool.sweepIsContinuation = false
-            self.sweep(pool)
-        }
+        pool.sweepScheduled(
+            scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
+                guard let self, let pool = reference?.pool else { return }
+                pool.sweepTimerFired()
+                self.sweep(pool)
+            }, continuation: immediately)
     }
 
     /// One sweep callback: expire what is due (at most ``expiryBatchLimit``), top up in whole

@@ -37,7 +37,7 @@ extension NativeAdvertisementLoader {
         var plan = pool.topUpPlan(amount)
         guard plan.wholeBatches > 0 || plan.partial > 0 else {
             // Nothing missing (most borrows of a stocked pool): nothing holds the pool back.
-            pool.heldBackByCap = false
+            pool.noteHeldBackByCap(false)
             if pool.heldBack != nil { noteHeldBack(pool, nil, at: nowMilliseconds) }
             return 0
         }
@@ -57,7 +57,7 @@ extension NativeAdvertisementLoader {
         }
         var refusedByMemory = false
         if wanted > room {
-            pool.stats.budgetRefused += UInt64(wanted - room)
+            pool.countBudgetRefused(wanted - room)
             refusedByMemory = true
             // What fits: whole batches, and the rest as a partial batch only where one would
             // go anyway (an explicit prefetch's completion, a pool running dry).
@@ -68,7 +68,7 @@ extension NativeAdvertisementLoader {
                 partial: mayPartial ? min(room - whole * batch, batch - 1, wanted - whole * batch) : 0)
         }
         let requests = plan.wholeBatches + (plan.partial > 0 ? 1 : 0)
-        pool.heldBackByCap = requests > free
+        pool.noteHeldBackByCap(requests > free)
         let ceilingBinds = requests > free && limit < pool.inFlightTarget
         if free <= 0 {
             noteHeldBack(
@@ -112,10 +112,7 @@ extension NativeAdvertisementLoader {
     /// Records whether a configured cap holds `pool` back now (nil: none), tells observers
     /// (event `heldBack`) when that starts, changes or stops, and accumulates the time.
     func noteHeldBack(_ pool: AdPool, _ reason: HoldBack?, at now: Int64) {
-        guard pool.heldBack != reason else { return }
-        if pool.heldBack != nil { pool.heldBackMilliseconds += max(0, now - pool.heldBackSince) }
-        pool.heldBack = reason
-        pool.heldBackSince = now
+        guard pool.heldBackChanged(to: reason, at: now) else { return }
         emit(.heldBack, pool) { $0.holdBack = reason }
         onHeldBack?(
             pool.loader, pool.adUnitID, reason, reason?.setting(loader: pool.loader, source: pool.configuration.source))
@@ -131,11 +128,7 @@ extension NativeAdvertisementLoader {
     /// Sends one upstream request (its budget token already taken); its ads count as in
     /// flight until the source answers.
     func send(_ pool: AdPool, count: Int, probe: Bool) {
-        pool.onScreenMiss = false
-        pool.inFlight += count
-        memory.held += count
-        pool.requestsInFlight += 1
-        pool.stats.upstreamRequests += 1
+        pool.requestSent(count: count)
         let sentAt = now.unixMilliseconds
         pool.source.loadAds(pool.request, count: count) { [weak self, pool] result in
             self?.loadCompleted(pool, asked: count, probe: probe, sentAt: sentAt, result: result)
@@ -145,9 +138,7 @@ extension NativeAdvertisementLoader {
     func loadCompleted(
         _ pool: AdPool, asked: Int, probe: Bool, sentAt: Int64, result: Result<[DeliveredAd], UpstreamError>
     ) {
-        pool.inFlight -= asked
-        memory.held -= asked
-        pool.requestsInFlight -= 1
+        pool.requestAnswered(asked: asked)
         switch result {
         case .success(let delivered):
             // A source that answers with more than asked must not overfill the pool.
@@ -155,15 +146,13 @@ extension NativeAdvertisementLoader {
             for ad in accepted { receive(ad, into: pool) }
             emit(.loadFinished, pool) { $0.count = accepted.count }
             guard pool.enabled, !isShutDown else { return }
-            pool.demand.noteLatency(milliseconds: now.unixMilliseconds - sentAt)
-            pool.demand.noteAnswer(asked: asked, accepted: accepted.count)
-            pool.lastError = nil
             // An answer ends the failure backoff at once (after an outage too): the source
             // answers again. A Retry-After still holds.
-            pool.backoffUntil = 0
+            pool.fillAnswered(
+                asked: asked, accepted: accepted.count, latencyMilliseconds: now.unixMilliseconds - sentAt)
             serveParked(pool)
             scheduleSweep(pool)
-            perform(pool.fill.loadSucceeded(), for: pool)
+            perform(pool.fillSucceeded(), for: pool)
             // What the concurrency cap held back goes now that a request is answered. A short
             // answer that still made progress, with borrows left waiting: ask again now rather
             // than leave them to time out (a pool with borrows parked counts as running dry,
@@ -173,23 +162,13 @@ extension NativeAdvertisementLoader {
                 topUp(pool, trigger: followUpTrigger(pool))
             }
         case .failure(let error):
-            pool.stats.upstreamFailures += 1
-            pool.lastError = error
+            pool.fillFailed(error)
             emit(.loadFinished, pool) { $0.error = error }
             guard pool.enabled, !isShutDown else { return }
-            let retryAfter = error.retryAfter ?? .zero
-            if retryAfter > .zero {
-                pool.retryAfterUntil = max(pool.retryAfterUntil, (now + retryAfter).unixMilliseconds)
-            }
-            let action = pool.fill.loadFailed(error.code, probe: probe)
-            if case .scheduleRetry = action {
-                // The retry timer sets the backoff: its own delay.
-            } else {
-                // Backing off already, suspended or unreachable: borrows and prefetches wait
-                // out the retry delay too (until an answer comes).
-                pool.backoffUntil = max(pool.backoffUntil, (now + pool.configuration.retry.delay).unixMilliseconds)
-            }
-            perform(action, for: pool, leastRetryDelay: retryAfter)
+            // Backing off already, suspended or unreachable: borrows and prefetches wait out
+            // the retry delay too (until an answer comes); a Retry-After holds every path.
+            let action = pool.failureSettled(error, probe: probe, at: now)
+            perform(action, for: pool, leastRetryDelay: error.retryAfter ?? .zero)
             failParkedIfNothingComing(pool)
         }
     }
@@ -198,8 +177,8 @@ extension NativeAdvertisementLoader {
     /// can arrive for them (see ``failureWithNothingComing(_:)``).
     func failParkedIfNothingComing(_ pool: AdPool) {
         guard !pool.parked.isEmpty, !hasLendableAd(pool), let error = failureWithNothingComing(pool) else { return }
-        for parked in pool.parked.removeAll() {
-            pool.stats.borrowMisses += 1
+        for parked in pool.takeAllParked() {
+            pool.countMiss()
             parked.take()?(.upstreamFailed(error))
         }
     }
@@ -217,8 +196,7 @@ extension NativeAdvertisementLoader {
             loadedAt: loadedAt, expiresAt: expiresAt, sourceContext: delivered.context,
             creativeID: delivered.creativeID, advertiserDomains: delivered.advertiserDomains,
             categories: delivered.categories)
-        pool.stats.loaded += 1
-        pool.noteAdLife(expiresAt.unixMilliseconds - loadedAt.unixMilliseconds)
+        pool.adArrived(lifeMilliseconds: expiresAt.unixMilliseconds - loadedAt.unixMilliseconds)
         // Place the ad before telling observers, so the stats they read add up.
         let drop: AdDropReason?
         if isShutDown {
@@ -230,7 +208,7 @@ extension NativeAdvertisementLoader {
             drop = .invalidated
         } else if !isLendable(expiresAt: expiresAt, in: pool) {
             drop = .expired
-            pool.stats.expiredOnArrival += 1
+            pool.countExpiredOnArrival()
             noteExpiredOnArrival(pool)
         } else {
             drop = nil
@@ -258,24 +236,20 @@ extension NativeAdvertisementLoader {
             break
         case .scheduleRetry(let attempt):
             let delay = max(retryDelay(attempt: attempt, policy: pool.configuration.retry), leastRetryDelay)
-            pool.backoffUntil = max(pool.backoffUntil, (now + delay).unixMilliseconds)
+            pool.backOff(until: (now + delay).unixMilliseconds)
             scheduleRetryTimer(pool)
         case .scheduleProbe:
-            pool.retryTimer?.cancel()
-            pool.retryTimer = nil
-            pool.probeTimer?.cancel()
-            pool.probeTimer = scheduler.schedule(at: now + pool.configuration.retry.probeInterval) {
-                [weak self, weak reference = pool.reference] in
-                guard let self, let pool = reference?.pool else { return }
-                pool.probeTimer = nil
-                self.perform(pool.fill.probeTimerFired(), for: pool)
-            }
+            pool.cancelRetry()
+            pool.probeScheduled(
+                scheduler.schedule(at: now + pool.configuration.retry.probeInterval) {
+                    [weak self, weak reference = pool.reference] in
+                    guard let self, let pool = reference?.pool else { return }
+                    self.perform(pool.probeTimerFired(), for: pool)
+                })
         case .cancelRetry:
-            pool.retryTimer?.cancel()
-            pool.retryTimer = nil
+            pool.cancelRetry()
         case .resume:
-            pool.probeTimer?.cancel()
-            pool.probeTimer = nil
+            pool.cancelProbe()
             topUp(pool, trigger: .automatic)
         case .topUp:
             topUp(pool, trigger: .automatic)
@@ -304,17 +278,18 @@ extension NativeAdvertisementLoader {
     /// (Re)schedules the pool's retry timer at its backoff's end (``AdPool/notBefore``): a
     /// failure meanwhile that pushed the end later (a longer `Retry-After`) moves the retry too.
     func scheduleRetryTimer(_ pool: AdPool) {
-        pool.retryTimer?.cancel()
-        pool.retryTimer = scheduler.schedule(at: AdInstant(unixMilliseconds: pool.notBefore)) {
-            [weak self, weak reference = pool.reference] in
-            guard let self, let pool = reference?.pool else { return }
-            pool.retryTimer = nil
-            if self.now.unixMilliseconds < pool.notBefore {
-                self.scheduleRetryTimer(pool)
-                return
-            }
-            self.perform(pool.fill.retryTimerFired(), for: pool)
-        }
+        pool.cancelRetry()
+        pool.retryScheduled(
+            scheduler.schedule(at: AdInstant(unixMilliseconds: pool.notBefore)) {
+                [weak self, weak reference = pool.reference] in
+                guard let self, let pool = reference?.pool else { return }
+                pool.retryTimerFired()
+                if self.now.unixMilliseconds < pool.notBefore {
+                    self.scheduleRetryTimer(pool)
+                    return
+                }
+                self.perform(pool.retryDue(), for: pool)
+            })
     }
 
     /// `delay * multiplier^attempt`, capped at `maximumDelay`, spread by ± `jitter`.

@@ -15,7 +15,7 @@ extension NativeAdvertisementLoader {
             let record = pool[lease.adHandle]
             switch record.state {
             case .leased where isLendable(expiresAt: record.ad.expiresAt, in: pool):
-                pool.stats.borrowHits += 1
+                pool.countHit()
                 let expiresAt = leaseExpiry(of: record.ad, in: pool)
                 if expiresAt != lease.expiresAt {
                     leases.renew(leaseHandle, expiresAt: expiresAt)
@@ -39,9 +39,7 @@ extension NativeAdvertisementLoader {
         let leaseHandle = leases.insert(
             LeaseTable.Record(id: 0, pool: pool, adHandle: adHandle, slot: slot, expiresAt: expiresAt), ids: ids)
         let leaseID = leases[leaseHandle].id
-        pool.lease(adHandle, to: leaseHandle)
-        if let slot { pool.slots[slot] = leaseHandle }
-        pool.stats.borrowHits += 1
+        pool.lend(adHandle, to: leaseHandle, slot: slot)
         scheduleLeaseTimer()
         let ad = pool[adHandle].ad
         emit(.leased, pool) {
@@ -81,45 +79,21 @@ extension NativeAdvertisementLoader {
         case .adDropped: leases.noteEnded(lease.id, .dropped)
         }
         let pool = lease.pool
-        if let slot = lease.slot, pool.slots[slot] == leaseHandle { pool.slots[slot] = nil }
         let shown = end.shown
-        if shown { pool[lease.adHandle].ad.showCount += 1 }
-        let record = pool[lease.adHandle]
         // Settle the ad first so that observers of these events see consistent stats.
-        let drop: AdDropReason?
-        switch record.state {
-        case .leasedPendingDrop(let held, let reason):
-            assert(held == leaseHandle, "ad leased under another lease")
-            drop = reason
-        case .leased(let held):
-            assert(held == leaseHandle, "ad leased under another lease")
-            if shown && record.ad.showCount >= pool.configuration.showCountThreshold {
-                drop = .consumed
-            } else if !isLendable(expiresAt: record.ad.expiresAt, in: pool) {
-                // Less than the minimum remaining life left: it could not be lent again.
-                drop = .expired
-            } else {
-                drop = nil
-            }
-        case .available:
-            preconditionFailure("lease \(lease.id) held an available ad")
-        }
-        if let drop {
-            pool.discard(lease.adHandle)
-            pool.countDropped(drop)
-        } else {
-            pool.makeAvailable(lease.adHandle)
-            scheduleSweep(pool)
-        }
+        let settled = pool.leaseEnded(
+            lease.adHandle, lease: leaseHandle, slot: lease.slot, shown: shown, at: now.unixMilliseconds)
+        let drop = settled.drop
+        if drop == nil { scheduleSweep(pool) }
         emit(.returned, pool) {
-            $0.adID = record.ad.id
+            $0.adID = settled.ad.id
             $0.leaseID = lease.id
             $0.slot = lease.slot
             $0.shown = shown
             $0.reason = end.eventReason
         }
-        if shown { pool.source.adShown(record.ad) }
-        if let drop { reportDropped(record.ad, from: pool, reason: drop, note: end.invalidates ? note : nil) }
+        if shown { pool.source.adShown(settled.ad) }
+        if let drop { reportDropped(settled.ad, from: pool, reason: drop, note: end.invalidates ? note : nil) }
         switch end {
         case .returned, .invalidated, .reclaimed:
             if drop == nil {
@@ -139,13 +113,6 @@ extension NativeAdvertisementLoader {
         }
     }
 
-    /// Marks every leased ad of `pool` for removal for `reason` when its lease ends.
-    func markLeasedAds(of pool: AdPool, reason: AdDropReason) {
-        for leaseHandle in leases.allHandles where leases[leaseHandle].pool === pool {
-            pool.markPendingDrop(leases[leaseHandle].adHandle, reason: reason)
-        }
-    }
-
     /// Parks a borrow until an ad can be lent or `wait` passes.
     func park(
         in pool: AdPool, slot: String?, exclusion: AdExclusion? = nil, wait: Duration,
@@ -153,13 +120,12 @@ extension NativeAdvertisementLoader {
     ) -> ParkedBorrowHandle {
         let handle = ParkedBorrowHandle(slot: slot, exclusion: exclusion, whenServed: whenServed) {
             [weak reference = pool.reference] _ in
-            reference?.pool.parked.noteWithdrawn()
+            reference?.pool.parkedBorrowWithdrawn()
         }
-        pool.parked.append(handle)
+        pool.park(handle)
         handle.timer = scheduler.schedule(at: now + wait) { [weak reference = pool.reference, weak handle] in
             guard let pool = reference?.pool, let handle, let whenServed = handle.take() else { return }
-            pool.parked.noteWithdrawn()
-            pool.stats.borrowMisses += 1
+            pool.parkedBorrowTimedOut()
             whenServed(.noAdYet)
         }
         return handle
@@ -167,15 +133,15 @@ extension NativeAdvertisementLoader {
 
     /// Lends to parked borrows, oldest first, while ads can be lent.
     func serveParked(_ pool: AdPool) {
-        while pool.enabled, let first = pool.parked.first() {
+        while pool.enabled, let first = pool.firstParked() {
             purgeExpired(pool)
             guard slotHoldsValidLease(pool, first.slot) || hasLendableAd(pool) else { return }
-            _ = pool.parked.removeFirst()
+            _ = pool.takeFirstParked()
             guard let whenServed = first.take() else { continue }
             guard let result = lend(from: pool, slot: first.slot, excluding: first.exclusion) else {
                 // The slot's lease had expired and nothing else is available, or nothing
                 // available passes the borrow's exclusion.
-                pool.stats.borrowMisses += 1
+                pool.countMiss()
                 whenServed(.noAdYet)
                 continue
             }
@@ -206,7 +172,7 @@ extension NativeAdvertisementLoader {
         leaseTimer = nil
         leaseTimerDeadline = nil
         while let handle = leases.firstDue(at: now) {
-            leases[handle].pool.stats.leasesReclaimed += 1
+            leases[handle].pool.countReclaim()
             endLease(handle, .reclaimed)
         }
         scheduleLeaseTimer()

@@ -72,8 +72,7 @@ extension NativeAdvertisementLoader {
             let victim = candidates[chosen.index]
             let expiresAt = AdInstant(unixMilliseconds: chosen.deadline)
             let reason: AdDropReason = isLendable(expiresAt: expiresAt, in: victim) ? .memoryBudget : .expired
-            let ad = victim.discard(victim.available.first!.handle)
-            victim.countDropped(reason)
+            let ad = victim.dropAvailable(victim.available.first!.handle, reason: reason)
             reportDropped(ad, from: victim, reason: reason)
             dropped += 1
         }

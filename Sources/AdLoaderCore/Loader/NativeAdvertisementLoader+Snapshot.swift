@@ -100,8 +100,9 @@ extension NativeAdvertisementLoader {
                 }
             }
             if isNew {
-                pool.demand = DemandEstimate(snapshot.demand, now: nowMilliseconds)
-                pool.prefetchWanted = min(max(0, snapshot.prefetchWanted), configuration.maximumRetainedAdvertisements)
+                pool.restoreDemand(
+                    snapshot.demand, prefetchWanted: snapshot.prefetchWanted,
+                    maximum: configuration.maximumRetainedAdvertisements, at: nowMilliseconds)
             }
             touched[ObjectIdentifier(pool)] = pool
             // A pool that was there already may hold these ads (the same snapshot restored
@@ -148,8 +149,7 @@ extension NativeAdvertisementLoader {
                     LeaseTable.Record(
                         id: leased.leaseID, pool: pool, adHandle: adHandle, slot: leased.slot, expiresAt: expiresAt),
                     ids: ids)
-                pool.lease(adHandle, to: leaseHandle)
-                if let slot = leased.slot, pool.slots[slot] == nil { pool.slots[slot] = leaseHandle }
+                pool.reopen(adHandle, to: leaseHandle, slot: leased.slot)
                 var pendingDrop = leased.pendingDrop
                 if pendingDrop == nil,
                     !ad.creative.fits(configuration.format) || isCreativeBlocked(ad, loader: pool.loader)
@@ -167,7 +167,7 @@ extension NativeAdvertisementLoader {
         // Leases that ended meanwhile end now, as the lease timer would have ended them.
         for handle in due {
             let pool = leases[handle].pool
-            pool.stats.leasesReclaimed += 1
+            pool.countReclaim()
             result.reclaimed += 1
             switch endLease(handle, .reclaimed) {
             case .backInPool: result.ads += 1
@@ -195,8 +195,7 @@ extension NativeAdvertisementLoader {
         if ad.showCount < 0 { ad.showCount = 0 }
         if let state = pooled.sourceState { ad.sourceContext = pool.source.restoreContext(from: state, for: ad) }
         ids.noteRestored(adID: ad.id)
-        pool.stats.loaded += 1
-        pool.noteAdLife(ad.expiresAt.unixMilliseconds - ad.loadedAt.unixMilliseconds)
+        pool.adArrived(lifeMilliseconds: ad.expiresAt.unixMilliseconds - ad.loadedAt.unixMilliseconds)
         return ad
     }
 }

@@ -51,8 +51,7 @@ extension NativeAdvertisementLoader {
                 snapshot.ads.lazy.filter { held.contains($0.ad.id) }.count
                 + snapshot.leases.lazy.filter { held.contains($0.pooled.ad.id) }.count
             let open = snapshot.leases.lazy.filter { self.leases.handle(forID: $0.leaseID, ids: self.ids) != nil }.count
-            pool.stats.restoredAds += UInt64(ads)
-            pool.stats.restoredLeases += UInt64(open)
+            pool.countRestored(ads: ads, leases: open)
         }
         return result
     }

@@ -182,8 +182,7 @@ public final class NativeAdvertisementLoader {
         }
         try requireEnabled(entry)
         let pool = try pool(for: entry, key: PoolKey(adUnitID: adUnitID, consentClass: consentClass))
-        pool.prefetchWanted = count
-        pool.lastDemandAt = now.unixMilliseconds
+        pool.prefetchArrived(count: count, at: now.unixMilliseconds)
         purgeExpired(pool)
         let requested = topUp(pool, trigger: .explicit, amount: .complete)
         return PrefetchResult(available: pool.available.count, inFlight: pool.inFlight, requested: requested)
@@ -252,21 +251,17 @@ public final class NativeAdvertisementLoader {
         try requireEnabled(entry)
         let pool = try pool(for: entry, key: PoolKey(adUnitID: adUnitID, consentClass: consentClass))
         let nowMilliseconds = now.unixMilliseconds
-        pool.lastDemandAt = nowMilliseconds
+        pool.demandArrived(at: nowMilliseconds)
         let slot = slot?.isEmpty == true ? nil : slot
         if let result = lend(from: pool, slot: slot, excluding: exclusion) {
-            if case .leased(_, reused: false) = result {
-                pool.demand.noteBorrow(at: nowMilliseconds)
-                if pool.prefetchWanted > 0 { pool.prefetchWanted -= 1 }
-            }
+            if case .leased(_, reused: false) = result { pool.freshLeaseLent(at: nowMilliseconds) }
             topUp(pool, trigger: .explicit)
             return .answered(result)
         }
-        pool.demand.noteBorrow(at: nowMilliseconds)
         // A miss: the pool's next request is for a cell on screen (on-screen first).
-        pool.onScreenMiss = true
+        pool.borrowMissed(at: nowMilliseconds)
         if wait == .zero || !mayPark {
-            pool.stats.borrowMisses += 1
+            pool.countMiss()
             topUp(pool, trigger: .explicit)
             return wait == .zero ? .answered(.noAdYet) : .parkingRefused
         }
@@ -274,8 +269,7 @@ public final class NativeAdvertisementLoader {
         topUp(pool, trigger: .explicit)
         if let error = failureWithNothingComing(pool), handle.take() != nil {
             // Fail fast: the source cannot be reached (nothing loads) and nothing is in flight.
-            pool.parked.noteWithdrawn()
-            pool.stats.borrowMisses += 1
+            pool.parkedBorrowTimedOut()
             return .answered(.upstreamFailed(error))
         }
         return .parked(handle)
@@ -398,7 +392,7 @@ public final class NativeAdvertisementLoader {
         guard entry.configuration.enabled != enabled else { return }
         entry.configuration.enabled = enabled
         for pool in sortedPools(of: entry) {
-            pool.enabled = enabled
+            pool.setEnabled(enabled)
             if !enabled { drain(pool, reason: .disabled) }
         }
         emitLoaderChanged(loader, enabled ? .enabled : .disabled)
@@ -425,7 +419,7 @@ public final class NativeAdvertisementLoader {
         }
         let allPools = entries.keys.sorted().flatMap { sortedPools(of: entries[$0]!) }
         for pool in allPools {
-            pool.enabled = false
+            pool.setEnabled(false)
             drain(pool, reason: .shutdown)
         }
         for handle in leases.allHandles {
@@ -523,12 +517,12 @@ public final class NativeAdvertisementLoader {
         guard !isShutDown else { return }
         var deadline = AdInstant(unixMilliseconds: pool.lastDemandAt) + pool.configuration.poolRemovalTimeout
         if let notBefore, notBefore > deadline { deadline = notBefore }
-        pool.removalTimer?.cancel()
-        pool.removalTimer = scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
-            guard let self, let pool = reference?.pool else { return }
-            pool.removalTimer = nil
-            self.removeIfIdle(pool)
-        }
+        pool.removalCheckScheduled(
+            scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
+                guard let self, let pool = reference?.pool else { return }
+                pool.removalTimerFired()
+                self.removeIfIdle(pool)
+            })
     }
 
     /// Removes `pool` when it holds nothing and has had no demand for `poolRemovalTimeout`;
@@ -579,21 +573,9 @@ public final class NativeAdvertisementLoader {
     /// Drops a pool's available ads, marks its leased ads for removal, ends its parked
     /// borrows with `.unavailable` and stops its timers and retries.
     func drain(_ pool: AdPool, reason: AdDropReason) {
-        pool.cancelTimers()
-        pool.fill.reset()
-        pool.backoffUntil = 0
-        pool.retryAfterUntil = 0
-        pool.onScreenMiss = false
-        pool.budgetWait = nil  // its queue entry is skipped
-        for handle in pool.availableHandles {
-            let ad = pool.discard(handle)
-            pool.countDropped(reason)
-            reportDropped(ad, from: pool, reason: reason)
-        }
-        markLeasedAds(of: pool, reason: reason)
-        for parked in pool.parked.removeAll() {
-            parked.take()?(.unavailable)
-        }
+        let drained = pool.drain(reason: reason)
+        for ad in drained.ads { reportDropped(ad, from: pool, reason: reason) }
+        for parked in drained.parked { parked.take()?(.unavailable) }
     }
 
     /// Reports an ad that left `pool` for good, already counted (``AdPool/countDropped(_:)``):

@@ -1,7 +1,12 @@
 /// The ads of one (loader, ad unit): available ads in expiry order, leased ads, the slots
 /// holding leases, parked borrows, the fill state and the pool's counters.
 ///
-/// A pool only keeps state; the loader decides when to load, lend, expire and emit events.
+/// A pool is a state machine: its stored properties are `private(set)`, so outside this file
+/// its state changes only through its events (the extension at the end of this file, as far
+/// as `private(set)` reaches), each returning what the loader carries out beyond the pool.
+/// The loader decides when to load, lend, expire and emit events; the pool never calls a
+/// source, a timer or an observer.
+///
 /// Ads live in a ``Slab`` so that heaps and leases refer to them by an ``AdHandle``, and a
 /// retained ad costs its record plus one heap entry.
 ///
@@ -50,68 +55,68 @@ final class AdPool {
     @exclusivity(unchecked) private(set) var lendableMilliseconds: Int64
     /// Set when a reload removed the pool's loader or changed it so that its ads cannot stay:
     /// the pool is drained, out of its loader's table, and kept only until its leases end.
-    @exclusivity(unchecked) var isRetired = false
+    @exclusivity(unchecked) private(set) var isRetired = false
 
     /// Whether the pool loads and lends; mirrors its loader's enabled flag.
     // Stored properties are `@exclusivity(unchecked)`: this object is confined to one loop
     // thread and no method holds an access across a call that re-enters it, so the runtime's
     // dynamic exclusivity checks (swift_beginAccess: ~15% of the daemon's instructions under
     // load, callgrind) only cost time here.
-    @exclusivity(unchecked) var enabled: Bool
-    @exclusivity(unchecked) var stats: PoolStats
-    @exclusivity(unchecked) var inFlight = 0
+    @exclusivity(unchecked) private(set) var enabled: Bool
+    @exclusivity(unchecked) private(set) var stats: PoolStats
+    @exclusivity(unchecked) private(set) var inFlight = 0
     /// Upstream requests sent and not answered yet (at most `maximumConcurrentRequests`).
-    @exclusivity(unchecked) var requestsInFlight = 0
+    @exclusivity(unchecked) private(set) var requestsInFlight = 0
     /// Whether the last top-up wanted more requests than the concurrency limit (the pool's
     /// demand-derived in-flight target or its ceiling) let it send.
-    @exclusivity(unchecked) var heldBackByCap = false
+    @exclusivity(unchecked) private(set) var heldBackByCap = false
     /// The configured cap holding the pool below what its demand asks for, if any (see
     /// ``HoldBack``); nil: nothing binds.
-    @exclusivity(unchecked) var heldBack: HoldBack?
+    @exclusivity(unchecked) private(set) var heldBack: HoldBack?
     /// Since when ``heldBack`` is set, Unix milliseconds.
-    @exclusivity(unchecked) var heldBackSince: Int64 = 0
+    @exclusivity(unchecked) private(set) var heldBackSince: Int64 = 0
     /// Time spent held back before the current spell, milliseconds.
-    @exclusivity(unchecked) var heldBackMilliseconds: Int64 = 0
+    @exclusivity(unchecked) private(set) var heldBackMilliseconds: Int64 = 0
     /// After a failed request, no request goes upstream on any path before the retry delay
     /// has passed (Unix milliseconds); a successful answer ends it (the source answers again).
-    @exclusivity(unchecked) var backoffUntil: Int64 = 0
+    @exclusivity(unchecked) private(set) var backoffUntil: Int64 = 0
     /// The source's `Retry-After`: no request on any path before it, whatever answers meanwhile.
-    @exclusivity(unchecked) var retryAfterUntil: Int64 = 0
+    @exclusivity(unchecked) private(set) var retryAfterUntil: Int64 = 0
     /// No request goes upstream, on any path, before this (Unix milliseconds).
     var notBefore: Int64 { max(backoffUntil, retryAfterUntil) }
     /// A borrow missed (answered no ad, was refused parking, or parked) and no request was
     /// sent since: the pool has on-screen demand (see ``hasOnScreenDemand``).
-    @exclusivity(unchecked) var onScreenMiss = false
+    @exclusivity(unchecked) private(set) var onScreenMiss = false
     /// The top-up waiting in the source's budget queue, if any (at most one per pool).
-    @exclusivity(unchecked) var budgetWait: BudgetWait?
+    @exclusivity(unchecked) private(set) var budgetWait: BudgetWait?
     /// What the pool tops up to (loaded plus in flight): `maximumRetainedAdvertisements` for
     /// fixed sizing, else refreshed from ``demand`` before each top-up.
-    @exclusivity(unchecked) var target: Int
+    @exclusivity(unchecked) private(set) var target: Int
     /// The measured demand (demand sizing).
-    @exclusivity(unchecked) var demand: DemandEstimate
+    @exclusivity(unchecked) private(set) var demand: DemandEstimate
     /// Ads a Prefetch said the caller will want soon and not yet borrowed: demand sizing
     /// keeps at least this many beyond the leased ones (``refreshTarget(at:)``); each fresh
     /// lease takes one off, a later Prefetch replaces it.
-    @exclusivity(unchecked) var prefetchWanted = 0
+    @exclusivity(unchecked) private(set) var prefetchWanted = 0
     /// Requests the pool's demand asks to keep in flight (``DemandEstimate/inFlightTarget(at:batch:)``),
     /// as of the last top-up.
-    @exclusivity(unchecked) var inFlightTarget = 2
+    @exclusivity(unchecked) private(set) var inFlightTarget = 2
     /// When a borrow or prefetch last named this pool, Unix milliseconds.
-    @exclusivity(unchecked) var lastDemandAt: Int64
+    @exclusivity(unchecked) private(set) var lastDemandAt: Int64
     /// The error of the last failed upstream request, for borrows that fail fast.
-    @exclusivity(unchecked) var lastError: UpstreamError?
-    @exclusivity(unchecked) var fill: FillStateMachine
-    @exclusivity(unchecked) var parked = ParkedBorrowQueue()
+    @exclusivity(unchecked) private(set) var lastError: UpstreamError?
+    @exclusivity(unchecked) private(set) var fill: FillStateMachine
+    @exclusivity(unchecked) private(set) var parked = ParkedBorrowQueue()
     /// slot -> lease handle in the loader's ``LeaseTable``.
-    @exclusivity(unchecked) var slots: [String: LeaseHandle] = [:]
+    @exclusivity(unchecked) private(set) var slots: [String: LeaseHandle] = [:]
 
-    @exclusivity(unchecked) var sweepTimer: (any ScheduledTask)?
+    @exclusivity(unchecked) private(set) var sweepTimer: (any ScheduledTask)?
     /// Whether `sweepTimer` is due now, continuing a sweep that hit its per-callback limit.
-    @exclusivity(unchecked) var sweepIsContinuation = false
-    @exclusivity(unchecked) var retryTimer: (any ScheduledTask)?
-    @exclusivity(unchecked) var probeTimer: (any ScheduledTask)?
+    @exclusivity(unchecked) private(set) var sweepIsContinuation = false
+    @exclusivity(unchecked) private(set) var retryTimer: (any ScheduledTask)?
+    @exclusivity(unchecked) private(set) var probeTimer: (any ScheduledTask)?
     /// Checks, once the pool may have been idle long enough, whether it can be removed.
-    @exclusivity(unchecked) var removalTimer: (any ScheduledTask)?
+    @exclusivity(unchecked) private(set) var removalTimer: (any ScheduledTask)?
 
     @exclusivity(unchecked) private var records = Slab<AdHandle, Record>()
     /// Available ads by expiry: the soonest to expire is lent first and swept first.
@@ -228,11 +233,12 @@ final class AdPool {
         target = min(configuration.poolBound, leasedCount + max(stock, prefetchWanted))
     }
 
-    /// The record of a live handle. Mutations through it edit the record in place (no copy
-    /// of the ad and its strings).
-    subscript(handle: AdHandle) -> Record {
-        get { records[handle] }
-        _modify { yield &records[handle] }
+    /// The record of a live handle (read only: the pool's events change records).
+    subscript(handle: AdHandle) -> Record { records[handle] }
+
+    /// Counts a show of the leased ad `handle` (edits the record in place).
+    func noteShown(_ handle: AdHandle) {
+        records[handle].ad.showCount += 1
     }
 
     /// Stores a freshly loaded ad as available.
@@ -347,5 +353,428 @@ final class AdPool {
         probeTimer = nil
         removalTimer?.cancel()
         removalTimer = nil
+    }
+}
+
+/// The pool's events: the only way its state changes from outside this file (its stored
+/// properties are `private(set)`, so the compiler holds the loader to these methods).
+///
+/// Each method takes one event (a borrow arrived, a fill answered, a lease ended, a timer
+/// fired, ...), settles the pool's own state, and returns what the loader has to carry out
+/// beyond the pool: a fill action (``FillStateMachine/Action``), the ad a lease end settled
+/// and whether it is dropped (``LeaseSettlement``), the ads and parked borrows a drain let go
+/// (``Drained``), whether a hold-back changed. The loader executes those (timers, the source,
+/// events, notices, parked borrows' callbacks); the pool never calls out.
+extension AdPool {
+    // MARK: Demand
+
+    /// A borrow or a feed plan named the pool at `now` (Unix ms): it is not idle.
+    func demandArrived(at now: Int64) {
+        lastDemandAt = now
+    }
+
+    /// A Prefetch named the pool at `now`, announcing `count` ads the caller will want soon.
+    func prefetchArrived(count: Int, at now: Int64) {
+        prefetchWanted = count
+        lastDemandAt = now
+    }
+
+    /// A fresh lease was lent at `now` to a borrow or a feed position: one borrow of demand,
+    /// and one ad a Prefetch announced is taken. `countsBorrow` false: the demand was counted
+    /// already (a planned position counts when first planned).
+    func freshLeaseLent(at now: Int64, countsBorrow: Bool = true) {
+        if countsBorrow { demand.noteBorrow(at: now) }
+        if prefetchWanted > 0 { prefetchWanted -= 1 }
+    }
+
+    /// A borrow found nothing to lend at `now`: demand, and the pool's next request is for a
+    /// cell on screen (on-screen first, ``hasOnScreenDemand``).
+    func borrowMissed(at now: Int64) {
+        demand.noteBorrow(at: now)
+        onScreenMiss = true
+    }
+
+    /// A planned position will be asked for at `now`.
+    func positionPlanned(at now: Int64) {
+        demand.noteBorrow(at: now)
+    }
+
+    /// A visible feed position stays empty: a miss, and on-screen demand.
+    func positionMissed() {
+        stats.borrowMisses += 1
+        onScreenMiss = true
+    }
+
+    /// The feed planner held positions back by its rules: keep at least `wanted` ads (within
+    /// `maximum`) so that more come beyond the ones the rules exclude.
+    func wantsAtLeast(_ wanted: Int, maximum: Int) {
+        prefetchWanted = min(maximum, max(prefetchWanted, wanted))
+    }
+
+    /// A borrow answered with no ad (not parked, or parked and then failed or timed out).
+    func countMiss() {
+        stats.borrowMisses += 1
+    }
+
+    // MARK: Lending
+
+    /// A borrow renewed the lease its slot holds.
+    func countHit() {
+        stats.borrowHits += 1
+    }
+
+    /// Lends the available ad `handle` under `lease` for `slot` (nil: none) and counts the hit.
+    func lend(_ handle: AdHandle, to lease: LeaseHandle, slot: String?) {
+        self.lease(handle, to: lease)
+        if let slot { slots[slot] = lease }
+        stats.borrowHits += 1
+    }
+
+    /// Reopens a restored lease of the ad `handle` (inserted available just before): leased,
+    /// and holding `slot` unless that slot holds another lease by now. Counts no hit.
+    func reopen(_ handle: AdHandle, to lease: LeaseHandle, slot: String?) {
+        self.lease(handle, to: lease)
+        if let slot, slots[slot] == nil { slots[slot] = lease }
+    }
+
+    /// What ending a lease did to its ad.
+    struct LeaseSettlement {
+        /// The ad as it was when the lease ended (its show counted).
+        var ad: Ad
+        /// Why the ad left the pool (counted already), nil: it is available again.
+        var drop: AdDropReason?
+    }
+
+    /// The lease `lease` of the ad `handle` for `slot` ended at `now` (Unix ms), `shown` or
+    /// not: the slot is freed, a show counted, and the ad settled: dropped (consumed at the
+    /// show threshold, expired when it could not be lent again, or the reason it was marked
+    /// with while leased; counted) or available again.
+    func leaseEnded(_ handle: AdHandle, lease: LeaseHandle, slot: String?, shown: Bool, at now: Int64)
+        -> LeaseSettlement
+    {
+        if let slot, slots[slot] == lease { slots[slot] = nil }
+        if shown { noteShown(handle) }
+        let record = self[handle]
+        let drop: AdDropReason?
+        switch record.state {
+        case .leasedPendingDrop(let held, let reason):
+            assert(held == lease, "ad leased under another lease")
+            drop = reason
+        case .leased(let held):
+            assert(held == lease, "ad leased under another lease")
+            if shown && record.ad.showCount >= configuration.showCountThreshold {
+                drop = .consumed
+            } else if !isLendable(expiresAt: record.ad.expiresAt, at: now) {
+                // Less than the minimum remaining life left: it could not be lent again.
+                drop = .expired
+            } else {
+                drop = nil
+            }
+        case .available:
+            preconditionFailure("a lease held an available ad")
+        }
+        if let drop {
+            discard(handle)
+            countDropped(drop)
+        } else {
+            makeAvailable(handle)
+        }
+        return LeaseSettlement(ad: record.ad, drop: drop)
+    }
+
+    /// The lease timeout (or its ad's expiry) ended one of the pool's leases.
+    func countReclaim() {
+        stats.leasesReclaimed += 1
+    }
+
+    /// Whether an ad expiring at `expiresAt` has at least the minimum remaining life left at
+    /// `now` (Unix ms).
+    @inline(__always)
+    func isLendable(expiresAt: AdInstant, at now: Int64) -> Bool {
+        now &+ minimumLifeMilliseconds < expiresAt.unixMilliseconds
+    }
+
+    // MARK: Parked borrows
+
+    /// A borrow parks, waiting for an ad.
+    func park(_ handle: ParkedBorrowHandle) {
+        parked.append(handle)
+    }
+
+    /// The oldest parked borrow still waiting, left in the queue.
+    func firstParked() -> ParkedBorrowHandle? {
+        parked.first()
+    }
+
+    /// Takes the oldest parked borrow still waiting out of the queue.
+    func takeFirstParked() -> ParkedBorrowHandle? {
+        parked.removeFirst()
+    }
+
+    /// A parked borrow was cancelled by its caller (it stays a dead entry in the queue).
+    func parkedBorrowWithdrawn() {
+        parked.noteWithdrawn()
+    }
+
+    /// A parked borrow's wait passed: withdrawn, and a miss.
+    func parkedBorrowTimedOut() {
+        parked.noteWithdrawn()
+        stats.borrowMisses += 1
+    }
+
+    /// Takes every parked borrow still waiting out of the queue, oldest first (they fail:
+    /// nothing can come for them).
+    func takeAllParked() -> [ParkedBorrowHandle] {
+        parked.removeAll()
+    }
+
+    // MARK: Upstream requests
+
+    /// One upstream request for `count` ads was sent: they count as in flight (and against
+    /// the memory budget) until the source answers.
+    func requestSent(count: Int) {
+        onScreenMiss = false
+        inFlight += count
+        memory.held += count
+        requestsInFlight += 1
+        stats.upstreamRequests += 1
+    }
+
+    /// The source answered a request for `asked` ads (ads or a failure): no longer in flight.
+    func requestAnswered(asked: Int) {
+        inFlight -= asked
+        memory.held -= asked
+        requestsInFlight -= 1
+    }
+
+    /// An ad arrived whose life is `lifeMilliseconds` from load to expiry (or was restored).
+    func adArrived(lifeMilliseconds: Int64) {
+        stats.loaded += 1
+        noteAdLife(lifeMilliseconds)
+    }
+
+    /// An ad arrived with less than the minimum remaining life left (dropped as expired).
+    func countExpiredOnArrival() {
+        stats.expiredOnArrival += 1
+    }
+
+    /// A request for `asked` ads, sent `latencyMilliseconds` ago, was answered with `accepted`
+    /// ads: the demand estimate learns, the last error and the failure backoff end (the
+    /// source answers again; a `Retry-After` still holds).
+    func fillAnswered(asked: Int, accepted: Int, latencyMilliseconds: Int64) {
+        demand.noteLatency(milliseconds: latencyMilliseconds)
+        demand.noteAnswer(asked: asked, accepted: accepted)
+        lastError = nil
+        backoffUntil = 0
+    }
+
+    /// The fill state after an answer (``FillStateMachine/loadSucceeded()``).
+    func fillSucceeded() -> FillStateMachine.Action {
+        fill.loadSucceeded()
+    }
+
+    /// A request failed with `error`: counted and kept for borrows that fail fast.
+    func fillFailed(_ error: UpstreamError) {
+        stats.upstreamFailures += 1
+        lastError = error
+    }
+
+    /// Settles a failure of a pool still loading at `now` (Unix ms): the source's
+    /// `Retry-After` holds every path; the fill state decides (``FillStateMachine/loadFailed(_:probe:)``);
+    /// unless a retry is scheduled (its timer sets the backoff), borrows and prefetches wait
+    /// out `retryDelay` too, until an answer comes.
+    func failureSettled(_ error: UpstreamError, probe: Bool, at now: AdInstant) -> FillStateMachine.Action {
+        let retryAfter = error.retryAfter ?? .zero
+        if retryAfter > .zero {
+            retryAfterUntil = max(retryAfterUntil, (now + retryAfter).unixMilliseconds)
+        }
+        let action = fill.loadFailed(error.code, probe: probe)
+        if case .scheduleRetry = action {
+            // The retry timer sets the backoff: its own delay.
+        } else {
+            backoffUntil = max(backoffUntil, (now + configuration.retry.delay).unixMilliseconds)
+        }
+        return action
+    }
+
+    /// No request goes upstream before `until` (Unix ms): a retry's delay.
+    func backOff(until: Int64) {
+        backoffUntil = max(backoffUntil, until)
+    }
+
+    /// A top-up wanted `refused` more ads than the memory budget had room for.
+    func countBudgetRefused(_ refused: Int) {
+        stats.budgetRefused += UInt64(refused)
+    }
+
+    /// Whether the last top-up wanted more requests than the concurrency limit let it send.
+    func noteHeldBackByCap(_ held: Bool) {
+        heldBackByCap = held
+    }
+
+    /// The configured cap holding the pool back is `reason` from `now` (Unix ms; nil: none):
+    /// the time held back accumulates. Returns whether it changed (the loader tells observers).
+    func heldBackChanged(to reason: HoldBack?, at now: Int64) -> Bool {
+        guard heldBack != reason else { return false }
+        if heldBack != nil { heldBackMilliseconds += max(0, now - heldBackSince) }
+        heldBack = reason
+        heldBackSince = now
+        return true
+    }
+
+    /// Waits in the source's request-rate queue with `wait`: returns true when the pool
+    /// joins the queue, false when it waits already (the waits merge).
+    func waitForBudget(_ wait: BudgetWait) -> Bool {
+        guard budgetWait != nil else {
+            budgetWait = wait
+            return true
+        }
+        budgetWait!.merge(wait.trigger, wait.amount)
+        return false
+    }
+
+    /// The pool's turn in the source's queue came: its wait, taken (nil: none any more).
+    func takeBudgetWait() -> BudgetWait? {
+        defer { budgetWait = nil }
+        return budgetWait
+    }
+
+    // MARK: Timers
+
+    /// The sweep timer is `task`, due at once when `continuation` (a sweep hit its limit).
+    func sweepScheduled(_ task: any ScheduledTask, continuation: Bool) {
+        sweepTimer?.cancel()
+        sweepTimer = task
+        sweepIsContinuation = continuation
+    }
+
+    /// The sweep timer fired.
+    func sweepTimerFired() {
+        sweepTimer = nil
+        sweepIsContinuation = false
+    }
+
+    /// The retry timer is `task` (one pending before is cancelled).
+    func retryScheduled(_ task: any ScheduledTask) {
+        retryTimer?.cancel()
+        retryTimer = task
+    }
+
+    /// The retry timer fired.
+    func retryTimerFired() {
+        retryTimer = nil
+    }
+
+    /// A retry is due (the backoff passed): what the fill state does now.
+    func retryDue() -> FillStateMachine.Action {
+        fill.retryTimerFired()
+    }
+
+    /// Cancels a pending retry timer.
+    func cancelRetry() {
+        retryTimer?.cancel()
+        retryTimer = nil
+    }
+
+    /// The probe timer is `task`: a pending retry and probe are cancelled.
+    func probeScheduled(_ task: any ScheduledTask) {
+        cancelRetry()
+        probeTimer?.cancel()
+        probeTimer = task
+    }
+
+    /// The probe timer fired: what the fill state does now.
+    func probeTimerFired() -> FillStateMachine.Action {
+        probeTimer = nil
+        return fill.probeTimerFired()
+    }
+
+    /// Cancels a pending probe (the source answers again).
+    func cancelProbe() {
+        probeTimer?.cancel()
+        probeTimer = nil
+    }
+
+    /// The removal check is `task` (one pending before is cancelled).
+    func removalCheckScheduled(_ task: any ScheduledTask) {
+        removalTimer?.cancel()
+        removalTimer = task
+    }
+
+    /// The removal check fired.
+    func removalTimerFired() {
+        removalTimer = nil
+    }
+
+    // MARK: Expiry, eviction, invalidation
+
+    /// Takes the available ad `handle` out for `reason` (counted) and returns it.
+    func dropAvailable(_ handle: AdHandle, reason: AdDropReason) -> Ad {
+        let ad = discard(handle)
+        countDropped(reason)
+        return ad
+    }
+
+    // MARK: Enable, disable, retire, drain
+
+    /// The loader was enabled or disabled.
+    func setEnabled(_ enabled: Bool) {
+        self.enabled = enabled
+    }
+
+    /// A reload removed or replaced the pool's loader: it stops loading and lending, out of
+    /// its loader's table, kept only by its leases until they end.
+    func retire() {
+        enabled = false
+        isRetired = true
+    }
+
+    /// What a drain let go, for the loader to report and answer.
+    struct Drained {
+        /// The available ads dropped (counted), each to report.
+        var ads: [Ad]
+        /// The borrows that were parked, to end with `.unavailable`.
+        var parked: [ParkedBorrowHandle]
+    }
+
+    /// Drops the available ads for `reason`, marks leased ones to be removed for it when their
+    /// leases end, takes the parked borrows out, cancels the timers and resets the fill state
+    /// and backoff; the budget queue entry, if any, is skipped.
+    func drain(reason: AdDropReason) -> Drained {
+        cancelTimers()
+        fill.reset()
+        backoffUntil = 0
+        retryAfterUntil = 0
+        onScreenMiss = false
+        budgetWait = nil
+        var ads: [Ad] = []
+        ads.reserveCapacity(available.count)
+        for handle in availableHandles { ads.append(dropAvailable(handle, reason: reason)) }
+        markLeasedAds(reason: reason)
+        return Drained(ads: ads, parked: parked.removeAll())
+    }
+
+    /// Marks every leased ad to be removed for `reason` when its lease ends.
+    func markLeasedAds(reason: AdDropReason) {
+        var leased: [AdHandle] = []
+        forEachRecord { handle, record in
+            if record.state != .available { leased.append(handle) }
+        }
+        for handle in leased { markPendingDrop(handle, reason: reason) }
+    }
+
+    // MARK: Restore
+
+    /// A pool created by a restore takes the snapshot's demand estimate and Prefetch count
+    /// (within `maximum`).
+    func restoreDemand(_ snapshot: PoolSnapshot.Demand, prefetchWanted: Int, maximum: Int, at now: Int64) {
+        demand = DemandEstimate(snapshot, now: now)
+        self.prefetchWanted = min(max(0, prefetchWanted), maximum)
+    }
+
+    /// A suspension's restore brought back `ads` ads and `leases` open leases.
+    func countRestored(ads: Int, leases: Int) {
+        stats.restoredAds += UInt64(ads)
+        stats.restoredLeases += UInt64(leases)
     }
 }
