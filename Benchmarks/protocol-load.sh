@@ -19,6 +19,9 @@
 #                here); may be given several times
 #   --adloaderd-label NAME  how the tables name the binary given just before (default:
 #                compared, compared2, ...)
+#   --store-off  also run the binary built here with `--pool-store off`, labelled store-off
+#                (the pool store's cost: every daemon else keeps its pool store, write-through
+#                journal included, in its own file under the work directory)
 #
 # Writes DIR/protocol-load.csv (every run), DIR/protocol-load.json (medians and ratios) and,
 # with gnuplot, DIR/protocol-load.png. Only 127.0.0.1 is used. All servers stop on exit.
@@ -35,6 +38,7 @@ PIN=0
 OUT="$ROOT/bench-results"
 COMPARE_BINS=()
 COMPARE_LABELS=()
+STORE_OFF=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --smoke) SMOKE=1 ;;
@@ -49,7 +53,8 @@ while [ $# -gt 0 ]; do
         --adloaderd-label)
             [ ${#COMPARE_LABELS[@]} -gt 0 ] || { echo "protocol-load.sh: --adloaderd-label before any --adloaderd" >&2; exit 2; }
             COMPARE_LABELS[$((${#COMPARE_LABELS[@]} - 1))]=$2; shift ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --store-off) STORE_OFF=1 ;;
+        -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "protocol-load.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -107,6 +112,13 @@ done
 TICKS_PER_SECOND=$(getconf CLK_TCK)
 
 WORK=$(mktemp -d /tmp/protocol-load.XXXXXX)
+if [ "$STORE_OFF" = 1 ]; then
+    # The same binary, pool store off: exec keeps the pid whose CPU is read.
+    printf '#!/bin/sh\nexec "%s" "$@" --pool-store off\n' "$BIN/adloaderd" > "$WORK/adloaderd-store-off"
+    chmod +x "$WORK/adloaderd-store-off"
+    COMPARE_BINS+=("$WORK/adloaderd-store-off")
+    COMPARE_LABELS+=(store-off)
+fi
 declare -A PID_OF PORT_OF
 REDIS_PID=""
 stop() {
@@ -144,7 +156,8 @@ EOF
 # start_daemon NAME BIN: starts a daemon, records its pid and port under NAME.
 start_daemon() {
     local name=$1 bin=$2 pid port=""
-    "${SERVER_CPU[@]}" "$bin" --config "$WORK/adloaderd.json" > "$WORK/$name.out" 2> "$WORK/$name.err" &
+    "${SERVER_CPU[@]}" "$bin" --config "$WORK/adloaderd.json" --pool-store-path "$WORK/$name-pools.sqlite" \
+        > "$WORK/$name.out" 2> "$WORK/$name.err" &
     pid=$!
     PID_OF[$name]=$pid
     for _ in $(seq 1 100); do

@@ -15,7 +15,13 @@ final class DaemonUnderTest: @unchecked Sendable {
         logURL = directory.appendingPathComponent("soak-\(label)-daemon.log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--config", configURL.path, "--port", "0", "--shutdown-grace-period", "2s"]
+        // The pool store on, as in production (the default), write-through journal included,
+        // in the soak's directory: its growth and its checkpoints are part of what is measured.
+        let store = directory.appendingPathComponent("soak-\(label)-pools.sqlite").path
+        process.arguments = [
+            "--config", configURL.path, "--port", "0", "--shutdown-grace-period", "2s", "--pool-store", "sqlite",
+            "--pool-store-path", store,
+        ]
         var environment = ProcessInfo.processInfo.environment
         environment["ADLOADERD_LOG_LEVEL"] = "warning"
         process.environment = environment

@@ -74,6 +74,9 @@ public final class Daemon {
     let sourceContext: DemandSourceContext
     /// What a restart keeps (the notice outbox); nil with `poolStore.type` off.
     let poolStore: SQLitePoolStore?
+    /// The pool store's journal (write-through, for a crash); nil with the store off.
+    private var journaling: PoolJournaling?
+    private let journalDeferred: UVDeferredWork?
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -190,6 +193,15 @@ public final class Daemon {
                     maxPending: configuration.limits.maxConnections,
                     logger: logger)
                 : nil
+            if let poolStore {
+                let deferred = try UVDeferredWork(loop: loop)
+                journalDeferred = deferred
+                journaling = PoolJournaling(
+                    journal: PoolJournal(path: poolStore.path + ".journal", now: { clock.now }), loader: loader,
+                    server: server, store: poolStore, deferred: deferred, logger: logger)
+            } else {
+                journalDeferred = nil
+            }
             self.clock = clock
             self.sourceContext = context
             self.loader = loader
@@ -261,40 +273,105 @@ public final class Daemon {
         }
     }
 
-    /// Takes the suspension the last clean stop left and puts it back into `loader`, before
-    /// any call is served; one log line says what came back (an unreadable one: what failed).
+    /// Puts back what the last run left, before any call is served, and starts the journal:
+    /// the suspension of a clean stop, else the journal of a crash; one log line says what came
+    /// back (an unreadable one: what failed). The journal's first checkpoint holds what was
+    /// restored, and is written before the suspension is deleted: a crash at any point of the
+    /// start finds one of them whole.
     private static func restorePools(
-        into loader: NativeAdvertisementLoader, from store: SQLitePoolStore, clock: any AdClock, logger: Logger
+        into loader: NativeAdvertisementLoader, from store: SQLitePoolStore, journaling: PoolJournaling?,
+        clock: any AdClock, logger: Logger
     ) {
         let started = Self.monotonicMilliseconds()
+        var suspended = false
         do {
-            guard let snapshots = try store.takeSuspension() else { return }
-            let result = loader.restoreSuspension(snapshots)
-            let takenAt = snapshots.map(\.takenAt.unixMilliseconds).max() ?? clock.now.unixMilliseconds
-            logger.info(
-                "pools restored from the pool store",
-                [
-                    "pools": .int(Int64(result.pools)), "ads": .int(Int64(result.ads)),
-                    "leases": .int(Int64(result.leases)),
-                    "expired": .int(Int64(result.expired)), "reclaimedLeases": .int(Int64(result.reclaimed)),
-                    "removed": .int(Int64(result.removed)), "skippedPools": .int(Int64(result.skipped.count)),
-                    "downMs": .int(clock.now.unixMilliseconds - takenAt),
-                    "ms": .int(Self.monotonicMilliseconds() - started),
-                ])
-            for skipped in result.skipped {
-                logger.warning(
-                    "suspended pool not restored",
-                    [
-                        "loader": .string(skipped.loader), "adUnitID": .string(skipped.adUnitID),
-                        "reason": .string(skipped.reason),
-                    ])
+            if let snapshots = try store.loadSuspension() {
+                suspended = true
+                let result = loader.restoreSuspension(snapshots)
+                let takenAt = snapshots.map(\.takenAt.unixMilliseconds).max() ?? clock.now.unixMilliseconds
+                log(
+                    result, "pools restored from the pool store", downMs: clock.now.unixMilliseconds - takenAt,
+                    started: started, logger: logger)
             }
         } catch {
             logger.error("pool store: suspended pools unreadable, starting empty", ["error": .string(error.message)])
         }
+        if let journaling {
+            let path = journaling.journal.path
+            if !suspended {
+                do {
+                    if let replay = try PoolJournal.read(path: path) {
+                        // A renewal after the last write is not journaled: no lease ends before
+                        // a whole timeout from now.
+                        let longest = loader.configurations.values.map(\.leaseTimeout).max() ?? .zero
+                        let snapshots = replay.snapshots(leasesEndNoEarlierThan: clock.now + longest)
+                        let result = loader.restoreSuspension(snapshots)
+                        let writtenAt = replay.lastWrittenAt?.unixMilliseconds ?? clock.now.unixMilliseconds
+                        log(
+                            result, "pools recovered from the pool journal (the last run did not stop cleanly)",
+                            downMs: clock.now.unixMilliseconds - writtenAt, started: started, logger: logger,
+                            replay: replay)
+                    }
+                } catch {
+                    logger.error("pool journal unreadable, starting empty", ["error": .string(error.message)])
+                }
+            }
+            do {
+                try journaling.journal.checkpoint(loader.snapshot())
+            } catch {
+                logger.error(
+                    "pool journal cannot be written: pools are not crash-safe", ["error": .string(error.message)])
+            }
+            journaling.attach()
+        }
+        if suspended {
+            do {
+                try store.deleteSuspension()
+            } catch {
+                logger.error("pool store: the suspension cannot be deleted", ["error": .string(error.message)])
+            }
+        }
     }
 
-    private static func monotonicMilliseconds() -> Int64 {
+    private static func log(
+        _ result: PoolRestoreResult, _ message: String, downMs: Int64, started: Int64, logger: Logger,
+        replay: PoolJournalReplay? = nil
+    ) {
+        let elapsed = Self.monotonicMilliseconds() - started
+        if let replay {
+            logger.warning(
+                message,
+                [
+                    "pools": .int(Int64(result.pools)), "ads": .int(Int64(result.ads)),
+                    "leases": .int(Int64(result.leases)), "expired": .int(Int64(result.expired)),
+                    "reclaimedLeases": .int(Int64(result.reclaimed)), "removed": .int(Int64(result.removed)),
+                    "skippedPools": .int(Int64(result.skipped.count)), "downMs": .int(downMs), "ms": .int(elapsed),
+                    "journalAds": .int(Int64(replay.adCount)), "journalLeases": .int(Int64(replay.leaseCount)),
+                    "frames": .int(Int64(replay.frames)), "cutBytes": .int(Int64(replay.cutBytes)),
+                    "uncertainAds": .int(Int64(replay.unreadableAds)),
+                    "unknownRecords": .int(Int64(replay.unknownRecords)),
+                ])
+        } else {
+            logger.info(
+                message,
+                [
+                    "pools": .int(Int64(result.pools)), "ads": .int(Int64(result.ads)),
+                    "leases": .int(Int64(result.leases)), "expired": .int(Int64(result.expired)),
+                    "reclaimedLeases": .int(Int64(result.reclaimed)), "removed": .int(Int64(result.removed)),
+                    "skippedPools": .int(Int64(result.skipped.count)), "downMs": .int(downMs), "ms": .int(elapsed),
+                ])
+        }
+        for skipped in result.skipped {
+            logger.warning(
+                "suspended pool not restored",
+                [
+                    "loader": .string(skipped.loader), "adUnitID": .string(skipped.adUnitID),
+                    "reason": .string(skipped.reason),
+                ])
+        }
+    }
+
+    static func monotonicMilliseconds() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
@@ -311,11 +388,16 @@ public final class Daemon {
             return
         }
         let started = Self.monotonicMilliseconds()
+        // The suspension replaces the journal: the shutdown's own removals are not journaled.
+        journaling?.detach()
         let snapshots = loader.suspend()
         let leases = snapshots.reduce(0) { $0 + $1.leases.count }
         let ads = snapshots.reduce(0) { $0 + $1.ads.count } + leases
         do {
             let bytes = try poolStore.saveSuspension(snapshots)
+            // Committed: the journal is older now (a crash before this line leaves both, and the
+            // next start takes the suspension).
+            journaling?.journal.remove()
             logger.info(
                 "pools suspended into the pool store",
                 [
@@ -349,6 +431,17 @@ public final class Daemon {
         stops.append(("clock", clock.close))
         // After the sources (stopped before it): their undelivered notices are in it by then.
         if let poolStore { stops.append(("pool store", poolStore.close)) }
+        if let journalDeferred {
+            stops.append(
+                (
+                    "pool journal",
+                    { [unowned self] in
+                        self.journaling?.detach()
+                        self.journaling?.journal.close()
+                        journalDeferred.close()
+                    }
+                ))
+        }
         stops.append(("sources", sourceContext.stopSources))
         // Readiness (the log's, /readyz's) follows the daemon's state, admin listener or not.
         metrics.isServing = { [unowned self] in self.state == .running }
@@ -422,7 +515,9 @@ public final class Daemon {
         loader.leaseReplica = configuration.listeners.replicaIndex ?? LeaseReplica.index(forInstance: instanceName)
         logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(instanceName)])
         // Before the loop runs, after the replica is set: no call is served yet.
-        if let poolStore { Self.restorePools(into: loader, from: poolStore, clock: clock, logger: logger) }
+        if let poolStore {
+            Self.restorePools(into: loader, from: poolStore, journaling: journaling, clock: clock, logger: logger)
+        }
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])
         }

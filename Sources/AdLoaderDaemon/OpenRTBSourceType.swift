@@ -69,6 +69,14 @@ struct OpenRTBSourceType: DemandSourceType {
                 "notices restored from the pool store",
                 ["source": .string(context.sourceName), "notices": .int(Int64(restored))])
         }
+        // Under way when the previous run ended: the exchange may have counted them, so they
+        // are not sent again (a notice is never delivered twice).
+        let uncertain = source.stats.noticesUncertain
+        if uncertain > 0 {
+            context.logger.warning(
+                "notices uncertain after the previous run (in flight when it ended), not sent again",
+                ["source": .string(context.sourceName), "notices": .int(Int64(uncertain))])
+        }
         context.onStop {
             source.close()
             client.close()

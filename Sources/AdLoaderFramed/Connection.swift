@@ -231,6 +231,7 @@ final class Connection: CallResponder {
             outputChanged()
             return
         }
+        server.beforeAnswersLeave?()
         let result = output.withUnsafeBytes { bytes in
             stream.writeNowOrQueue(bytes) { { [weak self] error in self?.writeCompleted(error) } }
         }

@@ -324,6 +324,7 @@ final class GRPCConnection: CallResponder {
             }
         }
         if !output.isEmpty {
+            server.beforeAnswersLeave?()
             let failure = output.withUnsafeBytes { bytes in
                 stream.writeNowOrQueue(bytes) { { [weak self] error in self?.writeCompleted(error) } }
             }

@@ -67,6 +67,19 @@ public struct AdEvent: Hashable, Sendable {
     public var at: AdInstant
     public var loader: String
     public var adUnitID: String
+    /// The pool's consent class (with ``loader`` and ``adUnitID``, the pool's key); "default"
+    /// for loaderChanged events.
+    public var consentClass = "default"
+    /// received, when the ad joined the pool (not when it was dropped on arrival): the ad as
+    /// the pool keeps it, its source context included, for a pool store's journal. Events
+    /// compare it by id (``adID`` says which ad; its context compares by identity).
+    public var ad: Ad? {
+        get { carried?.ad }
+        set { carried = newValue.map(CarriedAd.init) }
+    }
+    private var carried: CarriedAd? = nil
+    /// leased: when the lease ends unless returned or renewed.
+    public var expiresAt: AdInstant? = nil
     /// received, expired, removed, leased, returned.
     public var adID: String? = nil
     /// leased, returned.
@@ -96,4 +109,11 @@ public struct AdEvent: Hashable, Sendable {
         self.loader = loader
         self.adUnitID = adUnitID
     }
+}
+
+/// An event's ad, equal by id: two runs of the same sequence give equal events.
+private struct CarriedAd: Hashable, Sendable {
+    let ad: Ad
+    static func == (a: CarriedAd, b: CarriedAd) -> Bool { a.ad.id == b.ad.id }
+    func hash(into hasher: inout Hasher) { hasher.combine(ad.id) }
 }

@@ -7,10 +7,12 @@ import AdLoaderHTTP
 /// for a minute), then given up and counted. A delivered notice is never sent again.
 ///
 /// At most `queueLimit` notices wait, are in flight or wait for their next try; more are
-/// dropped and counted. With a ``NoticeOutboxStore`` each notice is stored before its first
-/// try and removed once delivered or given up, and ``restore()`` sends the ones a previous
-/// run left (a stop, or a crash): once across restarts, except for a crash after the exchange
-/// answered a notice and before its answer was read (one round trip; the notices in flight).
+/// dropped and counted. With a ``NoticeOutboxStore`` each notice is stored, marked sending,
+/// before each try, stored unmarked when the try failed, and removed once delivered or given
+/// up; ``restore()`` sends the ones a previous run left between tries (a stop, or a crash),
+/// and reports without sending the ones it left during a try (the exchange may have counted
+/// them: ``uncertain``). So a notice is never delivered twice across restarts; what a crash
+/// can cost is the notices in flight at that instant (at most the client's concurrency).
 ///
 /// - Important: loop-confined.
 final class NoticeSender {
@@ -40,6 +42,8 @@ final class NoticeSender {
     private(set) var dropped: UInt64 = 0
     private(set) var retried: UInt64 = 0
     private(set) var restored: UInt64 = 0
+    /// Left by a previous run during a try: not sent again (it may have been delivered).
+    private(set) var uncertain: UInt64 = 0
 
     init(
         client: any HTTPClient, queueLimit: Int, timeout: Duration, policy: Policy = Policy(), clock: any AdClock,
@@ -61,13 +65,21 @@ final class NoticeSender {
     func restore() -> Int {
         guard let store else { return 0 }
         let left = store.pendingNotices(source: sourceName)
+        var sent = 0
         for notice in left {
             nextID = max(nextID, notice.id &+ 1)
+            if notice.sending {
+                // At most once: the exchange may have it already.
+                uncertain += 1
+                store.removeNotice(id: notice.id, source: sourceName)
+                continue
+            }
             pending += 1
             restored += 1
+            sent += 1
             send(notice)
         }
-        return left.count
+        return sent
     }
 
     /// The headers a notice for a show on `device` carries: the IAB's server-side forwarding
@@ -97,7 +109,6 @@ final class NoticeSender {
         pending += 1
         let notice = OutboxNotice(id: nextID, url: url, device: device)
         nextID &+= 1
-        store?.putNotice(notice, source: sourceName)
         send(notice)
         return true
     }
@@ -113,7 +124,13 @@ final class NoticeSender {
         retries.removeAll()
     }
 
+    /// Marks `notice` as under way in the store, then tries it.
     private func send(_ notice: OutboxNotice) {
+        if let store {
+            var marked = notice
+            marked.sending = true
+            store.putNotice(marked, source: sourceName)
+        }
         let request = HTTPRequest(
             method: .get, url: notice.url, headers: Self.headers(for: notice.device), timeout: timeout,
             connectTimeout: timeout)

@@ -62,6 +62,7 @@ public final class OpenRTBSource: DemandSource {
         stats.noticesDropped = notices.dropped
         stats.noticesRetried = notices.retried
         stats.noticesRestored = notices.restored
+        stats.noticesUncertain = notices.uncertain
         stats.noticesPending = UInt64(notices.pending)
         return stats
     }

@@ -23,6 +23,8 @@ public struct OpenRTBStats: Hashable, Sendable {
     public var noticesRetried: UInt64 = 0
     /// Notices a previous run left undelivered in the notice store, sent again at start.
     public var noticesRestored: UInt64 = 0
+    /// Notices the previous run left during a try: not sent again (the exchange may have them).
+    public var noticesUncertain: UInt64 = 0
     /// Notices in flight or waiting for their next try now.
     public var noticesPending: UInt64 = 0
     /// Notices not sent because the queue was full (or the source closed).

@@ -19,6 +19,10 @@ public final class ServerContext {
     /// Metadata sent with every answer, as gRPC response headers (e.g. `x-adloader-instance`).
     /// The daemon sets it once its listener is bound.
     @exclusivity(unchecked) public var responseMetadata: [(key: String, value: String)] = []
+    /// Called by every transport right before it hands answers to a socket: the pool store's
+    /// write barrier (the journal of the leases those answers carry is written first, so that
+    /// a crash after an answer left never lends its ad again). Nil: nothing to wait for.
+    @exclusivity(unchecked) public var beforeAnswersLeave: (() -> Void)?
     // Loop-confined, and no method holds an access across a call that re-enters it.
     @exclusivity(unchecked) public private(set) var connectionCount = 0
     @exclusivity(unchecked) private var countsByTransport: [String: Int] = [:]

@@ -25,7 +25,8 @@ internal import CSQLite
 /// - Important: loop-confined: one thread uses one store.
 public final class SQLitePoolStore: NoticeOutboxStore {
     /// The format this build reads and writes; another one is refused.
-    public static let formatVersion: Int64 = 1
+    /// 2: notices carry `sending` (a try under way); a version 1 file is upgraded in place.
+    public static let formatVersion: Int64 = 2
     /// "ADLP" in `PRAGMA application_id`: the file is a pool store.
     static let applicationID: Int64 = 0x4144_4C50
 
@@ -41,6 +42,8 @@ public final class SQLitePoolStore: NoticeOutboxStore {
     public private(set) var lastError: PoolStoreError?
     /// Called with each write failure (the daemon logs it, rate-limited).
     public var onWriteFailure: ((PoolStoreError) -> Void)?
+    /// Called before a notice is stored: the pool journal's commit (``PoolJournal/commit()``).
+    public var beforeNoticeWrite: (() -> Void)?
 
     /// Opens (creating when missing) the store at `path`.
     /// - Throws: ``PoolStoreError`` `.unreadable` (not a database, corrupt, cannot be opened)
@@ -53,7 +56,8 @@ public final class SQLitePoolStore: NoticeOutboxStore {
         let applicationID = try Self.pragma(database, "application_id")
         let version = try Self.pragma(database, "user_version")
         let tables = try Self.tableCount(database)
-        if tables > 0 && (applicationID != Self.applicationID || version != Self.formatVersion) {
+        let upgrade = tables > 0 && applicationID == Self.applicationID && version == 1
+        if tables > 0 && !upgrade && (applicationID != Self.applicationID || version != Self.formatVersion) {
             database.close()
             throw PoolStoreError(
                 .incompatible,
@@ -68,7 +72,8 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 BEGIN IMMEDIATE;
                 CREATE TABLE IF NOT EXISTS notices (
                   source TEXT NOT NULL, id INTEGER NOT NULL, url TEXT NOT NULL, attempts INTEGER NOT NULL,
-                  PRIMARY KEY (source, id)) WITHOUT ROWID;
+                  sending INTEGER NOT NULL DEFAULT 0,
+                  PRIMARY KEY (source, id)) WITHOUT ROWID;\(upgrade ? "\nALTER TABLE notices ADD COLUMN sending INTEGER NOT NULL DEFAULT 0;" : "")
                 CREATE TABLE IF NOT EXISTS suspended_pools (seq INTEGER PRIMARY KEY, header BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS suspended_ads (
                   seq INTEGER PRIMARY KEY, pool_seq INTEGER NOT NULL, record BLOB NOT NULL,
@@ -77,11 +82,12 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 PRAGMA user_version=\(Self.formatVersion);
                 COMMIT;
                 """)
-            selectNotices = try database.prepare("SELECT id, url, attempts FROM notices WHERE source = ?1 ORDER BY id")
+            selectNotices = try database.prepare(
+                "SELECT id, url, attempts, sending FROM notices WHERE source = ?1 ORDER BY id")
             upsertNotice = try database.prepare(
                 """
-                INSERT INTO notices (source, id, url, attempts) VALUES (?1, ?2, ?3, ?4)
-                ON CONFLICT (source, id) DO UPDATE SET attempts = excluded.attempts
+                INSERT INTO notices (source, id, url, attempts, sending) VALUES (?1, ?2, ?3, ?4, ?5)
+                ON CONFLICT (source, id) DO UPDATE SET attempts = excluded.attempts, sending = excluded.sending
                 """)
             deleteNotice = try database.prepare("DELETE FROM notices WHERE source = ?1 AND id = ?2")
             insertPool = try database.prepare("INSERT INTO suspended_pools (seq, header) VALUES (?1, ?2)")
@@ -128,7 +134,7 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 notices.append(
                     OutboxNotice(
                         id: UInt64(bitPattern: selectNotices.int64(0)), url: selectNotices.text(1),
-                        attempts: Int(selectNotices.int64(2))))
+                        attempts: Int(selectNotices.int64(2)), sending: selectNotices.int64(3) != 0))
             }
             return notices
         } catch {
@@ -138,12 +144,16 @@ public final class SQLitePoolStore: NoticeOutboxStore {
     }
 
     public func putNotice(_ notice: OutboxNotice, source: String) {
+        // The pool changes that led to this notice (a shown Return) are written first: a
+        // notice is never kept for a Return the pools would forget.
+        beforeNoticeWrite?()
         do throws(PoolStoreError) {
             upsertNotice.reset()
             try upsertNotice.bind(1, source)
             upsertNotice.bind(2, Int64(bitPattern: notice.id))
             try upsertNotice.bind(3, notice.url)
             upsertNotice.bind(4, Int64(notice.attempts))
+            upsertNotice.bind(5, notice.sending ? 1 : 0)
             try upsertNotice.run()
         } catch {
             failed(error)
@@ -215,6 +225,26 @@ public final class SQLitePoolStore: NoticeOutboxStore {
     /// - Throws: ``PoolStoreError`` `.unreadable` when any record does not decode: the
     ///   suspension is deleted too and nothing is restored (never half of it).
     public func takeSuspension() throws(PoolStoreError) -> [PoolSnapshot]? {
+        let result: Result<[PoolSnapshot]?, PoolStoreError>
+        do {
+            result = .success(try loadSuspension())
+        } catch {
+            result = .failure(error)
+        }
+        try deleteSuspension()
+        return try result.get()
+    }
+
+    /// Deletes the suspension (committed before this returns), once what it held is safe
+    /// elsewhere (the daemon's pool journal has its checkpoint).
+    public func deleteSuspension() throws(PoolStoreError) {
+        try database.execute("BEGIN IMMEDIATE; DELETE FROM suspended_ads; DELETE FROM suspended_pools; COMMIT;")
+    }
+
+    /// Reads the suspension a clean stop left, whole, leaving it in the store: nil when there
+    /// is none.
+    /// - Throws: ``PoolStoreError`` `.unreadable` when any record does not decode.
+    public func loadSuspension() throws(PoolStoreError) -> [PoolSnapshot]? {
         var snapshots: [PoolSnapshot] = []
         var failure: PoolStoreError?
         var found = false
@@ -263,7 +293,6 @@ public final class SQLitePoolStore: NoticeOutboxStore {
         } catch {
             failure = error
         }
-        try database.execute("BEGIN IMMEDIATE; DELETE FROM suspended_ads; DELETE FROM suspended_pools; COMMIT;")
         if let failure { throw failure }
         return found ? snapshots : nil
     }

@@ -266,6 +266,9 @@ public struct StoreRecordWriter {
 
     public init() {}
 
+    /// Forgets the bytes written, keeping the buffer for the next ones.
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     public mutating func byte(_ value: UInt8) { bytes.append(value) }
     public mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 

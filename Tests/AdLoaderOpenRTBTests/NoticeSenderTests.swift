@@ -63,34 +63,55 @@ struct NoticeSenderTests {
         #expect(client.requests.count == 1 && sender.failed == 1 && store.count == 0)
     }
 
-    @Test func aStopKeepsUndeliveredNoticesAndTheNextStartSendsEachOnce() {
+    @Test func aStopKeepsUndeliveredNoticesAndTheNextStartSendsEachOnceAndNeverTwice() {
         // Run 1: three notices; one delivered, one waiting for its retry, one in flight at the stop.
         let first = FakeHTTPClient()
         let sender = makeSender(first, store: store)
         sender.fire("http://n/bill?b=1")
         sender.fire("http://n/bill?b=2")
         sender.fire("http://n/loss?b=3")
+        #expect(store.pendingNotices(source: "rtb").map(\.sending) == [true, true, true], "marked before each try")
         first.answer(.success(HTTPResponse(status: 200)))
         first.answer(.failure(HTTPError(code: .connectionFailed, message: "refused")))
         sender.close()
         first.answer(.failure(HTTPError(code: .cancelled, message: "closed")))
         clock.advance(by: .seconds(120))
         #expect(first.requests.count == 3, "no retry after the stop")
-        #expect(store.pendingNotices(source: "rtb").map(\.url) == ["http://n/bill?b=2", "http://n/loss?b=3"])
-        // Run 2: both go out at once, never the delivered one; new ids continue after them.
+        let left = store.pendingNotices(source: "rtb")
+        #expect(left.map(\.url) == ["http://n/bill?b=2", "http://n/loss?b=3"])
+        #expect(
+            left.map(\.sending) == [false, true], "the failed try is over; the cut one may have reached the exchange")
+        // Run 2: the one between tries goes out; the one cut during its try is uncertain and
+        // never sent again (the exchange may have counted it); new ids continue after both.
         let second = FakeHTTPClient()
         let restarted = makeSender(second, store: store)
-        #expect(restarted.restore() == 2)
-        #expect(second.requests.map(\.url) == ["http://n/bill?b=2", "http://n/loss?b=3"])
+        #expect(restarted.restore() == 1)
+        #expect(restarted.uncertain == 1)
+        #expect(second.requests.map(\.url) == ["http://n/bill?b=2"])
         restarted.fire("http://n/bill?b=4")
-        #expect(store.pendingNotices(source: "rtb").map(\.id) == [2, 3, 4])
+        #expect(store.pendingNotices(source: "rtb").map(\.id) == [2, 4])
         second.answer(.success(HTTPResponse(status: 204)))
         second.answer(.success(HTTPResponse(status: 200)))
-        second.answer(.success(HTTPResponse(status: 200)))
-        #expect(store.count == 0 && restarted.sent == 3 && restarted.restored == 2)
+        #expect(store.count == 0 && restarted.sent == 2 && restarted.restored == 1)
         // Run 3: nothing left.
         let third = FakeHTTPClient()
         #expect(makeSender(third, store: store).restore() == 0 && third.requests.isEmpty)
+    }
+
+    /// A crash during a try (nothing answered, nothing cancelled): the next start reports the
+    /// notice and does not send it; a crash between tries sends it.
+    @Test func aCrashDuringATryLeavesTheNoticeUncertainNeverSentTwice() {
+        let first = FakeHTTPClient()
+        let sender = makeSender(first, store: store)
+        sender.fire("http://n/bill?b=1")
+        sender.fire("http://n/bill?b=2")
+        first.answer(.failure(HTTPError(code: .connectionFailed, message: "refused")))
+        // b=1 waits for its retry, b=2 is in flight: the process dies here (no close).
+        let second = FakeHTTPClient()
+        let restarted = makeSender(second, store: store)
+        #expect(restarted.restore() == 1 && restarted.uncertain == 1)
+        #expect(second.requests.map(\.url) == ["http://n/bill?b=1"])
+        #expect(store.pendingNotices(source: "rtb").map(\.id) == [1])
     }
 
     @Test func restoredNoticesKeepTheirTriesCounted() {

@@ -159,7 +159,7 @@ struct SQLitePoolStoreTests {
                 let store = try SQLitePoolStore(path: path)
                 store.putNotice(OutboxNotice(id: 1, url: "http://n/1"), source: "rtb")
                 store.close()
-                try Self.sqlite(path, "PRAGMA user_version = 2")
+                try Self.sqlite(path, "PRAGMA user_version = 99")
                 #expect(throws: PoolStoreError.self) { try SQLitePoolStore(path: path) }
             } else {
                 #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 8192)))
@@ -186,6 +186,29 @@ struct SQLitePoolStoreTests {
         #expect(reopened.pendingNotices(source: "a") == [OutboxNotice(id: 2, url: "http://n/2", attempts: 3)])
         #expect(reopened.pendingNotices(source: "b").map(\.url) == ["http://n/b1"])
         #expect(reopened.noticeCount() == 2 && reopened.writeFailures == 0)
+        reopened.putNotice(OutboxNotice(id: 5, url: "http://n/5", attempts: 1, sending: true), source: "a")
+        reopened.close()
+        let third = try SQLitePoolStore(path: path)
+        #expect(
+            third.pendingNotices(source: "a").map(\.sending) == [false, true], "a try under way survives a restart")
+    }
+
+    /// A version 1 store (before notices carried `sending`) is upgraded in place: its notices
+    /// are kept, as between tries.
+    @Test func aVersion1StoreIsUpgradedKeepingItsNotices() throws {
+        let path = Self.temporaryPath()
+        defer { Self.cleanUp(path) }
+        try Self.sqlite(
+            path,
+            "CREATE TABLE notices (source TEXT NOT NULL, id INTEGER NOT NULL, url TEXT NOT NULL, attempts INTEGER NOT NULL, PRIMARY KEY (source, id)) WITHOUT ROWID"
+        )
+        try Self.sqlite(path, "INSERT INTO notices VALUES ('a', 3, 'http://n/3', 2)")
+        try Self.sqlite(path, "PRAGMA application_id=\(0x4144_4C50)")
+        try Self.sqlite(path, "PRAGMA user_version=1")
+        let store = try SQLitePoolStore(path: path)
+        #expect(store.pendingNotices(source: "a") == [OutboxNotice(id: 3, url: "http://n/3", attempts: 2)])
+        store.close()
+        #expect(try SQLitePoolStore(path: path).pendingNotices(source: "a").count == 1)
     }
 
     /// Runs one statement with the sqlite3 shell's library through Foundation's Process.

@@ -147,6 +147,6 @@ def test_a_pool_store_of_another_format_version_is_moved_aside(daemon, tmp_path)
     lines = [line for line in d.log().splitlines() if "pool store unusable" in line]
     assert len(lines) == 1 and "version 99" in lines[0], d.log()
     fresh = sqlite3.connect(str(store))
-    assert fresh.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert fresh.execute("PRAGMA user_version").fetchone()[0] == 2
     assert fresh.execute("SELECT count(*) FROM notices").fetchone()[0] == 0, "nothing of the old file restored"
     fresh.close()

@@ -11,18 +11,28 @@ public struct OutboxNotice: Hashable, Sendable {
     /// notices and when the Return named none. Kept in memory only: a store that does not
     /// record it restores the notice without it.
     public var device: ImpressionDevice
+    /// A try was under way when this was stored: the exchange may have it already. A notice
+    /// a previous run left in this state is never sent again (it could be counted twice);
+    /// it is reported as uncertain instead.
+    public var sending: Bool
 
-    public init(id: UInt64, url: String, attempts: Int = 0, device: ImpressionDevice = ImpressionDevice()) {
+    public init(
+        id: UInt64, url: String, attempts: Int = 0, device: ImpressionDevice = ImpressionDevice(), sending: Bool = false
+    ) {
         self.id = id
         self.url = url
         self.attempts = attempts
         self.device = device
+        self.sending = sending
     }
 }
 
 /// Where undelivered notices are kept across restarts (the pool store's outbox table): a
-/// notice is put before its first attempt and removed once it is delivered or given up, so a
-/// stop or a crash in between sends it again at the next start and never a delivered one.
+/// notice is put, marked ``OutboxNotice/sending``, before each attempt, put again unmarked
+/// when the attempt failed, and removed once it is delivered or given up. A stop or a crash
+/// between attempts sends it again at the next start; one during an attempt (the exchange
+/// may have counted it) leaves it marked, and the next start reports it and never sends it:
+/// at most once, never twice.
 ///
 /// Writes are synchronous and durable across a process kill when they return (SQLite WAL);
 /// a write that fails is reported by the store's own log and the notice goes on in memory.

@@ -219,7 +219,10 @@ extension NativeAdvertisementLoader {
             reportDropped(ad, from: pool, reason: drop)
         } else {
             pool.insertAvailable(ad, sequence: ids.lastAdSequence)
-            emit(.received, pool) { $0.adID = ad.id }
+            emit(.received, pool) {
+                $0.adID = ad.id
+                $0.ad = ad
+            }
         }
     }
 

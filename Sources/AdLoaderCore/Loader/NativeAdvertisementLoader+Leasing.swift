@@ -46,6 +46,7 @@ extension NativeAdvertisementLoader {
             $0.adID = ad.id
             $0.leaseID = leaseID
             $0.slot = slot
+            $0.expiresAt = expiresAt
         }
         return .leased(Lease(id: leaseID, slot: slot, expiresAt: expiresAt, ad: ad), reused: false)
     }

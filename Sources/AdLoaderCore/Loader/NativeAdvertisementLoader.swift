@@ -615,6 +615,7 @@ public final class NativeAdvertisementLoader {
     func emit(_ kind: AdEvent.Kind, _ pool: AdPool, _ configure: (inout AdEvent) -> Void = { _ in }) {
         guard !observers.isEmpty else { return }
         var event = AdEvent(kind: kind, at: now, loader: pool.loader, adUnitID: pool.adUnitID)
+        event.consentClass = pool.key.consentClass
         configure(&event)
         for observer in observers { observer.callback(event) }
     }

@@ -1,0 +1,95 @@
+import AdLoaderCore
+import AdLoaderLogging
+import AdLoaderService
+import AdLoaderUV
+import AdStores
+
+/// The pool store's write-through half: the loader's events go into the ``PoolJournal``,
+/// which is committed before any answer leaves (the server's write barrier), before any
+/// notice is stored, and at the end of every loop pass; a journal past its size is
+/// checkpointed from the loader's snapshot.
+///
+/// What this buys (RELIABILITY.md, "Crash"): after `kill -9` the next start rebuilds every
+/// pool as it was after the last answer that left, so an ad a client holds is restored under
+/// its lease (never lent to another cell) and an ad that came back is lendable again.
+///
+/// - Important: loop-confined.
+final class PoolJournaling {
+    let journal: PoolJournal
+    private let loader: NativeAdvertisementLoader
+    private let server: ServerContext
+    private let store: SQLitePoolStore
+    private let deferred: any DeferredWork
+    private let logger: Logger
+    private var token: ObserverToken?
+    private var compacting = false
+    private var compactionDue = false
+
+    init(
+        journal: PoolJournal, loader: NativeAdvertisementLoader, server: ServerContext, store: SQLitePoolStore,
+        deferred: any DeferredWork, logger: Logger
+    ) {
+        self.journal = journal
+        self.loader = loader
+        self.server = server
+        self.store = store
+        self.deferred = deferred
+        self.logger = logger
+    }
+
+    /// Starts writing through: every change from now on is journaled.
+    func attach() {
+        token = loader.addObserver { [unowned self] event in
+            guard let record = PoolJournalRecord(event) else { return }
+            let first = !self.journal.hasPending
+            self.journal.record(record)
+            // Changes no answer carries (ads arriving, a sweep) are written at the end of the pass.
+            if first { self.deferred.request { [unowned self] in self.endOfPass() } }
+        }
+        let journal = self.journal
+        server.beforeAnswersLeave = { journal.commit() }
+        store.beforeNoticeWrite = { journal.commit() }
+        journal.onCompactionDue = { [unowned self] in
+            // Not inside the commit that noticed it: at the end of the pass.
+            self.compactionDue = true
+            self.deferred.request { [unowned self] in self.endOfPass() }
+        }
+    }
+
+    /// Stops writing through (before a clean stop suspends the pools into SQLite), committing
+    /// what is noted.
+    func detach() {
+        journal.commit()
+        if let token { loader.removeObserver(token) }
+        token = nil
+        server.beforeAnswersLeave = nil
+        store.beforeNoticeWrite = nil
+        journal.onCompactionDue = nil
+    }
+
+    private func endOfPass() -> Bool {
+        journal.commit()
+        if compactionDue {
+            compactionDue = false
+            compact()
+        }
+        return false
+    }
+
+    /// Replaces the journal with a checkpoint of the pools now.
+    func compact() {
+        guard !compacting, token != nil else { return }
+        compacting = true
+        defer { compacting = false }
+        journal.commit()
+        let started = Daemon.monotonicMilliseconds()
+        do {
+            let bytes = try journal.checkpoint(loader.snapshot())
+            logger.debug(
+                "pool journal checkpointed",
+                ["bytes": .int(Int64(bytes)), "ms": .int(Daemon.monotonicMilliseconds() - started)])
+        } catch {
+            logger.error("pool journal checkpoint failed", ["error": .string(error.message)])
+        }
+    }
+}

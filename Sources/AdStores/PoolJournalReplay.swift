@@ -1,0 +1,167 @@
+public import AdLoaderCore
+
+/// A journal's bytes read back into the pools they describe: pure, no I/O.
+///
+/// Frames are applied in order; the first frame cut short or failing its checksum ends the
+/// replay (``cutBytes`` says how much was left). A record that names an ad or a lease the
+/// journal never introduced is counted in ``unknownRecords`` and skipped; an ad record that
+/// does not decode is counted in ``unreadableAds``: its ad is dropped as uncertain.
+public struct PoolJournalReplay {
+    struct Entry {
+        var sequence: Int
+        var consentClass: String
+        var ad: Ad
+        var context: [UInt8]?
+        var lease: (id: UInt64, slot: String?, expiresAt: Int64)?
+    }
+
+    private var entries: [String: Entry] = [:]
+    private var adOfLease: [UInt64: String] = [:]
+    private var sequence = 0
+    /// The time of the last frame applied (the last pass written before the stop or crash).
+    public private(set) var lastWrittenAt: AdInstant?
+    /// Frames applied.
+    public private(set) var frames = 0
+    /// Bytes after the last whole frame (cut by a crash in the middle of a write).
+    public private(set) var cutBytes = 0
+    public private(set) var unknownRecords = 0
+    public private(set) var unreadableAds = 0
+
+    public init() {}
+
+    /// Reads a whole journal file (its magic, then its frames).
+    /// - Throws: ``StoreRecordError`` when the file is not a journal (another magic).
+    public init(file: [UInt8]) throws(StoreRecordError) {
+        let magic = PoolJournalRecord.fileMagic
+        guard file.count >= magic.count, Array(file[0..<magic.count]) == magic else {
+            throw StoreRecordError("not a pool journal (\(file.count) bytes, no \"ADLJRNL1\" magic)")
+        }
+        apply(frames: file[magic.count...])
+    }
+
+    /// Applies every whole frame of `bytes`, stopping at the first one that is not whole.
+    public mutating func apply(frames bytes: ArraySlice<UInt8>) {
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            guard bytes.endIndex - offset >= 8 else { break }
+            var length = 0
+            var sum: UInt32 = 0
+            for index in 0..<4 { length |= Int(bytes[offset + index]) << (8 * index) }
+            for index in 0..<4 { sum |= UInt32(bytes[offset + 4 + index]) << UInt32(8 * index) }
+            let start = offset + 8
+            guard length <= bytes.endIndex - start else { break }
+            let payload = Array(bytes[start..<(start + length)])
+            guard PoolJournalRecord.checksum(payload) == sum, applyFrame(payload) else { break }
+            offset = start + length
+        }
+        cutBytes = bytes.endIndex - offset
+    }
+
+    /// One frame: its time, then its records; false (nothing applied) when it does not decode.
+    private mutating func applyFrame(_ payload: [UInt8]) -> Bool {
+        var reader = StoreRecordReader(payload)
+        var records: [PoolJournalRecord] = []
+        let time: Int64
+        do throws(StoreRecordError) {
+            time = try reader.signed()
+            while !reader.isAtEnd { records.append(try PoolJournalRecord.read(&reader)) }
+        } catch {
+            return false
+        }
+        for record in records { apply(record, at: time) }
+        lastWrittenAt = AdInstant(unixMilliseconds: time)
+        frames += 1
+        return true
+    }
+
+    /// Applies one record written at `time` (unix ms).
+    public mutating func apply(_ record: PoolJournalRecord, at time: Int64) {
+        switch record {
+        case .arrived(let consentClass, let bytes):
+            guard let decoded = try? StoreRecordCodec.decodeAd(bytes) else {
+                unreadableAds += 1
+                return
+            }
+            if let old = entries[decoded.ad.id]?.lease { adOfLease[old.id] = nil }
+            sequence += 1
+            entries[decoded.ad.id] = Entry(
+                sequence: sequence, consentClass: consentClass, ad: decoded.ad, context: decoded.context)
+        case .leased(let adID, let leaseID, let slot, let expiresAt):
+            guard entries[adID] != nil else {
+                unknownRecords += 1
+                return
+            }
+            if let old = entries[adID]?.lease { adOfLease[old.id] = nil }
+            entries[adID]?.lease = (leaseID, slot, expiresAt.unixMilliseconds)
+            adOfLease[leaseID] = adID
+        case .returned(let leaseID, let shown):
+            guard let adID = adOfLease.removeValue(forKey: leaseID) else {
+                unknownRecords += 1
+                return
+            }
+            entries[adID]?.lease = nil
+            if shown { entries[adID]?.ad.showCount += 1 }
+        case .removed(let adID):
+            guard let entry = entries.removeValue(forKey: adID) else {
+                unknownRecords += 1
+                return
+            }
+            if let lease = entry.lease { adOfLease[lease.id] = nil }
+        }
+    }
+
+    /// Ads held (leased or not).
+    public var adCount: Int { entries.count }
+    /// Leases open.
+    public var leaseCount: Int { adOfLease.count }
+
+    /// The pools as snapshots taken at ``lastWrittenAt``, sorted by loader, ad unit and class;
+    /// ads in arrival order (a restore orders them by expiry).
+    ///
+    /// A renewal (a slot borrowed again moves its lease's end by the lease timeout) is not
+    /// journaled, and may have happened after the last write: so a lease ends no earlier than
+    /// `leasesEndNoEarlierThan` (the daemon gives the restart's time plus the longest lease
+    /// timeout configured), never after its ad's expiry. A lease the client kept renewing is
+    /// then never reclaimed, and its ad lent to another cell, because of a renewal the crash lost.
+    public func snapshots(leasesEndNoEarlierThan floor: AdInstant? = nil) -> [PoolSnapshot] {
+        let takenAt = lastWrittenAt ?? AdInstant(unixMilliseconds: 0)
+        struct Key: Hashable, Comparable {
+            var loader: String
+            var adUnitID: String
+            var consentClass: String
+            static func < (a: Key, b: Key) -> Bool {
+                (a.loader, a.adUnitID, a.consentClass) < (b.loader, b.adUnitID, b.consentClass)
+            }
+        }
+        var pools: [Key: PoolSnapshot] = [:]
+        for entry in entries.values.sorted(by: { $0.sequence < $1.sequence }) {
+            let key = Key(loader: entry.ad.loader, adUnitID: entry.ad.adUnitID, consentClass: entry.consentClass)
+            if pools[key] == nil {
+                var snapshot = PoolSnapshot(
+                    loader: key.loader, adUnitID: key.adUnitID, format: entry.ad.format, takenAt: takenAt,
+                    demand: .init(
+                        averageRate: 0, slowRate: 0, windowStart: takenAt, windowCount: 0, latencyMilliseconds: 0,
+                        adsPerRequest: nil))
+                snapshot.consentClass = key.consentClass
+                pools[key] = snapshot
+            }
+            let pooled = PoolSnapshot.PooledAd(ad: entry.ad, sourceState: entry.context)
+            if let lease = entry.lease {
+                let end = min(
+                    entry.ad.expiresAt.unixMilliseconds,
+                    max(lease.expiresAt, floor?.unixMilliseconds ?? lease.expiresAt))
+                pools[key]?.leases.append(
+                    .init(
+                        leaseID: lease.id, slot: lease.slot, expiresAt: AdInstant(unixMilliseconds: end),
+                        pooled: pooled))
+            } else {
+                pools[key]?.ads.append(pooled)
+            }
+        }
+        return pools.keys.sorted().compactMap { key in
+            guard var snapshot = pools[key] else { return nil }
+            snapshot.leases.sort { $0.leaseID < $1.leaseID }
+            return snapshot
+        }
+    }
+}

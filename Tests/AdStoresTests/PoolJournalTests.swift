@@ -1,0 +1,209 @@
+import AdLoaderCore
+import AdStores
+import Foundation
+import Testing
+
+/// The pool journal: changes replay into the pools they describe, a checkpoint holds the
+/// whole state, and a file cut or overwritten by a crash is read up to its last whole frame,
+/// never in part.
+struct PoolJournalTests {
+    static let at = AdInstant(unixMilliseconds: 1_780_000_000_000)
+
+    static func ad(_ id: String, unit: String = "feed", life: Duration = .seconds(3600)) -> Ad {
+        Ad(
+            id: id, adUnitID: unit, loader: "default", creative: .native(NativeAdContent(headline: "h-\(id)")),
+            loadedAt: at, expiresAt: at + life)
+    }
+
+    static func arrived(_ ad: Ad, consentClass: String = "default", context: [UInt8]? = nil) -> PoolJournalRecord {
+        .arrived(consentClass: consentClass, record: StoreRecordCodec.encode(ad, context: context))
+    }
+
+    /// A journal in a temporary directory whose clock the test moves.
+    final class Fixture {
+        let directory: String
+        let path: String
+        var now = PoolJournalTests.at
+        lazy var journal = PoolJournal(path: path) { [unowned self] in self.now }
+
+        init() {
+            directory =
+                FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)")
+                .path
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            path = directory + "/pools.sqlite.journal"
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+        func bytes() -> [UInt8] { Array(FileManager.default.contents(atPath: path) ?? Data()) }
+    }
+
+    @Test func changesReplayIntoPoolsLeasesAndShowCounts() throws {
+        let fixture = Fixture()
+        let journal = fixture.journal
+        try journal.checkpoint([])
+        journal.record(Self.arrived(Self.ad("a1"), context: [1, 2, 3]))
+        journal.record(Self.arrived(Self.ad("a2")))
+        journal.record(Self.arrived(Self.ad("b1", unit: "other"), consentClass: "limited"))
+        journal.record(.leased(adID: "a1", leaseID: 7, slot: "cell/1", expiresAt: Self.at + .seconds(300)))
+        journal.record(.leased(adID: "a2", leaseID: 8, slot: nil, expiresAt: Self.at + .seconds(300)))
+        journal.commit()
+        fixture.now = Self.at + .seconds(10)
+        journal.record(.returned(leaseID: 8, shown: true))
+        journal.record(.removed(adID: "b1"))
+        journal.record(.arrived(consentClass: "default", record: [0xFF]))  // does not decode
+        journal.record(.returned(leaseID: 99, shown: false))  // never lent
+        journal.commit()
+        journal.close()
+
+        let replay = try #require(try PoolJournal.read(path: fixture.path))
+        #expect(replay.frames == 2)  // a checkpoint of no pools writes no frame
+        #expect(replay.cutBytes == 0)
+        #expect(replay.adCount == 2 && replay.leaseCount == 1)
+        #expect(replay.unreadableAds == 1 && replay.unknownRecords == 1)
+        #expect(replay.lastWrittenAt == Self.at + .seconds(10))
+        #expect(replay.snapshots().first?.leases.first?.expiresAt == Self.at + .seconds(300))
+        let pools = replay.snapshots(leasesEndNoEarlierThan: Self.at + .seconds(340))
+        #expect(pools.count == 1)
+        let feed = try #require(pools.first)
+        #expect(feed.adUnitID == "feed" && feed.consentClass == "default" && feed.format == .native)
+        #expect(feed.ads.map(\.ad.id) == ["a2"])
+        #expect(feed.ads.first?.ad.showCount == 1)
+        #expect(feed.leases.map(\.leaseID) == [7])
+        #expect(feed.leases.first?.slot == "cell/1")
+        #expect(feed.leases.first?.pooled.sourceState == [1, 2, 3])
+        // A renewal the journal did not see may have moved the end up to the restart plus the timeout.
+        #expect(feed.leases.first?.expiresAt == Self.at + .seconds(340))
+        #expect(
+            replay.snapshots(leasesEndNoEarlierThan: Self.at + .seconds(7200)).first?.leases.first?.expiresAt
+                == Self.at + .seconds(3600), "never after the ad's expiry")
+    }
+
+    @Test func aCheckpointHoldsTheWholeStateAndReplacesTheJournal() throws {
+        let fixture = Fixture()
+        let journal = fixture.journal
+        try journal.checkpoint([])
+        journal.record(Self.arrived(Self.ad("gone")))
+        journal.commit()
+        var snapshot = PoolSnapshot(
+            loader: "default", adUnitID: "feed", format: .native, takenAt: Self.at,
+            ads: [.init(ad: Self.ad("a1"), sourceState: [9])],
+            leases: [
+                .init(leaseID: 5, slot: "s", expiresAt: Self.at + .seconds(60), pooled: .init(ad: Self.ad("a2")))
+            ],
+            demand: .init(
+                averageRate: 0, slowRate: 0, windowStart: Self.at, windowCount: 0, latencyMilliseconds: 0,
+                adsPerRequest: nil))
+        snapshot.consentClass = "limited"
+        try journal.checkpoint([snapshot])
+        journal.record(.returned(leaseID: 5, shown: false))
+        journal.commit()
+        journal.close()
+        let replay = try #require(try PoolJournal.read(path: fixture.path))
+        let pools = replay.snapshots()
+        #expect(pools.count == 1)
+        #expect(pools.first?.consentClass == "limited")
+        #expect(Set(pools.first?.ads.map(\.ad.id) ?? []) == ["a1", "a2"])
+        #expect(pools.first?.ads.first { $0.ad.id == "a1" }?.sourceState == [9])
+        #expect(pools.first?.leases.isEmpty == true)
+        #expect(!FileManager.default.fileExists(atPath: fixture.path + ".new"))
+    }
+
+    /// Every cut of the last frame, and a byte flipped in it: the replay keeps the frames
+    /// before it whole and reports the rest.
+    @Test func aFrameCutOrDamagedByACrashEndsTheReplayThere() throws {
+        let fixture = Fixture()
+        let journal = fixture.journal
+        try journal.checkpoint([])
+        journal.record(Self.arrived(Self.ad("a1")))
+        journal.commit()
+        let whole = fixture.bytes().count
+        journal.record(Self.arrived(Self.ad("a2")))
+        journal.record(.leased(adID: "a1", leaseID: 3, slot: nil, expiresAt: Self.at + .seconds(60)))
+        journal.commit()
+        journal.close()
+        let bytes = fixture.bytes()
+        for cut in whole..<bytes.count {
+            let replay = try PoolJournalReplay(file: Array(bytes[0..<cut]))
+            #expect(replay.adCount == 1 && replay.leaseCount == 0 && replay.cutBytes == cut - whole)
+        }
+        for index in whole..<bytes.count {
+            var damaged = bytes
+            damaged[index] ^= 0x5A
+            let replay = try PoolJournalReplay(file: damaged)
+            #expect(replay.adCount == 1 && replay.leaseCount == 0, "byte \(index)")
+        }
+        let replay = try PoolJournalReplay(file: bytes)
+        #expect(replay.adCount == 2 && replay.leaseCount == 1)
+    }
+
+    @Test(arguments: [[], Array("ADLJRNL0".utf8), Array("garbage".utf8), [UInt8](repeating: 0, count: 64)])
+    func aFileThatIsNoJournalIsRefused(_ bytes: [UInt8]) {
+        #expect(throws: StoreRecordError.self) { try PoolJournalReplay(file: bytes) }
+    }
+
+    @Test func garbageFramesNeverTrapAndNeverReadInPart() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let count = Int.random(in: 0..<200, using: &generator)
+            var file = PoolJournalRecord.fileMagic
+            file += (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let replay = try PoolJournalReplay(file: file)
+            #expect(replay.cutBytes <= count)
+        }
+    }
+
+    @Test func noJournalIsNil() throws {
+        #expect(try PoolJournal.read(path: "/nonexistent-\(UUID().uuidString)/j") == nil)
+    }
+
+    /// The records the loader's events make: an ad dropped on arrival carries no ad and makes none.
+    @Test func eventsMakeRecords() {
+        var received = AdEvent(kind: .received, at: Self.at, loader: "default", adUnitID: "feed")
+        received.adID = "x"
+        #expect(PoolJournalRecord(received) == nil)
+        received.ad = Self.ad("x")
+        received.consentClass = "limited"
+        #expect(PoolJournalRecord(received) == Self.arrived(Self.ad("x"), consentClass: "limited"))
+        var leased = AdEvent(kind: .leased, at: Self.at, loader: "default", adUnitID: "feed")
+        leased.adID = "x"
+        leased.leaseID = 4
+        leased.slot = "c"
+        leased.expiresAt = Self.at + .seconds(1)
+        #expect(
+            PoolJournalRecord(leased) == .leased(adID: "x", leaseID: 4, slot: "c", expiresAt: Self.at + .seconds(1)))
+        var expired = AdEvent(kind: .expired, at: Self.at, loader: "default", adUnitID: "feed")
+        expired.adID = "x"
+        #expect(PoolJournalRecord(expired) == .removed(adID: "x"))
+        #expect(PoolJournalRecord(AdEvent(kind: .heldBack, at: Self.at, loader: "d", adUnitID: "f")) == nil)
+    }
+}
+
+extension PoolJournalTests {
+    /// A checkpoint is asked for once the appended history passes both the threshold and the
+    /// last checkpoint's size, not on every write of a journal whose checkpoint is big.
+    @Test func compactionIsDueOnlyWhenTheHistoryOutgrowsTheCheckpoint() throws {
+        let fixture = Fixture()
+        let journal = fixture.journal
+        journal.compactionBytes = 100
+        var due = 0
+        journal.onCompactionDue = { due += 1 }
+        let big = PoolSnapshot(
+            loader: "default", adUnitID: "feed", format: .native, takenAt: Self.at,
+            ads: (0..<20).map { .init(ad: Self.ad("c\($0)")) },
+            demand: .init(
+                averageRate: 0, slowRate: 0, windowStart: Self.at, windowCount: 0, latencyMilliseconds: 0,
+                adsPerRequest: nil))
+        let size = try journal.checkpoint([big])
+        #expect(journal.checkpointBytes == size && size > 200)
+        var written = 0
+        while journal.fileBytes - size <= size {
+            #expect(due == 0, "after \(written) bytes of history")
+            journal.record(.removed(adID: "some-ad-id-\(written)"))
+            journal.commit()
+            written += 1
+        }
+        #expect(due == 1)
+    }
+}
