@@ -103,15 +103,16 @@ public enum TLSSessionFuzz: FuzzTarget {
 
     /// Whole TLS records: type 20 (change cipher spec) … 24 (heartbeat), version 3.x, length
     /// at most 2^14 + 2048 (RFC 8446 5.2); or OpenSSL's fatal alert before any version was
-    /// agreed (a ClientHello record of a version it cannot read): type 21, version 0.0, 2 bytes.
+    /// agreed (a ClientHello record of a version it cannot read), which carries that record's
+    /// version back, whatever it was: type 21, 2 bytes.
     static func checkRecords(_ output: [UInt8]) throws(FuzzFailure) {
         var offset = 0
         while offset < output.count {
             guard offset + 5 <= output.count else { throw FuzzFailure("a partial record header at \(offset)") }
             let type = output[offset]
             let length = Int(output[offset + 3]) << 8 | Int(output[offset + 4])
-            let versionless = type == 21 && output[offset + 1] == 0 && output[offset + 2] == 0 && length == 2
-            guard (20...24).contains(type), output[offset + 1] == 3 || versionless, length <= 16_384 + 2_048 else {
+            let earlyAlert = type == 21 && length == 2
+            guard (20...24).contains(type), output[offset + 1] == 3 || earlyAlert, length <= 16_384 + 2_048 else {
                 throw FuzzFailure("not a TLS record at \(offset): \(hex(output[offset...].prefix(8)))")
             }
             guard offset + 5 + length <= output.count else { throw FuzzFailure("a partial record at \(offset)") }
