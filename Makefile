@@ -36,7 +36,7 @@ ARGS         ?=
 VENV         := .venv
 PYTHON_REQS  := Tests/python/requirements.txt
 
-.PHONY: all check-imports format format-check deb deps venv go-example java-example pytest crash-test examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
+.PHONY: all check-imports format format-check deb deps venv go-example java-example pytest crash-test examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-status fuzz-seeds proto check-proto clean
 
 all: build
 
@@ -204,6 +204,10 @@ bench-smoke: deps
 # count and commit to the results table of Fuzz/README.md.
 fuzz: deps
 	Fuzz/run.sh
+
+# Per fuzz target: the code id of HEAD (Fuzz/code_id.py) and the runs recorded on that very code.
+fuzz-status:
+	Fuzz/run.sh --status
 
 # A few seconds of each fuzz target from the committed seeds (part of `make test`).
 fuzz-smoke: deps

@@ -195,7 +195,8 @@ let package = Package(
         .target(
             name: "AdLoaderFuzz",
             dependencies: [
-                "AdLoaderWire", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderGRPC", "AdLoaderService", "AdLoaderLogging",
+                "AdLoaderWire", "AdLoaderModel", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderGRPC", "AdLoaderService",
+                "AdLoaderLogging",
                 "AdLoaderTestSupport", "AdSources", "AdLoaderOpenRTB", "AdLoaderHTTP", "AdLoaderTLS", "AdLoaderUV",
                 "COpenSSL", "CLibFuzzer",
             ],

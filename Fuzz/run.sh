@@ -8,10 +8,14 @@
 #   Fuzz/run.sh envelope ...    only the targets named; extra libFuzzer flags in FUZZ_FLAGS
 #   FUZZ_RUNS=10000000 make fuzz each target to that many executions (libFuzzer -runs), with no
 #                               time bound unless FUZZ_SECONDS is also given
+#   FUZZ_NICE=0 Fuzz/run.sh ... at normal priority (default nice 10, which a loaded machine starves)
+#   Fuzz/run.sh --status        per target: the code id of HEAD and the best and summed runs
+#                               recorded on that code (make fuzz-status; builds nothing)
 #
 # A long run (not the smoke) appends a row to the "Runs by make fuzz" table of Fuzz/README.md:
-# date, target, executions, the commit fuzzed ("+changes" when the tree differed from it),
-# exec/s, coverage and the outcome. Commit the row with the results.
+# date, target, executions, the commit fuzzed ("+changes" when the tree differed from it), the
+# target's code id (Fuzz/code_id.py: a hash of its harness and of every module it compiles, so a
+# run stays valid while main changes elsewhere), exec/s, coverage and the outcome. Commit the row.
 #
 # Long runs keep their corpus in .build-fuzz/corpus/<target> (grown from Fuzz/corpus/<target>)
 # and write crashes to .build-fuzz/artifacts/<target>/; the last lines per run are appended to
@@ -24,7 +28,8 @@ TARGETS=()
 for argument in "$@"; do
     case "$argument" in
         --smoke) SMOKE=1 ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        --status) exec python3 Fuzz/code_id.py status ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) TARGETS+=("$argument") ;;
     esac
 done
@@ -85,9 +90,15 @@ BOUND=(-max_total_time="$SECONDS_EACH")
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain --untracked-files=no -- Sources Fuzz Package.swift 2>/dev/null)" ] || COMMIT="$COMMIT+changes"
 
+# Each target's code id, taken before the runs (a tree edited meanwhile does not change it).
+declare -A CODE_ID=()
+if [ "$SMOKE" != 1 ]; then
+    while read -r name id; do CODE_ID[$name]=$id; done < <(python3 Fuzz/code_id.py id "${TARGETS[@]}")
+fi
+
 # Appends one row to the results table of Fuzz/README.md (before its marker line).
 record() {
-    local row="| $(date -u +%Y-%m-%d) | $1 | $2 | $COMMIT | $3 | $4 | $5 |"
+    local row="| $(date -u +%Y-%m-%d) | $1 | $2 | $COMMIT | ${CODE_ID[$1]} | $3 | $4 | $5 |"
     local readme=Fuzz/README.md marker='<!-- Fuzz/run.sh appends rows above this line -->'
     grep -qF "$marker" "$readme" || return 0
     awk -v row="$row" -v marker="$marker" '$0 == marker { print row } { print }' "$readme" > "$readme.tmp" \
@@ -116,7 +127,7 @@ for target in "${TARGETS[@]}"; do
     # fast (the input layout repeats the stream to reach big ones).
     max_len=4096
     [ "$target" = frame-decoder ] && max_len=1024
-    nice -n 10 "$BIN/$p" "${BOUND[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len \
+    nice -n "${FUZZ_NICE:-10}" "$BIN/$p" "${BOUND[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len \
         -print_final_stats=1 -artifact_prefix="$artifacts" "${dictionary[@]}" ${EXTRA[@]+"${EXTRA[@]}"} \
         "$work" "$seeds" > "$log" 2>&1 || status=$?
     [ "$SMOKE" = 1 ] && rm -rf "$work"
@@ -135,7 +146,7 @@ for target in "${TARGETS[@]}"; do
         echo "$summary"
     fi
     if [ "$SMOKE" != 1 ]; then
-        echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $COMMIT $summary" >> "$SCRATCH/results.txt"
+        echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $COMMIT ${CODE_ID[$target]} $summary" >> "$SCRATCH/results.txt"
         outcome="no finding"
         [ "$status" = 0 ] || outcome="FAILED (exit $status), see $artifacts"
         runs_shown=$(printf "%'d" "${runs:-0}" 2>/dev/null || echo "${runs:-?}")

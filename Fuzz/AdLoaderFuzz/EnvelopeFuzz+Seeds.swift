@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderModel
 import AdLoaderWire
 
 extension EnvelopeFuzz {

@@ -1,4 +1,4 @@
-import AdLoaderCore
+import AdLoaderModel
 import AdLoaderWire
 
 /// Fuzzes the envelopes and the messages in them, both directions.
