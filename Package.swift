@@ -133,7 +133,7 @@ let package = Package(
         // Client library used by the CLI, benchmarks and tests.
         // The public client library: the wire and the model, never the loader itself.
         .target(
-            name: "AdLoaderClient", dependencies: ["AdLoaderTime", "AdLoaderModel", "AdLoaderWire"],
+            name: "AdLoaderClient", dependencies: ["AdLoaderTime", "AdLoaderModel", "AdLoaderWire", "COpenSSL"],
             swiftSettings: strict),
         // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
         .target(
@@ -195,8 +195,8 @@ let package = Package(
         .target(
             name: "AdLoaderFuzz",
             dependencies: [
-                "AdLoaderWire", "AdLoaderModel", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderGRPC", "AdLoaderService",
-                "AdLoaderLogging",
+                "AdLoaderWire", "AdLoaderModel", "AdLoaderTime", "AdLoaderCore", "AdLoaderDaemon", "AdLoaderGRPC",
+                "AdLoaderService", "AdLoaderLogging",
                 "AdLoaderTestSupport", "AdSources", "AdLoaderOpenRTB", "AdLoaderHTTP", "AdLoaderTLS", "AdLoaderUV",
                 "COpenSSL", "CLibFuzzer",
             ],

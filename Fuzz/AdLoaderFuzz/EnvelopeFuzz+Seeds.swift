@@ -1,4 +1,5 @@
 import AdLoaderModel
+import AdLoaderTime
 import AdLoaderWire
 
 extension EnvelopeFuzz {

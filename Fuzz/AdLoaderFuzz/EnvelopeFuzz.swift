@@ -1,4 +1,5 @@
 import AdLoaderModel
+import AdLoaderTime
 import AdLoaderWire
 
 /// Fuzzes the envelopes and the messages in them, both directions.
