@@ -79,9 +79,9 @@ RULES = {
                         "AdStores", "AdLoaderConfiguration", "AdLoaderOperations", "AdLoaderBuild", "AdLoaderTLS"}, True,
                        "the composition root may know every module of ours, but no C module"),
     # The client library (a product): the wire format, the model and its own sockets.
-    "AdLoaderClient": ({"AdLoaderTime", "AdLoaderModel", "AdLoaderWire"}, True,
-                       "the client library knows the wire format and the model, not the core, the service, "
-                       "transports or libuv"),
+    "AdLoaderClient": ({"AdLoaderTime", "AdLoaderModel", "AdLoaderWire", "COpenSSL"}, True,
+                       "the client library knows the wire format, the model and OpenSSL (its TLS), not the core, "
+                       "the service, transports or libuv"),
     "AdLoaderConformance": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "CNghttp2"}, True,
                             "the conformance suite speaks raw frames, never the server's modules"),
     "AdLoaderTestSupport": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderFramed",

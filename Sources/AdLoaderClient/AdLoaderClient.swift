@@ -40,13 +40,30 @@ public final class AdLoaderClient: Sendable {
     ///   - maximumMessageSize: the largest answer accepted (default 4 MiB, as the server).
     ///   - token: a bearer token sent with every call (`authorization` metadata), for a
     ///     server configured with `auth.tokens`; nil for none.
-    /// - Throws: ``AdLoaderClientError`` when the server cannot be reached, `Status` when the
-    ///   connection breaks at once.
+    ///   - tls: TLS settings for a daemon that serves TLS (``ClientTLS``: CA file, client
+    ///     certificate, server name); nil for cleartext. TCP endpoints only.
+    /// - Throws: ``AdLoaderClientError`` when the server cannot be reached or the TLS handshake
+    ///   fails (`.tlsFailed`, naming why), `Status` when the connection breaks at once.
     public static func connect(
-        to endpoint: Endpoint, maximumMessageSize: Int = 4 << 20, token: String? = nil
+        to endpoint: Endpoint, maximumMessageSize: Int = 4 << 20, token: String? = nil, tls: ClientTLS? = nil
     ) throws -> AdLoaderClient {
+        var host = ""
+        if tls != nil {
+            guard case .tcp(let name, _) = endpoint else {
+                throw AdLoaderClientError(
+                    code: .invalidEndpoint, message: "TLS needs a TCP endpoint (the Unix socket is cleartext)")
+            }
+            host = name
+        }
         let fd = try Socket.connect(to: endpoint)
-        let connection = ClientConnection(fd: fd, maximumMessageSize: maximumMessageSize)
+        var session: TLSClientSession? = nil
+        if let tls {
+            do { session = try TLSClientSession(fd: fd, options: tls, host: host) } catch {
+                Socket.close(fd)
+                throw error
+            }
+        }
+        let connection = ClientConnection(fd: fd, maximumMessageSize: maximumMessageSize, tls: session)
         try connection.start()
         return AdLoaderClient(connection: connection, endpoint: endpoint, token: token)
     }

@@ -39,10 +39,14 @@ final class ClientConnection: Sendable {
     private let writeLock = Locked(true)
     private let fd: Int32
     let maximumMessageSize: Int
+    /// TLS over the socket, nil for cleartext: writers seal frames into records under
+    /// `writeLock`; the reader thread opens what it receives.
+    let tls: TLSClientSession?
 
-    init(fd: Int32, maximumMessageSize: Int) {
+    init(fd: Int32, maximumMessageSize: Int, tls: TLSClientSession? = nil) {
         self.fd = fd
         self.maximumMessageSize = maximumMessageSize
+        self.tls = tls
     }
 
     /// Sends the preface and starts the reader thread.
@@ -81,7 +85,10 @@ final class ClientConnection: Sendable {
         var bytes: [UInt8] = []
         frame.appendFrame(to: &bytes)
         if !write(bytes) {
-            finish(callID: callID, error: Status(code: .unavailable, message: "connection closed"))
+            // The server has gone. The reader thread, woken, fails this call (registered above)
+            // with the reason: what is still in the receive buffer (a TLS alert such as
+            // "certificate required", a connection-level status) comes before the end.
+            shutdownSocket()
         }
     }
 
@@ -127,7 +134,19 @@ final class ClientConnection: Sendable {
     private func write(_ bytes: [UInt8]) -> Bool {
         writeLock.withLock { open in
             guard open else { return false }
-            return bytes.withUnsafeBytes { Socket.sendAll(fd, $0) }
+            guard let tls else { return bytes.withUnsafeBytes { Socket.sendAll(fd, $0) } }
+            // Sealed and sent under the one lock: records reach the socket in the order made.
+            guard let records = tls.seal(bytes) else { return false }
+            return records.withUnsafeBytes { Socket.sendAll(fd, $0) }
+        }
+    }
+
+    /// Sends the records OpenSSL wrote while reading (a TLS reply), in order with the writers'.
+    private func flushTLSReply() {
+        writeLock.withLock { open in
+            guard open, let tls else { return }
+            let records = tls.takeOutput()
+            if !records.isEmpty { _ = records.withUnsafeBytes { Socket.sendAll(fd, $0) } }
         }
     }
 
@@ -170,7 +189,20 @@ final class ClientConnection: Sendable {
                 if n < 0 { reason = "connection error: \(String(cString: strerror(errno)))" }
                 break
             }
-            decoder.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            let received = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            if let tls {
+                switch tls.open(received, into: { decoder.append($0) }) {
+                case .more(let reply): if reply { flushTLSReply() }
+                case .closed:
+                    reason = "connection closed by the server (TLS close_notify)"
+                    break reading
+                case .failed(let error):
+                    reason = "connection error (TLS): \(error)"
+                    break reading
+                }
+            } else {
+                decoder.append(received)
+            }
             do {
                 while let frame = try decoder.withNextMessage({ body in
                     Result { () throws(FrameError) in try ResponseFrame(decoding: body) }

@@ -65,15 +65,17 @@ extension AdLoaderClient {
     /// - Parameters:
     ///   - affinityKey: the feed or user id; callers default it to the ad unit. Empty: the
     ///     endpoints in order.
-    ///   - token: as in ``connect(to:maximumMessageSize:token:)``.
+    ///   - token, tls: as in ``connect(to:maximumMessageSize:token:tls:)`` (one TLS setting for
+    ///     every endpoint; the server name defaults to each endpoint's host).
     /// - Throws: the last endpoint's ``AdLoaderClientError`` when none can be reached.
     public static func connect(
-        to set: EndpointSet, affinityKey: String, maximumMessageSize: Int = 4 << 20, token: String? = nil
+        to set: EndpointSet, affinityKey: String, maximumMessageSize: Int = 4 << 20, token: String? = nil,
+        tls: ClientTLS? = nil
     ) throws -> AdLoaderClient {
         var failures: [String] = []
         for endpoint in set.candidates(for: affinityKey) {
             do {
-                return try connect(to: endpoint, maximumMessageSize: maximumMessageSize, token: token)
+                return try connect(to: endpoint, maximumMessageSize: maximumMessageSize, token: token, tls: tls)
             } catch let error as AdLoaderClientError {
                 failures.append("\(endpoint): \(error.message)")
             }

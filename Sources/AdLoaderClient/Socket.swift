@@ -87,6 +87,9 @@ enum Socket {
         return fd
     }
 
+    /// Closes a descriptor not handed to a connection (a failed TLS handshake).
+    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
     /// Writes all of `bytes`; false when the socket is broken. Never raises SIGPIPE.
     static func sendAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0

@@ -68,6 +68,16 @@ static inline unsigned long COpenSSL_take_error(char *buffer, size_t capacity) {
     return first;
 }
 
+/* The client side (AdLoaderClient): TLS 1.2 minimum, no renegotiation, no compression, the
+   server's certificate verified against the trust store; the server name sent (SNI). */
+static inline int COpenSSL_client_ctx_harden(SSL_CTX *ctx) {
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return 1;
+}
+static inline int COpenSSL_set_server_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+
 static inline int COpenSSL_ssl_is_init_finished(const SSL *ssl) { return SSL_is_init_finished(ssl); }
 static inline const char *COpenSSL_cipher_name(const SSL *ssl) { return SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)); }
 #endif

@@ -35,6 +35,9 @@ struct Invocation: Sendable {
     var timeoutMilliseconds: UInt32? = nil
     /// Bearer token sent with every call (`--token` or `$ADLOADER_TOKEN`).
     var token: String? = nil
+    /// TLS to the daemon (`--tls`, `--tls-ca`, `--tls-cert`/`--tls-key`, `--tls-server-name`);
+    /// nil: cleartext.
+    var tls: ClientTLS? = nil
     var command: Command = .help
 
     /// The key that picks a daemon among ``endpoints``: `--affinity`, else the command's ad
@@ -82,6 +85,14 @@ enum CommandLineParser {
           --timeout MS           deadline of the call in milliseconds (default: none)
           --token TOKEN          bearer token for a daemon with auth.tokens (default:
                                  $ADLOADER_TOKEN; prefer the variable, a flag shows in ps)
+          --tls                  connect with TLS (a daemon started with --tls-cert), the
+                                 server's certificate checked against the system's CAs
+          --tls-ca FILE          ... against the CA certificates in FILE (PEM) instead;
+                                 implies --tls
+          --tls-cert FILE        client certificate (PEM) for a daemon that asks for one
+          --tls-key FILE         (--tls-client-auth); both together; imply --tls
+          --tls-server-name NAME the name the server's certificate must carry (default:
+                                 the endpoint's host); implies --tls
           --json                 print the answer as the proto3 JSON mapping of its
                                  response message (Proto/adloader/v1/adloader.proto:
                                  enum names, 64-bit integers as strings, times as
@@ -185,10 +196,11 @@ enum CommandLineParser {
             "--endpoint", "--unix", "--timeout", "--loader", "--slot", "--wait", "--ad-unit", "--kind", "--count",
             "--parking-loader", "--only", "--token", "--transport", "--interval", "--device", "--session", "--event",
             "--background", "--utc-offset", "--invalidate", "--endpoints", "--affinity", "--visible", "--ahead",
-            "--device-ip", "--user-agent",
+            "--device-ip", "--user-agent", "--tls-ca", "--tls-cert", "--tls-key", "--tls-server-name",
         ]
         let boolean: Set<String> = [
             "--json", "--shown", "--help", "-h", "--version", "--once", "--first-launch", "--from-unlock", "--all",
+            "--tls",
         ]
         var scanner = ArgumentScanner(arguments)
         do throws(ArgumentScanner.Failure) {
@@ -238,6 +250,10 @@ enum CommandLineParser {
         if invocation.affinity != nil, invocation.endpoints == nil { throw UsageError("--affinity needs --endpoints") }
         if let token = environment["ADLOADER_TOKEN"], !token.isEmpty { invocation.token = token }
         if let token = try single("--token") { invocation.token = token }
+        invocation.tls = try tlsOptions(flag: flags.contains("--tls"), single)
+        if invocation.tls != nil, case .unix = invocation.endpoint {
+            throw UsageError("--tls needs a TCP --endpoint (the daemon's Unix socket is cleartext)")
+        }
         if let text = try single("--timeout") {
             invocation.timeoutMilliseconds = try number("--timeout", text, as: UInt32.self)
         }
@@ -257,7 +273,10 @@ enum CommandLineParser {
 
         /// Options that only some commands take.
         func allow(_ allowed: Set<String>) throws(UsageError) {
-            let global: Set<String> = ["--endpoint", "--unix", "--timeout", "--token", "--endpoints", "--affinity"]
+            let global: Set<String> = [
+                "--endpoint", "--unix", "--timeout", "--token", "--endpoints", "--affinity", "--tls-ca", "--tls-cert",
+                "--tls-key", "--tls-server-name",
+            ]
             for key in options.keys where !global.contains(key) && !allowed.contains(key) {
                 throw UsageError("\(name) does not take \(key)")
             }
@@ -386,6 +405,9 @@ enum CommandLineParser {
             invocation.command = .appOpen(request, adUnitID: rest[0], loader: loader)
         case "conformance":
             try allow(["--loader", "--parking-loader", "--only", "--transport"])
+            guard invocation.tls == nil else {
+                throw UsageError("conformance speaks raw frames in cleartext: it does not take --tls (SECURITY.md)")
+            }
             let transportName = try single("--transport") ?? "framed"
             guard let transport = ConformanceSuite.Transport(rawValue: transportName) else {
                 throw UsageError("--transport: expected framed or grpc, got \"\(transportName)\"")
@@ -400,6 +422,7 @@ enum CommandLineParser {
                 transport: transport)
         case "examples":
             try allow(["--all"])
+            guard invocation.tls == nil else { throw UsageError("examples does not take --tls") }
             guard invocation.endpoints == nil else {
                 throw UsageError("examples runs against one daemon: give --endpoint")
             }
@@ -413,6 +436,22 @@ enum CommandLineParser {
             throw UsageError("unknown command \"\(name)\"")
         }
         return invocation
+    }
+
+    /// The TLS options, nil when none is given; any of them turns TLS on.
+    static func tlsOptions(flag: Bool, _ single: (String) throws(UsageError) -> String?) throws(UsageError)
+        -> ClientTLS?
+    {
+        let ca = try single("--tls-ca")
+        let certificate = try single("--tls-cert")
+        let key = try single("--tls-key")
+        let serverName = try single("--tls-server-name")
+        guard (certificate == nil) == (key == nil) else {
+            throw UsageError("--tls-cert and --tls-key go together (a client certificate and its key)")
+        }
+        if serverName?.isEmpty == true { throw UsageError("--tls-server-name: empty name") }
+        guard flag || ca != nil || certificate != nil || serverName != nil else { return nil }
+        return ClientTLS(caFile: ca, certificateFile: certificate, keyFile: key, serverName: serverName)
     }
 
     /// A UTC offset as "+05:30", "-08:00", "Z" or signed seconds ("19800", "-28800").

@@ -56,9 +56,10 @@ enum CommandRunner {
             if let endpoints = invocation.endpoints {
                 // The daemon nginx would route this key to (consistent hash over the list).
                 client = try AdLoaderClient.connect(
-                    to: endpoints, affinityKey: invocation.affinityKey, token: invocation.token)
+                    to: endpoints, affinityKey: invocation.affinityKey, token: invocation.token, tls: invocation.tls)
             } else {
-                client = try AdLoaderClient.connect(to: invocation.endpoint, token: invocation.token)
+                client = try AdLoaderClient.connect(
+                    to: invocation.endpoint, token: invocation.token, tls: invocation.tls)
             }
         } catch {
             let target = invocation.endpoints.map { $0.endpoints.map(\.description).joined(separator: ",") }

@@ -32,9 +32,10 @@ enum FleetControl {
         let timeout = invocation.timeoutMilliseconds.map { Duration.milliseconds(Int64($0)) }
         let command = invocation.command
         let token = invocation.token
+        let tls = invocation.tls
         let answers = await withTaskGroup(of: (Int, Answer).self) { group in
             for (index, endpoint) in endpoints.endpoints.enumerated() {
-                group.addTask { (index, await ask(endpoint, command, token: token, timeout: timeout)) }
+                group.addTask { (index, await ask(endpoint, command, token: token, tls: tls, timeout: timeout)) }
             }
             var collected: [(Int, Answer)] = []
             for await answer in group { collected.append(answer) }
@@ -54,12 +55,14 @@ enum FleetControl {
         return CommandRunner.exitOK
     }
 
-    static func ask(_ endpoint: Endpoint, _ command: Invocation.Command, token: String?, timeout: Duration?) async
+    static func ask(
+        _ endpoint: Endpoint, _ command: Invocation.Command, token: String?, tls: ClientTLS?, timeout: Duration?
+    ) async
         -> Answer
     {
         let client: AdLoaderClient
         do {
-            client = try AdLoaderClient.connect(to: endpoint, token: token)
+            client = try AdLoaderClient.connect(to: endpoint, token: token, tls: tls)
         } catch {
             return Answer(endpoint: endpoint, outcome: .unreachable(CommandRunner.describe(error)))
         }

@@ -564,3 +564,86 @@ def test_admin_listener_beyond_loopback_needs_tokens(daemon):
     assert get(url, "/healthz")[0] == 200 and get(url, "/readyz")[0] == 200
     status, _, body = get(url, "/metrics", headers={"Authorization": "Bearer adm1n"})
     assert status == 200 and "adloader_build_info" in body
+
+
+# -- the Swift client library and the adloader CLI over TLS ---------------------------------
+
+def cli(d, *args):
+    return d.cli(*args, check=False, timeout=60)
+
+
+def test_the_cli_speaks_tls_and_checks_the_servers_certificate(daemon, pki):
+    d = daemon(args=tls_args(pki.server), admin=True)
+    done = cli(d, "--tls-ca", pki.ca, "borrow", "demo", "--wait", "2000")
+    assert done.returncode == 0 and "lease" in done.stdout, done.stderr
+    done = cli(d, "--tls-ca", pki.ca, "--json", "stats")
+    assert done.returncode == 0 and json.loads(done.stdout)["pools"], done.stderr
+    # The certificate names 127.0.0.1 and localhost: --tls-server-name picks the one checked.
+    assert cli(d, "--tls-ca", pki.ca, "--tls-server-name", "localhost", "server-info").returncode == 0
+    done = cli(d, "--tls-ca", pki.ca, "--tls-server-name", "elsewhere.example", "server-info")
+    assert done.returncode == 3 and "hostname mismatch" in done.stderr, done.stderr
+    # Another CA: refused by the client, before any call.
+    done = cli(d, "--tls-ca", pki.other_ca, "server-info")
+    assert done.returncode == 3 and "not accepted for 127.0.0.1" in done.stderr, done.stderr
+    assert "unable to get local issuer certificate" in done.stderr, done.stderr
+    # The system's CAs (--tls alone) do not know the test CA either.
+    done = cli(d, "--tls", "server-info")
+    assert done.returncode == 3 and "not accepted" in done.stderr, done.stderr
+    # Cleartext against the TLS port: the connection ends, exit 3.
+    done = cli(d, "server-info")
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    _, _, metrics = get(d.admin, "/metrics")
+    assert 'adloader_tls_handshakes_total{result="completed"} 3' in metrics, metrics
+    assert 'adloader_tls_handshakes_by_version_total{version="TLSv1.3"} 3' in metrics, metrics
+
+
+@pytest.mark.parametrize("cert,name,expected", [
+    ("expired", None, "certificate has expired"),
+    ("wrong_ca", None, "unable to get local issuer certificate"),
+    ("wrong_host", None, "IP address mismatch"),
+    ("wrong_host", "elsewhere.example", None),
+])
+def test_the_cli_refuses_bad_server_certificates(daemon, pki, cert, name, expected):
+    d = daemon(args=tls_args(getattr(pki, cert)))
+    extra = ["--tls-server-name", name] if name else []
+    done = cli(d, "--tls-ca", pki.ca, *extra, "server-info")
+    if expected is None:
+        assert done.returncode == 0, done.stderr
+    else:
+        assert done.returncode == 3 and expected in done.stderr, done.stderr
+
+
+def test_the_cli_presents_a_client_certificate(daemon, pki):
+    d = daemon(args=tls_args(pki.server, client_ca=pki.ca, client_auth="required"), admin=True)
+    # Without one, TLS 1.3 completes the client's side; the server's alert ends the first call.
+    done = cli(d, "--tls-ca", pki.ca, "server-info")
+    assert done.returncode == 3 and "certificate required" in done.stderr, done.stderr
+    done = cli(d, "--tls-ca", pki.ca, "--tls-cert", pki.client_other[0], "--tls-key", pki.client_other[1],
+               "server-info")
+    assert done.returncode == 3 and "unknown ca" in done.stderr, done.stderr
+    done = cli(d, "--tls-ca", pki.ca, "--tls-cert", pki.client[0], "--tls-key", pki.client[1],
+               "borrow", "demo", "--wait", "2000")
+    assert done.returncode == 0 and "lease" in done.stdout, done.stderr
+    _, _, metrics = get(d.admin, "/metrics")
+    assert 'adloader_tls_handshakes_by_caller_total{caller="O=Feeds,CN=feed-renderer"} 1' in metrics, metrics
+
+
+def test_the_cli_tls_options_are_checked(daemon, pki):
+    d = daemon(args=tls_args(pki.server))
+    done = cli(d, "--tls-cert", pki.client[0], "server-info")
+    assert done.returncode == 2 and "--tls-cert and --tls-key go together" in done.stderr, done.stderr
+    done = subprocess.run([os.path.join(os.path.dirname(BINARY), "adloader"), "--unix", "/tmp/x.sock", "--tls",
+                           "server-info"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "TCP" in done.stderr, done.stderr
+    done = cli(d, "--tls-ca", "/nonexistent/ca.pem", "server-info")
+    assert done.returncode == 3 and "cannot read the CA file /nonexistent/ca.pem" in done.stderr, done.stderr
+    done = cli(d, "--tls-ca", pki.ca, "--tls-cert", pki.client[0], "--tls-key", pki.server[1], "server-info")
+    assert done.returncode == 3 and "is not the PEM private key" in done.stderr, done.stderr
+    done = cli(d, "--tls-ca", pki.ca, "conformance")
+    assert done.returncode == 2 and "--tls" in done.stderr, done.stderr
+
+
+def test_the_cli_over_tls_against_a_cleartext_daemon_says_so(daemon, pki):
+    d = daemon()
+    done = cli(d, "--tls-ca", pki.ca, "server-info")
+    assert done.returncode == 3 and "TLS" in done.stderr, done.stderr
