@@ -96,13 +96,26 @@ if [ "$SMOKE" != 1 ]; then
     while read -r name id; do CODE_ID[$name]=$id; done < <(python3 Fuzz/code_id.py id "${TARGETS[@]}")
 fi
 
-# Appends one row to the results table of Fuzz/README.md (before its marker line).
+# CHILD_CPU: the CPU seconds (user + system) this shell's finished children have used so far
+# (bash's `times`). Not $(child_cpu): in a subshell `times` sees no children; so it goes to a file.
+child_cpu() {
+    times > "$SCRATCH/times.$$"
+    CHILD_CPU=$(tail -1 "$SCRATCH/times.$$" \
+        | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] } print n }')
+    rm -f "$SCRATCH/times.$$"
+}
+
+# Appends one row to the results table of Fuzz/README.md (before its marker line); under a lock,
+# for runs of several targets side by side.
 record() {
     local row="| $(date -u +%Y-%m-%d) | $1 | $2 | $COMMIT | ${CODE_ID[$1]} | $3 | $4 | $5 |"
     local readme=Fuzz/README.md marker='<!-- Fuzz/run.sh appends rows above this line -->'
     grep -qF "$marker" "$readme" || return 0
-    awk -v row="$row" -v marker="$marker" '$0 == marker { print row } { print }' "$readme" > "$readme.tmp" \
-        && mv "$readme.tmp" "$readme"
+    (
+        flock 9
+        awk -v row="$row" -v marker="$marker" '$0 == marker { print row } { print }' "$readme" > "$readme.tmp.$$" \
+            && mv "$readme.tmp.$$" "$readme"
+    ) 9> "$SCRATCH/readme.lock"
 }
 read -r -a EXTRA <<< "${FUZZ_FLAGS:-}"
 mkdir -p "$SCRATCH/artifacts"
@@ -123,6 +136,8 @@ for target in "${TARGETS[@]}"; do
     fi
     log=$SCRATCH/$target.log
     status=0
+    child_cpu
+    cpu_before=$CHILD_CPU
     # Frame decoder inputs are fed three ways with checks at every byte: short inputs keep it
     # fast (the input layout repeats the stream to reach big ones).
     max_len=4096
@@ -130,14 +145,18 @@ for target in "${TARGETS[@]}"; do
     nice -n "${FUZZ_NICE:-10}" "$BIN/$p" "${BOUND[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len \
         -print_final_stats=1 -artifact_prefix="$artifacts" "${dictionary[@]}" ${EXTRA[@]+"${EXTRA[@]}"} \
         "$work" "$seeds" > "$log" 2>&1 || status=$?
+    child_cpu
+    cpu=$(awk -v a="$cpu_before" -v b="$CHILD_CPU" 'BEGIN { printf "%.1f", b - a }')
     [ "$SMOKE" = 1 ] && rm -rf "$work"
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+    # Executions per CPU second: steadier than per wall second on a shared machine.
+    per_cpu=$(awk -v r="${runs:-0}" -v c="$cpu" 'BEGIN { if (c > 0) printf "%d", r / c; else print "?" }')
     done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 | sed -E 's/^#[0-9]+[[:space:]]+DONE[[:space:]]+//; s/ exec\/s.*//' || true)
     coverage=$(echo "$done_line" | sed -nE 's/.*cov: ([0-9]+) ft: ([0-9]+).*/\1 \/ \2/p')
     bound="${SECONDS_EACH}s"
     [ -n "$RUNS_EACH" ] && bound="$RUNS_EACH runs asked"
-    summary="$target: ${runs:-?} runs ($bound), ${speed:-?} exec/s, ${done_line:-no DONE line}"
+    summary="$target: ${runs:-?} runs ($bound), ${speed:-?} exec/s, $per_cpu per CPU s (${cpu} s), ${done_line:-no DONE line}"
     if [ "$status" != 0 ]; then
         failed=1
         echo "FAILED $summary (exit $status); log: $log" >&2
@@ -150,7 +169,7 @@ for target in "${TARGETS[@]}"; do
         outcome="no finding"
         [ "$status" = 0 ] || outcome="FAILED (exit $status), see $artifacts"
         runs_shown=$(printf "%'d" "${runs:-0}" 2>/dev/null || echo "${runs:-?}")
-        record "$target" "$runs_shown" "${speed:-?}" "${coverage:-?}" "$outcome"
+        record "$target" "$runs_shown" "${speed:-?} ($per_cpu per CPU s)" "${coverage:-?}" "$outcome"
     fi
 done
 exit $failed
