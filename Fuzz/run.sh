@@ -18,7 +18,9 @@
 # run stays valid while main changes elsewhere), exec/s, coverage and the outcome. Commit the row.
 #
 # Long runs keep their corpus in .build-fuzz/corpus/<target> (grown from Fuzz/corpus/<target>)
-# and write crashes to .build-fuzz/artifacts/<target>/; the last lines per run are appended to
+# and write crashes to .build-fuzz/findings/<target>/ (not artifacts/: SwiftPM owns and empties
+# <scratch>/artifacts on every build, which took a running fuzzer's crash directory away); the
+# last lines per run are appended to
 # .build-fuzz/results.txt. Exit status is non-zero when a target fails (crash, leak, timeout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -118,12 +120,12 @@ record() {
     ) 9> "$SCRATCH/readme.lock"
 }
 read -r -a EXTRA <<< "${FUZZ_FLAGS:-}"
-mkdir -p "$SCRATCH/artifacts"
+mkdir -p "$SCRATCH/findings"
 failed=0
 for target in "${TARGETS[@]}"; do
     p=$(product "$target")
     seeds=Fuzz/corpus/$target
-    artifacts=$SCRATCH/artifacts/$target/
+    artifacts=$SCRATCH/findings/$target/
     mkdir -p "$artifacts"
     dictionary=()
     [ -f "Fuzz/dictionaries/$target.dict" ] && dictionary=(-dict="Fuzz/dictionaries/$target.dict")
