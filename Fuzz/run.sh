@@ -137,6 +137,7 @@ for target in "${TARGETS[@]}"; do
         mkdir -p "$work"
     fi
     log=$SCRATCH/$target.log
+    [ "$SMOKE" = 1 ] && log=$SCRATCH/$target.smoke.log  # a long run's log stays for its row
     status=0
     child_cpu
     cpu_before=$CHILD_CPU
