@@ -72,7 +72,8 @@ def test_an_id_changes_only_with_the_code_the_target_compiles(clone):
 def test_status_counts_rows_on_heads_code_only(clone):
     current = ids(clone, "envelope")["envelope"]
     readme = os.path.join(clone, "Fuzz/README.md")
-    text = open(readme).read()
+    # Only the rows below: the README's own rows may already count on this code.
+    text = "".join(line for line in open(readme) if not line.startswith("| 2026-"))
     marker = "<!-- Fuzz/run.sh appends rows above this line -->"
     rows = (f"| 2026-12-02 | envelope | 6,000,000 | abc1234 | {current} | 16000 | 1 / 2 | no finding |\n"
             f"| 2026-12-02 | envelope | 5,000,000 | abc1234 | {current} | 16000 | 1 / 2 | no finding |\n"
