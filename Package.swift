@@ -298,7 +298,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "AdLoaderWire", "AdLoaderConformance", "AdLoaderCore", "adloaderd", "adloader",
+                "AdLoaderWire", "AdLoaderConformance", "AdLoaderCore", "AdLoaderClient", "adloaderd", "adloader",
             ],
             swiftSettings: strict),
     ]
