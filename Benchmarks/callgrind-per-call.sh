@@ -12,10 +12,12 @@
 #   Benchmarks/callgrind-per-call.sh --nghttpd     # the peer: nghttpd serving the 400-byte file
 #                                                  # of ../shared/peers/gen_payloads.py, same h2load
 #
-# Each BIN is copied and stripped (valgrind 3.19 cannot read Swift 6.3's DWARF 5). Uses
+# Each BIN is copied and its debug information stripped (valgrind 3.19 cannot read Swift 6.3's
+# DWARF 5); the symbol table stays, so callgrind names the functions. Uses
 # .build/release/ProtocolLoadBench (built first), or h2load (nghttp2-client) with --grpc.
-# Only 127.0.0.1 is used. KEEP=DIR keeps the callgrind output files there (for
-# callgrind_annotate: where the instructions go). CALLS=N runs N and 2N calls (default 100000).
+# Only 127.0.0.1 is used. KEEP=DIR keeps the callgrind output files there and prints where the
+# instructions per call go (Benchmarks/callgrind-breakdown.py: by object, top functions).
+# CALLS=N runs N and 2N calls (default 100000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -73,16 +75,21 @@ instructions() {  # BIN CALLS -> total Ir of the daemon
     fi
     kill -TERM "$pid"
     wait "$pid" || true
-    if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$out" "$KEEP/callgrind.$(basename "$(dirname "$bin")").$calls"; fi
+    if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$out" "$KEEP/$(keep_name "$bin").$calls"; fi
     callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
 }
+keep_name() { echo "callgrind.$(basename "$(dirname "$1")")"; }
 for bin in "$@"; do
     mkdir -p "$WORK/$(basename "$(dirname "$bin")")"
     copy="$WORK/$(basename "$(dirname "$bin")")/adloaderd"
     cp "$bin" "$copy"
-    strip "$copy"
+    strip --strip-debug "$copy"
     n=${CALLS:-100000}
     small=$(instructions "$copy" "$n")
     large=$(instructions "$copy" $((2 * n)))
     echo "$bin: $(( (large - small) / n )) instructions per call ($n: $small, $((2 * n)): $large)"
+    if [ -n "${KEEP:-}" ]; then
+        python3 Benchmarks/callgrind-breakdown.py "$KEEP/$(keep_name "$copy").$n" "$KEEP/$(keep_name "$copy").$((2 * n))" \
+            "$n" --functions "${FUNCTIONS:-25}"
+    fi
 done
