@@ -23,7 +23,7 @@ extension GRPCConnection {
         } else {
             stream = GRPCStream(id: id)
         }
-        streams[id] = stream
+        streams.insert(stream)
         if let session {
             _ = nghttp2_session_set_stream_user_data(session, id, Unmanaged.passUnretained(stream).toOpaque())
         }
@@ -96,7 +96,7 @@ extension GRPCConnection {
         case .path: (stream.path, stream.pathRoute) = Self.path(value)
         case .method: stream.httpMethod = Self.httpMethod(value)
         case .contentType:
-            stream.contentTypeIsGRPC = GRPCHeaderName.bytesEqual(value, Self.grpcContentTypeBytes)
+            stream.contentTypeIsGRPC = GRPCHeaderName.bytesEqual(value, Self.grpcContentTypeBytes.bytes)
             stream.contentType =
                 stream.contentTypeIsGRPC ? Self.grpcContentType : String(decoding: value, as: UTF8.self)
         case .encoding: stream.encoding = String(decoding: value, as: UTF8.self)
@@ -112,7 +112,9 @@ extension GRPCConnection {
         let header = frame.pointee.hd
         let endStream = header.flags & Self.endStreamFlag != 0
         var flood: String?
-        let now = clock.now.unixMilliseconds
+        // The clock is read only for a frame the flood guard counts (not for a call's HEADERS
+        // and DATA).
+        var now: Int64 { clock.now.unixMilliseconds }
         switch header.type {
         case Self.headersFrame:
             if let stream = openStream(header.stream_id) {
@@ -185,27 +187,34 @@ extension GRPCConnection {
     /// The open stream `id`, found through nghttp2's stream map (its user data), not a
     /// dictionary lookup (Int32 hashing was ~2 % of a gRPC call's instructions); the id check
     /// makes a reused stream object never answer for another stream.
+    /// The stream the last lookup found is checked first: the callbacks of one call come in a
+    /// row (its DATA, END_STREAM, answer, frames sent), so most lookups need no map search.
     @inline(__always)
     func openStream(_ id: Int32) -> GRPCStream? {
+        if let last = lastStream, last.id == id, last.slot >= 0 { return last }
         guard let session, let data = nghttp2_session_get_stream_user_data(session, id) else { return nil }
         let stream = Unmanaged<GRPCStream>.fromOpaque(data).takeUnretainedValue()
-        return stream.id == id ? stream : nil
+        guard stream.id == id else { return nil }
+        lastStream = stream
+        return stream
     }
 
     func onStreamClosed(_ streamID: Int32, errorCode: UInt32) -> Int32 {
-        guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
+        // nghttp2 still holds the stream (and its user data) while it calls back.
+        guard let stream = openStream(streamID), streams.remove(stream) else { return 0 }
         // nghttp2 may keep the closed stream a while (priorities): it must not point at an
         // object that is reused or freed.
         if let session { _ = nghttp2_session_set_stream_user_data(session, streamID, nil) }
         bufferedAnswerBytes -= stream.pendingCount
         if headerStream === stream { headerStream = nil }
+        if lastStream === stream { lastStream = nil }
         if let call = stream.call {
             // Cancelled by RST_STREAM, or the connection is going: no answer can reach it.
             stream.call = nil
             service.end(call, answering: nil)
         }
         if spareStreams.count < Self.spareStreamLimit {
-            stream.reset(id: 0)
+            stream.retire()
             spareStreams.append(stream)
         }
         goAwayIfDrained()
@@ -570,30 +579,35 @@ extension GRPCConnection {
 
     /// The known paths: their bytes, the strings used for them (the service's own method-name
     /// strings, so its method table recognises them by identity, ``ServiceRequest``), their routes.
-    private static let knownPaths: [(bytes: [UInt8], path: String, route: GRPCStream.Route)] =
+    private static let knownPaths: [(bytes: KnownBytes, path: String, route: GRPCStream.Route)] =
         (MethodName.all + [healthCheckPath, healthWatchPath] + reflectionPaths).compactMap { path in
-            route(path).map { (Array(path.utf8), path, $0) }
+            route(path).map { (KnownBytes(path), path, $0) }
         }
 
     /// The `:path` value as a string and its route: a known path without a new string or a
     /// string comparison; any other path has no route.
     static func path(_ value: UnsafeBufferPointer<UInt8>) -> (String, GRPCStream.Route?) {
-        for known in knownPaths where GRPCHeaderName.bytesEqual(value, known.bytes) {
-            return (known.path, known.route)
+        // Through the array's buffer: no copy (retain and release) of the entries passed over.
+        let found = knownPaths.withUnsafeBufferPointer { known -> Int? in
+            for index in known.indices where GRPCHeaderName.bytesEqual(value, known[index].bytes.bytes) {
+                return index
+            }
+            return nil
         }
+        if let found { return (knownPaths[found].path, knownPaths[found].route) }
         return (String(decoding: value, as: UTF8.self), nil)
     }
 
     private static let post = "POST"
-    private static let postBytes = Array(post.utf8)
+    private static let postBytes = KnownBytes(post)
 
     /// The `:method` value as a string.
     static func httpMethod(_ value: UnsafeBufferPointer<UInt8>) -> String {
-        GRPCHeaderName.bytesEqual(value, postBytes) ? post : String(decoding: value, as: UTF8.self)
+        GRPCHeaderName.bytesEqual(value, postBytes.bytes) ? post : String(decoding: value, as: UTF8.self)
     }
 
     static let grpcContentType = "application/grpc"
-    static let grpcContentTypeBytes = Array(grpcContentType.utf8)
+    static let grpcContentTypeBytes = KnownBytes(grpcContentType)
 
     // MARK: CallResponder
 
