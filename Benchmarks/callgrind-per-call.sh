@@ -17,7 +17,8 @@
 # .build/release/ProtocolLoadBench (built first), or h2load (nghttp2-client) with --grpc.
 # Only 127.0.0.1 is used. KEEP=DIR keeps the callgrind output files there and prints where the
 # instructions per call go (Benchmarks/callgrind-breakdown.py: by object, top functions).
-# CALLS=N runs N and 2N calls (default 100000).
+# CALLS=N runs N and 2N calls (default 100000). LOADBENCH=PATH uses that ProtocolLoadBench
+# (not built then).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -30,9 +31,10 @@ if [ "${1:-}" = "--nghttpd" ]; then GRPC=1; NGHTTPD=1; shift; set -- "$(command 
 [ $# -ge 1 ] || { echo "usage: $0 [--grpc|--grpc-plan] BIN [BIN...] | --nghttpd" >&2; exit 2; }
 if [ "$GRPC" = 1 ]; then
     command -v h2load > /dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
-else
+elif [ -z "${LOADBENCH:-}" ]; then
     swift build -c release --product ProtocolLoadBench > /dev/null
 fi
+LOADBENCH=${LOADBENCH:-$ROOT/.build/release/ProtocolLoadBench}
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 . Benchmarks/per-call-setup.sh
@@ -70,7 +72,7 @@ instructions() {  # BIN CALLS -> total Ir of the daemon
         grep -q "requests: $calls total, $calls started, $calls done, $calls succeeded" "$WORK/h2load.out" \
             || { cat "$WORK/h2load.out" >&2; echo "not every call succeeded" >&2; exit 1; }
     else
-        "$ROOT/.build/release/ProtocolLoadBench" --port "$port" --connections 32 --depth 16 --warmup 0 \
+        "$LOADBENCH" --port "$port" --connections 32 --depth 16 --warmup 0 \
             --duration 300 --max-calls "$calls" --quiet > /dev/null
     fi
     kill -TERM "$pid"

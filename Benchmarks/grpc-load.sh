@@ -24,8 +24,9 @@
 # Peers: the C++ server is built by ../shared/peers/grpc_cpp/build.sh and its payloads by
 # ../shared/peers/gen_payloads.py into $BUILD (default /tmp/adloader-peers); a peer whose
 # binary is missing is skipped. adloaderd defaults to .build/release/adloaderd (built by
-# `swift build -c release --product adloaderd`; ProtocolLoadBench likewise). Only 127.0.0.1 is
-# used; every server stops on exit. Writes, in DIR (default Benchmarks/results/issue22):
+# `swift build -c release --product adloaderd`; ProtocolLoadBench likewise, or LOADBENCH=PATH).
+# Only 127.0.0.1 is used; every server stops on exit. Writes, in DIR (default
+# Benchmarks/results/issue22):
 # grpc-load.csv (one row per server and round), grpc-latency.csv, allocations.txt,
 # callgrind.txt, grpc-summary.csv (the target table) and grpc-load.txt (everything printed).
 set -euo pipefail
@@ -42,7 +43,8 @@ COUNTS=1
 CG_CALLS=20000
 ALLOC_CALLS=100000
 BIN=$ROOT/.build/release/adloaderd
-LOADBENCH=$ROOT/.build/release/ProtocolLoadBench
+LOADBENCH=${LOADBENCH:-$ROOT/.build/release/ProtocolLoadBench}
+export LOADBENCH
 OUT=$ROOT/Benchmarks/results/issue22
 PEERS_SRC=$ROOT/../shared/peers
 [ -d "$PEERS_SRC" ] || PEERS_SRC=/work/shared/peers
@@ -212,7 +214,7 @@ if [ "$COUNTS" = 1 ]; then
     {
         CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh --grpc "$BIN" | sed 's/^/grpc /'
         CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh --nghttpd | sed 's/^/nghttpd /'
-        CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh "$BIN" | sed 's/^/framed /'
+        if [ -x "$LOADBENCH" ]; then CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh "$BIN" | sed 's/^/framed /'; fi
     } | tee "$OUT/callgrind.txt"
 fi
 
