@@ -14,12 +14,13 @@
 # 3. Counts that do not depend on the machine's load (skipped with --no-counts): heap
 #    allocations per gRPC Borrow and per framed call (Benchmarks/allocations-per-call.sh,
 #    ALLOC_CALLS calls), instructions per gRPC Borrow, per nghttpd static request and per
-#    framed call (Benchmarks/callgrind-per-call.sh, CG_CALLS and twice as many).
+#    framed call (Benchmarks/callgrind-per-call.sh, CG_CALLS and twice as many; framed
+#    FRAMED_CG_CALLS and twice as many).
 # 4. A summary: medians of the rounds and the ratios of the targets.
 #
 #   Benchmarks/grpc-load.sh [--conns C] [--streams M] [--duration S] [--runs N] [--warmup S]
 #                           [--latency-duration S] [--adloaderd BIN] [--out DIR]
-#                           [--no-counts] [--cg-calls N] [--alloc-calls N]
+#                           [--no-counts] [--cg-calls N] [--framed-cg-calls N] [--alloc-calls N]
 #
 # Peers: the C++ server is built by ../shared/peers/grpc_cpp/build.sh and its payloads by
 # ../shared/peers/gen_payloads.py into $BUILD (default /tmp/adloader-peers); a peer whose
@@ -41,6 +42,7 @@ WARMUP=3
 LATENCY=5
 COUNTS=1
 CG_CALLS=20000
+FRAMED_CG_CALLS=100000
 ALLOC_CALLS=100000
 BIN=$ROOT/.build/release/adloaderd
 LOADBENCH=${LOADBENCH:-$ROOT/.build/release/ProtocolLoadBench}
@@ -59,10 +61,11 @@ while [ $# -gt 0 ]; do
         --warmup) WARMUP=$2; shift ;;
         --no-counts) COUNTS=0 ;;
         --cg-calls) CG_CALLS=$2; shift ;;
+        --framed-cg-calls) FRAMED_CG_CALLS=$2; shift ;;
         --alloc-calls) ALLOC_CALLS=$2; shift ;;
         --adloaderd) BIN=$2; shift ;;
         --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -210,11 +213,15 @@ fi
 if [ "$COUNTS" = 1 ]; then
     echo "allocations per call ($ALLOC_CALLS calls after a warm-up of $((ALLOC_CALLS / 5))):"
     Benchmarks/allocations-per-call.sh --calls "$ALLOC_CALLS" "$BIN" | tee "$OUT/allocations.txt"
-    echo "instructions per call (callgrind, slope of $CG_CALLS and $((2 * CG_CALLS)) calls):"
+    echo "instructions per call (callgrind, slope of $CG_CALLS and $((2 * CG_CALLS)) calls; framed: $FRAMED_CG_CALLS and $((2 * FRAMED_CG_CALLS))):"
     {
         CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh --grpc "$BIN" | sed 's/^/grpc /'
         CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh --nghttpd | sed 's/^/nghttpd /'
-        if [ -x "$LOADBENCH" ]; then CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh "$BIN" | sed 's/^/framed /'; fi
+        # More framed calls: at ~6k instructions a call, 20k and 40k calls left the slope to
+        # the daemon's start-up noise (two runs of one binary gave 6.7k and 12.5k).
+        if [ -x "$LOADBENCH" ]; then
+            CALLS=$FRAMED_CG_CALLS Benchmarks/callgrind-per-call.sh "$BIN" | sed 's/^/framed /'
+        fi
     } | tee "$OUT/callgrind.txt"
 fi
 

@@ -46,9 +46,11 @@ final class GRPCConnection: CallResponder {
     /// Streams of finished calls, kept for the next ones (their buffers keep their storage).
     @exclusivity(unchecked) var spareStreams: [GRPCStream] = []
     /// The stream whose header block nghttp2 is reading (its header callbacks come in a row).
-    @exclusivity(unchecked) var headerStream: GRPCStream?
-    /// The stream ``openStream(_:)`` found last (open while its `slot` is set).
-    @exclusivity(unchecked) var lastStream: GRPCStream?
+    /// Unretained: the stream is in ``streams`` while it is set (cleared when it closes).
+    @exclusivity(unchecked) var headerStream: Unmanaged<GRPCStream>?
+    /// The stream ``openStream(_:)`` found last, unretained: an open stream (it is cleared
+    /// when that stream closes, and with the connection).
+    @exclusivity(unchecked) var lastStream: Unmanaged<GRPCStream>?
     /// Streams refused because the client opened more than SETTINGS_MAX_CONCURRENT_STREAMS.
     var refusedStreams = 0
     /// The response headers of every answer that has messages, and the trailers of an OK one.
