@@ -1,0 +1,83 @@
+/// The metadata of one call, as gRPC's: an ordered list of key/value entries, keys lower-case
+/// ASCII, the same key possibly more than once.
+///
+/// Transports hand a call's request metadata to the service with the call (gRPC: the request
+/// headers that are not pseudo-headers or the transport's own, PROTOCOL.md 11.2; framed: the
+/// envelope's `metadata` entries), without `authorization`, which the admission step reads
+/// and no handler needs. The service answers with response metadata (gRPC: response headers).
+///
+/// Bounded: at most ``maximumEntries`` entries of at most ``maximumByteCount`` bytes of keys
+/// and values together (gRPC's default header list limit is 8 KiB); ``append(key:value:)``
+/// refuses an entry past either bound. An empty value holds no storage: a call without
+/// metadata allocates nothing for it.
+public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
+    /// The most entries one call's metadata holds.
+    public static let maximumEntries = 64
+    /// The most bytes of keys and values one call's metadata holds.
+    public static let maximumByteCount = 8192
+    /// The response metadata key naming the daemon instance that answered (`listeners.instanceName`).
+    public static let instanceKey = "x-adloader-instance"
+
+    public private(set) var entries: [MetadataEntry] = []
+    /// Bytes of keys and values held.
+    public private(set) var byteCount = 0
+
+    public init() {}
+
+    /// Metadata of `entries`, in order.
+    /// - Throws: ``MetadataError`` when they go past a bound.
+    public init(_ entries: [(key: String, value: String)]) throws(MetadataError) {
+        for entry in entries { try append(key: entry.key, value: entry.value) }
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { entries.count }
+    public subscript(position: Int) -> MetadataEntry { entries[position] }
+
+    /// Adds an entry after the others.
+    /// - Throws: ``MetadataError`` when the entry would go past ``maximumEntries`` or
+    ///   ``maximumByteCount``; the metadata is then unchanged.
+    public mutating func append(key: String, value: String) throws(MetadataError) {
+        let size = key.utf8.count + value.utf8.count
+        guard entries.count < Self.maximumEntries else {
+            throw MetadataError(message: "metadata: more than \(Self.maximumEntries) entries")
+        }
+        guard byteCount + size <= Self.maximumByteCount else {
+            throw MetadataError(message: "metadata: more than \(Self.maximumByteCount) bytes of keys and values")
+        }
+        entries.append(MetadataEntry(key: key, value: value))
+        byteCount += size
+    }
+
+    /// The value of the last entry with `key`, nil when there is none.
+    public func value(for key: String) -> String? { entries.last { $0.key == key }?.value }
+
+    /// The values of every entry with `key`, in order.
+    public func values(for key: String) -> [String] { entries.filter { $0.key == key }.map(\.value) }
+
+    /// Whether a request metadata key is the transport's or the admission step's rather than
+    /// the call's: pseudo-headers (`:path`), gRPC's reserved `grpc-` keys, `content-type`,
+    /// `te`, `user-agent` and `authorization`. Such entries are not handed to the service.
+    public static func isTransportKey(_ key: some Collection<UInt8>) -> Bool {
+        guard let first = key.first else { return true }
+        if first == UInt8(ascii: ":") { return true }
+        if key.starts(with: "grpc-".utf8) { return true }
+        switch key.count {
+        case 2: return key.elementsEqual("te".utf8)
+        case 10: return key.elementsEqual("user-agent".utf8)
+        case 12: return key.elementsEqual("content-type".utf8)
+        case 13: return key.elementsEqual("authorization".utf8)
+        default: return false
+        }
+    }
+}
+
+/// Metadata past a bound of ``CallMetadata``: the call is refused RESOURCE_EXHAUSTED with `message`.
+public struct MetadataError: Error, Hashable, Sendable {
+    public var message: String
+
+    public init(message: String) { self.message = message }
+
+    /// The status a call whose metadata went past a bound is refused with.
+    public var status: Status { Status(code: .resourceExhausted, message: message) }
+}
