@@ -104,7 +104,7 @@ extension GRPCConnection {
         case .authorization: stream.authorization = String(decoding: value, as: UTF8.self)
         case .other:
             // The call's metadata, for the service; past its bounds the call is refused.
-            guard !CallMetadata.isTransportKey(name) else { break }
+            guard !CallMetadata.isTransportKey(UnsafeRawBufferPointer(name)) else { break }
             do throws(MetadataError) {
                 try stream.metadata.append(
                     key: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
