@@ -44,10 +44,10 @@ public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
     public mutating func append(key: String, value: String) throws(MetadataError) {
         let size = key.utf8.count + value.utf8.count
         guard entries.count < Self.maximumEntries else {
-            throw MetadataError(message: "metadata: more than \(Self.maximumEntries) entries")
+            throw MetadataError(bound: .entries)
         }
         guard byteCount + size <= Self.maximumByteCount else {
-            throw MetadataError(message: "metadata: more than \(Self.maximumByteCount) bytes of keys and values")
+            throw MetadataError(bound: .bytes)
         }
         entries.append(MetadataEntry(key: key, value: value))
         byteCount += size
@@ -94,11 +94,29 @@ public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
     }
 }
 
-/// Metadata past a bound of ``CallMetadata``: the call is refused RESOURCE_EXHAUSTED with `message`.
+/// Metadata past a bound of ``CallMetadata``: the call is refused RESOURCE_EXHAUSTED with ``message``.
+///
+/// A trivial value (which bound, no text stored): the framed envelope's header carries one
+/// on every call, and a stored string there cost retains and releases per call (callgrind).
 public struct MetadataError: Error, Hashable, Sendable {
-    public var message: String
+    /// Which bound the metadata went past.
+    public enum Bound: Hashable, Sendable {
+        /// ``CallMetadata/maximumEntries``.
+        case entries
+        /// ``CallMetadata/maximumByteCount``.
+        case bytes
+    }
 
-    public init(message: String) { self.message = message }
+    public var bound: Bound
+
+    public init(bound: Bound) { self.bound = bound }
+
+    public var message: String {
+        switch bound {
+        case .entries: "metadata: more than \(CallMetadata.maximumEntries) entries"
+        case .bytes: "metadata: more than \(CallMetadata.maximumByteCount) bytes of keys and values"
+        }
+    }
 
     /// The status a call whose metadata went past a bound is refused with.
     public var status: Status { Status(code: .resourceExhausted, message: message) }
