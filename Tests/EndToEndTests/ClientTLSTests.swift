@@ -51,7 +51,10 @@ extension EndToEnd {
         @Test func pipelinedCallsFromManyTasksOverOneTLSConnection() async throws {
             let certificates = try Certificates()
             defer { try? FileManager.default.removeItem(at: certificates.directory) }
-            let daemon = try DaemonProcess(["--tls-cert", certificates.certificate, "--tls-key", certificates.key])
+            // 200 calls may be in flight at once (borrows parked on an empty pool): above the default 128.
+            let daemon = try DaemonProcess([
+                "--tls-cert", certificates.certificate, "--tls-key", certificates.key, "--max-calls-in-flight", "400",
+            ])
             let client = try AdLoaderClient.connect(
                 to: .tcp(host: "127.0.0.1", port: daemon.port), tls: ClientTLS(caFile: certificates.ca))
             defer { client.close() }
