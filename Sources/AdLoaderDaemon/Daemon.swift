@@ -285,7 +285,8 @@ public final class Daemon {
         _ configuration: ServerConfiguration, logger: Logger
     ) throws(ConfigError) -> RedisPoolStore {
         let listeners = configuration.listeners
-        guard let instance = listeners.instanceName ?? (listeners.port != 0 ? "\(listeners.host):\(listeners.port)" : nil)
+        guard
+            let instance = listeners.instanceName ?? (listeners.port != 0 ? "\(listeners.host):\(listeners.port)" : nil)
         else {
             throw ConfigError(
                 field: "poolStore.type",
@@ -300,7 +301,8 @@ public final class Daemon {
         }
         do {
             let store = try RedisPoolStore(
-                host: cap.redisHost, port: cap.redisPort, key: "\(configuration.poolStore.redisKeyPrefix):{\(instance)}",
+                host: cap.redisHost, port: cap.redisPort,
+                key: "\(configuration.poolStore.redisKeyPrefix):{\(instance)}",
                 timeout: configuration.poolStore.redisTimeout, credentials: credentials)
             logger.info(
                 "pool store open", ["location": .string(store.location), "notices": .int(Int64(store.noticeCount()))])

@@ -268,7 +268,8 @@ public final class RedisPoolStore: PoolStore {
             case .status?: break
             case let other:
                 redisFree(made)
-                throw PoolStoreError(.io, "pool store \(location): AUTH refused: \(other.map(\.description) ?? "no reply")")
+                throw PoolStoreError(
+                    .io, "pool store \(location): AUTH refused: \(other.map(\.description) ?? "no reply")")
             }
         }
         context = made
