@@ -1,5 +1,6 @@
 """A rolling restart of three replicas behind HAProxy (Examples/cluster: its proxy configuration,
-the default, and its adloaderd.json with the Redis cap store), each with its own SQLite pool store, under steady paced load from several clients (issue 27).
+the default, and its adloaderd.json with the Redis cap store), each with its own SQLite pool
+store, under steady paced load from several clients (issue 27).
 
 Each replica in turn gets SIGTERM (it drains: GOAWAY, health NOT_SERVING, the listener closes,
 the pools are suspended into its store), exits, and starts again on the same port and store
@@ -45,10 +46,12 @@ WORKERS = 8
 RETURNERS = 4
 HOLD = 0.5  # seconds a lease is held before its Return
 
+
 def slack(requests):
     """What the burst check allows beyond 10 %: nothing for minute windows; for the short windows
-    of `make test` (about 30 requests, where the load's own jitter moves a window by 20-50 %:
-    measured, Examples/cluster's pools are 20 ads) three standard deviations of a count."""
+    of `make test` (about 32 requests, where one top-up more or less is 3 %, and a loaded
+    machine delays the schedule: 4 s windows measured 33 -> 32, 33 -> 32, 31 -> 33) three
+    standard deviations of a count."""
     return 0 if WINDOW >= 30 else 3 * requests ** 0.5
 
 
