@@ -92,6 +92,8 @@ public enum ConsentFuzz: FuzzTarget {
                 (decoded.tcfConsent != nil) == decoded.sectionIDs.contains(GPPString.tcfEUv2)
             else { throw FuzzFailure("decoded GPP out of its bounds: \(decoded.sectionIDs)") }
         }
+        // An empty string is no GPP string at all: the call did not send one.
+        guard !string.isEmpty else { return }
         for signals in [
             PrivacySignals(gpp: string), PrivacySignals(gdprApplies: true, gpp: string, gppSectionIDs: [2]),
         ] {
