@@ -507,8 +507,10 @@ public final class Daemon {
         service.build = BuildCommit.build(configuration: BuildInfo.build)
         metrics.commit = BuildCommit.hash
         let instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
-        service.instanceName = instanceName
-        if !instanceName.isEmpty { server.responseMetadata = [(GRPCWire.instanceHeader, instanceName)] }
+        if !instanceName.isEmpty {
+            // listeners.instanceName is at most 255 bytes: within CallMetadata's bounds.
+            service.responseMetadata = (try? CallMetadata([(CallMetadata.instanceKey, instanceName)])) ?? CallMetadata()
+        }
         history.instance = instanceName
         history.version = BuildInfo.version
         // Before the loop runs: no lease is lent yet.
