@@ -73,7 +73,7 @@ public final class Daemon {
     /// Built sources' stops (their HTTP clients' handles), run after the loader's shutdown.
     let sourceContext: DemandSourceContext
     /// What a restart keeps (the notice outbox); nil with `poolStore.type` off.
-    let poolStore: SQLitePoolStore?
+    let poolStore: (any PoolStore)?
     /// The pool store's journal (write-through, for a crash); nil with the store off.
     private var journaling: PoolJournaling?
     private let journalDeferred: UVDeferredWork?
@@ -101,7 +101,7 @@ public final class Daemon {
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
-            let poolStore = try Self.openPoolStore(configuration.poolStore, clock: clock, logger: logger)
+            let poolStore = try Self.openPoolStore(configuration, clock: clock, logger: logger)
             self.poolStore = poolStore
             let context = DemandSourceContext(
                 clock: clock, scheduler: clock, loop: loop, logger: logger, noticeStore: poolStore)
@@ -193,7 +193,8 @@ public final class Daemon {
                     maxPending: configuration.limits.maxConnections,
                     logger: logger)
                 : nil
-            if let poolStore {
+            // The write-through journal is the SQLite store's (a file next to it).
+            if let poolStore = poolStore as? SQLitePoolStore {
                 let deferred = try UVDeferredWork(loop: loop)
                 journalDeferred = deferred
                 journaling = PoolJournaling(
@@ -244,10 +245,13 @@ public final class Daemon {
     }
 
     /// Opens the pool store; a file that cannot be used is moved aside with one log line.
-    /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when not even a new file can be made.
+    /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when not even a new file can be made;
+    ///   (`poolStore.type`) when the Redis store cannot be read.
     private static func openPoolStore(
-        _ settings: PoolStoreConfiguration, clock: any AdClock, logger: Logger
-    ) throws(ConfigError) -> SQLitePoolStore? {
+        _ configuration: ServerConfiguration, clock: any AdClock, logger: Logger
+    ) throws(ConfigError) -> (any PoolStore)? {
+        let settings = configuration.poolStore
+        if settings.type == .redis { return try openRedisPoolStore(configuration, logger: logger) }
         guard settings.type == .sqlite else { return nil }
         do {
             let (store, unusable) = try SQLitePoolStore.open(path: settings.sqlitePath, now: clock.now)
@@ -273,13 +277,48 @@ public final class Daemon {
         }
     }
 
+    /// The Redis pool store, keyed by the instance name as configured (`listeners.instanceName`,
+    /// else `host:port`: a fixed port is needed, the name of port 0 is not known before binding).
+    /// - Throws: ``ConfigError`` when the name is unknown, the credentials cannot be read, or
+    ///   Redis cannot be reached or read (the daemon does not start without its pools' store).
+    private static func openRedisPoolStore(
+        _ configuration: ServerConfiguration, logger: Logger
+    ) throws(ConfigError) -> RedisPoolStore {
+        let listeners = configuration.listeners
+        guard
+            let instance = listeners.instanceName ?? (listeners.port != 0 ? "\(listeners.host):\(listeners.port)" : nil)
+        else {
+            throw ConfigError(
+                field: "poolStore.type",
+                message: "redis keys the pools by instance name: set listeners.instanceName or a fixed listeners.port")
+        }
+        let cap = configuration.capStore
+        let credentials: RedisCredentials?
+        do {
+            credentials = try cap.redisCredentials()
+        } catch {
+            throw ConfigError(field: "capStore.redisPasswordFile", message: error.message)
+        }
+        do {
+            let store = try RedisPoolStore(
+                host: cap.redisHost, port: cap.redisPort,
+                key: "\(configuration.poolStore.redisKeyPrefix):{\(instance)}",
+                timeout: configuration.poolStore.redisTimeout, credentials: credentials)
+            logger.info(
+                "pool store open", ["location": .string(store.location), "notices": .int(Int64(store.noticeCount()))])
+            return store
+        } catch {
+            throw ConfigError(field: "poolStore.type", message: error.message)
+        }
+    }
+
     /// Puts back what the last run left, before any call is served, and starts the journal:
     /// the suspension of a clean stop, else the journal of a crash; one log line says what came
     /// back (an unreadable one: what failed). The journal's first checkpoint holds what was
     /// restored, and is written before the suspension is deleted: a crash at any point of the
     /// start finds one of them whole.
     private static func restorePools(
-        into loader: NativeAdvertisementLoader, from store: SQLitePoolStore, journaling: PoolJournaling?,
+        into loader: NativeAdvertisementLoader, from store: any PoolStore, journaling: PoolJournaling?,
         clock: any AdClock, logger: Logger
     ) {
         let started = Self.monotonicMilliseconds()
