@@ -74,6 +74,8 @@ public final class Daemon {
     let sourceContext: DemandSourceContext
     /// What a restart keeps (the notice outbox); nil with `poolStore.type` off.
     let poolStore: SQLitePoolStore?
+    /// Keeps a second daemon off the pool store's file; released after the store's close.
+    private let poolStoreLock: PoolStoreLock?
     /// The pool store's journal (write-through, for a crash); nil with the store off.
     private var journaling: PoolJournaling?
     private let journalDeferred: UVDeferredWork?
@@ -101,7 +103,9 @@ public final class Daemon {
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
-            let poolStore = try Self.openPoolStore(configuration.poolStore, clock: clock, logger: logger)
+            let (poolStoreLock, poolStore) = try Self.openPoolStore(
+                configuration.poolStore, clock: clock, logger: logger)
+            self.poolStoreLock = poolStoreLock
             self.poolStore = poolStore
             let context = DemandSourceContext(
                 clock: clock, scheduler: clock, loop: loop, logger: logger, noticeStore: poolStore)
@@ -243,13 +247,16 @@ public final class Daemon {
         }
     }
 
-    /// Opens the pool store; a file that cannot be used is moved aside with one log line.
-    /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when not even a new file can be made.
+    /// Locks, then opens the pool store; a file that cannot be used is moved aside with one log line.
+    /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when another daemon holds the store
+    ///   (naming its pid) or not even a new file can be made.
     private static func openPoolStore(
         _ settings: PoolStoreConfiguration, clock: any AdClock, logger: Logger
-    ) throws(ConfigError) -> SQLitePoolStore? {
-        guard settings.type == .sqlite else { return nil }
+    ) throws(ConfigError) -> (PoolStoreLock?, SQLitePoolStore?) {
+        guard settings.type == .sqlite else { return (nil, nil) }
         do {
+            // Before the file is touched: a store in use is neither moved aside nor restored twice.
+            let lock = try PoolStoreLock(storePath: settings.sqlitePath)
             let (store, unusable) = try SQLitePoolStore.open(path: settings.sqlitePath, now: clock.now)
             if let unusable {
                 logger.error(
@@ -267,7 +274,7 @@ public final class Daemon {
             }
             logger.info(
                 "pool store open", ["path": .string(settings.sqlitePath), "notices": .int(Int64(store.noticeCount()))])
-            return store
+            return (lock, store)
         } catch {
             throw ConfigError(field: "poolStore.sqlitePath", message: error.message)
         }
@@ -430,7 +437,16 @@ public final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
         // After the sources (stopped before it): their undelivered notices are in it by then.
-        if let poolStore { stops.append(("pool store", poolStore.close)) }
+        if let poolStore {
+            stops.append(
+                (
+                    "pool store",
+                    { [poolStoreLock] in
+                        poolStore.close()
+                        poolStoreLock?.release()
+                    }
+                ))
+        }
         if let journalDeferred {
             stops.append(
                 (

@@ -5,8 +5,10 @@ leases answer as they would have, and no loss notice was sent for a suspended ad
 
 import json
 import signal
+import subprocess
 import time
 
+from conftest import BINARY
 from openrtb_stub import Exchange
 from test_openrtb import config, counts, wait_for
 
@@ -103,3 +105,25 @@ def test_a_suspended_openrtb_ad_sends_no_loss_notice_and_bills_once_after_the_re
         assert len(exchange.requests) - requests <= 1
     finally:
         exchange.stop()
+
+
+def test_a_second_daemon_on_the_same_store_refuses_to_start_naming_the_file_and_the_holder(daemon, tmp_path):
+    store = str(tmp_path / "pools.sqlite")
+    first = daemon(config=settings(store))
+    assert borrow(first, "long", "cell-0")["outcome"] == "BORROW_OUTCOME_LEASED"
+    path = tmp_path / "second.json"
+    path.write_text(json.dumps(settings(store)))
+    second = subprocess.run([BINARY, "--config", str(path), "--port", "0"], capture_output=True, text=True,
+                            timeout=30, cwd=str(tmp_path))
+    assert second.returncode != 0
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1, second.stderr
+    assert store in lines[0] and ("pid %d" % first.pid) in lines[0], lines[0]
+    assert "listening" not in second.stdout
+    # The first one is unharmed: its lease is still there, and a clean stop suspends it.
+    assert pool(first, "long")["leased"] == 1
+    first.signal(signal.SIGTERM)
+    assert first.wait() == 0
+    # Its lock went with it (even kill -9 drops a flock): a new daemon starts on the store.
+    third = daemon(config=settings(store))
+    assert pool(third, "long")["restoredLeases"] == 1
