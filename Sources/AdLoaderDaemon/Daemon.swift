@@ -78,6 +78,8 @@ public final class Daemon {
     private let poolStoreLock: PoolStoreLock?
     /// The pool store's journal (write-through, for a crash); nil with the store off.
     private var journaling: PoolJournaling?
+    /// What the start restored (Stats' `pool_store`, with the journal's counters added).
+    private var restored = PoolStoreStats()
     private let journalDeferred: UVDeferredWork?
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
@@ -285,20 +287,34 @@ public final class Daemon {
     /// back (an unreadable one: what failed). The journal's first checkpoint holds what was
     /// restored, and is written before the suspension is deleted: a crash at any point of the
     /// start finds one of them whole.
+    /// - Returns: what came back, for Stats.
     private static func restorePools(
         into loader: NativeAdvertisementLoader, from store: SQLitePoolStore, journaling: PoolJournaling?,
         clock: any AdClock, logger: Logger
-    ) {
+    ) -> PoolStoreStats {
         let started = Self.monotonicMilliseconds()
         var suspended = false
+        var restored = PoolStoreStats()
+        func account(_ result: PoolRestoreResult, from snapshots: [PoolSnapshot], source: String, downMs: Int64) {
+            let total = snapshots.reduce(0) { $0 + $1.ads.count + $1.leases.count }
+            restored.restoredFrom = source
+            restored.restoredAds = UInt64(result.ads + result.leases)
+            restored.restoredLeases = UInt64(result.leases)
+            restored.expiredWhileDown = UInt64(result.expired)
+            restored.reclaimedLeases = UInt64(result.reclaimed)
+            // Every ad of the snapshots not back and not expired: removed, duplicates, skipped pools.
+            restored.droppedAds = UInt64(max(0, total - result.ads - result.leases - result.expired))
+            restored.downMilliseconds = downMs
+            restored.restoreMilliseconds = Self.monotonicMilliseconds() - started
+        }
         do {
             if let snapshots = try store.loadSuspension() {
                 suspended = true
                 let result = loader.restoreSuspension(snapshots)
                 let takenAt = snapshots.map(\.takenAt.unixMilliseconds).max() ?? clock.now.unixMilliseconds
-                log(
-                    result, "pools restored from the pool store", downMs: clock.now.unixMilliseconds - takenAt,
-                    started: started, logger: logger)
+                let downMs = clock.now.unixMilliseconds - takenAt
+                account(result, from: snapshots, source: "suspension", downMs: downMs)
+                log(result, "pools restored from the pool store", downMs: downMs, started: started, logger: logger)
             }
         } catch {
             logger.error("pool store: suspended pools unreadable, starting empty", ["error": .string(error.message)])
@@ -314,10 +330,12 @@ public final class Daemon {
                         let snapshots = replay.snapshots(leasesEndNoEarlierThan: clock.now + longest)
                         let result = loader.restoreSuspension(snapshots)
                         let writtenAt = replay.lastWrittenAt?.unixMilliseconds ?? clock.now.unixMilliseconds
+                        let downMs = clock.now.unixMilliseconds - writtenAt
+                        account(result, from: snapshots, source: "journal", downMs: downMs)
+                        restored.uncertainAds = UInt64(replay.unreadableAds)
                         log(
                             result, "pools recovered from the pool journal (the last run did not stop cleanly)",
-                            downMs: clock.now.unixMilliseconds - writtenAt, started: started, logger: logger,
-                            replay: replay)
+                            downMs: downMs, started: started, logger: logger, replay: replay)
                     }
                 } catch {
                     logger.error("pool journal unreadable, starting empty", ["error": .string(error.message)])
@@ -338,6 +356,20 @@ public final class Daemon {
                 logger.error("pool store: the suspension cannot be deleted", ["error": .string(error.message)])
             }
         }
+        return restored
+    }
+
+    /// Stats' `pool_store`: what the start restored, and the journal's and store's work since.
+    private func poolStoreStats() -> PoolStoreStats {
+        var stats = restored
+        if let journal = journaling?.journal {
+            stats.journalBytes = UInt64(journal.fileBytes)
+            stats.journalCommits = journal.commits
+            stats.journalCheckpoints = journal.checkpoints
+            stats.writeFailures = journal.writeFailures
+        }
+        stats.writeFailures += poolStore?.writeFailures ?? 0
+        return stats
     }
 
     private static func log(
@@ -532,7 +564,9 @@ public final class Daemon {
         logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(instanceName)])
         // Before the loop runs, after the replica is set: no call is served yet.
         if let poolStore {
-            Self.restorePools(into: loader, from: poolStore, journaling: journaling, clock: clock, logger: logger)
+            restored = Self.restorePools(
+                into: loader, from: poolStore, journaling: journaling, clock: clock, logger: logger)
+            service.poolStoreStats = { [unowned self] in self.poolStoreStats() }
         }
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])

@@ -48,6 +48,10 @@ def test_restart_keeps_unexpired_ads_and_leases_byte_for_byte(daemon, tmp_path):
         assert wait_for(lambda: pool(first, loader)["available"] == 6), pool(first, loader)
     shown = leases[("long", 3)]
     before = pool(first, "long")
+    # A first start restored nothing, and says so.
+    fresh = json.loads(first.cli("--json", "stats").stdout)["poolStore"]
+    assert fresh["restoredFrom"] == "" and fresh["restoredAds"] == "0", fresh
+    assert int(fresh["journalCommits"]) > 0 and int(fresh["journalBytes"]) > 0, fresh
     first.signal(signal.SIGTERM)
     assert first.wait() == 0
     log = first.log()
@@ -76,6 +80,15 @@ def test_restart_keeps_unexpired_ads_and_leases_byte_for_byte(daemon, tmp_path):
     gone = second.cli("--json", "return", leases[("short", 0)]["leaseId"], check=False)
     assert gone.returncode != 0 and "NOT_FOUND" in (gone.stdout + gone.stderr)
     assert '"expired":10' in second.log(), second.log()
+    # Every ad the store held is accounted for in Stats: 10 back (4 under their leases), 10 expired.
+    store_stats = json.loads(second.cli("--json", "stats").stdout)["poolStore"]
+    assert store_stats["restoredFrom"] == "suspension", store_stats
+    assert (store_stats["restoredAds"], store_stats["restoredLeases"]) == ("10", "4"), store_stats
+    assert (store_stats["expiredWhileDown"], store_stats["droppedAds"], store_stats["uncertainAds"]) \
+        == ("10", "0", "0"), store_stats
+    assert int(store_stats["downMs"]) >= 4500, store_stats
+    text = second.cli("stats").stdout
+    assert "pool store: restored from suspension, ads 10, leases 4, expired while down 10" in text, text
 
 
 def test_a_suspended_openrtb_ad_sends_no_loss_notice_and_bills_once_after_the_restart(daemon, tmp_path):
