@@ -81,6 +81,8 @@ public final class Daemon {
     /// What the start restored (Stats' `pool_store`, with the journal's counters added).
     private var restored = PoolStoreStats()
     private let journalDeferred: UVDeferredWork?
+    /// Wakes the loop when the journal's compaction thread is done; closed after the journal.
+    private let journalWakeup: UVAsync?
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -202,11 +204,18 @@ public final class Daemon {
             if let poolStore {
                 let deferred = try UVDeferredWork(loop: loop)
                 journalDeferred = deferred
-                journaling = PoolJournaling(
-                    journal: PoolJournal(path: poolStore.path + ".journal", now: { clock.now }), loader: loader,
-                    server: server, store: poolStore, deferred: deferred, logger: logger)
+                let wakeup = try UVAsync(loop: loop)
+                journalWakeup = wakeup
+                let sender = wakeup.sender
+                let journaling = PoolJournaling(
+                    journal: PoolJournal(
+                        path: poolStore.path + ".journal", now: { clock.now }, wake: { sender.send() }),
+                    loader: loader, server: server, store: poolStore, deferred: deferred, logger: logger)
+                wakeup.setAction { [weak journaling] in journaling?.compactionFinished() }
+                self.journaling = journaling
             } else {
                 journalDeferred = nil
+                journalWakeup = nil
             }
             self.clock = clock
             self.sourceContext = context
@@ -485,8 +494,10 @@ public final class Daemon {
                     "pool journal",
                     { [unowned self] in
                         self.journaling?.detach()
+                        // Joins a compaction's thread, the last that may wake the loop for it.
                         self.journaling?.journal.close()
                         journalDeferred.close()
+                        self.journalWakeup?.close()
                     }
                 ))
         }

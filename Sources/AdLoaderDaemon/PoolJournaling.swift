@@ -6,8 +6,9 @@ import AdStores
 
 /// The pool store's write-through half: the loader's events go into the ``PoolJournal``,
 /// which is committed before any answer leaves (the server's write barrier), before any
-/// notice is stored, and at the end of every loop pass; a journal past its size is
-/// checkpointed from the loader's snapshot.
+/// notice is stored, and at the end of every loop pass; a journal past its size is compacted
+/// on the journal's own thread (``PoolJournal/startCompaction()``), the loop only handing over
+/// the frames written meanwhile when it is done (``compactionFinished()``).
 ///
 /// What this buys (RELIABILITY.md, "Crash"): after `kill -9` the next start rebuilds every
 /// pool as it was after the last answer that left, so an ad a client holds is restored under
@@ -22,8 +23,8 @@ final class PoolJournaling {
     private let deferred: any DeferredWork
     private let logger: Logger
     private var token: ObserverToken?
-    private var compacting = false
     private var compactionDue = false
+    private var compactionStarted: Int64 = 0
 
     init(
         journal: PoolJournal, loader: NativeAdvertisementLoader, server: ServerContext, store: SQLitePoolStore,
@@ -76,20 +77,28 @@ final class PoolJournaling {
         return false
     }
 
-    /// Replaces the journal with a checkpoint of the pools now.
+    /// Starts replacing the journal with a checkpoint of what it describes, off the loop.
     func compact() {
-        guard !compacting, token != nil else { return }
-        compacting = true
-        defer { compacting = false }
-        journal.commit()
-        let started = Daemon.monotonicMilliseconds()
-        do {
-            let bytes = try journal.checkpoint(loader.snapshot())
+        guard token != nil else { return }
+        compactionStarted = Daemon.monotonicMilliseconds()
+        if !journal.startCompaction() && !journal.isCompacting, let error = journal.lastError {
+            logger.error("pool journal compaction failed", ["error": .string(error.message)])
+        }
+    }
+
+    /// On the loop, when the compaction's thread woke it: the journal is replaced.
+    func compactionFinished() {
+        switch journal.finishCompaction() {
+        case .notDone: return
+        case .replaced(let checkpointBytes, let tailBytes):
             logger.debug(
-                "pool journal checkpointed",
-                ["bytes": .int(Int64(bytes)), "ms": .int(Daemon.monotonicMilliseconds() - started)])
-        } catch {
-            logger.error("pool journal checkpoint failed", ["error": .string(error.message)])
+                "pool journal compacted",
+                [
+                    "bytes": .int(Int64(checkpointBytes)), "tailBytes": .int(Int64(tailBytes)),
+                    "ms": .int(Daemon.monotonicMilliseconds() - compactionStarted),
+                ])
+        case .failed(let error):
+            logger.error("pool journal compaction failed, the journal stays", ["error": .string(error.message)])
         }
     }
 }

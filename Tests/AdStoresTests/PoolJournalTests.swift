@@ -207,3 +207,109 @@ extension PoolJournalTests {
         #expect(due == 1)
     }
 }
+
+/// The journal's compaction off the loop: the thread rewrites what the journal held, the loop
+/// keeps writing meanwhile, and the journal it leaves holds both.
+struct PoolJournalCompactionTests {
+    @Test func aCompactionOffTheLoopKeepsTheFramesWrittenMeanwhileAndShrinksTheFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pools.sqlite.journal"
+        let woken = DispatchSemaphore(value: 0)
+        var now = PoolJournalTests.at
+        let journal = PoolJournal(path: path, now: { now }, wake: { woken.signal() })
+        try journal.checkpoint([])
+        // History: 200 ads arrive, 150 leave, 10 are lent and 5 of those come back.
+        for index in 0..<200 {
+            journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("a\(index)"), context: [UInt8(index % 256)]))
+            journal.commit()
+        }
+        for index in 0..<150 { journal.record(.removed(adID: "a\(index)")) }
+        for index in 150..<160 {
+            journal.record(
+                .leased(adID: "a\(index)", leaseID: UInt64(index), slot: "s\(index)", expiresAt: now + .seconds(60)))
+        }
+        for index in 150..<155 { journal.record(.returned(leaseID: UInt64(index), shown: index == 150)) }
+        journal.commit()
+        let before = journal.fileBytes
+        #expect(journal.startCompaction())
+        #expect(!journal.startCompaction(), "one at a time")
+        // The loop goes on while the thread works: these frames must survive the compaction.
+        now = now + .seconds(5)
+        journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("late")))
+        journal.record(.leased(adID: "late", leaseID: 999, slot: "s-late", expiresAt: now + .seconds(60)))
+        journal.record(.removed(adID: "a199"))
+        journal.commit()
+        #expect(woken.wait(timeout: .now() + 30) == .success, "the compaction's thread never finished")
+        let outcome = journal.finishCompaction()
+        guard case .replaced(let checkpointBytes, let tailBytes) = outcome else {
+            Issue.record("not replaced: \(outcome)")
+            return
+        }
+        #expect(tailBytes > 0)
+        #expect(journal.fileBytes == checkpointBytes + tailBytes && journal.fileBytes < before / 2)
+        #expect(journal.checkpointBytes == checkpointBytes && journal.checkpoints == 2)
+        #expect(!FileManager.default.fileExists(atPath: path + ".new"))
+        // And the journal goes on after it.
+        journal.record(.returned(leaseID: 155, shown: false))
+        journal.commit()
+        journal.close()
+        let replay = try #require(try PoolJournal.read(path: path))
+        #expect(replay.cutBytes == 0 && replay.unknownRecords == 0 && replay.unreadableAds == 0)
+        // 50 left of the 200, one more gone, one late arrival: 50 ads; leases 155..159 minus 155, plus 999.
+        #expect(replay.adCount == 50)
+        let pools = replay.snapshots()
+        let leases = pools.flatMap(\.leases)
+        #expect(Set(leases.map(\.leaseID)) == [156, 157, 158, 159, 999])
+        let ads = pools.flatMap { $0.ads + $0.leases.map(\.pooled) }
+        #expect(ads.first { $0.ad.id == "a150" }?.ad.showCount == 1)
+        #expect(ads.first { $0.ad.id == "a170" }?.sourceState == [170])
+        #expect(!ads.contains { $0.ad.id == "a199" || $0.ad.id == "a10" })
+    }
+
+    @Test func aClosedJournalDropsTheCompactionAndKeepsTheOldFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pools.sqlite.journal"
+        let journal = PoolJournal(path: path, now: { PoolJournalTests.at })
+        try journal.checkpoint([])
+        journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("kept")))
+        journal.commit()
+        let size = journal.fileBytes
+        #expect(journal.startCompaction())
+        journal.close()  // joins the thread, drops its file
+        #expect(!FileManager.default.fileExists(atPath: path + ".new"))
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == size)
+        #expect(try PoolJournal.read(path: path)?.adCount == 1)
+    }
+
+    @Test func aJournalThatIsNoLongerThereFailsTheCompactionAndChangesNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pools.sqlite.journal"
+        let woken = DispatchSemaphore(value: 0)
+        let journal = PoolJournal(path: path, now: { PoolJournalTests.at }, wake: { woken.signal() })
+        try journal.checkpoint([])
+        journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("kept")))
+        journal.commit()
+        // Garbage where the thread reads: the compaction fails, the open journal is untouched.
+        let descriptorBytes = journal.fileBytes
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: path + ".other"))
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".moved")
+        try FileManager.default.moveItem(atPath: path + ".other", toPath: path)
+        #expect(journal.startCompaction())
+        #expect(woken.wait(timeout: .now() + 30) == .success)
+        guard case .failed = journal.finishCompaction() else {
+            Issue.record("a compaction of garbage succeeded")
+            return
+        }
+        #expect(journal.fileBytes == descriptorBytes && journal.writeFailures == 1)
+        #expect(!FileManager.default.fileExists(atPath: path + ".new"))
+    }
+}
