@@ -419,6 +419,12 @@ public final class Daemon {
         }
     }
 
+    static func monotonicMicroseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1_000
+    }
+
     static func monotonicMilliseconds() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
