@@ -42,14 +42,15 @@ final class PoolJournaling {
 
     /// Starts writing through: every change from now on is journaled.
     func attach() {
-        token = loader.addObserver { [unowned self] event in
-            guard let record = PoolJournalRecord(event) else { return }
-            let first = !self.journal.hasPending
-            self.journal.record(record)
-            // Changes no answer carries (ads arriving, a sweep) are written at the end of the pass.
-            if first { self.deferred.request { [unowned self] in self.endOfPass() } }
-        }
         let journal = self.journal
+        let deferred = self.deferred
+        // Built once: the per-pass request allocates nothing.
+        let endOfPass: () -> Bool = { [unowned self] in self.endOfPass() }
+        token = loader.addObserver { event in
+            let first = !journal.hasPending
+            // Changes no answer carries (ads arriving, a sweep) are written at the end of the pass.
+            if journal.record(event) && first { deferred.request(endOfPass) }
+        }
         server.beforeAnswersLeave = { journal.commit() }
         store.beforeNoticeWrite = { journal.commit() }
         journal.onCompactionDue = { [unowned self] in

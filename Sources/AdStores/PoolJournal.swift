@@ -39,8 +39,10 @@ public final class PoolJournal {
     /// The size of the last checkpoint.
     public private(set) var checkpointBytes = 0
     private var descriptor: Int32 = -1
+    /// The frame being built: 8 header bytes (filled in by the commit), the pass's time, its records.
     @exclusivity(unchecked) private var pending = StoreRecordWriter()
-    @exclusivity(unchecked) private var frame: [UInt8] = []
+    /// A reusable buffer for an arriving ad's encoding.
+    @exclusivity(unchecked) private var scratch = StoreRecordWriter()
     @exclusivity(unchecked) public private(set) var hasPending = false
     /// Bytes in the file now.
     public private(set) var fileBytes = 0
@@ -132,11 +134,33 @@ public final class PoolJournal {
     /// Notes one change; written by the next ``commit()``.
     @inline(__always)
     public func record(_ change: PoolJournalRecord) {
-        if !hasPending {
-            hasPending = true
-            pending.signed(now().unixMilliseconds)
-        }
+        if !hasPending { beginFrame() }
         change.write(into: &pending)
+    }
+
+    /// Notes the change a loader event makes (nothing for one that changes nothing kept),
+    /// written straight into the frame: the per-call path.
+    /// - Returns: whether it noted anything.
+    @inline(__always)
+    @discardableResult
+    public func record(_ event: AdEvent) -> Bool {
+        let first = !hasPending
+        if first { beginFrame() }
+        guard PoolJournalRecord.write(event, into: &pending, scratch: &scratch) else {
+            if first {
+                pending.removeAll()
+                hasPending = false
+            }
+            return false
+        }
+        return true
+    }
+
+    private func beginFrame() {
+        hasPending = true
+        pending.removeAll()
+        pending.reserve(8)
+        pending.signed(now().unixMilliseconds)
     }
 
     /// Writes the changes noted since the last commit as one frame: before answers leave.
@@ -148,11 +172,20 @@ public final class PoolJournal {
 
     private func writePending() {
         hasPending = false
-        frame.removeAll(keepingCapacity: true)
-        PoolJournalRecord.appendFrame(pending.bytes, to: &frame)
+        // The header in place: no copy of the frame.
+        let length = pending.count - 8
+        let sum = pending.bytes.withUnsafeBytes { PoolJournalRecord.checksum(UnsafeRawBufferPointer(rebasing: $0[8...])) }
+        pending.setUInt32(UInt32(length), at: 0)
+        pending.setUInt32(sum, at: 4)
+        let frameBytes = pending.count
+        // No copy of `pending.bytes` outlives this pass: the buffer is reused by the next frame.
+        let error = descriptor >= 0 ? Self.writeAll(descriptor, pending.bytes) : nil
+        if descriptor >= 0 && error == nil && compaction != nil {
+            framesSinceCompaction.append(contentsOf: pending.bytes)
+        }
         pending.removeAll()
         guard descriptor >= 0 else { return }
-        if let error = Self.writeAll(descriptor, frame) {
+        if let error {
             // A frame written in part would end every later replay there: cut it off.
             _ = ftruncate(descriptor, off_t(fileBytes))
             _ = lseek(descriptor, off_t(fileBytes), SEEK_SET)
@@ -161,12 +194,9 @@ public final class PoolJournal {
             return
         }
         commits += 1
-        committedBytes += UInt64(frame.count)
-        fileBytes += frame.count
-        if compaction != nil {
-            framesSinceCompaction.append(contentsOf: frame)
-            return
-        }
+        committedBytes += UInt64(frameBytes)
+        fileBytes += frameBytes
+        if compaction != nil { return }
         let appended = fileBytes - checkpointBytes
         if appended > compactionBytes && appended > checkpointBytes { onCompactionDue?() }
     }

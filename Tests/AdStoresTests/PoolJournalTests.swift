@@ -313,3 +313,46 @@ struct PoolJournalCompactionTests {
         #expect(!FileManager.default.fileExists(atPath: path + ".new"))
     }
 }
+
+extension PoolJournalTests {
+    /// The per-call path (an event written straight into the frame) writes the very bytes the
+    /// record value writes, and an event that changes nothing writes no frame at all.
+    @Test func eventsWrittenStraightIntoTheFrameMatchTheirRecords() throws {
+        var received = AdEvent(kind: .received, at: Self.at, loader: "default", adUnitID: "feed")
+        received.ad = Self.ad("x")
+        received.consentClass = "limited"
+        var leased = AdEvent(kind: .leased, at: Self.at, loader: "default", adUnitID: "feed")
+        leased.adID = "x"
+        leased.leaseID = 4
+        leased.slot = "c"
+        leased.expiresAt = Self.at + .seconds(1)
+        var unslotted = leased
+        unslotted.slot = nil
+        unslotted.leaseID = 5
+        var returned = AdEvent(kind: .returned, at: Self.at, loader: "default", adUnitID: "feed")
+        returned.leaseID = 4
+        returned.shown = true
+        var expired = AdEvent(kind: .expired, at: Self.at, loader: "default", adUnitID: "feed")
+        expired.adID = "x"
+        let nothing = AdEvent(kind: .heldBack, at: Self.at, loader: "d", adUnitID: "f")
+        let events = [received, nothing, leased, unslotted, returned, expired]
+
+        let direct = Fixture()
+        try direct.journal.checkpoint([])
+        #expect(!direct.journal.record(nothing) && !direct.journal.hasPending, "nothing noted, no frame begun")
+        for event in events { direct.journal.record(event) }
+        direct.journal.commit()
+        direct.journal.record(returned)
+        direct.journal.commit()
+        let viaRecords = Fixture()
+        try viaRecords.journal.checkpoint([])
+        for event in events { if let record = PoolJournalRecord(event) { viaRecords.journal.record(record) } }
+        viaRecords.journal.commit()
+        viaRecords.journal.record(try #require(PoolJournalRecord(returned)))
+        viaRecords.journal.commit()
+        #expect(direct.bytes() == viaRecords.bytes())
+        let replay = try #require(try PoolJournal.read(path: direct.path))
+        // Lease 5 replaced lease 4 on the same ad, so both Returns of 4 name a lease no longer open.
+        #expect(replay.frames == 2 && replay.cutBytes == 0 && replay.adCount == 0 && replay.unknownRecords == 2)
+    }
+}
