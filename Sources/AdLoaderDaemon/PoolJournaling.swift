@@ -98,12 +98,14 @@ final class PoolJournaling {
         let loopMicroseconds = compactionLoopMicroseconds + Daemon.monotonicMicroseconds() - started
         switch outcome {
         case .notDone: return
-        case .replaced(let checkpointBytes, let tailBytes):
-            // `ms`: the whole compaction, on its thread; `loopUs`: what of it ran on the loop.
+        case .replaced(let checkpointBytes, let tailBytes, let loopTailBytes):
+            // `ms`: the whole compaction, on its thread; `loopUs`: what of it ran on the loop,
+            // which wrote `loopTailBytes` of the frames written meanwhile (the thread the rest).
             logger.info(
                 "pool journal compacted",
                 [
                     "bytes": .int(Int64(checkpointBytes)), "tailBytes": .int(Int64(tailBytes)),
+                    "loopTailBytes": .int(Int64(loopTailBytes)),
                     "ms": .int(Daemon.monotonicMilliseconds() - compactionStarted), "loopUs": .int(loopMicroseconds),
                 ])
         case .failed(let error):

@@ -272,6 +272,9 @@ public final class PoolJournal {
         let bytes: Int
         let wake: @Sendable () -> Void
         var result: Result<Int, PoolStoreError>?
+        /// Bytes the loop appended after `bytes` that the thread copied to `path.new` itself
+        /// (written before `finished` is set, read after the join, as `result`).
+        var copied = 0
         private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         private var finished = false
 
@@ -315,7 +318,7 @@ public final class PoolJournal {
                     }
                     offset += count
                 }
-                _ = Glibc.close(fd)
+                defer { _ = Glibc.close(fd) }
                 let replay: PoolJournalReplay
                 do throws(StoreRecordError) {
                     replay = try PoolJournalReplay(file: file)
@@ -335,6 +338,27 @@ public final class PoolJournal {
                     unlink(temporary)
                     throw PoolStoreError(.io, "pool journal \(temporary): write: \(error)")
                 }
+                // Catch up with what the loop appended meanwhile, from the journal itself (the
+                // same bytes the loop keeps a copy of), until little is left for the loop to copy.
+                var position = bytes
+                var chunk = [UInt8](repeating: 0, count: 1 << 20)
+                for _ in 0..<16 {
+                    let end = Int(lseek(fd, 0, SEEK_END))
+                    if end - position < 64 << 10 { break }
+                    while position < end {
+                        let count = chunk.withUnsafeMutableBytes {
+                            pread(fd, $0.baseAddress, min($0.count, end - position), off_t(position))
+                        }
+                        if count < 0 && errno == EINTR { continue }
+                        guard count > 0 else { break }
+                        if let error = chunk.withUnsafeBytes({ PoolJournal.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) {
+                            unlink(temporary)
+                            throw PoolStoreError(.io, "pool journal \(temporary): write: \(error)")
+                        }
+                        position += count
+                    }
+                }
+                copied = position - bytes
                 return checkpoint.count
             }
             pthread_mutex_lock(mutex)
@@ -377,8 +401,9 @@ public final class PoolJournal {
     public enum CompactionOutcome: Equatable, Sendable {
         /// No compaction is under way, or its thread is not done yet.
         case notDone
-        /// The journal was replaced: its checkpoint's bytes, and the frames appended after it.
-        case replaced(checkpointBytes: Int, tailBytes: Int)
+        /// The journal was replaced: its checkpoint's bytes, the frames appended after it, and
+        /// how many of those the loop wrote (the thread copied the rest).
+        case replaced(checkpointBytes: Int, tailBytes: Int, loopTailBytes: Int)
         /// The compaction failed; the journal stays as it was.
         case failed(PoolStoreError)
     }
@@ -390,7 +415,7 @@ public final class PoolJournal {
         guard let job = compaction, job.isDone else { return .notDone }
         pthread_join(compactionThread, nil)
         compaction = nil
-        let tail = framesSinceCompaction
+        let frames = framesSinceCompaction
         framesSinceCompaction = []
         let temporary = path + ".new"
         let written: Int
@@ -412,9 +437,12 @@ public final class PoolJournal {
             tailComplete = true
             return fail("a journal write failed during the compaction")
         }
+        guard job.copied <= frames.count else { return fail("the thread copied more than the loop wrote") }
+        // The thread copied the first `copied` bytes; the loop writes only what came after.
+        let tail = frames[job.copied...]
         let fd = open(temporary, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard fd >= 0 else { return fail(String(cString: strerror(errno))) }
-        if let error = Self.writeAll(fd, tail) {
+        if let error = tail.withUnsafeBytes({ Self.writeAll(fd, $0) }) {
             _ = Glibc.close(fd)
             return fail("write: \(error)")
         }
@@ -425,10 +453,10 @@ public final class PoolJournal {
         }
         if descriptor >= 0 { _ = Glibc.close(descriptor) }
         descriptor = fd
-        fileBytes = written + tail.count
+        fileBytes = written + frames.count
         checkpointBytes = written
         checkpoints += 1
-        return .replaced(checkpointBytes: written, tailBytes: tail.count)
+        return .replaced(checkpointBytes: written, tailBytes: frames.count, loopTailBytes: tail.count)
     }
 
     /// Waits for a compaction under way and drops its result.
@@ -449,17 +477,19 @@ public final class PoolJournal {
 
     /// Writes all of `bytes` (retrying short writes and EINTR); the error text, or nil.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBytes { buffer -> String? in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
-                }
-                offset += written
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> String? {
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return String(cString: strerror(errno))
             }
-            return nil
+            offset += written
         }
+        return nil
     }
 }
