@@ -451,12 +451,25 @@ public final class PoolJournal {
             _ = Glibc.close(fd)
             return fail("rename: \(message)")
         }
-        if descriptor >= 0 { _ = Glibc.close(descriptor) }
+        // The last close of the replaced file frees its blocks: ~10 ms for 70 MB, off the loop.
+        if descriptor >= 0 { Self.closeOffTheLoop(descriptor) }
         descriptor = fd
         fileBytes = written + frames.count
         checkpointBytes = written
         checkpoints += 1
         return .replaced(checkpointBytes: written, tailBytes: frames.count, loopTailBytes: tail.count)
+    }
+
+    /// Closes `fd` on a thread of its own (detached), or here when no thread can start.
+    private static func closeOffTheLoop(_ fd: Int32) {
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { raw in
+                _ = Glibc.close(Int32(truncatingIfNeeded: Int(bitPattern: raw) - 1))
+                return nil
+            }, UnsafeMutableRawPointer(bitPattern: Int(fd) + 1))
+        if started == 0 { pthread_detach(thread) } else { _ = Glibc.close(fd) }
     }
 
     /// Waits for a compaction under way and drops its result.
