@@ -9,7 +9,8 @@
 #   Benchmarks/allocations-per-call.sh [--calls N] BIN [BIN...]
 #
 # Uses h2load (nghttp2-client), cc, and .build/release/ProtocolLoadBench for the framed row
-# (`swift build -c release --product ProtocolLoadBench`; the row is skipped without it).
+# (`swift build -c release --product ProtocolLoadBench`, or LOADBENCH=PATH; the row is skipped
+# without it).
 # Only 127.0.0.1 is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,8 @@ if [ "${1:-}" = "--calls" ]; then CALLS=$2; shift 2; fi
 [ $# -ge 1 ] || { echo "usage: $0 [--calls N] BIN [BIN...]" >&2; exit 2; }
 command -v h2load > /dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
 TRANSPORTS="grpc framed"
-[ -x "$ROOT/.build/release/ProtocolLoadBench" ] || { TRANSPORTS=grpc; echo "no .build/release/ProtocolLoadBench: framed row skipped" >&2; }
+LOADBENCH=${LOADBENCH:-$ROOT/.build/release/ProtocolLoadBench}
+[ -x "$LOADBENCH" ] || { TRANSPORTS=grpc; echo "no $LOADBENCH: framed row skipped" >&2; }
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 cc -O2 -shared -fPIC -o "$WORK/malloc_count.so" Benchmarks/MallocCount/malloc_count.c -lpthread
@@ -38,7 +40,7 @@ grpc_calls() {  # PORT N
         || { cat "$WORK/h2load.out" >&2; echo "not every call succeeded" >&2; exit 1; }
 }
 framed_calls() {  # PORT N
-    "$ROOT/.build/release/ProtocolLoadBench" --port "$1" --connections 32 --depth 16 --warmup 0 \
+    "$LOADBENCH" --port "$1" --connections 32 --depth 16 --warmup 0 \
         --duration 300 --max-calls "$2" --quiet > /dev/null
 }
 for bin in "$@"; do

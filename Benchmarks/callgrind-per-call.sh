@@ -14,11 +14,13 @@
 #   Benchmarks/callgrind-per-call.sh --nghttpd     # the peer: nghttpd serving the 400-byte file
 #                                                  # of ../shared/peers/gen_payloads.py, same h2load
 #
-# Each BIN is copied and stripped of its debug info (valgrind 3.19 cannot read Swift 6.3's DWARF 5;
-# the symbol table stays, so callgrind_annotate names the functions). Uses
+# Each BIN is copied and its debug information stripped (valgrind 3.19 cannot read Swift 6.3's
+# DWARF 5); the symbol table stays, so callgrind names the functions. Uses
 # .build/release/ProtocolLoadBench (built first), or h2load (nghttp2-client) with --grpc.
-# Only 127.0.0.1 is used. KEEP=DIR keeps the callgrind output files there (for
-# callgrind_annotate: where the instructions go). CALLS=N runs N and 2N calls (default 100000).
+# Only 127.0.0.1 is used. KEEP=DIR keeps the callgrind output files there and prints where the
+# instructions per call go (Benchmarks/callgrind-breakdown.py: by object, top functions).
+# CALLS=N runs N and 2N calls (default 100000). LOADBENCH=PATH uses that ProtocolLoadBench
+# (not built then).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -33,9 +35,10 @@ if [ "${1:-}" = "--nghttpd" ]; then GRPC=1; NGHTTPD=1; shift; set -- "$(command 
 [ $# -ge 1 ] || { echo "usage: $0 [--grpc|--grpc-plan] BIN [BIN...] | --nghttpd" >&2; exit 2; }
 if [ "$GRPC" = 1 ]; then
     command -v h2load > /dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
-else
+elif [ -z "${LOADBENCH:-}" ]; then
     swift build -c release --product ProtocolLoadBench > /dev/null
 fi
+LOADBENCH=${LOADBENCH:-$ROOT/.build/release/ProtocolLoadBench}
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 . Benchmarks/per-call-setup.sh
@@ -81,14 +84,22 @@ instructions() {  # BIN CALLS -> total Ir of the daemon
         grep -q "requests: $calls total, $calls started, $calls done, $calls succeeded" "$WORK/h2load.out" \
             || { cat "$WORK/h2load.out" >&2; echo "not every call succeeded" >&2; exit 1; }
     else
-        "$ROOT/.build/release/ProtocolLoadBench" --port "$port" --connections 32 --depth 16 --warmup 0 \
-            --duration 300 --max-calls "$calls" --quiet > /dev/null
+        # --duration (at most 300 s) only bounds the run, --max-calls ends it; under valgrind on
+        # a loaded machine 200k calls took longer, and a run cut short gave a negative slope:
+        # a run that did not make every call fails.
+        local json made
+        json=$("$LOADBENCH" --port "$port" --connections 32 --depth 16 --warmup 0 \
+            --duration 300 --max-calls "$calls" --quiet) || { echo "ProtocolLoadBench failed" >&2; return 1; }
+        made=$(printf '%s' "$json" | sed -n 's/.*"calls":\([0-9]*\).*/\1/p')
+        [ "${made:-0}" -ge "$calls" ] \
+            || { echo "ProtocolLoadBench made ${made:-0} of $calls calls in its 300 s: fewer CALLS" >&2; return 1; }
     fi
     kill -TERM "$pid"
     wait "$pid" || true
-    if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$out" "$KEEP/callgrind.$(basename "$(dirname "$bin")").store$STORE.$calls"; fi
+    if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$out" "$KEEP/$(keep_name "$bin").$calls"; fi
     callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
 }
+keep_name() { echo "callgrind.$(basename "$(dirname "$1")").store$STORE"; }
 for bin in "$@"; do
     mkdir -p "$WORK/$(basename "$(dirname "$bin")")"
     copy="$WORK/$(basename "$(dirname "$bin")")/adloaderd"
@@ -98,4 +109,8 @@ for bin in "$@"; do
     small=$(instructions "$copy" "$n")
     large=$(instructions "$copy" $((2 * n)))
     echo "$bin: $(( (large - small) / n )) instructions per call ($n: $small, $((2 * n)): $large)"
+    if [ -n "${KEEP:-}" ]; then
+        python3 Benchmarks/callgrind-breakdown.py "$KEEP/$(keep_name "$copy").$n" "$KEEP/$(keep_name "$copy").$((2 * n))" \
+            "$n" --functions "${FUNCTIONS:-25}"
+    fi
 done

@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
-# gRPC load, side by side in one run: h2load (nghttp2-client) sending real gRPC calls over
-# h2c to adloaderd's gRPC transport (Borrow of a slot that holds its lease: every call answers
-# REUSED with the ~400-byte ad), to the C++ gRPC callback server of ../shared/peers (Borrow
-# returning a ~400-byte ad), and nghttpd serving a 400-byte static file, with the same
-# connections x streams; and the same adloaderd over the framed protocol (ProtocolLoadBench,
-# Borrow + Return pairs, same connections x calls in flight) for the CPU-per-call ratio of the
-# two transports. Prints, for each, calls/s and server CPU per call (utime+stime from
-# /proc/PID/stat over the measured window, divided by the calls answered in it).
-# Then single-connection latency: one h2load connection, one stream, client and server pinned
-# to one CPU (taskset -c 0), adloaderd's gRPC Borrow against the C++ gRPC server's: p50 and p99
-# of h2load's per-request log (--log-file), LATENCY seconds each after a 1 s warm-up.
+# gRPC load, side by side in one run: every row of issue 22's target table.
+# 1. h2load (nghttp2-client) sending real gRPC calls over h2c to adloaderd's gRPC transport
+#    (Borrow of a slot that holds its lease: every call answers REUSED with the ~400-byte ad),
+#    to the C++ gRPC callback server of ../shared/peers (Borrow returning a ~400-byte ad), and
+#    nghttpd serving a 400-byte static file, with the same connections x streams; and the same
+#    adloaderd over the framed protocol (ProtocolLoadBench, Borrow + Return pairs, same
+#    connections x calls in flight). Each server is warmed up WARMUP seconds (default 3) with
+#    the same load, then measured: calls/s and server CPU per call (utime+stime from
+#    /proc/PID/stat over the measured window, divided by the calls answered in it).
+# 2. Single-connection latency: one h2load connection, one stream, client and server pinned
+#    to one CPU (taskset -c 0), adloaderd's gRPC Borrow against the C++ gRPC server's: p50 and
+#    p99 of h2load's per-request log (--log-file), LATENCY seconds each after a 1 s warm-up.
+# 3. Counts that do not depend on the machine's load (skipped with --no-counts): heap
+#    allocations per gRPC Borrow and per framed call (Benchmarks/allocations-per-call.sh,
+#    ALLOC_CALLS calls), instructions per gRPC Borrow, per nghttpd static request and per
+#    framed call (Benchmarks/callgrind-per-call.sh, CG_CALLS and twice as many; framed
+#    FRAMED_CG_CALLS and twice as many).
+# 4. A summary: medians of the rounds and the ratios of the targets.
 #
-#   Benchmarks/grpc-load.sh [--conns C] [--streams M] [--duration S] [--runs N]
+#   Benchmarks/grpc-load.sh [--conns C] [--streams M] [--duration S] [--runs N] [--warmup S]
 #                           [--latency-duration S] [--adloaderd BIN] [--out DIR]
+#                           [--no-counts] [--cg-calls N] [--framed-cg-calls N] [--alloc-calls N]
 #
 # Peers: the C++ server is built by ../shared/peers/grpc_cpp/build.sh and its payloads by
 # ../shared/peers/gen_payloads.py into $BUILD (default /tmp/adloader-peers); a peer whose
 # binary is missing is skipped. adloaderd defaults to .build/release/adloaderd (built by
-# `swift build -c release --product adloaderd`). Only 127.0.0.1 is used; every server stops
-# on exit. Writes DIR/grpc-load.csv and DIR/grpc-latency.csv (default bench-results/).
+# `swift build -c release --product adloaderd`; ProtocolLoadBench likewise, or LOADBENCH=PATH).
+# Only 127.0.0.1 is used; every server stops on exit. Writes, in DIR (default
+# Benchmarks/results/issue22):
+# grpc-load.csv (one row per server and round), grpc-latency.csv, allocations.txt,
+# callgrind.txt, grpc-summary.csv (the target table) and grpc-load.txt (everything printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -27,10 +38,16 @@ CONNS=32
 STREAMS=10
 DURATION=5
 RUNS=1
+WARMUP=3
 LATENCY=5
+COUNTS=1
+CG_CALLS=20000
+FRAMED_CG_CALLS=100000
+ALLOC_CALLS=100000
 BIN=$ROOT/.build/release/adloaderd
-LOADBENCH=$ROOT/.build/release/ProtocolLoadBench
-OUT=$ROOT/bench-results
+LOADBENCH=${LOADBENCH:-$ROOT/.build/release/ProtocolLoadBench}
+export LOADBENCH
+OUT=$ROOT/Benchmarks/results/issue22
 PEERS_SRC=$ROOT/../shared/peers
 [ -d "$PEERS_SRC" ] || PEERS_SRC=/work/shared/peers
 BUILD=${BUILD:-/tmp/adloader-peers}
@@ -41,9 +58,14 @@ while [ $# -gt 0 ]; do
         --duration) DURATION=$2; shift ;;
         --runs) RUNS=$2; shift ;;
         --latency-duration) LATENCY=$2; shift ;;
+        --warmup) WARMUP=$2; shift ;;
+        --no-counts) COUNTS=0 ;;
+        --cg-calls) CG_CALLS=$2; shift ;;
+        --framed-cg-calls) FRAMED_CG_CALLS=$2; shift ;;
+        --alloc-calls) ALLOC_CALLS=$2; shift ;;
         --adloaderd) BIN=$2; shift ;;
         --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -51,6 +73,19 @@ done
 command -v h2load >/dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
 [ -x "$BIN" ] || { echo "no adloaderd at $BIN (swift build -c release --product adloaderd)" >&2; exit 1; }
 mkdir -p "$OUT"
+# Everything printed also goes to grpc-load.txt.
+exec > >(tee "$OUT/grpc-load.txt") 2>&1
+STARTED=$(date +%s)
+{
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (uncommitted changes)')"
+    echo "adloaderd: $BIN"
+    echo "nproc: $(nproc)"
+    grep -m1 'model name' /proc/cpuinfo || true
+    echo "load before: $(cat /proc/loadavg)"
+    swift --version 2>/dev/null | head -1 || true
+} > "$OUT/machine.txt"
+cat "$OUT/machine.txt"
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -67,11 +102,11 @@ wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/n
 # BorrowRequest { ad_unit_id: "bench", slot_key: "cell-1" } with the 5-byte gRPC prefix.
 printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
 
-# measure NAME PID URL [h2load args...]: one warm-up second, then DURATION seconds measured.
+# measure NAME PID URL [h2load args...]: WARMUP seconds of the same load, then DURATION measured.
 measure() {
     local name=$1 pid=$2 url=$3
     shift 3
-    h2load -c "$CONNS" -m "$STREAMS" -D 1 "$@" "$url" > /dev/null 2>&1 || true
+    h2load -c "$CONNS" -m "$STREAMS" -D "$WARMUP" "$@" "$url" > /dev/null 2>&1 || true
     local before after log calls rate
     before=$(ticks "$pid")
     log=$(h2load -c "$CONNS" -m "$STREAMS" -D "$DURATION" "$@" "$url" 2>&1)
@@ -102,7 +137,7 @@ for run in $(seq "$RUNS"); do
     # (ProtocolLoadBench: Borrow + unshown Return pairs, each a call), for the CPU-per-call ratio.
     if [ -x "$LOADBENCH" ]; then
         json=$("$LOADBENCH" --port "$port" --connections "$CONNS" --depth "$STREAMS" --duration "$DURATION" \
-            --warmup 1 --server-pid "$pid" --quiet --label framed || true)
+            --warmup "$WARMUP" --server-pid "$pid" --quiet --label framed || true)
         rate=$(printf '%s' "$json" | sed -n 's/.*"calls_per_s":\([0-9.]*\).*/\1/p')
         calls=$(printf '%s' "$json" | sed -n 's/.*"calls":\([0-9]*\).*/\1/p')
         cpu_us=$(printf '%s' "$json" | sed -n 's/.*"server_cpu_us_per_call":\([0-9.]*\).*/\1/p')
@@ -174,4 +209,72 @@ if [ -x "$BUILD/grpc_cpp/grpc_cpp_server" ] && [ -f "$BUILD/req.grpc" ]; then
     latency "C++ gRPC callback" "http://127.0.0.1:$port/anchors.AdService/Borrow" "$BUILD/req.grpc"
     kill "$pid"; wait "$pid" 2>/dev/null || true
 fi
-echo "results: $OUT/grpc-load.csv $OUT/grpc-latency.csv"
+
+if [ "$COUNTS" = 1 ]; then
+    echo "allocations per call ($ALLOC_CALLS calls after a warm-up of $((ALLOC_CALLS / 5))):"
+    Benchmarks/allocations-per-call.sh --calls "$ALLOC_CALLS" "$BIN" | tee "$OUT/allocations.txt"
+    echo "instructions per call (callgrind, slope of $CG_CALLS and $((2 * CG_CALLS)) calls; framed: $FRAMED_CG_CALLS and $((2 * FRAMED_CG_CALLS))):"
+    {
+        CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh --grpc "$BIN" | sed 's/^/grpc /'
+        CALLS=$CG_CALLS Benchmarks/callgrind-per-call.sh --nghttpd | sed 's/^/nghttpd /'
+        # More framed calls: at ~6k instructions a call, 20k and 40k calls left the slope to
+        # the daemon's start-up noise (two runs of one binary gave 6.7k and 12.5k).
+        if [ -x "$LOADBENCH" ]; then
+            CALLS=$FRAMED_CG_CALLS Benchmarks/callgrind-per-call.sh "$BIN" | sed 's/^/framed /'
+        fi
+    } | tee "$OUT/callgrind.txt"
+fi
+
+# The target table: medians over the rounds, and the ratios.
+python3 - "$OUT" "$COUNTS" <<'PY'
+import csv, re, statistics, sys
+out, counts = sys.argv[1], sys.argv[2] == "1"
+rows = {}
+for row in csv.DictReader(open(f"{out}/grpc-load.csv")):
+    rows.setdefault(row["server"], []).append(row)
+def median(server, field):
+    values = [float(r[field]) for r in rows.get(server, []) if r[field] not in ("", "nan")]
+    return statistics.median(values) if values else None
+latency = {r["server"]: r for r in csv.DictReader(open(f"{out}/grpc-latency.csv"))}
+def ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b else ""
+def fmt(v, digits=2):
+    return "" if v is None else f"{v:.{digits}f}"
+grpc, cpp, nghttpd, framed = "adloaderd gRPC Borrow", "C++ gRPC callback", "nghttpd static 400 B", "adloaderd framed Borrow+Return"
+summary = []
+for server in (grpc, cpp, nghttpd, framed):
+    summary.append((f"{server}: calls/s (median of {len(rows.get(server, []))})", fmt(median(server, "calls_per_s"), 0), ""))
+    summary.append((f"{server}: server CPU per call, us", fmt(median(server, "server_cpu_us_per_call")), ""))
+summary.append(("gRPC Borrow CPU per call / nghttpd static CPU per request", ratio(median(grpc, "server_cpu_us_per_call"), median(nghttpd, "server_cpu_us_per_call")), "<= 1.5"))
+summary.append(("gRPC Borrow calls/s / C++ gRPC server calls/s", ratio(median(grpc, "calls_per_s"), median(cpp, "calls_per_s")), ">= 2"))
+for server in (grpc, cpp):
+    if server in latency:
+        summary.append((f"{server}: pinned 1x1 p50 us", latency[server]["p50_us"], "adloaderd below C++" if server == grpc else ""))
+        summary.append((f"{server}: pinned 1x1 p99 us", latency[server]["p99_us"], ""))
+if counts:
+    for line in open(f"{out}/allocations.txt"):
+        m = re.search(r": (grpc|framed): ([\d.]+) allocations per call", line)
+        if m:
+            summary.append((f"heap allocations per {m.group(1)} call", m.group(2), "<= 20" if m.group(1) == "grpc" else ""))
+    instructions = {}
+    for line in open(f"{out}/callgrind.txt"):
+        m = re.match(r"(grpc|nghttpd|framed) .*: (\d+) instructions per call", line)
+        if m:
+            instructions[m.group(1)] = int(m.group(2))
+    for kind, label in (("grpc", "gRPC Borrow"), ("nghttpd", "nghttpd static request"), ("framed", "framed Borrow+Return call")):
+        if kind in instructions:
+            summary.append((f"instructions per {label}", str(instructions[kind]), "no worse than before" if kind == "framed" else ""))
+    if "grpc" in instructions and "nghttpd" in instructions:
+        summary.append(("gRPC Borrow instructions / nghttpd's", ratio(instructions["grpc"], instructions["nghttpd"]), "<= 1.5"))
+with open(f"{out}/grpc-summary.csv", "w", newline="") as f:
+    writer = csv.writer(f)
+    writer.writerow(["measure", "value", "target"])
+    writer.writerows(summary)
+width = max(len(m) for m, _, _ in summary)
+print("summary (grpc-summary.csv):")
+for measure, value, target in summary:
+    print(f"  {measure:<{width}}  {value:>10}  {target}")
+PY
+echo "load after: $(cat /proc/loadavg)" | tee -a "$OUT/machine.txt"
+echo "wall time: $(( $(date +%s) - STARTED )) s" | tee -a "$OUT/machine.txt"
+echo "results in $OUT: grpc-load.csv grpc-latency.csv allocations.txt callgrind.txt grpc-summary.csv grpc-load.txt machine.txt"

@@ -23,11 +23,11 @@ extension GRPCConnection {
         } else {
             stream = GRPCStream(id: id)
         }
-        streams[id] = stream
+        streams.insert(stream)
         if let session {
             _ = nghttp2_session_set_stream_user_data(session, id, Unmanaged.passUnretained(stream).toOpaque())
         }
-        headerStream = stream
+        headerStream = Unmanaged.passUnretained(stream)
         return 0
     }
 
@@ -55,13 +55,17 @@ extension GRPCConnection {
         turnWork += 1  // toward this turn's header work (receiveTurn)
         guard frame.pointee.hd.type == Self.headersFrame else { return 0 }
         let id = frame.pointee.hd.stream_id
-        let stream: GRPCStream
-        if let current = headerStream, current.id == id {
-            stream = current
-        } else {
-            guard let found = openStream(id) else { return 0 }
-            stream = found
+        // The stream of the block being read, without a retain and a release per field.
+        if let current = headerStream, current._withUnsafeGuaranteedRef({ $0.id == id }) {
+            return current._withUnsafeGuaranteedRef { onHeader(of: $0, name: name, value: value) }
         }
+        guard let found = openStream(id) else { return 0 }
+        return onHeader(of: found, name: name, value: value)
+    }
+
+    private func onHeader(
+        of stream: GRPCStream, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>
+    ) -> Int32 {
         stream.headerListSize += name.count + value.count + 32
         if stream.headerListSize > http2.maxHeaderListSize, stream.refusal == nil {
             stream.refusal = (
@@ -96,7 +100,7 @@ extension GRPCConnection {
         case .path: (stream.path, stream.pathRoute) = Self.path(value)
         case .method: stream.httpMethod = Self.httpMethod(value)
         case .contentType:
-            stream.contentTypeIsGRPC = GRPCHeaderName.bytesEqual(value, Self.grpcContentTypeBytes)
+            stream.contentTypeIsGRPC = GRPCHeaderName.bytesEqual(value, Self.grpcContentTypeBytes.bytes)
             stream.contentType =
                 stream.contentTypeIsGRPC ? Self.grpcContentType : String(decoding: value, as: UTF8.self)
         case .encoding: stream.encoding = String(decoding: value, as: UTF8.self)
@@ -112,16 +116,23 @@ extension GRPCConnection {
         let header = frame.pointee.hd
         let endStream = header.flags & Self.endStreamFlag != 0
         var flood: String?
-        let now = clock.now.unixMilliseconds
+        // The clock is read only for a frame the flood guard counts (not for a call's HEADERS
+        // and DATA).
+        var now: Int64 { clock.now.unixMilliseconds }
         switch header.type {
         case Self.headersFrame:
-            if let stream = openStream(header.stream_id) {
-                if frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST { headersReceived(stream) }
-                if endStream { requestEnded(stream) }
+            if let found = openStreamReference(header.stream_id) {
+                let isRequest = frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST
+                found._withUnsafeGuaranteedRef { stream in
+                    if isRequest { headersReceived(stream) }
+                    if endStream { requestEnded(stream) }
+                }
             }
         case Self.dataFrame:
             if header.length == 0, !endStream { flood = floodGuard.count(.control, at: now) }
-            if endStream, let stream = openStream(header.stream_id) { requestEnded(stream) }
+            if endStream, let found = openStreamReference(header.stream_id) {
+                found._withUnsafeGuaranteedRef { requestEnded($0) }
+            }
         case Self.resetFrame:
             flood = floodGuard.count(.reset, at: now)
         case Self.settingsFrame:
@@ -155,9 +166,12 @@ extension GRPCConnection {
     }
 
     func onData(_ streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
-        guard phase == .open, let stream = openStream(streamID), stream.accepted, !stream.finished,
-            stream.trailer == nil
-        else {
+        guard phase == .open, let found = openStreamReference(streamID) else { return 0 }
+        return found._withUnsafeGuaranteedRef { onData(of: $0, data) }
+    }
+
+    private func onData(of stream: GRPCStream, _ data: UnsafeBufferPointer<UInt8>) -> Int32 {
+        guard stream.accepted, !stream.finished, stream.trailer == nil else {
             return 0
         }
         if stream.bodyStart == stream.body.count {
@@ -185,27 +199,40 @@ extension GRPCConnection {
     /// The open stream `id`, found through nghttp2's stream map (its user data), not a
     /// dictionary lookup (Int32 hashing was ~2 % of a gRPC call's instructions); the id check
     /// makes a reused stream object never answer for another stream.
+    /// The stream the last lookup found is checked first: the callbacks of one call come in a
+    /// row (its DATA, END_STREAM, answer, frames sent), so most lookups need no map search.
     @inline(__always)
-    func openStream(_ id: Int32) -> GRPCStream? {
+    func openStream(_ id: Int32) -> GRPCStream? { openStreamReference(id)?.takeUnretainedValue() }
+
+    /// ``openStream(_:)`` unretained, for the hot callbacks (`_withUnsafeGuaranteedRef`: no
+    /// retain and release of the stream per callback). Valid while the stream is open: a
+    /// stream leaves ``streams`` (and ``lastStream``) only in ``onStreamClosed(_:errorCode:)``.
+    @inline(__always)
+    func openStreamReference(_ id: Int32) -> Unmanaged<GRPCStream>? {
+        if let last = lastStream, last._withUnsafeGuaranteedRef({ $0.id == id && $0.slot >= 0 }) { return last }
         guard let session, let data = nghttp2_session_get_stream_user_data(session, id) else { return nil }
-        let stream = Unmanaged<GRPCStream>.fromOpaque(data).takeUnretainedValue()
-        return stream.id == id ? stream : nil
+        let stream = Unmanaged<GRPCStream>.fromOpaque(data)
+        guard stream._withUnsafeGuaranteedRef({ $0.id == id }) else { return nil }
+        lastStream = stream
+        return stream
     }
 
     func onStreamClosed(_ streamID: Int32, errorCode: UInt32) -> Int32 {
-        guard let stream = streams.removeValue(forKey: streamID) else { return 0 }
+        // nghttp2 still holds the stream (and its user data) while it calls back.
+        guard let stream = openStream(streamID), streams.remove(stream) else { return 0 }
         // nghttp2 may keep the closed stream a while (priorities): it must not point at an
         // object that is reused or freed.
         if let session { _ = nghttp2_session_set_stream_user_data(session, streamID, nil) }
         bufferedAnswerBytes -= stream.pendingCount
-        if headerStream === stream { headerStream = nil }
+        if headerStream?.toOpaque() == Unmanaged.passUnretained(stream).toOpaque() { headerStream = nil }
+        if lastStream?.toOpaque() == Unmanaged.passUnretained(stream).toOpaque() { lastStream = nil }
         if let call = stream.call {
             // Cancelled by RST_STREAM, or the connection is going: no answer can reach it.
             stream.call = nil
             service.end(call, answering: nil)
         }
         if spareStreams.count < Self.spareStreamLimit {
-            stream.reset(id: 0)
+            stream.retire()
             spareStreams.append(stream)
         }
         goAwayIfDrained()
@@ -223,9 +250,18 @@ extension GRPCConnection {
     func readAnswer(
         _ streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>
     ) -> Int {
-        guard let stream = openStream(streamID), let session else {
+        guard let found = openStreamReference(streamID), let session else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
+        return found._withUnsafeGuaranteedRef {
+            readAnswer(of: $0, streamID, session: session, length: length, flags: flags)
+        }
+    }
+
+    private func readAnswer(
+        of stream: GRPCStream, _ streamID: Int32, session: OpaquePointer, length: Int,
+        flags: UnsafeMutablePointer<UInt32>
+    ) -> Int {
         let count = min(length, stream.pendingCount)
         if count > 0 { flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue }
         if count == stream.pendingCount, let status = stream.trailer, !stream.finished {
@@ -252,9 +288,12 @@ extension GRPCConnection {
     /// Writes one DATA frame of `streamID` (the frame header nghttp2 made, then `length` bytes
     /// of the stream's queued answers, no padding) to the connection's output.
     func sendAnswer(_ streamID: Int32, frameHeader: UnsafeBufferPointer<UInt8>, length: Int) -> Int32 {
-        guard let stream = openStream(streamID), length <= stream.pendingCount else {
-            return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
-        }
+        guard let found = openStreamReference(streamID) else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+        return found._withUnsafeGuaranteedRef { sendAnswer(of: $0, frameHeader: frameHeader, length: length) }
+    }
+
+    private func sendAnswer(of stream: GRPCStream, frameHeader: UnsafeBufferPointer<UInt8>, length: Int) -> Int32 {
+        guard length <= stream.pendingCount else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
         output.append(contentsOf: frameHeader)
         if length > 0 {
             stream.pending.withUnsafeBufferPointer { bytes in
@@ -371,13 +410,8 @@ extension GRPCConnection {
                 refuse(stream, Status(code: .invalidArgument, message: "more than one request message"))
                 return bytes.count
             } else if stream.route == .service {
-                // Decoded where the bytes are, as the framed transport does (Borrow and Return
-                // without a copy); answered once the request ends.
-                do throws(Status) {
-                    stream.request = try ServiceRequest(method: stream.path, message: message)
-                } catch {
-                    stream.requestError = error
-                }
+                // Kept (in the stream's own storage) and decoded once the request ends.
+                stream.keepServiceMessage(message)
             } else {
                 stream.message = Array(message)
             }
@@ -400,16 +434,20 @@ extension GRPCConnection {
             return
         }
         if stream.route == .service {
-            if let error = stream.requestError {
-                refuse(stream, error)
-            } else if let request = stream.request.take() {
+            guard stream.hasServiceMessage else {
+                refuse(stream, Status(code: .invalidArgument, message: "no request message"))
+                return
+            }
+            // Decoded in place, in the stream's storage, as the framed scanner does.
+            do throws(Status) {
+                let request = try ServiceRequest(method: stream.path, message: stream.serviceMessage)
                 if let open = service.handle(
                     request, callID: UInt64(stream.id), timeout: stream.timeout, responder: self)
                 {
                     stream.call = open
                 }
-            } else {
-                refuse(stream, Status(code: .invalidArgument, message: "no request message"))
+            } catch {
+                refuse(stream, error)
             }
             return
         }
@@ -570,30 +608,35 @@ extension GRPCConnection {
 
     /// The known paths: their bytes, the strings used for them (the service's own method-name
     /// strings, so its method table recognises them by identity, ``ServiceRequest``), their routes.
-    private static let knownPaths: [(bytes: [UInt8], path: String, route: GRPCStream.Route)] =
+    private static let knownPaths: [(bytes: KnownBytes, path: String, route: GRPCStream.Route)] =
         (MethodName.all + [healthCheckPath, healthWatchPath] + reflectionPaths).compactMap { path in
-            route(path).map { (Array(path.utf8), path, $0) }
+            route(path).map { (KnownBytes(path), path, $0) }
         }
 
     /// The `:path` value as a string and its route: a known path without a new string or a
     /// string comparison; any other path has no route.
     static func path(_ value: UnsafeBufferPointer<UInt8>) -> (String, GRPCStream.Route?) {
-        for known in knownPaths where GRPCHeaderName.bytesEqual(value, known.bytes) {
-            return (known.path, known.route)
+        // Through the array's buffer: no copy (retain and release) of the entries passed over.
+        let found = knownPaths.withUnsafeBufferPointer { known -> Int? in
+            for index in known.indices where GRPCHeaderName.bytesEqual(value, known[index].bytes.bytes) {
+                return index
+            }
+            return nil
         }
+        if let found { return (knownPaths[found].path, knownPaths[found].route) }
         return (String(decoding: value, as: UTF8.self), nil)
     }
 
     private static let post = "POST"
-    private static let postBytes = Array(post.utf8)
+    private static let postBytes = KnownBytes(post)
 
     /// The `:method` value as a string.
     static func httpMethod(_ value: UnsafeBufferPointer<UInt8>) -> String {
-        GRPCHeaderName.bytesEqual(value, postBytes) ? post : String(decoding: value, as: UTF8.self)
+        GRPCHeaderName.bytesEqual(value, postBytes.bytes) ? post : String(decoding: value, as: UTF8.self)
     }
 
     static let grpcContentType = "application/grpc"
-    static let grpcContentTypeBytes = Array(grpcContentType.utf8)
+    static let grpcContentTypeBytes = KnownBytes(grpcContentType)
 
     // MARK: CallResponder
 
@@ -605,10 +648,12 @@ extension GRPCConnection {
 
     /// A unary call's OK answer; a Borrow's ad is copied from the server-wide encoding cache.
     func answer(_ callID: UInt64, _ response: ServiceResponse) {
-        guard let stream = open(callID) else { return }
+        guard let found = openStreamReference(Int32(truncatingIfNeeded: callID)) else { return }
         let encodings = server.adEncodings
-        send(stream) { response.appendLengthPrefixed(cache: encodings, to: &$0) }
-        finish(stream, status: .ok)
+        found._withUnsafeGuaranteedRef { stream in
+            send(stream) { response.appendLengthPrefixed(cache: encodings, to: &$0) }
+            finish(stream, status: .ok)
+        }
     }
 
     /// A gRPC client's message size limit applies to the message itself.

@@ -28,7 +28,9 @@ final class GRPCConnection: CallResponder {
     let id: UInt64
     let peer: String
     let stream: any ByteStream
-    unowned let transport: GRPCTransport
+    /// Unowned and unchecked: the transport owns its connections and outlives each (a checked
+    /// `unowned` load was a retain and a release through the transport's side table each time).
+    unowned(unsafe) let transport: GRPCTransport
     let logger: Logger
     let server: ServerContext
     let service: AdLoaderService
@@ -40,11 +42,15 @@ final class GRPCConnection: CallResponder {
     // The hot stored properties below are `@exclusivity(unchecked)`: loop-confined, and no
     // method holds an access across a call that re-enters this object (see GRPCStream).
     private(set) var session: OpaquePointer?
-    @exclusivity(unchecked) var streams: [Int32: GRPCStream] = [:]
+    @exclusivity(unchecked) var streams = OpenStreams()
     /// Streams of finished calls, kept for the next ones (their buffers keep their storage).
     @exclusivity(unchecked) var spareStreams: [GRPCStream] = []
     /// The stream whose header block nghttp2 is reading (its header callbacks come in a row).
-    @exclusivity(unchecked) var headerStream: GRPCStream?
+    /// Unretained: the stream is in ``streams`` while it is set (cleared when it closes).
+    @exclusivity(unchecked) var headerStream: Unmanaged<GRPCStream>?
+    /// The stream ``openStream(_:)`` found last, unretained: an open stream (it is cleared
+    /// when that stream closes, and with the connection).
+    @exclusivity(unchecked) var lastStream: Unmanaged<GRPCStream>?
     /// Streams refused because the client opened more than SETTINGS_MAX_CONCURRENT_STREAMS.
     var refusedStreams = 0
     /// The response headers of every answer that has messages, and the trailers of an OK one.
@@ -78,6 +84,16 @@ final class GRPCConnection: CallResponder {
     @exclusivity(unchecked) private var lastActivity: Int64
     private var idleTask: (any ScheduledTask)?
     private var lingerTask: (any ScheduledTask)?
+    /// What the closures this connection hands out (reads, write completions, timers) hold
+    /// instead of a weak reference: a weak reference gives the object a side table, and every
+    /// retain and release of the connection then takes the runtime's slow path (the connection
+    /// is retained and released in nghttp2's callbacks and calls; callgrind).
+    private let handle = Handle()
+
+    /// The connection from ``start()`` until ``close(reason:level:)``, then nothing.
+    final class Handle {
+        var connection: GRPCConnection?
+    }
 
     init(id: UInt64, peer: String, stream: any ByteStream, transport: GRPCTransport) {
         self.id = id
@@ -93,11 +109,13 @@ final class GRPCConnection: CallResponder {
         self.http2 = transport.http2Limits
         self.peerIsLocal = CallAuthenticator.isLocal(peer: peer)
         floodGuard = FloodGuard(limits: transport.http2Limits)
+        self.clock = transport.clock
+        self.scheduler = transport.scheduler
         lastActivity = transport.clock.now.unixMilliseconds
     }
 
-    var clock: any AdClock { transport.clock }
-    var scheduler: any AdScheduler { transport.scheduler }
+    let clock: any AdClock
+    let scheduler: any AdScheduler
 
     /// Creates the session, queues the server's SETTINGS and starts reading.
     func start() {
@@ -132,7 +150,8 @@ final class GRPCConnection: CallResponder {
             return
         }
         do {
-            try stream.readStart { [weak self] result in self?.didRead(result) }
+            handle.connection = self
+            try stream.readStart { [handle] result in handle.connection?.didRead(result) }
         } catch {
             close(reason: "cannot read: \(error)", level: .warning)
             return
@@ -282,8 +301,8 @@ final class GRPCConnection: CallResponder {
         }
         idleTask?.cancel()
         idleTask = nil
-        lingerTask = scheduler.schedule(at: clock.now + limits.partialFrameTimeout) { [weak self] in
-            self?.close(reason: "output not read before closing", level: .warning)
+        lingerTask = scheduler.schedule(at: clock.now + limits.partialFrameTimeout) { [handle] in
+            handle.connection?.close(reason: "output not read before closing", level: .warning)
         }
     }
 
@@ -326,7 +345,7 @@ final class GRPCConnection: CallResponder {
         if !output.isEmpty {
             server.beforeAnswersLeave?()
             let failure = output.withUnsafeBytes { bytes in
-                stream.writeNowOrQueue(bytes) { { [weak self] error in self?.writeCompleted(error) } }
+                stream.writeNowOrQueue(bytes) { { [handle] error in handle.connection?.writeCompleted(error) } }
             }
             output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
             if let failure {
@@ -375,7 +394,8 @@ final class GRPCConnection: CallResponder {
     private func armIdleTimer() {
         guard idleTask == nil, phase == .open else { return }
         let at = lastActivity + limits.idleTimeout.milliseconds
-        idleTask = scheduler.schedule(at: AdInstant(unixMilliseconds: at)) { [weak self] in self?.checkIdle() }
+        idleTask = scheduler.schedule(at: AdInstant(unixMilliseconds: at)) { [handle] in handle.connection?.checkIdle()
+        }
     }
 
     private func checkIdle() {
@@ -462,6 +482,7 @@ final class GRPCConnection: CallResponder {
     func close(reason: String?, level: LogLevel) {
         guard phase != .closed else { return }
         phase = .closed
+        handle.connection = nil
         endOpenCalls()
         idleTask?.cancel()
         idleTask = nil
@@ -469,9 +490,10 @@ final class GRPCConnection: CallResponder {
         lingerTask = nil
         if let session { nghttp2_session_del(session) }
         session = nil
-        streams = [:]
+        streams.removeAll()
         spareStreams = []
         headerStream = nil
+        lastStream = nil
         output = []
         pendingInput = []
         pendingInputStart = 0
