@@ -36,7 +36,7 @@ ARGS         ?=
 VENV         := .venv
 PYTHON_REQS  := Tests/python/requirements.txt
 
-.PHONY: all check-imports format format-check deb deps venv go-example java-example pytest crash-test examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
+.PHONY: all check-imports format format-check deb deps venv go-example java-example pytest crash-test cluster-rolling examples examples-daemon soak soak-smoke build release run test bench bench-smoke fuzz fuzz-smoke fuzz-seeds proto check-proto clean
 
 all: build
 
@@ -170,6 +170,15 @@ crash-test: venv
 	$(SWIFT) build --product adloaderd
 	$(SWIFT) build --product adloader
 	CRASH_POINTS=100 $(VENV)/bin/python -m pytest -q Tests/python/test_pool_crash.py
+
+# The rolling restart of Examples/cluster (three replicas behind HAProxy, each with its pool
+# store) with one-minute windows before and after each restart (issue 27; BENCHMARKS.md section
+# 7); `make test` runs the same test with 4 s windows. ROLLING_STORE=off: the control run.
+cluster-rolling: venv $(VENV)/.client-installed
+	$(SWIFT) build --product adloaderd
+	$(SWIFT) build --product adloader
+	ROLLING_WINDOW=$${ROLLING_WINDOW:-60} $(VENV)/bin/python -m pytest -q -s Tests/python/test_cluster_rolling.py \
+	  -k rolling_restart
 
 # The integration-case catalog (Examples/README.md) against a live daemon that serves
 # Examples/adloaderd.json (`make examples-daemon` in another terminal): ADLOADER_ENDPOINT

@@ -137,7 +137,8 @@ let package = Package(
             swiftSettings: strict),
         // Checks an endpoint against Proto/PROTOCOL.md with raw frames (`adloader conformance`).
         .target(
-            name: "AdLoaderConformance", dependencies: ["AdLoaderWire", "AdLoaderCore", "AdLoaderLogging", "CNghttp2"],
+            name: "AdLoaderConformance",
+            dependencies: ["AdLoaderTime", "AdLoaderModel", "AdLoaderWire", "AdLoaderLogging", "CNghttp2"],
             swiftSettings: strict),
         // Test doubles: manual clock/scheduler, the in-process transport.
         .target(

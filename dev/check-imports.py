@@ -82,8 +82,9 @@ RULES = {
     "AdLoaderClient": ({"AdLoaderTime", "AdLoaderModel", "AdLoaderWire"}, True,
                        "the client library knows the wire format and the model, not the core, the service, "
                        "transports or libuv"),
-    "AdLoaderConformance": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging", "CNghttp2"}, True,
-                            "the conformance suite speaks raw frames, never the server's modules"),
+    "AdLoaderConformance": ({"AdLoaderTime", "AdLoaderModel", "AdLoaderWire", "AdLoaderLogging", "CNghttp2"}, True,
+                            "the conformance suite speaks raw frames and the model, never the core or the "
+                            "server's modules"),
     "AdLoaderTestSupport": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderFramed",
                              "AdLoaderUV", "AdLoaderLogging"}, True,
                             "test doubles stand in for I/O; they never reach the daemon"),

@@ -58,6 +58,7 @@ public enum ConsentFuzz: FuzzTarget {
                 }
             }
         }
+        try checkGPP(string)
         let request = BidRequestBuilder(configuration: OpenRTBSource.Configuration())
             .build(
                 AdRequest(
@@ -68,6 +69,52 @@ public enum ConsentFuzz: FuzzTarget {
             _ = try BidResponseParser.parse(Array(request.utf8), layout: .standard)
         } catch {
             throw FuzzFailure("the request builder wrote invalid JSON for consent \(string.debugDescription): \(error)")
+        }
+    }
+
+    /// The same input as a GPP string: decoding returns or throws with a message, never traps;
+    /// a decoded string has ascending ids within the bounds, one section each, and its TCF section
+    /// decoded exactly when it has one; classifying it (alone, and as the GDPR applying) lands in a
+    /// class that takes the signals the string stands for, a refusal with a rule, or `invalid`
+    /// naming `privacy.gpp` only when it does not decode.
+    static func checkGPP(_ string: String) throws(FuzzFailure) {
+        var decoded: GPPString? = nil
+        do {
+            decoded = try GPPString(decoding: string)
+        } catch {
+            if error.message.isEmpty { throw FuzzFailure("a GPP decoding error without a message") }
+        }
+        if let decoded {
+            guard decoded.sectionIDs.count <= GPPString.maximumSections,
+                decoded.sectionIDs.allSatisfy({ (1...GPPString.maximumSectionID).contains($0) }),
+                zip(decoded.sectionIDs, decoded.sectionIDs.dropFirst()).allSatisfy({ $0 < $1 }),
+                decoded.sections.count == decoded.sectionIDs.count,
+                (decoded.tcfConsent != nil) == decoded.sectionIDs.contains(GPPString.tcfEUv2)
+            else { throw FuzzFailure("decoded GPP out of its bounds: \(decoded.sectionIDs)") }
+        }
+        // An empty string is no GPP string at all: the call did not send one.
+        guard !string.isEmpty else { return }
+        for signals in [
+            PrivacySignals(gpp: string), PrivacySignals(gdprApplies: true, gpp: string, gppSectionIDs: [2]),
+        ] {
+            switch policy.classify(signals) {
+            case .consentClass(let index):
+                guard decoded != nil, case .success(let derived) = ConsentPolicy.applyingGPP(to: signals) else {
+                    throw FuzzFailure("an undecodable GPP string was classified")
+                }
+                let consent = derived.tcfConsent.isEmpty ? nil : try? TCFConsent(decoding: derived.tcfConsent)
+                guard policy.classes[index].takes(derived, consent: consent) else {
+                    throw FuzzFailure("a GPP borrower classified into a class that does not take what its string says")
+                }
+            case .refused(let rule, _):
+                if rule.isEmpty { throw FuzzFailure("a refusal without a rule") }
+            case .invalid(let field, _):
+                // A decoded GPP string's TCF section decoded too: only an undecodable one is invalid.
+                guard decoded == nil, field == "privacy.gpp" else {
+                    throw FuzzFailure(
+                        "invalid \(field) for a GPP string that \(decoded == nil ? "does not" : "does") decode")
+                }
+            }
         }
     }
 
@@ -83,6 +130,11 @@ public enum ConsentFuzz: FuzzTarget {
             ("segments", TCFConsent(purposesConsent: [2]).encoded + ".IAAA.QAAA"),
             ("version-1", "BOEFEAyOEFEAyAHABDENAI4AAAB9vABAASA"),
             ("padding", TCFConsent(purposesConsent: [2]).encoded + "=="),
+            ("gpp-tcf", "DBABMA~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"),
+            ("gpp-tcf-usp", "DBACNY~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA~1YNN"),
+            ("gpp-usnat", "DBABLA~BVVqAAEABgA.QA"),
+            ("gpp-range", "DBABrG~BA~BA~BA~BA~BA~BA"),
+            ("gpp-granted", "DBABMA~" + TCFConsent(purposesConsent: [1, 2], vendorConsents: [10]).encoded),
             ("empty", ""),
             ("garbage", "C!\u{0}\u{FF}"),
         ]

@@ -26,17 +26,40 @@ extension AdLoaderClient {
         retryingIn fleet: EndpointSet,
         token: String? = nil, timeout: Duration? = nil
     ) async throws -> ReturnOutcome? {
-        do {
-            return try await returnLease(
+        try await followingLender(in: fleet, token: token) { client in
+            try await client.returnLease(
                 leaseID, shown: shown, deviceIP: deviceIP, deviceUserAgent: deviceUserAgent, timeout: timeout)
+        }
+    }
+
+    /// Invalidates a lease (``invalidateLease(_:shown:reason:timeout:)``), following the server
+    /// to the lending replica of `fleet` as ``returnLease(_:shown:deviceIP:deviceUserAgent:retryingIn:token:timeout:)``
+    /// does: the lender is the one that removes the ad and blocks its creative.
+    /// - Throws: `Status` as ``invalidateLease(_:shown:reason:timeout:)``; the lender's own
+    ///   answer when retried there; ``AdLoaderClientError`` when the lender cannot be reached.
+    public func invalidateLease(
+        _ leaseID: UInt64, shown: Bool, reason: String, retryingIn fleet: EndpointSet,
+        token: String? = nil, timeout: Duration? = nil
+    ) async throws -> ReturnOutcome? {
+        try await followingLender(in: fleet, token: token) { client in
+            try await client.invalidateLease(leaseID, shown: shown, reason: reason, timeout: timeout)
+        }
+    }
+
+    /// `call` on this connection; on a NOT_FOUND naming another replica of `fleet` as the
+    /// lender, `call` once more on a connection to that replica.
+    private func followingLender(
+        in fleet: EndpointSet, token: String?, _ call: (AdLoaderClient) async throws -> ReturnOutcome?
+    ) async throws -> ReturnOutcome? {
+        do {
+            return try await call(self)
         } catch let status as Status where status.code == .notFound {
             guard let lender = Self.lendingReplica(in: status.message), let target = fleet.endpoint(forReplica: lender),
                 target != endpoint
             else { throw status }
             let other = try Self.connect(to: target, token: token)
             defer { other.close() }
-            return try await other.returnLease(
-                leaseID, shown: shown, deviceIP: deviceIP, deviceUserAgent: deviceUserAgent, timeout: timeout)
+            return try await call(other)
         }
     }
 

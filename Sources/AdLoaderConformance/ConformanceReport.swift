@@ -1,5 +1,6 @@
-import AdLoaderCore
 import AdLoaderLogging
+import AdLoaderModel
+import AdLoaderTime
 
 /// The outcome of a ``ConformanceSuite`` run: one result per check, in the order they ran.
 public struct ConformanceReport: Hashable, Sendable, CustomStringConvertible {

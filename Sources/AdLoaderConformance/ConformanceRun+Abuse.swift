@@ -1,4 +1,5 @@
-import AdLoaderCore
+import AdLoaderModel
+import AdLoaderTime
 import AdLoaderWire
 
 /// Malformed streams and configured limits. Each check ends by proving that a fresh,

@@ -1,4 +1,5 @@
-import AdLoaderCore
+import AdLoaderModel
+import AdLoaderTime
 import AdLoaderWire
 
 /// Well-formed calls and bad field values: every method round trip and the statuses it answers.

@@ -1,4 +1,5 @@
-import AdLoaderCore
+import AdLoaderModel
+import AdLoaderTime
 import AdLoaderWire
 
 /// The happy path of the calls the other checks reach only through their refusals: ServerInfo,

@@ -1,4 +1,5 @@
-import AdLoaderCore
+import AdLoaderModel
+import AdLoaderTime
 import AdLoaderWire
 
 /// Multiplexing: parked calls, cancellation, deadlines, Watch streams, pipelining and framing

@@ -1,4 +1,5 @@
-import AdLoaderCore
+import AdLoaderModel
+import AdLoaderTime
 import AdLoaderWire
 import Glibc
 
@@ -58,7 +59,7 @@ public struct ConformanceSuite: Sendable {
     /// What the suite may assume about the endpoint, and how patient it is.
     public struct Options: Hashable, Sendable {
         /// The loader to exercise; it must exist and be able to fill ads.
-        public var loader: String = LoaderConfiguration.defaultName
+        public var loader: String = "default"  // the loader name a daemon configures by default
         /// A loader whose source never fills (e.g. synthetic with fillRate 0), so borrows on it
         /// stay parked for as long as they wait. Without it, parking checks use ``loader`` and
         /// rely on its source answering more slowly than a local round trip (the synthetic

@@ -1,4 +1,5 @@
-import AdLoaderCore
+import AdLoaderModel
+import AdLoaderTime
 import AdLoaderWire
 
 /// Encoded request messages, and the expectations checks put on answers.

@@ -73,8 +73,8 @@ public final class Daemon {
     /// Built sources' stops (their HTTP clients' handles), run after the loader's shutdown.
     let sourceContext: DemandSourceContext
     /// What a restart keeps (the notice outbox); nil with `poolStore.type` off.
-    let poolStore: SQLitePoolStore?
-    /// Keeps a second daemon off the pool store's file; released after the store's close.
+    let poolStore: (any PoolStore)?
+    /// Keeps a second daemon off the pool store's file (SQLite); released after the store's close.
     private let poolStoreLock: PoolStoreLock?
     /// The pool store's journal (write-through, for a crash); nil with the store off.
     private var journaling: PoolJournaling?
@@ -107,8 +107,7 @@ public final class Daemon {
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
-            let (poolStoreLock, poolStore) = try Self.openPoolStore(
-                configuration.poolStore, clock: clock, logger: logger)
+            let (poolStoreLock, poolStore) = try Self.openPoolStore(configuration, clock: clock, logger: logger)
             self.poolStoreLock = poolStoreLock
             self.poolStore = poolStore
             let context = DemandSourceContext(
@@ -201,7 +200,8 @@ public final class Daemon {
                     maxPending: configuration.limits.maxConnections,
                     logger: logger)
                 : nil
-            if let poolStore {
+            // The write-through journal is the SQLite store's (a file next to it).
+            if let poolStore = poolStore as? SQLitePoolStore {
                 let deferred = try UVDeferredWork(loop: loop)
                 journalDeferred = deferred
                 let wakeup = try UVAsync(loop: loop)
@@ -260,10 +260,13 @@ public final class Daemon {
 
     /// Locks, then opens the pool store; a file that cannot be used is moved aside with one log line.
     /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when another daemon holds the store
-    ///   (naming its pid) or not even a new file can be made.
+    ///   (naming its pid) or not even a new file can be made; (`poolStore.type`) when the Redis
+    ///   store cannot be read.
     private static func openPoolStore(
-        _ settings: PoolStoreConfiguration, clock: any AdClock, logger: Logger
-    ) throws(ConfigError) -> (PoolStoreLock?, SQLitePoolStore?) {
+        _ configuration: ServerConfiguration, clock: any AdClock, logger: Logger
+    ) throws(ConfigError) -> (PoolStoreLock?, (any PoolStore)?) {
+        let settings = configuration.poolStore
+        if settings.type == .redis { return (nil, try openRedisPoolStore(configuration, logger: logger)) }
         guard settings.type == .sqlite else { return (nil, nil) }
         do {
             // Before the file is touched: a store in use is neither moved aside nor restored twice.
@@ -291,6 +294,41 @@ public final class Daemon {
         }
     }
 
+    /// The Redis pool store, keyed by the instance name as configured (`listeners.instanceName`,
+    /// else `host:port`: a fixed port is needed, the name of port 0 is not known before binding).
+    /// - Throws: ``ConfigError`` when the name is unknown, the credentials cannot be read, or
+    ///   Redis cannot be reached or read (the daemon does not start without its pools' store).
+    private static func openRedisPoolStore(
+        _ configuration: ServerConfiguration, logger: Logger
+    ) throws(ConfigError) -> RedisPoolStore {
+        let listeners = configuration.listeners
+        guard
+            let instance = listeners.instanceName ?? (listeners.port != 0 ? "\(listeners.host):\(listeners.port)" : nil)
+        else {
+            throw ConfigError(
+                field: "poolStore.type",
+                message: "redis keys the pools by instance name: set listeners.instanceName or a fixed listeners.port")
+        }
+        let cap = configuration.capStore
+        let credentials: RedisCredentials?
+        do {
+            credentials = try cap.redisCredentials()
+        } catch {
+            throw ConfigError(field: "capStore.redisPasswordFile", message: error.message)
+        }
+        do {
+            let store = try RedisPoolStore(
+                host: cap.redisHost, port: cap.redisPort,
+                key: "\(configuration.poolStore.redisKeyPrefix):{\(instance)}",
+                timeout: configuration.poolStore.redisTimeout, credentials: credentials)
+            logger.info(
+                "pool store open", ["location": .string(store.location), "notices": .int(Int64(store.noticeCount()))])
+            return store
+        } catch {
+            throw ConfigError(field: "poolStore.type", message: error.message)
+        }
+    }
+
     /// Puts back what the last run left, before any call is served, and starts the journal:
     /// the suspension of a clean stop, else the journal of a crash; one log line says what came
     /// back (an unreadable one: what failed). The journal's first checkpoint holds what was
@@ -298,7 +336,7 @@ public final class Daemon {
     /// start finds one of them whole.
     /// - Returns: what came back, for Stats.
     private static func restorePools(
-        into loader: NativeAdvertisementLoader, from store: SQLitePoolStore, journaling: PoolJournaling?,
+        into loader: NativeAdvertisementLoader, from store: any PoolStore, journaling: PoolJournaling?,
         clock: any AdClock, logger: Logger
     ) -> PoolStoreStats {
         let started = Self.monotonicMilliseconds()
@@ -377,7 +415,7 @@ public final class Daemon {
             stats.journalCheckpoints = journal.checkpoints
             stats.writeFailures = journal.writeFailures
         }
-        stats.writeFailures += poolStore?.writeFailures ?? 0
+        stats.writeFailures += (poolStore as? SQLitePoolStore)?.writeFailures ?? 0
         return stats
     }
 
@@ -572,8 +610,10 @@ public final class Daemon {
         service.build = BuildCommit.build(configuration: BuildInfo.build)
         metrics.commit = BuildCommit.hash
         let instanceName = configuration.listeners.instanceName ?? addresses.first?.description ?? ""
-        service.instanceName = instanceName
-        if !instanceName.isEmpty { server.responseMetadata = [(GRPCWire.instanceHeader, instanceName)] }
+        if !instanceName.isEmpty {
+            // listeners.instanceName is at most 255 bytes: within CallMetadata's bounds.
+            service.responseMetadata = (try? CallMetadata([(CallMetadata.instanceKey, instanceName)])) ?? CallMetadata()
+        }
         history.instance = instanceName
         history.version = BuildInfo.version
         // Before the loop runs: no lease is lent yet.

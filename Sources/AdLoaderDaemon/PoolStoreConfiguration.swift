@@ -5,8 +5,11 @@ public import AdLoaderCore
 /// store; `off` keeps everything in memory only (a restart loses undelivered notices).
 public struct PoolStoreConfiguration: Hashable, Sendable {
     public enum StoreType: String, Hashable, Sendable, CaseIterable {
-        /// A SQLite file (the default).
+        /// A SQLite file (the default), with the write-through journal next to it.
         case sqlite
+        /// The fleet's Redis (capStore's host, port and AUTH), one key per instance name: read
+        /// at the start, written at a clean stop (``RedisPoolStore``); no crash journal.
+        case redis
         /// Nothing kept: memory only, as before the store existed.
         case off
     }
@@ -14,6 +17,10 @@ public struct PoolStoreConfiguration: Hashable, Sendable {
     public var type: StoreType = .sqlite
     /// The SQLite file (created when missing; an unusable one is moved aside).
     public var sqlitePath = "adloaderd-pools.sqlite"
+    /// With `redis`: the key is `<redisKeyPrefix>:{<instance name>}`.
+    public var redisKeyPrefix = "adloader:pools"
+    /// With `redis`: connect and reply timeout of the start's read and the stop's write.
+    public var redisTimeout: Duration = .seconds(5)
 
     public init() {}
 
@@ -22,5 +29,9 @@ public struct PoolStoreConfiguration: Hashable, Sendable {
         if type == .sqlite && sqlitePath.isEmpty {
             throw ConfigError(field: "poolStore.sqlitePath", message: "must not be empty")
         }
+        if type == .redis && redisKeyPrefix.isEmpty {
+            throw ConfigError(field: "poolStore.redisKeyPrefix", message: "must not be empty")
+        }
+        if redisTimeout <= .zero { throw ConfigError(field: "poolStore.redisTimeout", message: "must be positive") }
     }
 }

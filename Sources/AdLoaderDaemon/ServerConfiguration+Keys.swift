@@ -249,11 +249,19 @@ extension ServerConfiguration {
         keys: [
             .value(
                 "type", \.poolStore.type, .choice(), flag: "--pool-store",
-                "what a restart keeps: sqlite (a file: win, billing and loss notices not yet delivered are sent after a restart, once) or off (memory only)"
+                "what a restart keeps: sqlite (a file: win, billing and loss notices not yet delivered are sent after a restart, once), redis (the capStore's Redis, a key per instance name; read at start, written at a clean stop: no crash journal) or off (memory only)"
             ),
             .value(
                 "sqlitePath", \.poolStore.sqlitePath, .string, flag: "--pool-store-path",
                 "the SQLite file (WAL mode); one of another format or not a database is moved aside (one log line) and a new one started"
+            ),
+            .value(
+                "redisKeyPrefix", \.poolStore.redisKeyPrefix, .string, flag: "--pool-store-redis-key-prefix",
+                "with type redis: the key is PREFIX:{INSTANCE} (listeners.instanceName, else host:port); the host, port and AUTH are capStore's"
+            ),
+            .value(
+                "redisTimeout", \.poolStore.redisTimeout, .duration, flag: "--pool-store-redis-timeout",
+                "with type redis: connect and reply timeout of the start's read and the stop's write (blocking; no call is served then)"
             ),
         ])
 

@@ -61,11 +61,14 @@ extension Connection {
             {
                 throw refusal
             }
+            if let error = frame.metadataError { throw error.status }
             guard let request = call.request else {
                 throw call.requestError ?? Status(code: .internalError, message: "request not decoded")
             }
             let timeout = frame.timeoutMilliseconds > 0 ? Duration.milliseconds(frame.timeoutMilliseconds) : nil
-            if let open = service.handle(request, callID: callID, timeout: timeout, responder: self) {
+            if let open = service.handle(
+                request, callID: callID, timeout: timeout, metadata: frame.metadata, responder: self)
+            {
                 calls[callID] = open
             }
         } catch {

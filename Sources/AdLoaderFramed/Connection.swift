@@ -194,6 +194,9 @@ final class Connection: CallResponder {
         markDirty()
     }
 
+    /// Dropped: the framed answer envelope has no metadata field (PROTOCOL.md 4).
+    func addResponseMetadata(_ callID: UInt64, _ metadata: CallMetadata) {}
+
     /// A framed client's message size limit applies to the whole envelope.
     func answerSize(_ callID: UInt64, messageSize: Int) -> Int {
         ResponseFrame.envelopeSize(callID: callID, messageSize: messageSize)

@@ -106,7 +106,15 @@ extension GRPCConnection {
         case .encoding: stream.encoding = String(decoding: value, as: UTF8.self)
         case .timeout: stream.timeoutValue = String(decoding: value, as: UTF8.self)
         case .authorization: stream.authorization = String(decoding: value, as: UTF8.self)
-        case .other: break  // other metadata is accepted and not used
+        case .other:
+            // The call's metadata, for the service; past its bounds the call is refused.
+            guard !CallMetadata.isTransportKey(UnsafeRawBufferPointer(name)) else { break }
+            do throws(MetadataError) {
+                try stream.metadata.append(
+                    key: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+            } catch {
+                stream.refusal = (error.status, 200)
+            }
         }
         return 0
     }
@@ -442,7 +450,8 @@ extension GRPCConnection {
             do throws(Status) {
                 let request = try ServiceRequest(method: stream.path, message: stream.serviceMessage)
                 if let open = service.handle(
-                    request, callID: UInt64(stream.id), timeout: stream.timeout, responder: self)
+                    request, callID: UInt64(stream.id), timeout: stream.timeout, metadata: stream.metadata,
+                    responder: self)
                 {
                     stream.call = open
                 }
@@ -527,8 +536,16 @@ extension GRPCConnection {
         if !stream.responseStarted {
             stream.responseStarted = true
             var provider = Self.dataProvider()
-            let rv = nghttp2_submit_response(
-                session, stream.id, responseHeaders.entries, responseHeaders.count, &provider)
+            let rv =
+                stream.responseMetadata.isEmpty
+                ? nghttp2_submit_response(
+                    session, stream.id, responseHeaders.entries, responseHeaders.count, &provider)
+                : Self.withHeaderList(
+                    responseHeaders.pairs.map { ($0.name, $0.value) }
+                        + stream.responseMetadata.map { ($0.key, $0.value) }
+                ) {
+                    nghttp2_submit_response(session, stream.id, $0, $1, &provider)
+                }
             if rv != 0 {
                 logger.warning(
                     "cannot answer a stream", ["stream": .int(Int64(stream.id)), "error": .string(Self.errorName(rv))])
@@ -557,6 +574,7 @@ extension GRPCConnection {
             headers.append(("grpc-accept-encoding", "identity"))
         }
         for entry in server.responseMetadata { headers.append((entry.key, entry.value)) }
+        for entry in stream.responseMetadata { headers.append((entry.key, entry.value)) }
         headers += Self.statusHeaders(status)
         _ = Self.withHeaderList(headers) { list, count in
             nghttp2_submit_response(session, stream.id, list, count, nil)
@@ -667,6 +685,11 @@ extension GRPCConnection {
     func finish(_ callID: UInt64, status: Status) {
         guard let stream = open(callID) else { return }
         finish(stream, status: status)
+    }
+
+    func addResponseMetadata(_ callID: UInt64, _ metadata: CallMetadata) {
+        guard let stream = open(callID), !stream.responseStarted else { return }
+        for entry in metadata { try? stream.responseMetadata.append(key: entry.key, value: entry.value) }
     }
 
     func openCallEnded(_ call: OpenCall) {

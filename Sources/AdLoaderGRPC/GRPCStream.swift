@@ -37,6 +37,11 @@ final class GRPCStream {
     @exclusivity(unchecked) var encoding: String?
     @exclusivity(unchecked) var timeoutValue: String?
     @exclusivity(unchecked) var authorization: String?
+    /// The request headers that are the call's metadata (``CallMetadata/isTransportKey(_:)``
+    /// says which are not); empty, holding no storage, for a call without any.
+    @exclusivity(unchecked) var metadata = CallMetadata()
+    /// Metadata the service added for the answer's headers (``GRPCConnection/addResponseMetadata(_:_:)``).
+    @exclusivity(unchecked) var responseMetadata = CallMetadata()
     @exclusivity(unchecked) var headerListSize = 0
     /// The header list's size when it first went over the limit (0: it has not).
     @exclusivity(unchecked) var headerListOverflowSize = 0
@@ -128,6 +133,8 @@ final class GRPCStream {
         encoding = nil
         timeoutValue = nil
         authorization = nil
+        if !metadata.isEmpty { metadata = CallMetadata() }
+        if !responseMetadata.isEmpty { responseMetadata = CallMetadata() }
         headerListSize = 0
         headerListOverflowSize = 0
         route = nil

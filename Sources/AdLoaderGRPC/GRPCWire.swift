@@ -4,8 +4,8 @@ import AdLoaderWire
 /// percent-encoding, the length-prefixed message header.
 public enum GRPCWire {
     /// The response header (initial metadata, or the trailers of a trailers-only response) that
-    /// names the daemon instance that answered (``AdLoaderService/instanceName``).
-    public static let instanceHeader = "x-adloader-instance"
+    /// names the daemon instance that answered (``AdLoaderService/responseMetadata``).
+    public static let instanceHeader = CallMetadata.instanceKey
 
     /// Parses a `grpc-timeout` value: 1 to 8 ASCII digits and a unit (H, M, S, m, u, n).
     /// - Returns: the duration, or nil when the value is malformed.

@@ -1,5 +1,5 @@
 public import AdLoaderCore
-import AdLoaderJSON
+public import AdLoaderJSON
 
 /// Reads an OpenRTB 2.x BidResponse into bids with their creatives: pure, and a fuzz target.
 ///
@@ -48,10 +48,48 @@ public enum BidResponseParser {
         public var content: NativeAdContent { creative.nativeContent ?? NativeAdContent(headline: "") }
     }
 
-    /// A bid that was not kept, and why.
+    /// A bid that was not kept, and why: its loss notice (`lurl`) gets ``lossReason``.
     public struct DroppedBid: Hashable, Sendable {
         public var bidID: String
         public var reason: String
+        /// The OpenRTB loss reason code (``LossReason``) its `lurl` is fired with.
+        public var lossReason: Int
+        /// `lurl` and the macro values the bid gave (empty, or 0, when it did not).
+        public var lossURL: String
+        public var impressionID: String
+        public var seat: String
+        public var adID: String
+        public var price: Double
+
+        public init(
+            bidID: String, reason: String, lossReason: Int = LossReason.invalidBidResponse, lossURL: String = "",
+            impressionID: String = "", seat: String = "", adID: String = "", price: Double = 0
+        ) {
+            self.bidID = bidID
+            self.reason = reason
+            self.lossReason = lossReason
+            self.lossURL = lossURL
+            self.impressionID = impressionID
+            self.seat = seat
+            self.adID = adID
+            self.price = price
+        }
+
+        init(_ bid: Bid, reason: String, lossReason: Int) {
+            self.init(
+                bidID: bid.bidID, reason: reason, lossReason: lossReason, lossURL: bid.lossURL,
+                impressionID: bid.impressionID, seat: bid.seat, adID: bid.adID, price: bid.price)
+        }
+    }
+
+    /// Why one bid is dropped: the message logged and its loss reason code.
+    struct Rejection: Error {
+        var message: String
+        var code: Int
+        init(_ message: String, _ code: Int) {
+            self.message = message
+            self.code = code
+        }
     }
 
     /// What a response held.
@@ -82,13 +120,28 @@ public enum BidResponseParser {
         _ body: [UInt8], layout: NativeAssetLayout, impressionIDs: Set<String>? = nil,
         media: [OpenRTBMedia] = [.native]
     ) throws(ParseError) -> Outcome {
-        guard body.contains(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) else { return Outcome() }
-        let document: JSONValue
+        try parse(document: try document(of: body), layout: layout, impressionIDs: impressionIDs, media: media)
+    }
+
+    /// The body read as JSON, once, for ``parse(document:layout:impressionIDs:media:)`` (which
+    /// can then read it for several batches): nil for an empty body or one of whitespace only.
+    /// - Throws: ``ParseError`` when the body is not JSON.
+    public static func document(of body: [UInt8]) throws(ParseError) -> JSONValue? {
+        guard body.contains(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) else { return nil }
         do {
-            document = try JSONValue.parse(bytes: body)
+            return try JSONValue.parse(bytes: body)
         } catch {
             throw ParseError(message: "malformed JSON at byte \(error.offset): \(error.message)")
         }
+    }
+
+    /// ``parse(_:layout:impressionIDs:media:)`` of a body already read by ``document(of:)``.
+    /// - Throws: ``ParseError`` when the document is not a BidResponse object.
+    public static func parse(
+        document: JSONValue?, layout: NativeAssetLayout, impressionIDs: Set<String>? = nil,
+        media: [OpenRTBMedia] = [.native]
+    ) throws(ParseError) -> Outcome {
+        guard let document else { return Outcome() }
         guard document.members != nil else { throw ParseError(message: "not a JSON object but \(document.kind)") }
         var outcome = Outcome()
         outcome.responseID = document["id"]?.string ?? ""
@@ -108,13 +161,23 @@ public enum BidResponseParser {
                         let other = outcome.bids[index]
                         let (keep, drop) = bid.price > other.price ? (bid, other) : (other, bid)
                         outcome.bids[index] = keep
-                        outcome.dropped.append(DroppedBid(bidID: drop.bidID, reason: "outbid for the same impression"))
+                        outcome.dropped.append(
+                            DroppedBid(
+                                drop, reason: "outbid for the same impression",
+                                lossReason: LossReason.lostToHigherBid))
                     } else {
                         best[bid.impressionID] = outcome.bids.count
                         outcome.bids.append(bid)
                     }
-                case .failure(let reason):
-                    outcome.dropped.append(DroppedBid(bidID: bidID, reason: reason.message))
+                case .failure(let rejection):
+                    // What the bid said, for its loss notice's macros (when it is an object at all).
+                    let price = item["price"]?.number ?? 0
+                    outcome.dropped.append(
+                        DroppedBid(
+                            bidID: bidID, reason: rejection.message, lossReason: rejection.code,
+                            lossURL: item["lurl"]?.string ?? "", impressionID: item["impid"]?.string ?? "",
+                            seat: seat, adID: item["adid"]?.string ?? "",
+                            price: price.isFinite && price >= 0 ? price : 0))
                 }
             }
         }
@@ -124,18 +187,21 @@ public enum BidResponseParser {
     private static func bid(
         _ item: JSONValue, seat: String, layout: NativeAssetLayout, impressionIDs: Set<String>?,
         media: [OpenRTBMedia]
-    ) -> Result<Bid, ParseError> {
-        guard item.members != nil else { return .failure(ParseError(message: "bid is not an object")) }
+    ) -> Result<Bid, Rejection> {
+        let invalid = LossReason.invalidBidResponse
+        guard item.members != nil else { return .failure(Rejection("bid is not an object", invalid)) }
         guard let impressionID = item["impid"]?.string, !impressionID.isEmpty else {
-            return .failure(ParseError(message: "bid has no impid"))
+            return .failure(Rejection("bid has no impid", invalid))
         }
         if let impressionIDs, !impressionIDs.contains(impressionID) {
-            return .failure(ParseError(message: "bid for unknown impression \"\(impressionID)\""))
+            return .failure(Rejection("bid for unknown impression \"\(impressionID)\"", invalid))
         }
         guard let price = item["price"]?.number, price >= 0, price.isFinite else {
-            return .failure(ParseError(message: "bid has no valid price"))
+            return .failure(Rejection("bid has no valid price", LossReason.missingBidPrice))
         }
-        guard let markup = item["adm"], !markup.isNull else { return .failure(ParseError(message: "bid has no adm")) }
+        guard let markup = item["adm"], !markup.isNull else {
+            return .failure(Rejection("bid has no adm", LossReason.missingMarkup))
+        }
         let medium: OpenRTBMedia
         switch Self.medium(of: item, markup: markup, asked: media) {
         case .success(let value): medium = value
@@ -146,17 +212,19 @@ public enum BidResponseParser {
         case .native:
             switch NativeMarkup.content(of: markup, layout: layout) {
             case .success(let value): creative = .native(value)
-            case .failure(let error): return .failure(error)
+            case .failure(let error): return .failure(Rejection(error.message, invalid))
             }
         case .banner, .video:
             guard let text = markup.string else {
-                return .failure(ParseError(message: "\(medium) adm is \(markup.kind), not a string of markup"))
+                return .failure(Rejection("\(medium) adm is \(markup.kind), not a string of markup", invalid))
             }
             guard text.contains(where: { !$0.isWhitespace }) else {
-                return .failure(ParseError(message: "\(medium) adm is empty"))
+                return .failure(Rejection("\(medium) adm is empty", LossReason.missingMarkup))
             }
             if medium == .video && !text.contains("<VAST") {
-                return .failure(ParseError(message: "video adm is not a VAST document (no <VAST element)"))
+                return .failure(
+                    Rejection(
+                        "video adm is not a VAST document (no <VAST element)", LossReason.incorrectCreativeFormat))
             }
             let width = item["w"]?.integer.flatMap { (1...100_000).contains($0) ? $0 : nil } ?? 0
             let height = item["h"]?.integer.flatMap { (1...100_000).contains($0) ? $0 : nil } ?? 0
@@ -183,8 +251,9 @@ public enum BidResponseParser {
     /// The bid's medium: its `mtype` when given (dropped when not asked for), else the one
     /// medium asked for, else read from the markup.
     private static func medium(of item: JSONValue, markup: JSONValue, asked: [OpenRTBMedia]) -> Result<
-        OpenRTBMedia, ParseError
+        OpenRTBMedia, Rejection
     > {
+        let wrongFormat = LossReason.incorrectCreativeFormat
         if let mtype = item["mtype"], !mtype.isNull {
             guard let code = mtype.integer, let medium = OpenRTBMedia(markupType: code) else {
                 let shown: String =
@@ -193,14 +262,14 @@ public enum BidResponseParser {
                     case .string(let text): "\"\(text.prefix(20))\""
                     default: mtype.kind
                     }
-                return .failure(ParseError(message: "bid has mtype \(shown), not 1 (banner), 2 (video) or 4 (native)"))
+                return .failure(
+                    Rejection("bid has mtype \(shown), not 1 (banner), 2 (video) or 4 (native)", wrongFormat))
             }
             guard asked.contains(medium) else {
                 return .failure(
-                    ParseError(
-                        message:
-                            "bid has mtype \(code) (\(medium)), not asked for (\(asked.map(\.description).joined(separator: ", ")))"
-                    ))
+                    Rejection(
+                        "bid has mtype \(code) (\(medium)), not asked for (\(asked.map(\.description).joined(separator: ", ")))",
+                        wrongFormat))
             }
             return .success(medium)
         }
@@ -212,14 +281,14 @@ public enum BidResponseParser {
             let start = text.first(where: { !$0.isWhitespace })
             guessed = start == "{" ? .native : text.contains("<VAST") ? .video : .banner
         } else {
-            return .failure(ParseError(message: "adm is \(markup.kind), neither markup nor a native object"))
+            return .failure(
+                Rejection("adm is \(markup.kind), neither markup nor a native object", LossReason.invalidBidResponse))
         }
         guard asked.contains(guessed) else {
             return .failure(
-                ParseError(
-                    message:
-                        "bid without mtype reads as \(guessed), not asked for (\(asked.map(\.description).joined(separator: ", ")))"
-                ))
+                Rejection(
+                    "bid without mtype reads as \(guessed), not asked for (\(asked.map(\.description).joined(separator: ", ")))",
+                    wrongFormat))
         }
         return .success(guessed)
     }

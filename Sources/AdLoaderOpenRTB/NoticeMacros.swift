@@ -77,25 +77,47 @@ public struct NoticeMacros: Hashable, Sendable {
     }
 }
 
-/// OpenRTB 2.6 loss reason codes (`${AUCTION_LOSS}`) for an ad dropped unshown.
+/// OpenRTB 2.6 loss reason codes (`${AUCTION_LOSS}`, list 5.25) for a bid that was not shown: one
+/// dropped while its response was read, or an ad dropped unshown later. Codes 1000 and above
+/// are exchange specific (OpenRTB: "communicated to bidders a priori"); adloaderd's two are in
+/// Proto/PROTOCOL.md, "Loss notices".
 public enum LossReason {
-    /// 1: internal error (the loader was disabled, shut down, or removed or changed by a reload, or
-    /// the ad was dropped to make room under the memory budget).
+    /// 1: internal error (the ad was removed for a reason no other code names).
     public static let internalError = 1
-    /// 2: impression opportunity expired.
+    /// 2: impression opportunity expired (the ad reached its lifetime or `bid.exp` unshown).
     public static let expired = 2
-    /// 200: creative filtered, general, reason unknown: it does not fit the loader's format, or
-    /// a client invalidated its creative (a Return with `invalidate`, its reason free text the
-    /// exchange has no code for; 202 "disapproved by exchange" would name the exchange's own
-    /// review, which this is not).
+    /// 3: invalid bid response: a bid not usable as sent (not an object, no or an unknown `impid`,
+    /// native markup that does not decode or lacks an asset the layout requires).
+    public static let invalidBidResponse = 3
+    /// 7: missing markup (no `adm`, or an empty one).
+    public static let missingMarkup = 7
+    /// 9: missing bid price (absent, negative or not a number).
+    public static let missingBidPrice = 9
+    /// 102: lost to a higher bid for the same impression in the same response.
+    public static let lostToHigherBid = 102
+    /// 200: creative filtered, general, reason unknown: a client invalidated its creative (a
+    /// Return with `invalidate`, its reason free text the exchange has no code for; 202
+    /// "disapproved by exchange" would name the exchange's own review, which this is not), or the
+    /// loader found it does not fit its format.
     public static let creativeFiltered = 200
+    /// 204: creative filtered, incorrect creative format: a bid of a medium the impression did not
+    /// ask for (its `mtype`, or its markup read without one), or video markup that is not VAST.
+    public static let incorrectCreativeFormat = 204
+    /// 1000 (adloaderd's own): lost to a dropped pool: the ad's loader was removed or changed by a
+    /// configuration reload, disabled, or the daemon shut down without a pool store keeping it.
+    public static let droppedPool = 1000
+    /// 1001 (adloaderd's own): dropped unleased to make room under the daemon's memory budget
+    /// (`limits.maximumAds`) for a pool with demand.
+    public static let memoryBudget = 1001
 
     /// The code for a drop.
     public static func code(for reason: AdDropReason) -> Int {
         switch reason {
         case .expired: expired
         case .invalidated: creativeFiltered
-        case .disabled, .shutdown, .consumed, .reconfigured, .memoryBudget: internalError
+        case .disabled, .shutdown, .reconfigured: droppedPool
+        case .memoryBudget: memoryBudget
+        case .consumed: internalError
         }
     }
 }

@@ -56,6 +56,12 @@ extension OpenRTBSource {
         /// What a rewarded loader's impressions ask for (`imp.instl: 1`, `imp.rwdd: 1`): `video`.
         /// Empty: rewarded loaders on this source are refused at start.
         public var rewardedMedia = ["video"]
+        /// The reward a rewarded ad of this source grants, sent to the client with each one
+        /// (`FullScreenCreative.reward`: type, e.g. "coins", and amount): an exchange's bid names
+        /// no reward, the app's placement does. Empty type: no reward sent (the app applies its
+        /// own). Set both or neither.
+        public var rewardType = ""
+        public var rewardAmount = 0
         /// What an app-open loader's impressions ask for (`imp.instl: 1`): `banner` (full-screen
         /// display) or `native`. Empty: app-open loaders on this source are refused at start.
         public var appOpenMedia = ["banner"]
@@ -111,6 +117,18 @@ extension OpenRTBSource {
                 throw fail(
                     supplyChainASI.isEmpty ? "supplyChainASI" : "supplyChainSID",
                     "supplyChainASI and supplyChainSID go together")
+            }
+            if rewardType.isEmpty != (rewardAmount == 0) {
+                throw fail(
+                    rewardType.isEmpty ? "rewardType" : "rewardAmount", "rewardType and rewardAmount go together")
+            }
+            if !(0...1_000_000_000).contains(rewardAmount) {
+                throw fail("rewardAmount", "must be 1...1000000000, got \(rewardAmount)")
+            }
+            if rewardType.utf8.count > 64
+                || rewardType.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            {
+                throw fail("rewardType", "must be at most 64 bytes without control characters")
             }
             for format in AdFormat.allCases {
                 guard let key = Self.mediaKey(for: format) else { continue }

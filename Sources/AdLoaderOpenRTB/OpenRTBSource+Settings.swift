@@ -63,6 +63,11 @@ extension OpenRTBSource.Configuration: SourceSettings {
                 "rewardedMedia", \.rewardedMedia, .strings,
                 "what a rewarded impression (instl 1, rwdd 1) asks for: video; [] = no rewarded loaders"),
             .value(
+                "rewardType", \.rewardType, .optionalString,
+                "the reward a rewarded ad grants, sent with it to the client (FullScreenCreative.reward.type, e.g. coins; with rewardAmount); none = no reward sent"
+            ),
+            .value("rewardAmount", \.rewardAmount, .int(in: 0...1_000_000_000), "FullScreenCreative.reward.amount"),
+            .value(
                 "appOpenMedia", \.appOpenMedia, .strings,
                 "what an app-open impression (instl 1) asks for: banner (full-screen display) or native; [] = no app-open loaders"
             ),

@@ -122,7 +122,7 @@ public final class OpenRTBSource: DemandSource {
             completion(
                 answer(
                     result, auctionID: auctionID, impressionIDs: impressionIDs, media: media,
-                    adUnitID: request.adUnitID))
+                    adUnitID: request.adUnitID, rewarded: request.format == .rewarded))
         }
     }
 
@@ -144,9 +144,22 @@ public final class OpenRTBSource: DemandSource {
         notices.fire(macros.substitute(in: context.lossURL))
     }
 
+    /// The loss notice of a bid dropped while its response was read (bad markup, a medium not
+    /// asked for, outbid, ...), with the bid's macros and its ``BidResponseParser/DroppedBid/lossReason``.
+    private func fireLoss(
+        of dropped: BidResponseParser.DroppedBid, outcome: BidResponseParser.Outcome, auctionID: String
+    ) {
+        guard !dropped.lossURL.isEmpty else { return }
+        let macros = NoticeMacros(
+            auctionID: outcome.responseID.isEmpty ? auctionID : outcome.responseID, bidID: dropped.bidID,
+            impressionID: dropped.impressionID, seatID: dropped.seat, adID: dropped.adID, price: dropped.price,
+            currency: outcome.currency, lossReason: dropped.lossReason)
+        notices.fire(macros.substitute(in: dropped.lossURL))
+    }
+
     private func answer(
         _ result: Result<HTTPResponse, HTTPError>, auctionID: String, impressionIDs: Set<String>,
-        media: [OpenRTBMedia], adUnitID: String
+        media: [OpenRTBMedia], adUnitID: String, rewarded: Bool
     ) -> Result<[DeliveredAd], UpstreamError> {
         switch Self.classify(result, impressionIDs: impressionIDs, media: media) {
         case .failure(let error):
@@ -171,11 +184,16 @@ public final class OpenRTBSource: DemandSource {
                     "openrtb bid dropped",
                     [
                         "adUnitID": .string(adUnitID), "bid": .string(dropped.bidID),
-                        "reason": .string(dropped.reason),
+                        "reason": .string(dropped.reason), "lossReason": .string(String(dropped.lossReason)),
                     ])
+                fireLoss(of: dropped, outcome: outcome, auctionID: auctionID)
             }
             let now = clock.now
-            return .success(outcome.bids.map { delivered($0, outcome: outcome, auctionID: auctionID, now: now) })
+            let reward =
+                rewarded && !configuration.rewardType.isEmpty
+                ? FullScreenCreative.Reward(type: configuration.rewardType, amount: configuration.rewardAmount) : nil
+            return .success(
+                outcome.bids.map { delivered($0, outcome: outcome, auctionID: auctionID, now: now, reward: reward) })
         }
     }
 
@@ -188,7 +206,8 @@ public final class OpenRTBSource: DemandSource {
     }
 
     private func delivered(
-        _ bid: BidResponseParser.Bid, outcome: BidResponseParser.Outcome, auctionID: String, now: AdInstant
+        _ bid: BidResponseParser.Bid, outcome: BidResponseParser.Outcome, auctionID: String, now: AdInstant,
+        reward: FullScreenCreative.Reward?
     ) -> DeliveredAd {
         let macros = NoticeMacros(
             auctionID: outcome.responseID.isEmpty ? auctionID : outcome.responseID, bidID: bid.bidID,
@@ -201,6 +220,10 @@ public final class OpenRTBSource: DemandSource {
             content.clickTrackers = content.clickTrackers.map(macros.substitute(in:))
             if content.advertiser.isEmpty, let domain = bid.advertiserDomains.first { content.advertiser = domain }
             creative = .native(content)
+        } else if let reward, var fullScreen = creative.fullScreenCreative {
+            // The placement's reward, configured: a bid names none.
+            fullScreen.reward = reward
+            creative = .fullScreen(fullScreen)
         }
         let context = BidContext(
             macros: macros, winURL: bid.billingURL.isEmpty ? bid.winURL : bid.billingURL, lossURL: bid.lossURL,

@@ -40,10 +40,14 @@ public final class AdLoaderService {
     public var capStore: any CapStore { appOpen.capStore }
     /// What AppOpen does when ``capStore`` fails.
     public var capStoreOutageMode: CapStoreOutageMode { appOpen.outageMode }
-    /// This daemon's name among the replicas of a fleet, answered in Stats (`instance`) and by
-    /// the gRPC transport in every response's `x-adloader-instance` header. The daemon sets it
-    /// once its listener is bound (default `host:port`); empty until then.
-    @exclusivity(unchecked) public var instanceName = ""
+    /// Metadata every answer carries (gRPC: response headers of every call), set by the
+    /// composition root before the first connection: the instance name under
+    /// ``CallMetadata/instanceKey`` (`listeners.instanceName`, default the bound `host:port`),
+    /// which Stats (`instance`) and ServerInfo (`instance_name`) also answer. Empty until then.
+    @exclusivity(unchecked) public var responseMetadata = CallMetadata()
+    /// The request metadata key whose value a call's answer carries back as response metadata
+    /// (a proxy's or client's request id, for correlating logs); see ``handle(_:callID:timeout:metadata:responder:)``.
+    public static let requestIDKey = "x-request-id"
     /// The build string ServerInfo reports; the composition root adds the commit to the configuration.
     public var build = BuildInfo.build
     /// The features ServerInfo lists as enabled (the daemon's: transports, auth, reload, ...);
@@ -92,6 +96,9 @@ public final class AdLoaderService {
     /// Calls open now (parked borrows, watches, calls waiting for the cap store).
     public var openCallCount: Int { openCalls.count }
 
+    /// The instance name, as ``responseMetadata`` carries it.
+    private var instanceName: String { responseMetadata.value(for: CallMetadata.instanceKey) ?? "" }
+
     /// Handles one call.
     ///
     /// A call answered at once is answered through `responder` before this returns. A call
@@ -101,11 +108,22 @@ public final class AdLoaderService {
     /// - Parameters:
     ///   - callID: the transport's id of the call, passed back to `responder`.
     ///   - timeout: the call's deadline from now; nil for none. Only open calls can exceed it.
+    ///   - metadata: the call's request metadata (``CallMetadata``; empty for none). A
+    ///     ``requestIDKey`` entry is answered back as response metadata
+    ///     (``CallResponder/addResponseMetadata(_:_:)``) before anything else of the call.
     /// - Returns: the open call, or nil when the call was answered.
     public func handle(
-        _ request: ServiceRequest, callID: UInt64, timeout: Duration?, responder: any CallResponder
+        _ request: ServiceRequest, callID: UInt64, timeout: Duration?, metadata: CallMetadata = CallMetadata(),
+        responder: any CallResponder
     ) -> OpenCall? {
         let startedAt = callObserver?.callStarted() ?? 0
+        // Most calls carry no metadata: one count check, nothing built.
+        if !metadata.isEmpty, let requestID = metadata.value(for: Self.requestIDKey) {
+            var answered = CallMetadata()
+            // One entry of a request's bounded metadata fits the same bounds.
+            try? answered.append(key: Self.requestIDKey, value: requestID)
+            responder.addResponseMetadata(callID, answered)
+        }
         var code = Status.Code.ok
         let open = dispatch(request, callID: callID, timeout: timeout, responder: responder, code: &code)
         if let open {

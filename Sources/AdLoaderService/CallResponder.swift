@@ -27,6 +27,11 @@ public protocol CallResponder: AnyObject {
     func stream(_ callID: UInt64, event: EventMessage)
     /// The final answer with a status and no message.
     func finish(_ callID: UInt64, status: Status)
+    /// Metadata for the call's answer (gRPC: added to its response headers, or to the
+    /// trailers-only response), on top of the service's ``AdLoaderService/responseMetadata``
+    /// every answer carries. Called before the call's first answer; a transport whose answers
+    /// carry no metadata (the framed envelope, PROTOCOL.md 4) drops it.
+    func addResponseMetadata(_ callID: UInt64, _ metadata: CallMetadata)
     /// The service ended an ``OpenCall`` by itself (served, deadline, slow watcher, drain):
     /// forget it. Its final answer follows at once.
     func openCallEnded(_ call: OpenCall)

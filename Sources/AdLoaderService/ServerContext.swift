@@ -16,9 +16,9 @@ public final class ServerContext {
     /// Encodings of lent ads, shared by every connection of every transport; an ad is
     /// forgotten when it leaves the loader for good (``NativeAdvertisementLoader/onAdRetired``).
     public let adEncodings: EncodedAdCache
-    /// Metadata sent with every answer, as gRPC response headers (e.g. `x-adloader-instance`).
-    /// The daemon sets it once its listener is bound.
-    @exclusivity(unchecked) public var responseMetadata: [(key: String, value: String)] = []
+    /// Metadata sent with every answer, as gRPC response headers: the service's
+    /// (``AdLoaderService/responseMetadata``, e.g. `x-adloader-instance`).
+    public var responseMetadata: CallMetadata { service.responseMetadata }
     /// Called by every transport right before it hands answers to a socket: the pool store's
     /// write barrier (the journal of the leases those answers carry is written first, so that
     /// a crash after an answer left never lends its ad again). Nil: nothing to wait for.

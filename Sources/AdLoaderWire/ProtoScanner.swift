@@ -194,13 +194,18 @@ extension RequestFrame {
         public var messageRange: Range<Int> = 0..<0
         /// The value of the last `authorization` metadata entry, if any (token auth).
         public var authorization: String? = nil
+        /// The other metadata entries, in order (empty, no storage, when there are none).
+        public var metadata = CallMetadata()
+        /// Set when the entries went past a bound of ``CallMetadata``: the call is refused
+        /// with its status (the envelope itself decodes).
+        public var metadataError: MetadataError? = nil
     }
 
     /// Decodes an envelope without copying: accepts exactly the envelopes ``init(decoding:)``
     /// decodes and gives the same call id, method, timeout, cancel flag and message bytes.
-    /// Metadata entries are checked structurally; only an `authorization` entry is read
-    /// (its value as UTF-8, replacement characters for invalid bytes), so other entries'
-    /// strings are not validated here.
+    /// Metadata entries are checked structurally and read as UTF-8 (replacement characters
+    /// for invalid bytes): an `authorization` entry into `authorization`, the others into
+    /// `metadata`, up to its bounds (past them, `metadataError`).
     ///
     /// A `method` whose bytes hold a NUL or are not valid UTF-8 (where ``init(decoding:)``
     /// throws `.badMessage` "method: ...") does not fail the envelope: it names no method,
@@ -228,7 +233,7 @@ extension RequestFrame {
                 case 4:
                     let entry = try ProtoScanner.bytes(field)
                     try ProtoScanner.validateStringsMessage(entry, stringFields: 1...2)
-                    if let value = try authorizationValue(entry) { header.authorization = value }
+                    try readMetadataEntry(entry, into: &header)
                 case 5:
                     let data = try ProtoScanner.bytes(field)
                     var start = 0
@@ -252,17 +257,31 @@ extension RequestFrame {
 }
 
 extension RequestFrame {
-    /// The value of a MetadataEntry whose key is `authorization`, else nil.
-    static func authorizationValue(_ entry: UnsafeRawBufferPointer) throws(ProtoScanner.Failure) -> String? {
+    /// Reads one MetadataEntry: `authorization` into the header's own field, any other key
+    /// into its `metadata` (the first entry past a bound sets `metadataError`; later ones
+    /// are dropped).
+    static func readMetadataEntry(_ entry: UnsafeRawBufferPointer, into header: inout Header)
+        throws(ProtoScanner.Failure)
+    {
         var scanner = ProtoScanner(entry)
-        var isAuthorization = false
+        var key: UnsafeRawBufferPointer? = nil
         var value: UnsafeRawBufferPointer? = nil
         while let field = try scanner.next() {
-            if field.number == 1 { isAuthorization = try ProtoScanner.bytes(field).elementsEqual("authorization".utf8) }
+            if field.number == 1 { key = try ProtoScanner.bytes(field) }
             if field.number == 2 { value = try ProtoScanner.bytes(field) }
         }
-        guard isAuthorization else { return nil }
-        return value.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let valueString = value.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if let key, key.elementsEqual("authorization".utf8) {
+            header.authorization = valueString
+            return
+        }
+        guard header.metadataError == nil else { return }
+        do throws(MetadataError) {
+            try header.metadata.append(
+                key: key.map { String(decoding: $0, as: UTF8.self) } ?? "", value: valueString)
+        } catch {
+            header.metadataError = error
+        }
     }
 }
 

@@ -79,8 +79,15 @@ enum CommandRunner {
                     adUnitID: adUnitID, loader: loader, slot: slot, wait: .milliseconds(Int64(wait)), timeout: timeout)
                 output.borrow(result)
             case .returnLease(let leaseID, let shown, let invalidate?, _, _):
-                let outcome = try await client.invalidateLease(
-                    leaseID, shown: shown, reason: invalidate, timeout: timeout)
+                // With several replicas: the one that lent it invalidates it (the lease id names it).
+                let outcome =
+                    if let endpoints = invocation.endpoints {
+                        try await client.invalidateLease(
+                            leaseID, shown: shown, reason: invalidate, retryingIn: endpoints, token: invocation.token,
+                            timeout: timeout)
+                    } else {
+                        try await client.invalidateLease(leaseID, shown: shown, reason: invalidate, timeout: timeout)
+                    }
                 output.returned(leaseID: leaseID, outcome: outcome)
             case .returnLease(let leaseID, let shown, nil, let deviceIP, let userAgent):
                 // With several replicas: the one that lent it answers (the lease id names it).

@@ -74,4 +74,38 @@ struct AdPoolFillPolicyTests {
             }
         }
     }
+
+    // The top-up as two events of the pool (the loader only applies the daemon-wide budgets).
+
+    @Test func aTopUpRequestedSaysWhatIsMissingOrThatNothingIs() {
+        let now = AdInstant(unixMilliseconds: 0)
+        let stocked = Self.pool(batch: 5, maximum: 10, available: 10)
+        #expect(stocked.topUpRequested(.explicit, amount: .complete, at: now) == .nothingMissing(clearHeldBack: false))
+        let empty = Self.pool(batch: 5, maximum: 12, available: 0)
+        guard case .wants(let plan, let wanted, _) = empty.topUpRequested(.explicit, amount: .complete, at: now)
+        else {
+            Issue.record("an empty pool wants nothing")
+            return
+        }
+        #expect(plan == Plan(wholeBatches: 2, partial: 2))
+        #expect(wanted == 12)
+    }
+
+    @Test func aTopUpFittedIntoTooLittleRoomCountsTheRefusalAndKeepsWholeBatches() {
+        let pool = Self.pool(batch: 5, maximum: 12, available: 0, inFlight: 0)
+        let full = pool.topUpFitted(Plan(wholeBatches: 2, partial: 2), amount: .complete, wanted: 12, room: 100)
+        #expect(full.plan == Plan(wholeBatches: 2, partial: 2))
+        #expect(!full.refusedByMemory)
+        #expect(full.holdBack(budgetShort: false) == nil)
+        #expect(full.holdBack(budgetShort: true) == .sourceBudget)
+        let short = pool.topUpFitted(Plan(wholeBatches: 2, partial: 2), amount: .wholeBatches, wanted: 12, room: 7)
+        // One whole batch fits; a pool that is not running dry sends no partial one.
+        #expect(short.plan == Plan(wholeBatches: 1, partial: 0))
+        #expect(short.refusedByMemory)
+        #expect(short.holdBack(budgetShort: false) == .memoryBudget)
+        #expect(pool.stats.budgetRefused == 5)
+        let completing = pool.topUpFitted(Plan(wholeBatches: 2, partial: 2), amount: .complete, wanted: 12, room: 7)
+        #expect(completing.plan == Plan(wholeBatches: 1, partial: 2))
+        #expect(completing.free == pool.requestLimit)
+    }
 }

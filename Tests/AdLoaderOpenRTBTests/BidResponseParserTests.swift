@@ -150,6 +150,53 @@ struct BidResponseParserTests {
         #expect(outcome.dropped[4].reason.contains("price"))
     }
 
+    /// Each way a bid is dropped while its response is read has its OpenRTB loss reason code,
+    /// and the dropped bid keeps what its loss notice's macros need.
+    @Test func droppedBidsCarryTheirLossReasonCodes() throws {
+        let lurl = #","lurl":"http://n/loss?r=${AUCTION_LOSS}""#
+        let noImage = #"{"assets":[{"id":1,"title":{"text":"H"}}],"link":{"url":"u"}}"#
+        let body =
+            #"{"id":"r","seatbid":[{"seat":"s1","bid":["#
+            + [
+                Self.bid(impression: "1", price: 2, extra: #","adid":"ad1""# + lurl),
+                Self.bid(impression: "1", price: 1, extra: lurl),
+                Self.bid(impression: "2", adm: noImage, extra: lurl),
+                Self.bid(impression: "9", extra: lurl),
+                #"{"id":"np","impid":"3","adm":"{}""# + lurl + "}",
+                #"{"id":"na","impid":"4","price":1"# + lurl + "}",
+                Self.bid(impression: "5", extra: #","mtype":2"# + lurl),
+                Self.bid(impression: "6", extra: #","mtype":7"# + lurl),
+                #"{"id":"nv","impid":"7","price":1,"adm":5"# + lurl + "}",
+            ].joined(separator: ",") + "]}]}"
+        let outcome = try BidResponseParser.parse(
+            Array(body.utf8), layout: .standard, impressionIDs: ["1", "2", "3", "4", "5", "6", "7"])
+        #expect(outcome.bids.map(\.bidID) == ["b1"])
+        let codes = Dictionary(uniqueKeysWithValues: outcome.dropped.map { ($0.impressionID, $0.lossReason) })
+        #expect(codes["2"] == LossReason.invalidBidResponse, "native markup without its main image")
+        #expect(codes["9"] == LossReason.invalidBidResponse, "an impression not asked for")
+        #expect(codes["3"] == LossReason.missingBidPrice)
+        #expect(codes["4"] == LossReason.missingMarkup)
+        #expect(codes["5"] == LossReason.incorrectCreativeFormat, "video in a native batch")
+        #expect(codes["6"] == LossReason.incorrectCreativeFormat, "an mtype that is no medium")
+        #expect(codes["7"] == LossReason.invalidBidResponse, "adm neither markup nor an object")
+        let outbid = try #require(outcome.dropped.first { $0.reason == "outbid for the same impression" })
+        #expect(outbid.lossReason == LossReason.lostToHigherBid && outbid.impressionID == "1")
+        #expect(outbid.price == 1 && outbid.seat == "s1" && outbid.lossURL == "http://n/loss?r=${AUCTION_LOSS}")
+        #expect(outcome.dropped.allSatisfy { $0.lossURL == "http://n/loss?r=${AUCTION_LOSS}" })
+        #expect(outcome.dropped.count == 8)
+    }
+
+    @Test func emptyBannerAndNonVASTVideoMarkupHaveTheirCodes() throws {
+        let text = """
+            {"seatbid":[{"bid":[
+            {"id":"e","impid":"1","price":1,"mtype":1,"adm":"  "},
+            {"id":"v","impid":"2","price":1,"mtype":2,"adm":"<div>no vast</div>"}
+            ]}]}
+            """
+        let outcome = try BidResponseParser.parse(Array(text.utf8), layout: .standard, media: [.banner, .video])
+        #expect(outcome.dropped.map(\.lossReason) == [LossReason.missingMarkup, LossReason.incorrectCreativeFormat])
+    }
+
     /// Found by the bid-response fuzz target: an image at the main image's id that the
     /// response types as something else is not the main image.
     @Test func anImageTypedOtherwiseAtTheMainImagesIDDoesNotSatisfyIt() throws {

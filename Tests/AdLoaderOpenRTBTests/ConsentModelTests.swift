@@ -84,8 +84,20 @@ import Testing
         s.gdprApplies = [nil, true, false][g.below(3)]
         s.tcfConsent = consentStrings[g.below(consentStrings.count)]
         s.usPrivacy = ["", "1YNN", "1YYN", "1NYY", "1---"][g.below(5)]
-        s.gppSectionIDs = [[], [], [7], [8]][g.below(4)]
-        if !s.gppSectionIDs.isEmpty { s.gpp = "DBABLA~BVVqAAEABgA.QA" }
+        // GPP: none, a US national section (with gpp_sid, one that applies or not), or the TCF EU
+        // v2 section alone or with US privacy v1, which stand for a missing tcf_consent/us_privacy.
+        switch g.below(7) {
+        case 0, 1: break
+        case 2, 3:
+            s.gppSectionIDs = [[7], [8]][g.below(2)]
+            s.gpp = "DBABLA~BVVqAAEABgA.QA"
+        case 4, 5:
+            if g.below(2) == 0 { s.tcfConsent = "" }
+            s.gpp = "DBABMA~" + consentStrings[g.below(consentStrings.count)]
+        default:
+            s.gpp = "DBACNY~" + consentStrings[g.below(consentStrings.count)] + "~" + ["1YNN", "1YYN"][g.below(2)]
+            if g.below(2) == 0 { s.gppSectionIDs = [[2], [6], [2, 6]][g.below(3)] }
+        }
         s.coppa = g.below(6) == 0
         s.limitAdTracking = g.below(4) == 0
         s.trackingAuthorization = [nil, .notDetermined, .restricted, .denied, .authorized][g.below(5)]

@@ -35,7 +35,12 @@ struct NoticeMacrosTests {
     @Test func lossReasonCodes() {
         #expect(LossReason.code(for: .expired) == 2)
         #expect(LossReason.code(for: .invalidated) == 200)
-        #expect(LossReason.code(for: .shutdown) == 1)
-        #expect(LossReason.code(for: .disabled) == 1)
+        // A pool dropped (shut down, disabled, reloaded away) has a code of its own, as the
+        // memory budget has: neither is "internal error".
+        #expect(LossReason.code(for: .shutdown) == 1000)
+        #expect(LossReason.code(for: .disabled) == 1000)
+        #expect(LossReason.code(for: .reconfigured) == 1000)
+        #expect(LossReason.code(for: .memoryBudget) == 1001)
+        #expect(LossReason.code(for: .consumed) == 1)
     }
 }

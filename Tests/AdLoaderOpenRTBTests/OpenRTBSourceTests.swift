@@ -161,6 +161,34 @@ struct OpenRTBSourceTests {
         #expect(notices.requests.map(\.url) == ["http://n/loss?r=2&b=b1"])
     }
 
+    /// A bid dropped while its response is read is lost too: its `lurl` fires at once with the
+    /// bid's macros and the reason's code; a dropped bid without `lurl` fires nothing.
+    @Test func bidsDroppedWhileParsingFireTheirLossNoticesWithTheirCodes() throws {
+        let source = try makeSource()
+        let lurl =
+            #","lurl":"http://n/loss?r=${AUCTION_LOSS}&b=${AUCTION_BID_ID}&p=${AUCTION_PRICE}&i=${AUCTION_IMP_ID}""#
+        let body =
+            #"{"id":"r1","seatbid":[{"seat":"s","bid":["#
+            + [
+                BidResponseParserTests.bid(impression: "1", price: 3),
+                BidResponseParserTests.bid(impression: "1", price: 0.5, extra: lurl).replacing(
+                    #""b1""#, with: #""low""#),
+                BidResponseParserTests.bid(impression: "2", extra: #","mtype":1"# + lurl),
+                #"{"id":"na","impid":"3","price":1"# + lurl + "}",
+                #"{"id":"quiet","impid":"4","price":1}"#,
+            ].joined(separator: ",") + "]}]}"
+        let answer = HTTPResponse(
+            status: 200, headers: [HTTPHeader("content-type", "application/json")], body: Array(body.utf8))
+        let delivered = try #require(try load(source, count: 4, answer: answer)?.get())
+        #expect(delivered.count == 1)
+        #expect(
+            notices.requests.map(\.url) == [
+                "http://n/loss?r=102&b=low&p=0.5&i=1", "http://n/loss?r=204&b=b2&p=1.5&i=2",
+                "http://n/loss?r=7&b=na&p=1&i=3",
+            ])
+        #expect(source.stats.bidsDropped == 4)
+    }
+
     @Test func aFailedNoticeIsTriedEvery10SecondsForAMinuteThenCounted() throws {
         let source = try makeSource()
         let delivered = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get().first)

@@ -229,7 +229,30 @@ import Testing
         #expect(StatsResponseMessage(pools: []).encodedSize == 0)
     }
 
-    @Test func statsNamesTheInstanceOnceSetAndCountsItInTheSizeLimit() {
+    @Test func aRequestIDInTheCallsMetadataIsAnsweredBackAndNothingElseIs() throws {
+        let service = service()
+        let metadata = try CallMetadata([
+            ("x-adloader-affinity", "feed-1"), ("x-request-id", "a"), ("x-request-id", "b"),
+        ])
+        _ = service.handle(
+            .stats(StatsRequestMessage()), callID: 1, timeout: nil, metadata: metadata, responder: responder)
+        #expect(responder.responseMetadata[1].map { Array($0) } == [MetadataEntry(key: "x-request-id", value: "b")])
+        // Refused calls carry it too (it is added before the call runs).
+        let bad = try CallMetadata([("x-request-id", "c")])
+        _ = service.handle(
+            .stats(StatsRequestMessage(adUnitID: String(repeating: "u", count: 10_000))), callID: 2, timeout: nil,
+            metadata: bad, responder: responder)
+        #expect(responder.responseMetadata[2]?.value(for: "x-request-id") == "c")
+        #expect(responder.lastStatus?.code == .invalidArgument)
+        // Without metadata, or without the key, nothing is added.
+        _ = service.handle(.stats(StatsRequestMessage()), callID: 3, timeout: nil, responder: responder)
+        _ = service.handle(
+            .stats(StatsRequestMessage()), callID: 4, timeout: nil, metadata: try CallMetadata([("x-other", "1")]),
+            responder: responder)
+        #expect(responder.responseMetadata[3] == nil && responder.responseMetadata[4] == nil)
+    }
+
+    @Test func statsNamesTheInstanceOnceSetAndCountsItInTheSizeLimit() throws {
         let service = service()
         _ = service.handle(.stats(StatsRequestMessage()), callID: 1, timeout: nil, responder: responder)
         guard case .stats(1, let before)? = responder.take().first else {
@@ -237,7 +260,7 @@ import Testing
             return
         }
         #expect(before.instance.isEmpty)
-        service.instanceName = "127.0.0.1:7421"
+        service.responseMetadata = try CallMetadata([(CallMetadata.instanceKey, "127.0.0.1:7421")])
         _ = service.handle(.stats(StatsRequestMessage()), callID: 2, timeout: nil, responder: responder)
         guard case .stats(2, let after)? = responder.take().first else {
             Issue.record("stats not answered")
@@ -246,7 +269,7 @@ import Testing
         #expect(after.instance == "127.0.0.1:7421")
         // A name that makes the answer too large is refused like any large answer.
         let small = self.service { $0.maxMessageSize = 40 }
-        small.instanceName = String(repeating: "n", count: 60)
+        small.responseMetadata = try CallMetadata([(CallMetadata.instanceKey, String(repeating: "n", count: 60))])
         _ = small.handle(.stats(StatsRequestMessage()), callID: 3, timeout: nil, responder: responder)
         guard case .status(3, let status)? = responder.take().first else {
             Issue.record("a too large stats answer was sent")

@@ -21,6 +21,8 @@ final class RecordingResponder: CallResponder {
     var ended: [UInt64] = []
     var isOpen = true
     var unsentByteCount = 0
+    /// What the service added with ``addResponseMetadata(_:_:)``, by call id.
+    var responseMetadata: [UInt64: CallMetadata] = [:]
 
     func answer(_ callID: UInt64, _ response: ServiceResponse) {
         switch response {
@@ -44,6 +46,11 @@ final class RecordingResponder: CallResponder {
     func stream(_ callID: UInt64, event: EventMessage) { answers.append(.event(callID, event)) }
     func finish(_ callID: UInt64, status: Status) { answers.append(.status(callID, status)) }
     func openCallEnded(_ call: OpenCall) { ended.append(call.callID) }
+    func addResponseMetadata(_ callID: UInt64, _ metadata: CallMetadata) {
+        for entry in metadata {
+            try? responseMetadata[callID, default: CallMetadata()].append(key: entry.key, value: entry.value)
+        }
+    }
 
     /// The status of the last answer, OK for a message.
     var lastStatus: Status? {

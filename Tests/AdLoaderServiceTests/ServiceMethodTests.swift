@@ -70,7 +70,7 @@ import Testing
             clock: clock, scheduler: clock)
         let service = AdLoaderService(
             loader: loader, limits: ServerLimits(), clock: clock, scheduler: clock, logger: Logger(level: .error))
-        service.instanceName = "replica-a"
+        service.responseMetadata = try CallMetadata([(CallMetadata.instanceKey, "replica-a")])
         service.features = ["grpc", "auth", "framed"]
         clock.advance(by: .milliseconds(1_500))
         let responder = RecordingResponder()

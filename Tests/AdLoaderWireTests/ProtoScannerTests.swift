@@ -32,6 +32,8 @@ import Testing
             return header.callID == reference.callID && header.method == reference.method
                 && header.timeoutMilliseconds == reference.timeoutMilliseconds && header.cancel == reference.cancel
                 && message == reference.message
+                && (header.metadataError != nil
+                    || header.metadata.entries == reference.metadata.filter { $0.key != "authorization" })
         }
     }
 

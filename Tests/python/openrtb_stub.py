@@ -8,7 +8,8 @@ BANNER_HTML or VAST_XML (``prefer`` picks for multi-format imps, ``send_mtype`` 
 ``mtype`` out, ``bid_kinds`` lists what was sent); ``url`` is the
 auction endpoint; ``faults`` is a list consumed one per auction request (then ``mode`` applies):
 "ok", "204", "400", "429", "500", "slow-headers", "slow-body", "hang", "malformed",
-"html", "empty-object", "nbr", "missing-asset", "503" (with ``Retry-After: 5``). ``exp``
+"html", "empty-object", "nbr", "missing-asset", "503" (with ``Retry-After: 5``), "bad-bids" (one bid
+a strict reader drops per imp, each for another reason: BAD_BID_KINDS, with a ``lurl``). ``exp``
 (seconds, default None: not sent) is the ``exp`` every bid carries. ``stop()`` closes it (connection refused after);
 ``start()`` again on the same port brings it back. ``notice_faults`` is a list of HTTP statuses
 consumed one per notice GET (then 200); ``delivered`` lists the notice paths answered 200.
@@ -41,6 +42,14 @@ VAST_XML = ('<?xml version="1.0" encoding="UTF-8"?><VAST version="4.0"><Ad id="s
             '<MediaFile delivery="progressive" type="video/mp4" width="1080" height="1920">'
             '<![CDATA[https://cdn.stub-advertiser.example/v/15s.mp4]]></MediaFile>'
             '</MediaFiles></Linear></Creative></Creatives></InLine></Ad></VAST>')
+
+
+# What "bad-bids" answers for the imps of a request, in order, and the OpenRTB loss reason code
+# (${AUCTION_LOSS}) each must come back with: a lower second bid for the first imp (102, lost to
+# a higher bid), a banner mtype for a native imp (204, incorrect creative format), no adm (7,
+# missing markup), no price (9, missing bid price), native markup without its assets (3, invalid
+# bid response).
+BAD_BID_KINDS = [("outbid", 102), ("wrong-mtype", 204), ("no-adm", 7), ("no-price", 9), ("bad-markup", 3)]
 
 
 def _kind(asset):
@@ -253,6 +262,39 @@ class Exchange:
         return ('{"id":%s,"cur":%s,"seatbid":[{"seat":"stub","bid":[%s]}]}'
                 % (json.dumps(request["id"]), json.dumps(self.currency), bids)).encode()
 
+    def bad_response_for(self, request):
+        """The "bad-bids" body: for imp k the k-th of BAD_BID_KINDS (the first imp also gets the
+        fixture's bid at a higher price, which is kept). Each bad bid's id is ``bad-<kind>-N``."""
+        with self.lock:
+            self.counter += 1
+            n = self.counter
+        lurl = "http://127.0.0.1:%d/notice/loss?bid=${AUCTION_BID_ID}&reason=${AUCTION_LOSS}" % self.port
+        bids = []
+        for imp, (kind, _) in zip(request["imp"], BAD_BID_KINDS):
+            if kind == "outbid":
+                good = json.loads(self._good_bid(n, imp["id"]))
+                good["price"] = 5.0
+                bids.append(good)
+            bid = {"id": "bad-%s-%d" % (kind, n), "impid": imp["id"], "price": 1.0, "lurl": lurl, "crid": "bad-1",
+                   "adm": json.dumps(self.adm)}
+            if kind == "wrong-mtype":
+                bid["mtype"] = 1
+            elif kind == "no-adm":
+                del bid["adm"]
+            elif kind == "no-price":
+                del bid["price"]
+            elif kind == "bad-markup":
+                bid["adm"] = json.dumps({"native": {"assets": []}})
+            bids.append(bid)
+        return json.dumps({"id": request["id"], "cur": self.currency,
+                           "seatbid": [{"seat": "stub", "bid": bids}]}).encode()
+
+    def _good_bid(self, n, impid):
+        template = self.templates.get(("native", "ok", self.exp, self.send_mtype))
+        if template is None:
+            template = self.templates[("native", "ok", self.exp, self.send_mtype)] = self._bid_template(False)
+        return template % {"id": "good-%d" % n, "impid": json.dumps(impid)}
+
     def problems(self, request):
         """What a strict OpenRTB 2.6 exchange refuses in `request` (a parsed BidRequest)."""
         found = []
@@ -403,6 +445,8 @@ class Exchange:
             handler.wfile.flush()
             time.sleep(self.delay)
             handler.wfile.write(payload[10:])
+        elif fault == "bad-bids":
+            send(200, self.bad_response_for(request))
         elif fault == "missing-asset":
             send(200, self.response_for(request, missing_asset=True))
         elif fault == "gzip":

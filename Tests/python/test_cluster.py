@@ -539,3 +539,42 @@ def test_a_return_sent_to_the_wrong_replica_names_the_lender_and_the_cli_retries
     finally:
         direct.close()
         wrong.close()
+
+
+def test_python_client_and_cli_invalidate_and_return_on_the_lender(cluster):
+    """Plain and invalidating Returns that reach the wrong replica are sent once more to the
+    lender: by the Python client (its replica list, or `replicas=` behind a proxy) and by
+    `adloader --endpoints ... return ID --invalidate REASON`."""
+    from adloader import Client, replica_index as client_index
+
+    c = cluster
+    lender, other = c.replicas[0], c.replicas[1]
+    assert all(client_index(name) == replica_index(name) for name in c.names)
+    key = next(f"k-{i}" for i in range(500) if c.stats(f"k-{i}") == other.endpoint)  # nginx sends it to `other`
+    direct = grpc.insecure_channel(lender.endpoint)
+    try:
+        stub = c.s.grpc.NativeAdLoaderStub(direct)
+        leases = []
+        for cell in range(3):
+            answer = stub.Borrow(c.s.pb.BorrowRequest(ad_unit_id="feed-native", slot_key=f"cell-{cell}", wait_ms=3000),
+                                 timeout=5)
+            assert answer.outcome == c.s.pb.BORROW_OUTCOME_LEASED, answer
+            leases.append(answer.lease.lease_id)
+    finally:
+        direct.close()
+    # The client's own ring sends the key to `other`; the lender answers.
+    with Client(c.names, affinity=key) as client:
+        assert client.endpoint_for(key) == other.endpoint
+        assert client.return_lease(leases[0]) == "RETURN_OUTCOME_BACK_IN_POOL"
+    # Through the proxy (which sends the key to `other`), told the replicas.
+    with Client(c.nginx.endpoint, affinity=key, replicas=c.names) as client:
+        assert client.return_lease(leases[1], invalidate="bad creative") == "RETURN_OUTCOME_INVALIDATED"
+    # Without the replica list the wrong replica's answer stands.
+    with Client(c.nginx.endpoint, affinity=key) as client:
+        with pytest.raises(grpc.RpcError) as error:
+            client.return_lease(leases[2], invalidate="bad creative")
+        assert error.value.code() == grpc.StatusCode.NOT_FOUND and "was lent by replica" in error.value.details()
+    out = subprocess.run([CLI, "--endpoints", ",".join(c.names), "--affinity", key, "--json", "return", str(leases[2]),
+                          "--invalidate", "bad creative"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "RETURN_OUTCOME_INVALIDATED" in out.stdout, out.stdout

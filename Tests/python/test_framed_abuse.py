@@ -57,3 +57,29 @@ def test_neighbour_rule(setup):
     dribbling a frame byte by byte); a flood of Stats calls whose answers are never read."""
     d, call = setup
     run_rule(d, call, "round_family")
+
+
+def test_framed_metadata_past_its_bounds_is_refused_and_the_connection_serves_on(setup):
+    """A RequestFrame's metadata entries (other than authorization) are the call's metadata,
+    bounded at 64 entries: the 65th refuses that call RESOURCE_EXHAUSTED with a message saying
+    so; the same connection then serves a call with 64."""
+    d, call = setup
+    client = framed.FramedClient(d.host, d.port)
+
+    def stats_with(entries, call_id):
+        body = framed.field(1, call_id) + framed.field(2, framed.STATS)
+        for key, value in entries:
+            body += framed.field(4, framed.field(1, key) + framed.field(2, value))
+        body += framed.field(5, b"")
+        client.sock.sendall(b"\x00" + framed.struct.pack(">I", len(body)) + body)
+        while True:
+            frame = client.read_frame()
+            if frame[0] == call_id and frame[2]:
+                return frame
+
+    _, _, _, status, text = stats_with([(f"x-k{i}", "v") for i in range(65)], 1)
+    assert (status, text) == (8, "metadata: more than 64 entries")
+    _, _, _, status, text = stats_with([(f"x-k{i}", "v") for i in range(64)], 2)
+    assert status == 0, text
+    client.close()
+    call()

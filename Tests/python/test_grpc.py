@@ -262,3 +262,31 @@ def test_server_info_over_grpc_says_the_binarys_version(served):
     assert info.version == version and info.protocol == "adloader.v1"
     assert {"framed", "grpc"} <= set(info.features)
     assert dict(call.initial_metadata())["x-adloader-instance"] == info.instance == d.endpoint
+
+
+def test_request_metadata_reaches_the_service_and_a_request_id_comes_back(served):
+    """The call's metadata (request headers that are not the transport's) reaches the service
+    with the call: an `x-request-id` is answered back in the response headers, on an answer
+    and on a refusal; metadata past its bounds (64 entries) is refused RESOURCE_EXHAUSTED, and
+    the next call on the same channel is served."""
+    d, s, stub, _ = served
+    info, call = stub.ServerInfo.with_call(
+        s.pb.ServerInfoRequest(), timeout=10,
+        metadata=[("x-adloader-affinity", "feed-1"), ("x-request-id", "r-1")])
+    headers = dict(call.initial_metadata())
+    assert headers["x-request-id"] == "r-1" and headers["x-adloader-instance"] == info.instance
+    # A refused call (identifier too long) is a trailers-only answer: the id is there too.
+    with pytest.raises(grpc.RpcError) as refused:
+        stub.Stats(s.pb.StatsRequest(ad_unit_id="u" * 10_000), timeout=10, metadata=[("x-request-id", "r-2")])
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert dict(refused.value.trailing_metadata() or ())["x-request-id"] == "r-2" or \
+        dict(refused.value.initial_metadata() or ())["x-request-id"] == "r-2"
+    # Without the header nothing is added.
+    _, plain = stub.ServerInfo.with_call(s.pb.ServerInfoRequest(), timeout=10)
+    assert "x-request-id" not in dict(plain.initial_metadata())
+    with pytest.raises(grpc.RpcError) as over:
+        stub.ServerInfo(s.pb.ServerInfoRequest(), timeout=10, metadata=[(f"x-k{i}", "v") for i in range(65)])
+    assert over.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "metadata: more than 64 entries" in over.value.details()
+    assert stub.ServerInfo(s.pb.ServerInfoRequest(), timeout=10,
+                           metadata=[(f"x-k{i}", "v") for i in range(64)]).version == info.version

@@ -150,3 +150,22 @@ def test_bid_no_fill_and_notice_delivery_metrics_move(daemon, exchange):
     assert value(after, "adloader_source_notice_deliveries", "_total", source="openrtb", result="retried") >= 1
     assert value(after, "adloader_source_notice_deliveries", "_total", source="openrtb", result="failed") == 0
     assert value(after, "adloader_source_notices_pending", source="openrtb") is not None
+
+
+def test_a_rewarded_ad_carries_the_sources_configured_reward(daemon, exchange):
+    d = daemon(config=config(exchange.url, source={"rewardType": "coins", "rewardAmount": 25}))
+    rewarded = borrow(d, "rewarded")["lease"]["ad"]
+    assert rewarded["fullScreen"]["vastXml"] == VAST_XML
+    assert rewarded["fullScreen"]["reward"] == {"type": "coins", "amount": "25"}, rewarded["fullScreen"]
+    # Only rewarded ads carry it.
+    assert "reward" not in borrow(d, "interstitial")["lease"]["ad"]["fullScreen"]
+
+
+def test_a_reward_without_its_amount_is_refused_at_start_naming_the_key(exchange, tmp_path):
+    import subprocess
+    from conftest import BINARY
+    path = tmp_path / "reward.json"
+    path.write_text(json.dumps(config(exchange.url, source={"rewardType": "coins"})))
+    run = subprocess.run([BINARY, "--config", str(path), "--port", "0"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2, run
+    assert "sources.openrtb.rewardAmount" in run.stderr and "go together" in run.stderr, run.stderr

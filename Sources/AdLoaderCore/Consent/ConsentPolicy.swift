@@ -47,8 +47,15 @@ public struct ConsentPolicy: Hashable, Sendable {
 
     /// The class for `signals` (nil: the call gave none).
     public func classify(_ signals: PrivacySignals?) -> Decision {
-        guard let signals else {
+        guard var signals else {
             return .consentClass(classes.firstIndex { $0.name == defaultClass } ?? 0)
+        }
+        if !signals.gpp.isEmpty {
+            switch Self.applyingGPP(to: signals) {
+            case .success(let derived): signals = derived
+            case .failure(let error):
+                return .invalid(field: "privacy.gpp", message: "not a GPP v1 string: \(error.message)")
+            }
         }
         var consent: TCFConsent? = nil
         if signals.gdprApplies == true {
@@ -93,6 +100,31 @@ public struct ConsentPolicy: Hashable, Sendable {
         return .refused(
             rule: "consent.classes",
             message: "no consent class takes these signals (\(said.joined(separator: ", ")))\(hint)")
+    }
+
+    /// `signals` with what its GPP string says (Prebid Server's reading of `regs.gpp`): the
+    /// applicable sections are `gpp_sid` when given, else every section of the string. When
+    /// section 2 (TCF EU v2) applies, the GDPR applies unless the call said otherwise, and its
+    /// TCF string stands for a missing `tcf_consent`; section 6 (US privacy v1) stands for a
+    /// missing `us_privacy`. Sections read this way are taken out of the applicable ids, so
+    /// they are judged by the GDPR and US privacy rules; the others (US national, states, ...)
+    /// still need a class listing them (``ConsentClass/takes(_:consent:)``).
+    public static func applyingGPP(to signals: PrivacySignals) -> Result<PrivacySignals, GPPString.DecodingError> {
+        let gpp: GPPString
+        do { gpp = try GPPString(decoding: signals.gpp) } catch { return .failure(error) }
+        var derived = signals
+        var applicable = signals.gppSectionIDs.isEmpty ? gpp.sectionIDs.map(UInt32.init) : signals.gppSectionIDs
+        if applicable.contains(UInt32(GPPString.tcfEUv2)), let section = gpp.section(GPPString.tcfEUv2) {
+            if derived.gdprApplies == nil { derived.gdprApplies = true }
+            if derived.tcfConsent.isEmpty { derived.tcfConsent = section }
+            applicable.removeAll { $0 == UInt32(GPPString.tcfEUv2) }
+        }
+        if applicable.contains(UInt32(GPPString.usPrivacyV1)), let usPrivacy = gpp.usPrivacy {
+            if derived.usPrivacy.isEmpty { derived.usPrivacy = usPrivacy }
+            applicable.removeAll { $0 == UInt32(GPPString.usPrivacyV1) }
+        }
+        derived.gppSectionIDs = applicable
+        return .success(derived)
     }
 
     /// Checks the classes.
@@ -143,6 +175,11 @@ public struct ConsentPolicy: Hashable, Sendable {
             }
             if terms.gpp.isEmpty != terms.gppSectionIDs.isEmpty {
                 throw ConfigError(field: "\(field).gpp", message: "gpp and gppSectionIDs go together")
+            }
+            if !terms.gpp.isEmpty {
+                do { _ = try GPPString(decoding: terms.gpp) } catch {
+                    throw ConfigError(field: "\(field).gpp", message: "not a GPP v1 string: \(error.message)")
+                }
             }
         }
         if !names.contains(defaultClass) {

@@ -131,7 +131,7 @@ public struct TCFConsent: Hashable, Sendable {
         }
     }
 
-    private static func bits(of segment: Substring.UTF8View.SubSequence, segment number: Int) throws(DecodingError)
+    static func bits(of segment: Substring.UTF8View.SubSequence, segment number: Int) throws(DecodingError)
         -> BitReader
     {
         if segment.isEmpty { throw DecodingError("segment \(number) is empty") }

@@ -18,67 +18,41 @@ extension NativeAdvertisementLoader {
         guard pool.enabled, !isShutDown else { return 0 }
         let now = self.now
         let nowMilliseconds = now.unixMilliseconds
-        if !pool.fill.allowsLoad(trigger) {
-            // Unreachable: a borrow or prefetch may send one probe once the backoff allows, so
-            // the first answer after an outage resumes filling without waiting for the timer.
-            if trigger == .explicit, pool.fill.state == .unreachable, pool.requestsInFlight == 0,
-                nowMilliseconds >= pool.notBefore, !pool.isIdle(at: now), memory.room > 0, takeBudget(pool, waitAs: nil)
-            {
-                send(pool, count: 1, probe: true)
-                return 1
+        // The pool decides what it is missing and may send (events in, actions out); the
+        // loader applies what is daemon-wide: the memory budget and the sources' budgets.
+        let plan: AdPool.TopUpPlan
+        let wanted: Int
+        switch pool.topUpRequested(trigger, amount: amount, at: now) {
+        case .none:
+            return 0
+        case .probe:
+            guard memory.room > 0, takeBudget(pool, waitAs: nil) else { return 0 }
+            send(pool, count: 1, probe: true)
+            return 1
+        case .nothingMissing(let clearHeldBack):
+            if clearHeldBack { noteHeldBack(pool, nil, at: nowMilliseconds) }
+            return 0
+        case .wants(let missing, let count, let mayMakeRoom):
+            plan = missing
+            wanted = count
+            if wanted > memory.room && makesRoomUnderMemoryBudget && mayMakeRoom {
+                // Beyond the budget, a pool with demand gets room from the least useful ads:
+                // idle pools' first, then other pools' stock beyond their own target (bounded
+                // work per call; see ``makeRoom(for:need:)``).
+                makeRoom(for: pool, need: wanted - memory.room)
             }
-            return 0
         }
-        // One discipline for every path: after a failure nothing goes before the backoff
-        // (the retry delay, at least the source's Retry-After) has passed.
-        if nowMilliseconds < pool.notBefore { return 0 }
-        if trigger == .automatic && pool.isIdle(at: now) { return 0 }
-        pool.refreshTarget(at: now)
-        var plan = pool.topUpPlan(amount)
-        guard plan.wholeBatches > 0 || plan.partial > 0 else {
-            // Nothing missing (most borrows of a stocked pool): nothing holds the pool back.
-            pool.noteHeldBackByCap(false)
-            if pool.heldBack != nil { noteHeldBack(pool, nil, at: nowMilliseconds) }
-            return 0
-        }
-        pool.refreshInFlightTarget(at: now)
-        let limit = pool.requestLimit
-        var free = limit - pool.requestsInFlight
-        let batch = pool.configuration.numberOfAdvertisements
-        // The daemon-wide memory budget: loaded plus in-flight ads of every pool.
-        var room = memory.room
-        let wanted = plan.wholeBatches * batch + plan.partial
-        if wanted > room && makesRoomUnderMemoryBudget && !pool.isIdle(at: now) {
-            // Beyond the budget, a pool with demand gets room from the least useful ads:
-            // idle pools' first, then other pools' stock beyond their own target (bounded
-            // work per call; see ``makeRoom(for:need:)``).
-            makeRoom(for: pool, need: wanted - room)
-            room = memory.room
-        }
-        var refusedByMemory = false
-        if wanted > room {
-            pool.countBudgetRefused(wanted - room)
-            refusedByMemory = true
-            // What fits: whole batches, and the rest as a partial batch only where one would
-            // go anyway (an explicit prefetch's completion, a pool running dry).
-            let whole = min(plan.wholeBatches, room / batch)
-            let mayPartial = amount == .complete || (whole == 0 && pool.isRunningDry)
-            plan = AdPool.TopUpPlan(
-                wholeBatches: whole,
-                partial: mayPartial ? min(room - whole * batch, batch - 1, wanted - whole * batch) : 0)
-        }
-        let requests = plan.wholeBatches + (plan.partial > 0 ? 1 : 0)
-        pool.noteHeldBackByCap(requests > free)
-        let ceilingBinds = requests > free && limit < pool.inFlightTarget
+        let order = pool.topUpFitted(plan, amount: amount, wanted: wanted, room: memory.room)
+        var free = order.free
+        let batch = order.batch
         if free <= 0 {
-            noteHeldBack(
-                pool, ceilingBinds ? .poolCeiling : (refusedByMemory ? .memoryBudget : nil), at: nowMilliseconds)
+            noteHeldBack(pool, order.holdBack(budgetShort: false), at: nowMilliseconds)
             return 0
         }
         let wait = AdPool.BudgetWait(trigger: trigger, amount: amount)
         var asked = 0
         var budgetShort = false
-        for _ in 0..<plan.wholeBatches where free > 0 {
+        for _ in 0..<order.plan.wholeBatches where free > 0 {
             guard takeBudget(pool, waitAs: wait) else {
                 budgetShort = true
                 break
@@ -87,17 +61,15 @@ extension NativeAdvertisementLoader {
             asked += batch
             free -= 1
         }
-        if !budgetShort, plan.partial > 0, free > 0 {
+        if !budgetShort, order.plan.partial > 0, free > 0 {
             if takeBudget(pool, waitAs: wait) {
-                send(pool, count: plan.partial, probe: false)
-                asked += plan.partial
+                send(pool, count: order.plan.partial, probe: false)
+                asked += order.plan.partial
             } else {
                 budgetShort = true
             }
         }
-        let reason: HoldBack? =
-            budgetShort ? .sourceBudget : ceilingBinds ? .poolCeiling : refusedByMemory ? .memoryBudget : nil
-        noteHeldBack(pool, reason, at: nowMilliseconds)
+        noteHeldBack(pool, order.holdBack(budgetShort: budgetShort), at: nowMilliseconds)
         return asked
     }
 
@@ -118,12 +90,8 @@ extension NativeAdvertisementLoader {
             pool.loader, pool.adUnitID, reason, reason?.setting(loader: pool.loader, source: pool.configuration.source))
     }
 
-    /// The trigger of a top-up that follows a completion: explicit while an on-screen borrow
-    /// waits (so a retry delay held for background refills does not hold it back), else
-    /// automatic.
-    func followUpTrigger(_ pool: AdPool) -> AdPool.FillTrigger {
-        pool.hasOnScreenDemand && !pool.isIdle(at: now) ? .explicit : .automatic
-    }
+    /// The trigger of a top-up that follows a completion (``AdPool/followUpTrigger(at:)``).
+    func followUpTrigger(_ pool: AdPool) -> AdPool.FillTrigger { pool.followUpTrigger(at: now) }
 
     /// Sends one upstream request (its budget token already taken); its ads count as in
     /// flight until the source answers.

@@ -272,7 +272,7 @@ final class AdPool {
     }
 
     /// Takes an available ad out of the heap and marks it leased under `lease`.
-    func lease(_ handle: AdHandle, to lease: LeaseHandle) {
+    private func lease(_ handle: AdHandle, to lease: LeaseHandle) {
         assert(records[handle].state == .available, "lending an ad that is not available")
         available.remove(handle: handle)
         records[handle].state = .leased(lease)
@@ -290,7 +290,7 @@ final class AdPool {
     }
 
     /// Puts a leased ad back among the available ones (its lease ended).
-    func makeAvailable(_ handle: AdHandle) {
+    private func makeAvailable(_ handle: AdHandle) {
         assert(records[handle].state != .available, "returning an ad that is available")
         leasedCount -= 1
         records[handle].state = .available
@@ -300,7 +300,7 @@ final class AdPool {
 
     /// Frees the record of an ad, available or leased (its lease ended), and returns the ad.
     @discardableResult
-    func discard(_ handle: AdHandle) -> Ad {
+    private func discard(_ handle: AdHandle) -> Ad {
         let record = records.remove(handle)
         memory.held -= 1
         if record.state == .available {

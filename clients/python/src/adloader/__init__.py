@@ -3,8 +3,8 @@ wrapper (``Client``: borrow as a context manager that returns the lease, retry o
 UNAVAILABLE, the affinity key on every call) and nginx's consistent-hash ring
 (``ConsistentHashRing``), the same as the Swift client's."""
 
-from adloader.client import Client, Lease, NoAdYet, Retry
+from adloader.client import Client, Lease, NoAdYet, Retry, replica_index
 from adloader.ring import ConsistentHashRing
 from adloader.v1 import adloader_pb2 as pb
 
-__all__ = ["Client", "ConsistentHashRing", "Lease", "NoAdYet", "Retry", "pb"]
+__all__ = ["Client", "ConsistentHashRing", "Lease", "NoAdYet", "Retry", "pb", "replica_index"]

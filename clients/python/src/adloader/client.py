@@ -11,12 +11,15 @@ bounded retry of UNAVAILABLE.
 
 Several replicas without a proxy: ``Client(["10.0.0.1:7411", "10.0.0.2:7411"], affinity="feed-42")``
 sends every call for a key to the replica nginx's ``hash $http_x_adloader_affinity consistent``
-would choose (``ConsistentHashRing``), the Return to the replica that lent the lease.
+would choose (``ConsistentHashRing``), the Return to the replica that lent the lease; a Return
+(plain or invalidating) answered ``NOT_FOUND`` ``... was lent by replica R`` is sent once more
+to the endpoint of the list that lent it (``replica_index``).
 """
 
 from __future__ import annotations
 
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -28,6 +31,16 @@ from adloader.v1 import adloader_pb2 as pb
 from adloader.v1 import service_pb2_grpc
 
 AFFINITY_HEADER = "x-adloader-affinity"
+
+
+def replica_index(name: str) -> int:
+    """The replica index a daemon named ``name`` (its instance name; by default its bound
+    ``host:port``) puts in the top 12 bits of its lease ids: 1 + FNV-1a-32 of the UTF-8 bytes
+    mod 4095 (PROTOCOL.md 12.1), so ``lease_id >> 52`` names the lender."""
+    h = 0x811C9DC5
+    for byte in name.encode("utf-8"):
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return 1 + h % 4095
 
 
 class NoAdYet(Exception):
@@ -110,12 +123,16 @@ class Client:
     the default affinity key (the feed or user id); calls without one send the ad unit.
     ``token``: sent as ``authorization: Bearer``. ``timeout``: seconds per call (a borrow's
     ``wait_ms`` is added). ``retry``: see ``Retry`` (``Retry(attempts=1)`` turns it off).
+    ``replicas``: the fleet's replica endpoints (named as their instance names) when
+    ``endpoints`` is a proxy: where a Return that the proxy sent to the wrong replica is sent
+    again (the lender, found by ``replica_index``).
     """
 
     def __init__(self, endpoints: Union[str, Sequence[str]], *, affinity: Optional[str] = None,
                  token: Optional[str] = None, timeout: float = 2.0, retry: Retry = Retry(),
-                 weights: Sequence[int] = ()) -> None:
+                 weights: Sequence[int] = (), replicas: Sequence[str] = ()) -> None:
         self.endpoints: List[str] = [endpoints] if isinstance(endpoints, str) else list(endpoints)
+        self.replicas: List[str] = list(replicas)
         if not self.endpoints:
             raise ValueError("no endpoint")
         self.ring = ConsistentHashRing(self.endpoints, weights)
@@ -193,11 +210,30 @@ class Client:
                                    invalidate=invalidate is not None, invalidate_reason=invalidate or "")
         if isinstance(lease, Lease):
             key = affinity or lease.affinity or self.affinity or lease.ad.ad_unit_id
-            answer = self._call("Return", request, key, timeout, lease.endpoint)
+            endpoint = lease.endpoint
         else:
             key = affinity or self.affinity or ""
-            answer = self._call("Return", request, key, timeout)
+            endpoint = self.endpoint_for(key)
+        try:
+            answer = self._call("Return", request, key, timeout, endpoint)
+        except grpc.RpcError as error:
+            # Lent by another replica of the fleet (PROTOCOL.md 12.1): once more, on the lender.
+            lender = self.lender_endpoint(error) if error.code() == grpc.StatusCode.NOT_FOUND else None
+            if lender is None or lender == endpoint:
+                raise
+            answer = self._call("Return", request, key, timeout, lender)
         return pb.ReturnOutcome.Name(answer.outcome)
+
+    def lender_endpoint(self, error: grpc.RpcError) -> Optional[str]:
+        """The endpoint of this client's lists (``endpoints``, then ``replicas``) that lent the
+        lease a NOT_FOUND ``... was lent by replica R, not this one (replica S)`` names (the one
+        whose ``replica_index`` is R); None when the answer names no lender or no endpoint
+        derives R."""
+        match = re.search(r"was lent by replica (\d+)", error.details() or "")
+        if match is None:
+            return None
+        wanted = int(match.group(1))
+        return next((e for e in self.endpoints + self.replicas if replica_index(e) == wanted), None)
 
     def prefetch(self, ad_unit_id: str, *, loader: str = "", affinity: Optional[str] = None,
                  timeout: Optional[float] = None) -> pb.PrefetchResponse:

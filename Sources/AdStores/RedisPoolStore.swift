@@ -1,0 +1,318 @@
+public import AdLoaderCore
+internal import CHiredis
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a restart keeps, whichever store holds it: the pools suspended at a clean stop and the
+/// outbox of undelivered notices. ``SQLitePoolStore`` (the default, with the write-through
+/// journal next to its file) and ``RedisPoolStore`` (the fleet's Redis, keyed by instance name).
+///
+/// - Important: loop-confined: one thread uses one store.
+public protocol PoolStore: NoticeOutboxStore {
+    /// Where it is, for log lines: a file path or `redis://host:port/key`.
+    var location: String { get }
+    /// Replaces the stored suspension with `snapshots`; the bytes written.
+    func saveSuspension(_ snapshots: [PoolSnapshot]) throws(PoolStoreError) -> Int
+    /// The suspension a clean stop left (nil when none), left in the store.
+    func loadSuspension() throws(PoolStoreError) -> [PoolSnapshot]?
+    /// Deletes the suspension once what it held is safe elsewhere.
+    func deleteSuspension() throws(PoolStoreError)
+    /// Notices stored, every source.
+    func noticeCount() -> Int
+    func close()
+}
+
+extension SQLitePoolStore: PoolStore {
+    public var location: String { path }
+}
+
+/// The pool store in the fleet's Redis (`poolStore.type` `redis`): one key per replica,
+/// `<redisKeyPrefix>:{<instance name>}` (a hash tag: one slot), holding one versioned blob: the
+/// pools suspended at a clean stop and the notice outbox.
+///
+/// The smallest honest version (issue 27): Redis is read once at the start (the blob, before
+/// any call is served and before the loop runs) and written once at the stop (after the
+/// drain), over a blocking hiredis connection with `timeout`; never on the loop while it
+/// serves calls. So, unlike ``SQLitePoolStore``:
+/// - **no write-through journal**: a crash (`kill -9`, OOM) loses the pools since the start,
+///   as with the store off; a clean stop (SIGTERM) keeps every unexpired ad and lease;
+/// - **notices are in memory between the start and the stop**: a clean stop keeps the
+///   undelivered ones, a crash loses them.
+/// What it buys: a replica's pools follow its instance name, not its disk (a pod rescheduled
+/// on another node, same name, gets its pools back).
+///
+/// A blob this build cannot read (another format version, cut short) is refused whole:
+/// ``loadSuspension()`` throws and the daemon starts empty (never half-restored).
+public final class RedisPoolStore: PoolStore {
+    /// The blob's first byte.
+    public static let formatVersion: UInt8 = 1
+
+    public let key: String
+    public let location: String
+    private var context: UnsafeMutablePointer<redisContext>?
+    private let host: String
+    private let port: Int
+    private let timeout: Duration
+    private let credentials: RedisCredentials?
+    private var notices: [String: [UInt64: OutboxNotice]] = [:]
+    private var suspension: [PoolSnapshot]?
+    private var unreadable: PoolStoreError?
+
+    /// Connects, authenticates and reads the key (the pools and notices the last clean stop
+    /// left are held until the daemon takes them).
+    /// - Throws: ``PoolStoreError`` `.io` when Redis cannot be reached, refuses AUTH or the
+    ///   read; a blob that does not decode is not thrown here but by ``loadSuspension()``
+    ///   (its notices are lost with it).
+    public init(
+        host: String, port: Int, key: String, timeout: Duration, credentials: RedisCredentials?
+    ) throws(PoolStoreError) {
+        self.host = host
+        self.port = port
+        self.key = key
+        self.timeout = timeout
+        self.credentials = credentials
+        location = "redis://\(host):\(port)/\(key)"
+        let reply = try command(["GET", key])
+        guard case .bytes(let blob) = reply else { return }
+        do {
+            let (snapshots, notices) = try Self.decode(blob)
+            suspension = snapshots
+            for (source, notice) in notices { self.notices[source, default: [:]][notice.id] = notice }
+        } catch {
+            unreadable = PoolStoreError(.unreadable, "pool store \(location): \(error.message)")
+        }
+    }
+
+    deinit { close() }
+
+    public func close() {
+        if let context { redisFree(context) }
+        context = nil
+    }
+
+    // MARK: NoticeOutboxStore (memory; written with the suspension)
+
+    public func pendingNotices(source: String) -> [OutboxNotice] {
+        (notices[source] ?? [:]).values.sorted { $0.id < $1.id }
+    }
+
+    public func putNotice(_ notice: OutboxNotice, source: String) {
+        var kept = notice
+        kept.device = ImpressionDevice()  // as SQLite: the device is not stored
+        notices[source, default: [:]][notice.id] = kept
+    }
+
+    public func removeNotice(id: UInt64, source: String) { notices[source]?[id] = nil }
+
+    public func noticeCount() -> Int { notices.values.reduce(0) { $0 + $1.count } }
+
+    // MARK: Suspension
+
+    public func saveSuspension(_ snapshots: [PoolSnapshot]) throws(PoolStoreError) -> Int {
+        let blob = Self.encode(snapshots, notices: notices)
+        let reply = try command(["SET", key], blob: blob)
+        guard case .status = reply else {
+            throw PoolStoreError(.io, "pool store \(location): SET answered \(reply)")
+        }
+        return blob.count
+    }
+
+    public func loadSuspension() throws(PoolStoreError) -> [PoolSnapshot]? {
+        if let unreadable { throw unreadable }
+        return suspension
+    }
+
+    public func deleteSuspension() throws(PoolStoreError) {
+        suspension = nil
+        unreadable = nil
+        // The notices stay in memory; the next stop writes them again.
+        _ = try command(["DEL", key])
+    }
+
+    // MARK: The blob
+
+    /// Version byte; notices (count; source, id, url, attempts, sending); pools (count; header
+    /// blob; ads count; each: record blob, lease flag, lease id, slot, lease expiry).
+    static func encode(_ snapshots: [PoolSnapshot], notices: [String: [UInt64: OutboxNotice]]) -> [UInt8] {
+        var writer = StoreRecordWriter()
+        writer.byte(formatVersion)
+        let all = notices.sorted { $0.key < $1.key }.flatMap { source, byID in
+            byID.values.sorted { $0.id < $1.id }.map { (source, $0) }
+        }
+        writer.unsigned(UInt64(all.count))
+        for (source, notice) in all {
+            writer.string(source)
+            writer.unsigned(notice.id)
+            writer.string(notice.url)
+            writer.unsigned(UInt64(notice.attempts))
+            writer.bool(notice.sending)
+        }
+        writer.unsigned(UInt64(snapshots.count))
+        for snapshot in snapshots {
+            writer.blob(StoreRecordCodec.encodePool(snapshot))
+            writer.unsigned(UInt64(snapshot.ads.count + snapshot.leases.count))
+            for pooled in snapshot.ads {
+                writer.blob(StoreRecordCodec.encode(pooled.ad, context: pooled.sourceState))
+                writer.bool(false)
+            }
+            for leased in snapshot.leases {
+                writer.blob(StoreRecordCodec.encode(leased.pooled.ad, context: leased.pooled.sourceState))
+                writer.bool(true)
+                writer.unsigned(leased.leaseID)
+                writer.optionalString(leased.slot)
+                writer.signed(leased.expiresAt.unixMilliseconds)
+            }
+        }
+        return writer.bytes
+    }
+
+    static func decode(
+        _ bytes: [UInt8]
+    ) throws(StoreRecordError) -> (snapshots: [PoolSnapshot], notices: [(String, OutboxNotice)]) {
+        var reader = StoreRecordReader(bytes)
+        let version = try reader.byte()
+        guard version == formatVersion else {
+            throw StoreRecordError("format version \(version) (this build reads version \(formatVersion))")
+        }
+        var notices: [(String, OutboxNotice)] = []
+        let noticeCount = try reader.int()
+        guard noticeCount <= reader.remaining else { throw StoreRecordError("notice count \(noticeCount) too large") }
+        for _ in 0..<noticeCount {
+            let source = try reader.string()
+            let id = try reader.unsigned()
+            let url = try reader.string()
+            let attempts = try reader.int()
+            let sending = try reader.bool()
+            notices.append((source, OutboxNotice(id: id, url: url, attempts: attempts, sending: sending)))
+        }
+        var snapshots: [PoolSnapshot] = []
+        let poolCount = try reader.int()
+        guard poolCount <= reader.remaining else { throw StoreRecordError("pool count \(poolCount) too large") }
+        for _ in 0..<poolCount {
+            var snapshot = try StoreRecordCodec.decodePool(try reader.blob())
+            let adCount = try reader.int()
+            guard adCount <= reader.remaining else { throw StoreRecordError("ad count \(adCount) too large") }
+            for _ in 0..<adCount {
+                let decoded = try StoreRecordCodec.decodeAd(try reader.blob())
+                let pooled = PoolSnapshot.PooledAd(ad: decoded.ad, sourceState: decoded.context)
+                if try reader.bool() {
+                    let leaseID = try reader.unsigned()
+                    let slot = try reader.optionalString()
+                    let expiresAt = AdInstant(unixMilliseconds: try reader.signed())
+                    snapshot.leases.append(.init(leaseID: leaseID, slot: slot, expiresAt: expiresAt, pooled: pooled))
+                } else {
+                    snapshot.ads.append(pooled)
+                }
+            }
+            snapshots.append(snapshot)
+        }
+        guard reader.isAtEnd else { throw StoreRecordError("\(reader.remaining) bytes after the last pool") }
+        return (snapshots, notices)
+    }
+
+    // MARK: Blocking hiredis (start and stop only)
+
+    enum Reply: CustomStringConvertible {
+        case bytes([UInt8])
+        case status(String)
+        case integer(Int64)
+        case null
+        case error(String)
+
+        var description: String {
+            switch self {
+            case .bytes(let b): "\(b.count) bytes"
+            case .status(let s): s
+            case .integer(let i): "\(i)"
+            case .null: "nil"
+            case .error(let e): "error \(e)"
+            }
+        }
+    }
+
+    /// Sends `arguments` (and `blob` as one more argument), connecting first when needed; a
+    /// Redis error reply or a broken connection throws (the connection is dropped).
+    func command(_ arguments: [String], blob: [UInt8]? = nil) throws(PoolStoreError) -> Reply {
+        let context = try connected()
+        let reply = Self.send(context, arguments: arguments.map { Array($0.utf8) } + (blob.map { [$0] } ?? []))
+        switch reply {
+        case nil:
+            let message = Self.errorText(context)
+            close()
+            throw PoolStoreError(.io, "pool store \(location): \(arguments[0]) failed: \(message)")
+        case .error(let text)?:
+            throw PoolStoreError(.io, "pool store \(location): \(arguments[0]) answered \(text)")
+        case let reply?:
+            return reply
+        }
+    }
+
+    private func connected() throws(PoolStoreError) -> UnsafeMutablePointer<redisContext> {
+        if let context { return context }
+        let seconds = timeout.components.seconds
+        let micros = timeout.components.attoseconds / 1_000_000_000_000
+        let limit = timeval(tv_sec: Int(seconds), tv_usec: Int(micros))
+        guard let made = redisConnectWithTimeout(host, Int32(port), limit) else {
+            throw PoolStoreError(.io, "pool store \(location): cannot allocate a connection")
+        }
+        if made.pointee.err != 0 {
+            let message = Self.errorText(made)
+            redisFree(made)
+            throw PoolStoreError(.io, "pool store \(location): cannot connect: \(message)")
+        }
+        _ = redisSetTimeout(made, limit)
+        if let credentials {
+            switch Self.send(made, arguments: credentials.arguments.map { Array($0.utf8) }) {
+            case .status?: break
+            case let other:
+                redisFree(made)
+                throw PoolStoreError(
+                    .io, "pool store \(location): AUTH refused: \(other.map(\.description) ?? "no reply")")
+            }
+        }
+        context = made
+        return made
+    }
+
+    private static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        withUnsafeBytes(of: context.pointee.errstr) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
+    /// One command, binary-safe arguments; nil when the connection failed.
+    private static func send(_ context: UnsafeMutablePointer<redisContext>, arguments: [[UInt8]]) -> Reply? {
+        var pointers: [UnsafePointer<CChar>?] = []
+        var lengths: [Int] = []
+        var buffers: [UnsafeMutablePointer<CChar>] = []
+        defer { buffers.forEach { $0.deallocate() } }
+        for argument in arguments {
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, argument.count))
+            argument.withUnsafeBufferPointer { source in
+                source.withMemoryRebound(to: CChar.self) { chars in
+                    if let base = chars.baseAddress { buffer.initialize(from: base, count: argument.count) }
+                }
+            }
+            buffers.append(buffer)
+            pointers.append(UnsafePointer(buffer))
+            lengths.append(argument.count)
+        }
+        guard let raw = redisCommandArgv(context, Int32(arguments.count), &pointers, lengths) else { return nil }
+        let reply = raw.assumingMemoryBound(to: redisReply.self)
+        defer { freeReplyObject(raw) }
+        let text = { () -> [UInt8] in
+            guard let str = reply.pointee.str else { return [] }
+            return Array(UnsafeRawBufferPointer(start: str, count: Int(reply.pointee.len)))
+        }
+        switch reply.pointee.type {
+        case REDIS_REPLY_STRING: return .bytes(text())
+        case REDIS_REPLY_STATUS: return .status(String(decoding: text(), as: UTF8.self))
+        case REDIS_REPLY_INTEGER: return .integer(Int64(reply.pointee.integer))
+        case REDIS_REPLY_NIL: return .null
+        case REDIS_REPLY_ERROR: return .error(String(decoding: text(), as: UTF8.self))
+        default: return .error("unexpected reply type \(reply.pointee.type)")
+        }
+    }
+}
