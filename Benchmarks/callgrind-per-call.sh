@@ -2,13 +2,15 @@
 # Instructions the daemon executes per framed Borrow+Return call (callgrind), 32 connections x
 # 16 in flight: the slope between a 100k- and a 200k-call run of the same binary, so start-up
 # and the pool's first fill cancel out. Same daemon configuration as protocol-load.sh.
+# With --store-on (framed only): the same with the pool store on (the default product: SQLite
+# plus the write-through journal), a new store file per run so that no run restores another's.
 # With --grpc: per gRPC Borrow instead (h2load, 32 connections x 10 streams, `-n` calls of a
 # Borrow whose slot holds its lease, as Benchmarks/grpc-load.sh sends), same slope.
 # With --grpc-plan: per gRPC Plan of one feed's window, positions 0-7 on screen and 3 ahead
 # (issue 24): after the same first Borrow fills the pool, the first Plan lends positions 4 and 9
 # and every later one answers and renews both leases; same h2load, same slope.
 #
-#   Benchmarks/callgrind-per-call.sh [--grpc|--grpc-plan] BIN [BIN...]
+#   Benchmarks/callgrind-per-call.sh [--store-on|--grpc|--grpc-plan] BIN [BIN...]
 #   Benchmarks/callgrind-per-call.sh --nghttpd     # the peer: nghttpd serving the 400-byte file
 #                                                  # of ../shared/peers/gen_payloads.py, same h2load
 #
@@ -25,6 +27,8 @@ ROOT=$(pwd)
 GRPC=0
 NGHTTPD=0
 PLAN=0
+STORE=0
+if [ "${1:-}" = "--store-on" ]; then STORE=1; shift; fi
 if [ "${1:-}" = "--grpc" ]; then GRPC=1; shift; fi
 if [ "${1:-}" = "--grpc-plan" ]; then GRPC=1; PLAN=1; shift; fi
 if [ "${1:-}" = "--nghttpd" ]; then GRPC=1; NGHTTPD=1; shift; set -- "$(command -v nghttpd)"; fi
@@ -47,7 +51,15 @@ instructions() {  # BIN CALLS -> total Ir of the daemon
         pid=$!
         for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
     else
-        valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --config "$WORK/adloaderd.json" \
+        local config="$WORK/adloaderd.json"
+        if [ "$STORE" = 1 ]; then
+            # Named by the run's size ($RANDOM repeats in each $(...) subshell): each run starts
+            # with an empty store, never restoring the pool the run before suspended.
+            config="$WORK/adloaderd-store.$calls.json"
+            rm -f "$config.sqlite"*
+            sed "s|\"type\": \"off\"|\"sqlitePath\": \"$config.sqlite\"|" "$WORK/adloaderd.json" > "$config"
+        fi
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" --config "$config" \
             > "$WORK/daemon.out" 2> "$WORK/daemon.err" &
         pid=$!
         for _ in $(seq 1 600); do
@@ -87,7 +99,7 @@ instructions() {  # BIN CALLS -> total Ir of the daemon
     if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$out" "$KEEP/$(keep_name "$bin").$calls"; fi
     callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
 }
-keep_name() { echo "callgrind.$(basename "$(dirname "$1")")"; }
+keep_name() { echo "callgrind.$(basename "$(dirname "$1")").store$STORE"; }
 for bin in "$@"; do
     mkdir -p "$WORK/$(basename "$(dirname "$bin")")"
     copy="$WORK/$(basename "$(dirname "$bin")")/adloaderd"

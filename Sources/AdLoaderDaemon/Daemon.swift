@@ -74,9 +74,15 @@ public final class Daemon {
     let sourceContext: DemandSourceContext
     /// What a restart keeps (the notice outbox); nil with `poolStore.type` off.
     let poolStore: (any PoolStore)?
+    /// Keeps a second daemon off the pool store's file (SQLite); released after the store's close.
+    private let poolStoreLock: PoolStoreLock?
     /// The pool store's journal (write-through, for a crash); nil with the store off.
     private var journaling: PoolJournaling?
+    /// What the start restored (Stats' `pool_store`, with the journal's counters added).
+    private var restored = PoolStoreStats()
     private let journalDeferred: UVDeferredWork?
+    /// Wakes the loop when the journal's compaction thread is done; closed after the journal.
+    private let journalWakeup: UVAsync?
     private var listeners: [FramedListener] = []
     private var signals: [UVSignal] = []
     /// How to stop each part started so far, in start order; run in reverse.
@@ -101,7 +107,8 @@ public final class Daemon {
             createdClock = clock
             let deferred = try UVDeferredWork(loop: loop)
             createdDeferred = deferred
-            let poolStore = try Self.openPoolStore(configuration, clock: clock, logger: logger)
+            let (poolStoreLock, poolStore) = try Self.openPoolStore(configuration, clock: clock, logger: logger)
+            self.poolStoreLock = poolStoreLock
             self.poolStore = poolStore
             let context = DemandSourceContext(
                 clock: clock, scheduler: clock, loop: loop, logger: logger, noticeStore: poolStore)
@@ -197,11 +204,18 @@ public final class Daemon {
             if let poolStore = poolStore as? SQLitePoolStore {
                 let deferred = try UVDeferredWork(loop: loop)
                 journalDeferred = deferred
-                journaling = PoolJournaling(
-                    journal: PoolJournal(path: poolStore.path + ".journal", now: { clock.now }), loader: loader,
-                    server: server, store: poolStore, deferred: deferred, logger: logger)
+                let wakeup = try UVAsync(loop: loop)
+                journalWakeup = wakeup
+                let sender = wakeup.sender
+                let journaling = PoolJournaling(
+                    journal: PoolJournal(
+                        path: poolStore.path + ".journal", now: { clock.now }, wake: { sender.send() }),
+                    loader: loader, server: server, store: poolStore, deferred: deferred, logger: logger)
+                wakeup.setAction { [weak journaling] in journaling?.compactionFinished() }
+                self.journaling = journaling
             } else {
                 journalDeferred = nil
+                journalWakeup = nil
             }
             self.clock = clock
             self.sourceContext = context
@@ -244,16 +258,19 @@ public final class Daemon {
         }
     }
 
-    /// Opens the pool store; a file that cannot be used is moved aside with one log line.
-    /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when not even a new file can be made;
-    ///   (`poolStore.type`) when the Redis store cannot be read.
+    /// Locks, then opens the pool store; a file that cannot be used is moved aside with one log line.
+    /// - Throws: ``ConfigError`` (`poolStore.sqlitePath`) when another daemon holds the store
+    ///   (naming its pid) or not even a new file can be made; (`poolStore.type`) when the Redis
+    ///   store cannot be read.
     private static func openPoolStore(
         _ configuration: ServerConfiguration, clock: any AdClock, logger: Logger
-    ) throws(ConfigError) -> (any PoolStore)? {
+    ) throws(ConfigError) -> (PoolStoreLock?, (any PoolStore)?) {
         let settings = configuration.poolStore
-        if settings.type == .redis { return try openRedisPoolStore(configuration, logger: logger) }
-        guard settings.type == .sqlite else { return nil }
+        if settings.type == .redis { return (nil, try openRedisPoolStore(configuration, logger: logger)) }
+        guard settings.type == .sqlite else { return (nil, nil) }
         do {
+            // Before the file is touched: a store in use is neither moved aside nor restored twice.
+            let lock = try PoolStoreLock(storePath: settings.sqlitePath)
             let (store, unusable) = try SQLitePoolStore.open(path: settings.sqlitePath, now: clock.now)
             if let unusable {
                 logger.error(
@@ -271,7 +288,7 @@ public final class Daemon {
             }
             logger.info(
                 "pool store open", ["path": .string(settings.sqlitePath), "notices": .int(Int64(store.noticeCount()))])
-            return store
+            return (lock, store)
         } catch {
             throw ConfigError(field: "poolStore.sqlitePath", message: error.message)
         }
@@ -317,20 +334,34 @@ public final class Daemon {
     /// back (an unreadable one: what failed). The journal's first checkpoint holds what was
     /// restored, and is written before the suspension is deleted: a crash at any point of the
     /// start finds one of them whole.
+    /// - Returns: what came back, for Stats.
     private static func restorePools(
         into loader: NativeAdvertisementLoader, from store: any PoolStore, journaling: PoolJournaling?,
         clock: any AdClock, logger: Logger
-    ) {
+    ) -> PoolStoreStats {
         let started = Self.monotonicMilliseconds()
         var suspended = false
+        var restored = PoolStoreStats()
+        func account(_ result: PoolRestoreResult, from snapshots: [PoolSnapshot], source: String, downMs: Int64) {
+            let total = snapshots.reduce(0) { $0 + $1.ads.count + $1.leases.count }
+            restored.restoredFrom = source
+            restored.restoredAds = UInt64(result.ads + result.leases)
+            restored.restoredLeases = UInt64(result.leases)
+            restored.expiredWhileDown = UInt64(result.expired)
+            restored.reclaimedLeases = UInt64(result.reclaimed)
+            // Every ad of the snapshots not back and not expired: removed, duplicates, skipped pools.
+            restored.droppedAds = UInt64(max(0, total - result.ads - result.leases - result.expired))
+            restored.downMilliseconds = downMs
+            restored.restoreMilliseconds = Self.monotonicMilliseconds() - started
+        }
         do {
             if let snapshots = try store.loadSuspension() {
                 suspended = true
                 let result = loader.restoreSuspension(snapshots)
                 let takenAt = snapshots.map(\.takenAt.unixMilliseconds).max() ?? clock.now.unixMilliseconds
-                log(
-                    result, "pools restored from the pool store", downMs: clock.now.unixMilliseconds - takenAt,
-                    started: started, logger: logger)
+                let downMs = clock.now.unixMilliseconds - takenAt
+                account(result, from: snapshots, source: "suspension", downMs: downMs)
+                log(result, "pools restored from the pool store", downMs: downMs, started: started, logger: logger)
             }
         } catch {
             logger.error("pool store: suspended pools unreadable, starting empty", ["error": .string(error.message)])
@@ -346,10 +377,12 @@ public final class Daemon {
                         let snapshots = replay.snapshots(leasesEndNoEarlierThan: clock.now + longest)
                         let result = loader.restoreSuspension(snapshots)
                         let writtenAt = replay.lastWrittenAt?.unixMilliseconds ?? clock.now.unixMilliseconds
+                        let downMs = clock.now.unixMilliseconds - writtenAt
+                        account(result, from: snapshots, source: "journal", downMs: downMs)
+                        restored.uncertainAds = UInt64(replay.unreadableAds)
                         log(
                             result, "pools recovered from the pool journal (the last run did not stop cleanly)",
-                            downMs: clock.now.unixMilliseconds - writtenAt, started: started, logger: logger,
-                            replay: replay)
+                            downMs: downMs, started: started, logger: logger, replay: replay)
                     }
                 } catch {
                     logger.error("pool journal unreadable, starting empty", ["error": .string(error.message)])
@@ -370,6 +403,20 @@ public final class Daemon {
                 logger.error("pool store: the suspension cannot be deleted", ["error": .string(error.message)])
             }
         }
+        return restored
+    }
+
+    /// Stats' `pool_store`: what the start restored, and the journal's and store's work since.
+    private func poolStoreStats() -> PoolStoreStats {
+        var stats = restored
+        if let journal = journaling?.journal {
+            stats.journalBytes = UInt64(journal.fileBytes)
+            stats.journalCommits = journal.commits
+            stats.journalCheckpoints = journal.checkpoints
+            stats.writeFailures = journal.writeFailures
+        }
+        stats.writeFailures += (poolStore as? SQLitePoolStore)?.writeFailures ?? 0
+        return stats
     }
 
     private static func log(
@@ -408,6 +455,12 @@ public final class Daemon {
                     "reason": .string(skipped.reason),
                 ])
         }
+    }
+
+    static func monotonicMicroseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1_000
     }
 
     static func monotonicMilliseconds() -> Int64 {
@@ -469,15 +522,26 @@ public final class Daemon {
         signal(SIGPIPE, SIG_IGN)
         stops.append(("clock", clock.close))
         // After the sources (stopped before it): their undelivered notices are in it by then.
-        if let poolStore { stops.append(("pool store", poolStore.close)) }
+        if let poolStore {
+            stops.append(
+                (
+                    "pool store",
+                    { [poolStoreLock] in
+                        poolStore.close()
+                        poolStoreLock?.release()
+                    }
+                ))
+        }
         if let journalDeferred {
             stops.append(
                 (
                     "pool journal",
                     { [unowned self] in
                         self.journaling?.detach()
+                        // Joins a compaction's thread, the last that may wake the loop for it.
                         self.journaling?.journal.close()
                         journalDeferred.close()
+                        self.journalWakeup?.close()
                     }
                 ))
         }
@@ -557,7 +621,9 @@ public final class Daemon {
         logger.info("lease ids carry replica \(loader.leaseReplica)", ["instance": .string(instanceName)])
         // Before the loop runs, after the replica is set: no call is served yet.
         if let poolStore {
-            Self.restorePools(into: loader, from: poolStore, journaling: journaling, clock: clock, logger: logger)
+            restored = Self.restorePools(
+                into: loader, from: poolStore, journaling: journaling, clock: clock, logger: logger)
+            service.poolStoreStats = { [unowned self] in self.poolStoreStats() }
         }
         for address in addresses {
             logger.info("listening", ["address": .string(address.description)])

@@ -6,8 +6,9 @@ import AdStores
 
 /// The pool store's write-through half: the loader's events go into the ``PoolJournal``,
 /// which is committed before any answer leaves (the server's write barrier), before any
-/// notice is stored, and at the end of every loop pass; a journal past its size is
-/// checkpointed from the loader's snapshot.
+/// notice is stored, and at the end of every loop pass; a journal past its size is compacted
+/// on the journal's own thread (``PoolJournal/startCompaction()``), the loop only handing over
+/// the frames written meanwhile when it is done (``compactionFinished()``).
 ///
 /// What this buys (RELIABILITY.md, "Crash"): after `kill -9` the next start rebuilds every
 /// pool as it was after the last answer that left, so an ad a client holds is restored under
@@ -22,8 +23,10 @@ final class PoolJournaling {
     private let deferred: any DeferredWork
     private let logger: Logger
     private var token: ObserverToken?
-    private var compacting = false
     private var compactionDue = false
+    private var compactionStarted: Int64 = 0
+    /// The loop's own share of the compaction under way (starting it, finishing it), in µs.
+    private var compactionLoopMicroseconds: Int64 = 0
 
     init(
         journal: PoolJournal, loader: NativeAdvertisementLoader, server: ServerContext, store: SQLitePoolStore,
@@ -39,14 +42,15 @@ final class PoolJournaling {
 
     /// Starts writing through: every change from now on is journaled.
     func attach() {
-        token = loader.addObserver { [unowned self] event in
-            guard let record = PoolJournalRecord(event) else { return }
-            let first = !self.journal.hasPending
-            self.journal.record(record)
-            // Changes no answer carries (ads arriving, a sweep) are written at the end of the pass.
-            if first { self.deferred.request { [unowned self] in self.endOfPass() } }
-        }
         let journal = self.journal
+        let deferred = self.deferred
+        // Built once: the per-pass request allocates nothing.
+        let endOfPass: () -> Bool = { [unowned self] in self.endOfPass() }
+        token = loader.addObserver { event in
+            let first = !journal.hasPending
+            // Changes no answer carries (ads arriving, a sweep) are written at the end of the pass.
+            if journal.record(event) && first { deferred.request(endOfPass) }
+        }
         server.beforeAnswersLeave = { journal.commit() }
         store.beforeNoticeWrite = { journal.commit() }
         journal.onCompactionDue = { [unowned self] in
@@ -76,20 +80,36 @@ final class PoolJournaling {
         return false
     }
 
-    /// Replaces the journal with a checkpoint of the pools now.
+    /// Starts replacing the journal with a checkpoint of what it describes, off the loop.
     func compact() {
-        guard !compacting, token != nil else { return }
-        compacting = true
-        defer { compacting = false }
-        journal.commit()
-        let started = Daemon.monotonicMilliseconds()
-        do {
-            let bytes = try journal.checkpoint(loader.snapshot())
-            logger.debug(
-                "pool journal checkpointed",
-                ["bytes": .int(Int64(bytes)), "ms": .int(Daemon.monotonicMilliseconds() - started)])
-        } catch {
-            logger.error("pool journal checkpoint failed", ["error": .string(error.message)])
+        guard token != nil else { return }
+        compactionStarted = Daemon.monotonicMilliseconds()
+        let started = Daemon.monotonicMicroseconds()
+        if !journal.startCompaction() && !journal.isCompacting, let error = journal.lastError {
+            logger.error("pool journal compaction failed", ["error": .string(error.message)])
+        }
+        compactionLoopMicroseconds = Daemon.monotonicMicroseconds() - started
+    }
+
+    /// On the loop, when the compaction's thread woke it: the journal is replaced.
+    func compactionFinished() {
+        let started = Daemon.monotonicMicroseconds()
+        let outcome = journal.finishCompaction()
+        let loopMicroseconds = compactionLoopMicroseconds + Daemon.monotonicMicroseconds() - started
+        switch outcome {
+        case .notDone: return
+        case .replaced(let checkpointBytes, let tailBytes, let loopTailBytes):
+            // `ms`: the whole compaction, on its thread; `loopUs`: what of it ran on the loop,
+            // which wrote `loopTailBytes` of the frames written meanwhile (the thread the rest).
+            logger.info(
+                "pool journal compacted",
+                [
+                    "bytes": .int(Int64(checkpointBytes)), "tailBytes": .int(Int64(tailBytes)),
+                    "loopTailBytes": .int(Int64(loopTailBytes)),
+                    "ms": .int(Daemon.monotonicMilliseconds() - compactionStarted), "loopUs": .int(loopMicroseconds),
+                ])
+        case .failed(let error):
+            logger.error("pool journal compaction failed, the journal stays", ["error": .string(error.message)])
         }
     }
 }

@@ -26,6 +26,9 @@ public struct DemandSourceStats: Hashable, Sendable {
     public var noticesPending: UInt64 = 0
     /// Notices not sent: the notice queue was full, or the source was closing.
     public var noticesDropped: UInt64 = 0
+    /// Notices the previous run left under way (a crash or a stop during a try): never sent
+    /// again, since the try may have reached the exchange.
+    public var noticesUncertain: UInt64 = 0
 
     public init(name: String = "") { self.name = name }
 }

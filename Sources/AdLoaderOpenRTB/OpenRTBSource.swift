@@ -81,6 +81,7 @@ public final class OpenRTBSource: DemandSource {
         result.noticesDropped = s.noticesDropped
         result.noticesRetried = s.noticesRetried
         result.noticesRestored = s.noticesRestored
+        result.noticesUncertain = s.noticesUncertain
         result.noticesPending = s.noticesPending
         return result
     }

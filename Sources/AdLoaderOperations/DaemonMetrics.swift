@@ -155,6 +155,7 @@ package final class DaemonMetrics {
         families += poolFamilies(poolStats())
         families += sourceFamilies()
         families += capStoreFamilies()
+        families += poolStoreFamilies()
         families += loaderFamilies()
         families += serverFamilies()
         families += securityFamilies()
@@ -365,17 +366,49 @@ package final class DaemonMetrics {
             MetricFamily(
                 name: "adloader_source_notice_deliveries",
                 help:
-                    "Win, billing and loss notices by result: delivered (200 or 204), failed (given up after the last try), dropped (the notice queue was full, or the source closing), retried (tries after a first one).",
+                    "Win, billing and loss notices by result: delivered (200 or 204), failed (given up after the last try), dropped (the notice queue was full, or the source closing), retried (tries after a first one), uncertain (under way when the previous run ended: never sent again).",
                 kind: .counter,
                 samples: kept.flatMap { k in
                     [
                         ("delivered", k.stats.noticesSent), ("failed", k.stats.noticesFailed),
                         ("dropped", k.stats.noticesDropped), ("retried", k.stats.noticesRetried),
+                        ("uncertain", k.stats.noticesUncertain),
                     ].map { .init(label(k.name) + [.init("result", $0.0)], Double($0.1)) }
                 }),
             MetricFamily(
                 name: "adloader_source_notices_pending", help: "Notices in flight or waiting for their next try.",
                 kind: .gauge, samples: kept.map { .init(label($0.name), Double($0.stats.noticesPending)) }),
+        ]
+    }
+
+    /// What the pool store gave back at start and its journal's work (Stats' `pool_store`);
+    /// nothing with the store off.
+    private func poolStoreFamilies() -> [MetricFamily] {
+        guard let stats = service.poolStoreStats?() else { return [] }
+        return [
+            MetricFamily(
+                name: "adloader_pool_store_restored_ads",
+                help:
+                    "Ads the pool store held at this start, by outcome: restored (leased ones included), expired (while down), dropped (loader gone or changed), uncertain (journal records that did not decode).",
+                kind: .gauge,
+                samples: [
+                    ("restored", stats.restoredAds), ("expired", stats.expiredWhileDown),
+                    ("dropped", stats.droppedAds), ("uncertain", stats.uncertainAds),
+                ].map { .init([.init("outcome", $0.0)], Double($0.1)) }),
+            MetricFamily(
+                name: "adloader_pool_store_restored_leases", help: "Leases the pool store gave back at this start.",
+                kind: .gauge, samples: [.init([], Double(stats.restoredLeases))]),
+            MetricFamily(
+                name: "adloader_pool_store_journal_bytes", help: "The pool journal's size.", kind: .gauge,
+                samples: [.init([], Double(stats.journalBytes))]),
+            MetricFamily(
+                name: "adloader_pool_store_journal_writes",
+                help: "Pool journal writes (one per loop pass that changed a pool) since the start.", kind: .counter,
+                samples: [.init([], Double(stats.journalCommits))]),
+            MetricFamily(
+                name: "adloader_pool_store_write_failures",
+                help: "Pool journal and notice-store writes that failed since the start (each logged).",
+                kind: .counter, samples: [.init([], Double(stats.writeFailures))]),
         ]
     }
 

@@ -207,6 +207,9 @@ public final class AdLoaderService {
     /// How the drain stops the loader (the daemon suspends its pools into the pool store);
     /// nil: ``NativeAdvertisementLoader/shutdown()``.
     public var stopLoader: (() -> Void)?
+    /// What the pool store gave back at start and its journal's work, for Stats; nil (the
+    /// default) with the store off. Set by the composition root.
+    public var poolStoreStats: (() -> PoolStoreStats)?
 
     /// Starts the drain: later calls are answered UNAVAILABLE, the loader shuts down (parked
     /// borrows are answered UNAVAILABLE), and every Watch ends with UNAVAILABLE.
@@ -310,7 +313,7 @@ public final class AdLoaderService {
         let answer = StatsResponseMessage(
             pools: pools, sources: loader.sourceStats(loader: nonEmpty(message.loader)),
             loaders: loader.loaderStates(loader: nonEmpty(message.loader)), instance: instanceName,
-            feeds: loader.feedStats)
+            feeds: loader.feedStats, poolStore: poolStoreStats?())
         // An answer above the message size would make clients with the same limit drop the
         // connection (PROTOCOL.md 8): size it before encoding, refuse it, let the client filter.
         // The transport says what its limit applies to (the framed envelope, the gRPC message).

@@ -48,16 +48,20 @@ public struct StatsResponseMessage: WireMessage {
     public var instance: String
     /// The feed plan's counters; zero from a server that predates the field.
     public var feeds: FeedStats
+    /// What the pool store gave back at start; nil with the store off (or from a server that
+    /// predates the field).
+    public var poolStore: PoolStoreStats?
 
     public init(
         pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = "",
-        feeds: FeedStats = FeedStats()
+        feeds: FeedStats = FeedStats(), poolStore: PoolStoreStats? = nil
     ) {
         self.pools = pools
         self.sources = sources
         self.loaders = loaders
         self.instance = instance
         self.feeds = feeds
+        self.poolStore = poolStore
     }
 
     public init(decoding bytes: UnsafeRawBufferPointer) throws(FrameError) {
@@ -96,9 +100,10 @@ public struct StatsResponseMessage: WireMessage {
                 feeds.feedsRefused = f.feeds_refused
                 feeds.guaranteesLost = f.guarantees_lost
             }
+            let poolStore = m.pointee.pool_store.map { PoolStoreStats($0) }
             return StatsResponseMessage(
                 pools: pools, sources: sources, loaders: loaders, instance: swiftString(m.pointee.instance),
-                feeds: feeds)
+                feeds: feeds, poolStore: poolStore)
         }
     }
 
@@ -143,6 +148,7 @@ public struct StatsResponseMessage: WireMessage {
             m.loaders = list
         }
         m.instance = arena.cString(instance)
+        if let poolStore { m.pool_store = poolStore.cMessage(in: arena) }
         // Absent while no feed was ever planned: a Stats answer is as before the field.
         guard feeds != FeedStats() else { return m }
         let f = arena.allocate(Adloader__V1__FeedStats.self)
@@ -251,6 +257,7 @@ extension DemandSourceStats {
         m.pointee.notices_retried = noticesRetried
         m.pointee.notices_restored = noticesRestored
         m.pointee.notices_pending = noticesPending
+        m.pointee.notices_uncertain = noticesUncertain
         return m
     }
 
@@ -268,6 +275,7 @@ extension DemandSourceStats {
         noticesRetried = p.notices_retried
         noticesRestored = p.notices_restored
         noticesPending = p.notices_pending
+        noticesUncertain = p.notices_uncertain
     }
 }
 
@@ -288,5 +296,44 @@ extension LoaderState {
         self.init(
             name: swiftString(p.name), enabled: p.enabled != 0, source: swiftString(p.source), pools: Int(p.pools),
             blockedCreatives: Int(p.blocked_creatives))
+    }
+}
+
+extension PoolStoreStats {
+    func cMessage(in arena: CArena) -> UnsafeMutablePointer<Adloader__V1__PoolStoreStats> {
+        let m = arena.allocate(Adloader__V1__PoolStoreStats.self)
+        adloader__v1__pool_store_stats__init(m)
+        m.pointee.restored_from = arena.cString(restoredFrom)
+        m.pointee.restored_ads = restoredAds
+        m.pointee.restored_leases = restoredLeases
+        m.pointee.expired_while_down = expiredWhileDown
+        m.pointee.reclaimed_leases = reclaimedLeases
+        m.pointee.dropped_ads = droppedAds
+        m.pointee.uncertain_ads = uncertainAds
+        m.pointee.down_ms = downMilliseconds
+        m.pointee.restore_ms = restoreMilliseconds
+        m.pointee.journal_bytes = journalBytes
+        m.pointee.journal_commits = journalCommits
+        m.pointee.journal_checkpoints = journalCheckpoints
+        m.pointee.write_failures = writeFailures
+        return m
+    }
+
+    init(_ m: UnsafePointer<Adloader__V1__PoolStoreStats>) {
+        let p = m.pointee
+        self.init()
+        restoredFrom = swiftString(p.restored_from)
+        restoredAds = p.restored_ads
+        restoredLeases = p.restored_leases
+        expiredWhileDown = p.expired_while_down
+        reclaimedLeases = p.reclaimed_leases
+        droppedAds = p.dropped_ads
+        uncertainAds = p.uncertain_ads
+        downMilliseconds = p.down_ms
+        restoreMilliseconds = p.restore_ms
+        journalBytes = p.journal_bytes
+        journalCommits = p.journal_commits
+        journalCheckpoints = p.journal_checkpoints
+        writeFailures = p.write_failures
     }
 }

@@ -19,7 +19,7 @@ public enum PoolJournalRecord: Hashable, Sendable {
     /// An ad left its pool for good (expired, consumed, removed).
     case removed(adID: String)
 
-    private enum Kind: UInt8 {
+    enum Kind: UInt8 {
         case arrived = 1
         case leased
         case returned
@@ -103,11 +103,54 @@ public enum PoolJournalRecord: Hashable, Sendable {
 
     /// FNV-1a, 32 bits: enough to tell a frame cut or overwritten by a crash.
     static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBufferPointer { checksum(UnsafeRawBufferPointer($0)) }
+    }
+
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var hash: UInt32 = 0x811C_9DC5
         for byte in bytes {
             hash ^= UInt32(byte)
             hash = hash &* 0x0100_0193
         }
         return hash
+    }
+
+    /// Writes the record `event` makes (``init(_:)``) straight into `writer`, without the
+    /// record value in between (the journal's per-call path); `scratch` is a reusable buffer
+    /// for an arriving ad's encoding. Writes the same bytes as `PoolJournalRecord(event)?.write`.
+    /// - Returns: false, writing nothing, for an event that changes nothing kept.
+    static func write(
+        _ event: AdEvent, into writer: inout StoreRecordWriter, scratch: inout StoreRecordWriter
+    ) -> Bool {
+        switch event.kind {
+        case .received:
+            guard let ad = event.ad else { return false }
+            scratch.removeAll()
+            StoreRecordCodec.encode(ad, context: ad.sourceContext?.snapshotState, into: &scratch)
+            writer.byte(Kind.arrived.rawValue)
+            writer.string(event.consentClass)
+            writer.blob(scratch)
+        case .leased:
+            guard let adID = event.adID, let leaseID = event.leaseID, let expiresAt = event.expiresAt else {
+                return false
+            }
+            writer.byte(Kind.leased.rawValue)
+            writer.string(adID)
+            writer.unsigned(leaseID)
+            writer.optionalString(event.slot)
+            writer.signed(expiresAt.unixMilliseconds)
+        case .returned:
+            guard let leaseID = event.leaseID else { return false }
+            writer.byte(Kind.returned.rawValue)
+            writer.unsigned(leaseID)
+            writer.bool(event.shown)
+        case .expired, .removed:
+            guard let adID = event.adID else { return false }
+            writer.byte(Kind.removed.rawValue)
+            writer.string(adID)
+        case .loadFinished, .poolRemoved, .loaderChanged, .heldBack:
+            return false
+        }
+        return true
     }
 }

@@ -4,7 +4,7 @@ internal import CSQLite
 /// Why the pool store failed: the file, and SQLite's or the format's message.
 public struct PoolStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable {
-        private enum Wrapped: Hashable, Sendable { case unreadable, incompatible, io }
+        private enum Wrapped: Hashable, Sendable { case unreadable, incompatible, io, locked }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
         /// Not a SQLite database, or corrupt.
@@ -13,6 +13,8 @@ public struct PoolStoreError: Error, Hashable, Sendable, CustomStringConvertible
         public static let incompatible = Code(.incompatible)
         /// A read or write failed.
         public static let io = Code(.io)
+        /// Another process holds the store (``PoolStoreLock``).
+        public static let locked = Code(.locked)
     }
 
     public var code: Code

@@ -16,6 +16,12 @@ public enum StoreRecordCodec {
     /// One ad as bytes, with its source's encoding of its context (``AdSourceContext/snapshotState``; nil: none).
     public static func encode(_ ad: Ad, context: [UInt8]?) -> [UInt8] {
         var writer = StoreRecordWriter()
+        encode(ad, context: context, into: &writer)
+        return writer.bytes
+    }
+
+    /// ``encode(_:context:)`` appended to `writer` (the journal's reusable buffer: no array per ad).
+    public static func encode(_ ad: Ad, context: [UInt8]?, into writer: inout StoreRecordWriter) {
         writer.byte(adRecordVersion)
         writer.string(ad.id)
         writer.string(ad.adUnitID)
@@ -30,7 +36,6 @@ public enum StoreRecordCodec {
         write(ad.creative, into: &writer)
         writer.bool(context != nil)
         if let context { writer.blob(context) }
-        return writer.bytes
     }
 
     /// Decodes ``encode(_:context:)``'s bytes: the ad (without its source context) and the
@@ -270,6 +275,25 @@ public struct StoreRecordWriter {
     public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     public mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    /// Bytes written so far.
+    public var count: Int { bytes.count }
+
+    /// Appends `count` zero bytes, to be overwritten by ``setUInt32(_:at:)`` (a frame's header).
+    public mutating func reserve(_ count: Int) { bytes.append(contentsOf: repeatElement(0, count: count)) }
+
+    /// Overwrites 4 bytes at `offset` with `value`, little-endian.
+    public mutating func setUInt32(_ value: UInt32, at offset: Int) {
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            for index in 0..<4 { buffer[offset + index] = UInt8(truncatingIfNeeded: value >> UInt32(8 * index)) }
+        }
+    }
+
+    /// Appends `other`'s bytes as a blob (its length, then the bytes).
+    public mutating func blob(_ other: StoreRecordWriter) {
+        unsigned(UInt64(other.bytes.count))
+        bytes.append(contentsOf: other.bytes)
+    }
     public mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 
     public mutating func unsigned(_ value: UInt64) {

@@ -682,6 +682,51 @@ void   adloader__v1__stats_response__free_unpacked
   assert(message->base.descriptor == &adloader__v1__stats_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   adloader__v1__pool_store_stats__init
+                     (Adloader__V1__PoolStoreStats         *message)
+{
+  static const Adloader__V1__PoolStoreStats init_value = ADLOADER__V1__POOL_STORE_STATS__INIT;
+  *message = init_value;
+}
+size_t adloader__v1__pool_store_stats__get_packed_size
+                     (const Adloader__V1__PoolStoreStats *message)
+{
+  assert(message->base.descriptor == &adloader__v1__pool_store_stats__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t adloader__v1__pool_store_stats__pack
+                     (const Adloader__V1__PoolStoreStats *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &adloader__v1__pool_store_stats__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t adloader__v1__pool_store_stats__pack_to_buffer
+                     (const Adloader__V1__PoolStoreStats *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &adloader__v1__pool_store_stats__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Adloader__V1__PoolStoreStats *
+       adloader__v1__pool_store_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Adloader__V1__PoolStoreStats *)
+     protobuf_c_message_unpack (&adloader__v1__pool_store_stats__descriptor,
+                                allocator, len, data);
+}
+void   adloader__v1__pool_store_stats__free_unpacked
+                     (Adloader__V1__PoolStoreStats *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &adloader__v1__pool_store_stats__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   adloader__v1__feed_stats__init
                      (Adloader__V1__FeedStats         *message)
 {
@@ -2912,7 +2957,7 @@ const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor =
   (ProtobufCMessageInit) adloader__v1__pool_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descriptors[12] =
+static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descriptors[13] =
 {
   {
     "name",
@@ -3058,6 +3103,18 @@ static const ProtobufCFieldDescriptor adloader__v1__source_stats__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "notices_uncertain",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__SourceStats, notices_uncertain),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__source_stats__field_indices_by_name[] = {
   3,   /* field[3] = bids */
@@ -3071,12 +3128,13 @@ static const unsigned adloader__v1__source_stats__field_indices_by_name[] = {
   10,   /* field[10] = notices_restored */
   9,   /* field[9] = notices_retried */
   6,   /* field[6] = notices_sent */
+  12,   /* field[12] = notices_uncertain */
   1,   /* field[1] = requests */
 };
 static const ProtobufCIntRange adloader__v1__source_stats__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
 {
@@ -3086,7 +3144,7 @@ const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor =
   "Adloader__V1__SourceStats",
   "adloader.v1",
   sizeof(Adloader__V1__SourceStats),
-  12,
+  13,
   adloader__v1__source_stats__field_descriptors,
   adloader__v1__source_stats__field_indices_by_name,
   1,  adloader__v1__source_stats__number_ranges,
@@ -3183,7 +3241,7 @@ const ProtobufCMessageDescriptor adloader__v1__loader_status__descriptor =
   (ProtobufCMessageInit) adloader__v1__loader_status__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[5] =
+static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descriptors[6] =
 {
   {
     "pools",
@@ -3245,18 +3303,31 @@ static const ProtobufCFieldDescriptor adloader__v1__stats_response__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "pool_store",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__StatsResponse, pool_store),
+    &adloader__v1__pool_store_stats__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__stats_response__field_indices_by_name[] = {
   4,   /* field[4] = feeds */
   3,   /* field[3] = instance */
   2,   /* field[2] = loaders */
+  5,   /* field[5] = pool_store */
   0,   /* field[0] = pools */
   1,   /* field[1] = sources */
 };
 static const ProtobufCIntRange adloader__v1__stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
 {
@@ -3266,11 +3337,205 @@ const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor =
   "Adloader__V1__StatsResponse",
   "adloader.v1",
   sizeof(Adloader__V1__StatsResponse),
-  5,
+  6,
   adloader__v1__stats_response__field_descriptors,
   adloader__v1__stats_response__field_indices_by_name,
   1,  adloader__v1__stats_response__number_ranges,
   (ProtobufCMessageInit) adloader__v1__stats_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor adloader__v1__pool_store_stats__field_descriptors[13] =
+{
+  {
+    "restored_from",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, restored_from),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "restored_ads",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, restored_ads),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "restored_leases",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, restored_leases),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expired_while_down",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, expired_while_down),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "reclaimed_leases",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, reclaimed_leases),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dropped_ads",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, dropped_ads),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "uncertain_ads",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, uncertain_ads),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "down_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, down_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "restore_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, restore_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "journal_bytes",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, journal_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "journal_commits",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, journal_commits),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "journal_checkpoints",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, journal_checkpoints),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "write_failures",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__PoolStoreStats, write_failures),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned adloader__v1__pool_store_stats__field_indices_by_name[] = {
+  7,   /* field[7] = down_ms */
+  5,   /* field[5] = dropped_ads */
+  3,   /* field[3] = expired_while_down */
+  9,   /* field[9] = journal_bytes */
+  11,   /* field[11] = journal_checkpoints */
+  10,   /* field[10] = journal_commits */
+  4,   /* field[4] = reclaimed_leases */
+  8,   /* field[8] = restore_ms */
+  1,   /* field[1] = restored_ads */
+  0,   /* field[0] = restored_from */
+  2,   /* field[2] = restored_leases */
+  6,   /* field[6] = uncertain_ads */
+  12,   /* field[12] = write_failures */
+};
+static const ProtobufCIntRange adloader__v1__pool_store_stats__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 13 }
+};
+const ProtobufCMessageDescriptor adloader__v1__pool_store_stats__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "adloader.v1.PoolStoreStats",
+  "PoolStoreStats",
+  "Adloader__V1__PoolStoreStats",
+  "adloader.v1",
+  sizeof(Adloader__V1__PoolStoreStats),
+  13,
+  adloader__v1__pool_store_stats__field_descriptors,
+  adloader__v1__pool_store_stats__field_indices_by_name,
+  1,  adloader__v1__pool_store_stats__number_ranges,
+  (ProtobufCMessageInit) adloader__v1__pool_store_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor adloader__v1__feed_stats__field_descriptors[9] =

@@ -115,7 +115,7 @@ enum CommandRunner {
                 let answer = try await client.statsResponse(loader: loader, adUnitID: adUnitID, timeout: timeout)
                 output.stats(
                     answer.pools, sources: answer.sources, loaders: answer.loaders, instance: answer.instance,
-                    feeds: answer.feeds)
+                    feeds: answer.feeds, poolStore: answer.poolStore)
             case .watch(let loader, let adUnitID, let kinds, let count):
                 var seen = 0
                 if count == 0 { return exitOK }

@@ -106,12 +106,15 @@ struct Output {
     /// - Parameters:
     ///   - instance: the answering daemon's instance name (empty from an older server).
     ///   - feeds: the feed plan's counters (PROTOCOL.md 7.11), a line under the pools when any is set.
+    ///   - poolStore: what the pool store gave back at start, a line under the pools when set.
     func stats(
         _ pools: [PoolStats], sources: [DemandSourceStats] = [], loaders: [LoaderState] = [], instance: String = "",
-        feeds: FeedStats = FeedStats()
+        feeds: FeedStats = FeedStats(), poolStore: PoolStoreStats? = nil
     ) {
         if json {
-            emit(ProtoJSON.stats(pools, sources: sources, loaders: loaders, instance: instance, feeds: feeds))
+            emit(
+                ProtoJSON.stats(
+                    pools, sources: sources, loaders: loaders, instance: instance, feeds: feeds, poolStore: poolStore))
             return
         }
         defer {
@@ -125,6 +128,15 @@ struct Output {
                         + "\(feeds.comingAnswers), separation holds \(feeds.separationHolds), feeds expired "
                         + "\(feeds.feedsExpired), refused \(feeds.feedsRefused), guarantees lost \(feeds.guaranteesLost)"
                 )
+            }
+            if let s = poolStore {
+                line("")
+                line(
+                    "pool store: restored from \(s.restoredFrom.isEmpty ? "nothing" : s.restoredFrom), ads \(s.restoredAds), "
+                        + "leases \(s.restoredLeases), expired while down \(s.expiredWhileDown), reclaimed leases "
+                        + "\(s.reclaimedLeases), dropped \(s.droppedAds), uncertain \(s.uncertainAds), down \(s.downMilliseconds) ms, "
+                        + "restore \(s.restoreMilliseconds) ms; journal \(s.journalBytes) B, \(s.journalCommits) writes, "
+                        + "\(s.journalCheckpoints) checkpoints, write failures \(s.writeFailures)")
             }
             if !instance.isEmpty { line("instance \(instance)") }
         }

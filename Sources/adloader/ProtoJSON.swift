@@ -121,7 +121,7 @@ enum ProtoJSON {
 
     static func stats(
         _ pools: [PoolStats], sources: [DemandSourceStats], loaders: [LoaderState], instance: String,
-        feeds: FeedStats = FeedStats()
+        feeds: FeedStats = FeedStats(), poolStore: PoolStoreStats? = nil
     ) -> [String: Any] {
         var object: [String: Any] = [
             "pools": pools.map(pool), "sources": sources.map(source), "loaders": loaders.map(loader),
@@ -129,7 +129,20 @@ enum ProtoJSON {
         ]
         // A message field, set only when the server sent it (it omits all-zero feed counters).
         if feeds != FeedStats() { object["feeds"] = Self.feeds(feeds) }
+        if let poolStore { object["poolStore"] = Self.poolStore(poolStore) }
         return object
+    }
+
+    static func poolStore(_ s: PoolStoreStats) -> [String: Any] {
+        [
+            "restoredFrom": s.restoredFrom, "restoredAds": uint64(s.restoredAds),
+            "restoredLeases": uint64(s.restoredLeases), "expiredWhileDown": uint64(s.expiredWhileDown),
+            "reclaimedLeases": uint64(s.reclaimedLeases), "droppedAds": uint64(s.droppedAds),
+            "uncertainAds": uint64(s.uncertainAds), "downMs": int64(s.downMilliseconds),
+            "restoreMs": int64(s.restoreMilliseconds), "journalBytes": uint64(s.journalBytes),
+            "journalCommits": uint64(s.journalCommits), "journalCheckpoints": uint64(s.journalCheckpoints),
+            "writeFailures": uint64(s.writeFailures),
+        ]
     }
 
     static func feeds(_ f: FeedStats) -> [String: Any] {
@@ -168,6 +181,7 @@ enum ProtoJSON {
             "noticesSent": uint64(s.noticesSent), "noticesFailed": uint64(s.noticesFailed),
             "noticesDropped": uint64(s.noticesDropped), "noticesRetried": uint64(s.noticesRetried),
             "noticesRestored": uint64(s.noticesRestored), "noticesPending": uint64(s.noticesPending),
+            "noticesUncertain": uint64(s.noticesUncertain),
         ]
     }
 

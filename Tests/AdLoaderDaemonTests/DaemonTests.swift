@@ -30,6 +30,8 @@ import Testing
     /// A listener that cannot bind fails start(); run() then closes every handle and the loop.
     @Test func aPortInUseFailsStartAndTheLoopStillClosesCleanly() throws {
         var configuration = ServerConfiguration()
+        // Not about the pool store: no file in the working directory, none shared by two daemons.
+        configuration.poolStore.type = .off
         configuration.listeners.port = 0
         let logger = Logger(level: .error)
         let first = try Daemon(configuration: configuration, logger: logger)
@@ -48,10 +50,35 @@ import Testing
         #expect(first.run() == 0)
     }
 
+    /// Two daemons never share one pool store: the second one's construction fails on the
+    /// store's lock, naming the setting, the file and the holder; the first is unharmed.
+    @Test func aSecondDaemonOnTheSamePoolStoreIsRefused() throws {
+        let path = "/tmp/adloaderd-daemon-test-\(getpid())-pools.sqlite"
+        defer { for suffix in ["", "-wal", "-shm", ".lock", ".journal"] { unlink(path + suffix) } }
+        var configuration = ServerConfiguration()
+        configuration.listeners.port = 0
+        configuration.poolStore.sqlitePath = path
+        let logger = Logger(level: .error)
+        let first = try Daemon(configuration: configuration, logger: logger)
+        try first.start()
+        let error = try #require(throws: ConfigError.self) { _ = try Daemon(configuration: configuration, logger: logger) }
+        #expect(error.field == "poolStore.sqlitePath")
+        #expect(error.message.contains(path) && error.message.contains("pid \(getpid())"))
+        first.beginShutdown(reason: "test")
+        #expect(first.run() == 0)
+        // Its stop released the lock: the next daemon on the store starts.
+        let third = try Daemon(configuration: configuration, logger: logger)
+        try third.start()
+        third.beginShutdown(reason: "test")
+        #expect(third.run() == 0)
+    }
+
     /// R7: which listener failed is a typed field, not a guess from the error text.
     @Test func aUnixSocketInUseFailsStartNamingItsSetting() throws {
         let path = "/tmp/adloaderd-daemon-test-\(getpid()).sock"
         var configuration = ServerConfiguration()
+        // Not about the pool store: no file in the working directory, none shared by two daemons.
+        configuration.poolStore.type = .off
         configuration.listeners.port = 0
         configuration.listeners.unixSocket = path
         let logger = Logger(level: .error)
@@ -72,6 +99,8 @@ import Testing
     /// exit status says so.
     @Test func aHandleNobodyClosesIsClosedByForceAndLoggedAndTheStatusIsOne() throws {
         var configuration = ServerConfiguration()
+        // Not about the pool store: no file in the working directory, none shared by two daemons.
+        configuration.poolStore.type = .off
         configuration.listeners.port = 0
         let handler = CapturingLogHandler()
         let daemon = try Daemon(configuration: configuration, logger: Logger(level: .info, handler: handler))
@@ -88,6 +117,8 @@ import Testing
 
     @Test func aCleanShutdownLeavesNothingToCloseByForce() throws {
         var configuration = ServerConfiguration()
+        // Not about the pool store: no file in the working directory, none shared by two daemons.
+        configuration.poolStore.type = .off
         configuration.listeners.port = 0
         let handler = CapturingLogHandler()
         let daemon = try Daemon(configuration: configuration, logger: Logger(level: .info, handler: handler))

@@ -207,3 +207,152 @@ extension PoolJournalTests {
         #expect(due == 1)
     }
 }
+
+/// The journal's compaction off the loop: the thread rewrites what the journal held, the loop
+/// keeps writing meanwhile, and the journal it leaves holds both.
+struct PoolJournalCompactionTests {
+    @Test func aCompactionOffTheLoopKeepsTheFramesWrittenMeanwhileAndShrinksTheFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pools.sqlite.journal"
+        let woken = DispatchSemaphore(value: 0)
+        var now = PoolJournalTests.at
+        let journal = PoolJournal(path: path, now: { now }, wake: { woken.signal() })
+        try journal.checkpoint([])
+        // History: 200 ads arrive, 150 leave, 10 are lent and 5 of those come back.
+        for index in 0..<200 {
+            journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("a\(index)"), context: [UInt8(index % 256)]))
+            journal.commit()
+        }
+        for index in 0..<150 { journal.record(.removed(adID: "a\(index)")) }
+        for index in 150..<160 {
+            journal.record(
+                .leased(adID: "a\(index)", leaseID: UInt64(index), slot: "s\(index)", expiresAt: now + .seconds(60)))
+        }
+        for index in 150..<155 { journal.record(.returned(leaseID: UInt64(index), shown: index == 150)) }
+        journal.commit()
+        let before = journal.fileBytes
+        #expect(journal.startCompaction())
+        #expect(!journal.startCompaction(), "one at a time")
+        // The loop goes on while the thread works: these frames must survive the compaction.
+        now = now + .seconds(5)
+        journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("late")))
+        journal.record(.leased(adID: "late", leaseID: 999, slot: "s-late", expiresAt: now + .seconds(60)))
+        journal.record(.removed(adID: "a199"))
+        journal.commit()
+        #expect(woken.wait(timeout: .now() + 30) == .success, "the compaction's thread never finished")
+        let outcome = journal.finishCompaction()
+        guard case .replaced(let checkpointBytes, let tailBytes, let loopTailBytes) = outcome else {
+            Issue.record("not replaced: \(outcome)")
+            return
+        }
+        #expect(tailBytes > 0 && loopTailBytes <= tailBytes)
+        #expect(journal.fileBytes == checkpointBytes + tailBytes && journal.fileBytes < before / 2)
+        #expect(journal.checkpointBytes == checkpointBytes && journal.checkpoints == 2)
+        #expect(!FileManager.default.fileExists(atPath: path + ".new"))
+        // And the journal goes on after it.
+        journal.record(.returned(leaseID: 155, shown: false))
+        journal.commit()
+        journal.close()
+        let replay = try #require(try PoolJournal.read(path: path))
+        #expect(replay.cutBytes == 0 && replay.unknownRecords == 0 && replay.unreadableAds == 0)
+        // 50 left of the 200, one more gone, one late arrival: 50 ads; leases 155..159 minus 155, plus 999.
+        #expect(replay.adCount == 50)
+        let pools = replay.snapshots()
+        let leases = pools.flatMap(\.leases)
+        #expect(Set(leases.map(\.leaseID)) == [156, 157, 158, 159, 999])
+        let ads = pools.flatMap { $0.ads + $0.leases.map(\.pooled) }
+        #expect(ads.first { $0.ad.id == "a150" }?.ad.showCount == 1)
+        #expect(ads.first { $0.ad.id == "a170" }?.sourceState == [170])
+        #expect(!ads.contains { $0.ad.id == "a199" || $0.ad.id == "a10" })
+    }
+
+    @Test func aClosedJournalDropsTheCompactionAndKeepsTheOldFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pools.sqlite.journal"
+        let journal = PoolJournal(path: path, now: { PoolJournalTests.at })
+        try journal.checkpoint([])
+        journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("kept")))
+        journal.commit()
+        let size = journal.fileBytes
+        #expect(journal.startCompaction())
+        journal.close()  // joins the thread, drops its file
+        #expect(!FileManager.default.fileExists(atPath: path + ".new"))
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == size)
+        #expect(try PoolJournal.read(path: path)?.adCount == 1)
+    }
+
+    @Test func aJournalThatIsNoLongerThereFailsTheCompactionAndChangesNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pools.sqlite.journal"
+        let woken = DispatchSemaphore(value: 0)
+        let journal = PoolJournal(path: path, now: { PoolJournalTests.at }, wake: { woken.signal() })
+        try journal.checkpoint([])
+        journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("kept")))
+        journal.commit()
+        // Garbage where the thread reads: the compaction fails, the open journal is untouched.
+        let descriptorBytes = journal.fileBytes
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: path + ".other"))
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".moved")
+        try FileManager.default.moveItem(atPath: path + ".other", toPath: path)
+        #expect(journal.startCompaction())
+        #expect(woken.wait(timeout: .now() + 30) == .success)
+        guard case .failed = journal.finishCompaction() else {
+            Issue.record("a compaction of garbage succeeded")
+            return
+        }
+        #expect(journal.fileBytes == descriptorBytes && journal.writeFailures == 1)
+        #expect(!FileManager.default.fileExists(atPath: path + ".new"))
+    }
+}
+
+extension PoolJournalTests {
+    /// The per-call path (an event written straight into the frame) writes the very bytes the
+    /// record value writes, and an event that changes nothing writes no frame at all.
+    @Test func eventsWrittenStraightIntoTheFrameMatchTheirRecords() throws {
+        var received = AdEvent(kind: .received, at: Self.at, loader: "default", adUnitID: "feed")
+        received.ad = Self.ad("x")
+        received.consentClass = "limited"
+        var leased = AdEvent(kind: .leased, at: Self.at, loader: "default", adUnitID: "feed")
+        leased.adID = "x"
+        leased.leaseID = 4
+        leased.slot = "c"
+        leased.expiresAt = Self.at + .seconds(1)
+        var unslotted = leased
+        unslotted.slot = nil
+        unslotted.leaseID = 5
+        var returned = AdEvent(kind: .returned, at: Self.at, loader: "default", adUnitID: "feed")
+        returned.leaseID = 4
+        returned.shown = true
+        var expired = AdEvent(kind: .expired, at: Self.at, loader: "default", adUnitID: "feed")
+        expired.adID = "x"
+        let nothing = AdEvent(kind: .heldBack, at: Self.at, loader: "d", adUnitID: "f")
+        let events = [received, nothing, leased, unslotted, returned, expired]
+
+        let direct = Fixture()
+        try direct.journal.checkpoint([])
+        #expect(!direct.journal.record(nothing) && !direct.journal.hasPending, "nothing noted, no frame begun")
+        for event in events { direct.journal.record(event) }
+        direct.journal.commit()
+        direct.journal.record(returned)
+        direct.journal.commit()
+        let viaRecords = Fixture()
+        try viaRecords.journal.checkpoint([])
+        for event in events { if let record = PoolJournalRecord(event) { viaRecords.journal.record(record) } }
+        viaRecords.journal.commit()
+        viaRecords.journal.record(try #require(PoolJournalRecord(returned)))
+        viaRecords.journal.commit()
+        #expect(direct.bytes() == viaRecords.bytes())
+        let replay = try #require(try PoolJournal.read(path: direct.path))
+        // Lease 5 replaced lease 4 on the same ad, so both Returns of 4 name a lease no longer open.
+        #expect(replay.frames == 2 && replay.cutBytes == 0 && replay.adCount == 0 && replay.unknownRecords == 2)
+    }
+}

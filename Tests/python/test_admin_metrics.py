@@ -70,6 +70,12 @@ EXPECTED = {
     "adloader_ready": ("gauge", set()),
     "adloader_cap_store_operations": ("counter", {"store", "operation", "result"}),
     "adloader_cap_store_up": ("gauge", {"store"}),
+    # The pool store (on by default): what the start restored, and the journal's work.
+    "adloader_pool_store_restored_ads": ("gauge", {"outcome"}),
+    "adloader_pool_store_restored_leases": ("gauge", set()),
+    "adloader_pool_store_journal_bytes": ("gauge", set()),
+    "adloader_pool_store_journal_writes": ("counter", set()),
+    "adloader_pool_store_write_failures": ("counter", set()),
     "adloader_event_loop_lag_seconds": ("histogram", set()),
     "process_resident_memory_bytes": ("gauge", set()),
     "process_open_fds": ("gauge", set()),
@@ -146,6 +152,11 @@ def test_metrics_parse_with_expected_names_types_and_labels_and_counters_move(da
     assert value(after, "adloader_ready") == 1
     # No appOpen loader: no store is opened, and none is down.
     assert value(after, "adloader_cap_store_up", store="none") == 1
+    # A first start restored nothing; the load was journalled, and no write failed.
+    assert value(after, "adloader_pool_store_restored_ads", outcome="restored") == 0
+    assert value(after, "adloader_pool_store_journal_writes", "_total") >= 1
+    assert value(after, "adloader_pool_store_journal_bytes") > 0
+    assert value(after, "adloader_pool_store_write_failures", "_total") == 0
     assert value(after, "adloader_event_loop_lag_seconds", "_count") >= 1
     assert value(after, "process_resident_memory_bytes") > 1_000_000
     assert 3 < value(after, "process_open_fds") < value(after, "process_max_fds")

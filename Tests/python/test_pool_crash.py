@@ -55,8 +55,17 @@ def test_kill_9_at_random_points_lends_nothing_twice_bills_once_and_accounts_for
             if point > 0:
                 log = d.log()
                 assert "pools recovered from the pool journal" in log, log[-2000:]
-                uncertain += logged_int(log, "notices uncertain", "notices")
+                uncertain_now = logged_int(log, "notices uncertain", "notices")
+                uncertain += uncertain_now
                 assert logged_int(log, "pools recovered from the pool journal", "uncertainAds") == 0
+                # Stats says the same as the log line: the crash's accounting is visible to operators.
+                stats = json.loads(d.cli("--json", "stats").stdout)
+                store_stats = stats["poolStore"]
+                assert store_stats["restoredFrom"] == "journal" and store_stats["uncertainAds"] == "0", store_stats
+                assert sum(int(s["noticesUncertain"]) for s in stats["sources"]) == uncertain_now, stats["sources"]
+                journal_ads = logged_int(log, "pools recovered from the pool journal", "journalAds")
+                lost.append(journal_ads - int(store_stats["restoredAds"]) - int(store_stats["expiredWhileDown"]))
+                assert lost[-1] == int(store_stats["droppedAds"]), (journal_ads, store_stats)
                 # Every lease held at the kill is back: its slot's Borrow answers REUSED, same lease, same ad.
                 for ad, (lease_id, slot) in list(open_leases.items()):
                     back = json.loads(d.cli("--json", "borrow", "feed-native", "--loader", "feed", "--slot", slot,
@@ -117,9 +126,9 @@ def test_kill_9_at_random_points_lends_nothing_twice_bills_once_and_accounts_for
                         if any(0 <= kill - at <= 1.0 for kill in kills))
         print("crash points %d: %d ads sold, %d billed, %d loss notices, %d held at the clean stop, %d unaccounted "
               "(bound: %d in auctions of the second before a kill); %d billing notices delivered, 0 twice, %d "
-              "uncertain; %d leases carried across crashes"
+              "uncertain; %d leases carried across crashes; journalled ads not restored per crash: max %d, total %d"
               % (POINTS, sold, fired, losses, held, unaccounted, in_flight, len(set(bills)), uncertain,
-                 len(open_leases)))
+                 len(open_leases), max(lost, default=0), sum(lost)))
         assert 0 <= unaccounted + uncertain, (sold, fired, losses, held)
         assert unaccounted <= in_flight + uncertain, "ads unaccounted for beyond the auctions in flight at a kill"
         again = daemon(config=cfg)

@@ -5,8 +5,10 @@ leases answer as they would have, and no loss notice was sent for a suspended ad
 
 import json
 import signal
+import subprocess
 import time
 
+from conftest import BINARY
 from openrtb_stub import Exchange
 from test_openrtb import config, counts, wait_for
 
@@ -46,6 +48,10 @@ def test_restart_keeps_unexpired_ads_and_leases_byte_for_byte(daemon, tmp_path):
         assert wait_for(lambda: pool(first, loader)["available"] == 6), pool(first, loader)
     shown = leases[("long", 3)]
     before = pool(first, "long")
+    # A first start restored nothing, and says so.
+    fresh = json.loads(first.cli("--json", "stats").stdout)["poolStore"]
+    assert fresh["restoredFrom"] == "" and fresh["restoredAds"] == "0", fresh
+    assert int(fresh["journalCommits"]) > 0 and int(fresh["journalBytes"]) > 0, fresh
     first.signal(signal.SIGTERM)
     assert first.wait() == 0
     log = first.log()
@@ -74,6 +80,15 @@ def test_restart_keeps_unexpired_ads_and_leases_byte_for_byte(daemon, tmp_path):
     gone = second.cli("--json", "return", leases[("short", 0)]["leaseId"], check=False)
     assert gone.returncode != 0 and "NOT_FOUND" in (gone.stdout + gone.stderr)
     assert '"expired":10' in second.log(), second.log()
+    # Every ad the store held is accounted for in Stats: 10 back (4 under their leases), 10 expired.
+    store_stats = json.loads(second.cli("--json", "stats").stdout)["poolStore"]
+    assert store_stats["restoredFrom"] == "suspension", store_stats
+    assert (store_stats["restoredAds"], store_stats["restoredLeases"]) == ("10", "4"), store_stats
+    assert (store_stats["expiredWhileDown"], store_stats["droppedAds"], store_stats["uncertainAds"]) \
+        == ("10", "0", "0"), store_stats
+    assert int(store_stats["downMs"]) >= 4500, store_stats
+    text = second.cli("stats").stdout
+    assert "pool store: restored from suspension, ads 10, leases 4, expired while down 10" in text, text
 
 
 def test_a_suspended_openrtb_ad_sends_no_loss_notice_and_bills_once_after_the_restart(daemon, tmp_path):
@@ -103,3 +118,25 @@ def test_a_suspended_openrtb_ad_sends_no_loss_notice_and_bills_once_after_the_re
         assert len(exchange.requests) - requests <= 1
     finally:
         exchange.stop()
+
+
+def test_a_second_daemon_on_the_same_store_refuses_to_start_naming_the_file_and_the_holder(daemon, tmp_path):
+    store = str(tmp_path / "pools.sqlite")
+    first = daemon(config=settings(store))
+    assert borrow(first, "long", "cell-0")["outcome"] == "BORROW_OUTCOME_LEASED"
+    path = tmp_path / "second.json"
+    path.write_text(json.dumps(settings(store)))
+    second = subprocess.run([BINARY, "--config", str(path), "--port", "0"], capture_output=True, text=True,
+                            timeout=30, cwd=str(tmp_path))
+    assert second.returncode != 0
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1, second.stderr
+    assert store in lines[0] and ("pid %d" % first.pid) in lines[0], lines[0]
+    assert "listening" not in second.stdout
+    # The first one is unharmed: its lease is still there, and a clean stop suspends it.
+    assert pool(first, "long")["leased"] == 1
+    first.signal(signal.SIGTERM)
+    assert first.wait() == 0
+    # Its lock went with it (even kill -9 drops a flock): a new daemon starts on the store.
+    third = daemon(config=settings(store))
+    assert pool(third, "long")["restoredLeases"] == 1

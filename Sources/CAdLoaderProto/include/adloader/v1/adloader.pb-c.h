@@ -30,6 +30,7 @@ typedef struct Adloader__V1__PoolStats Adloader__V1__PoolStats;
 typedef struct Adloader__V1__SourceStats Adloader__V1__SourceStats;
 typedef struct Adloader__V1__LoaderStatus Adloader__V1__LoaderStatus;
 typedef struct Adloader__V1__StatsResponse Adloader__V1__StatsResponse;
+typedef struct Adloader__V1__PoolStoreStats Adloader__V1__PoolStoreStats;
 typedef struct Adloader__V1__FeedStats Adloader__V1__FeedStats;
 typedef struct Adloader__V1__WatchRequest Adloader__V1__WatchRequest;
 typedef struct Adloader__V1__Event Adloader__V1__Event;
@@ -766,10 +767,14 @@ struct  Adloader__V1__SourceStats
    * notices in flight or waiting for their next try now
    */
   uint64_t notices_pending;
+  /*
+   * notices a crash left under way (sent or not): never sent again
+   */
+  uint64_t notices_uncertain;
 };
 #define ADLOADER__V1__SOURCE_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__source_stats__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 /*
@@ -821,10 +826,79 @@ struct  Adloader__V1__StatsResponse
    * the feed plan, every loader (PROTOCOL.md 7.11)
    */
   Adloader__V1__FeedStats *feeds;
+  /*
+   * what the pool store gave back at start; unset with the store off
+   */
+  Adloader__V1__PoolStoreStats *pool_store;
 };
 #define ADLOADER__V1__STATS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__stats_response__descriptor) \
-    , 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, NULL }
+    , 0,NULL, 0,NULL, 0,NULL, (char *)protobuf_c_empty_string, NULL, NULL }
+
+
+/*
+ * The pool store (PROTOCOL.md 7.4, 9.1): what this run got back from the last one, every loader
+ * together, and the journal's work since the start.
+ */
+struct  Adloader__V1__PoolStoreStats
+{
+  ProtobufCMessage base;
+  /*
+   * "suspension" (a clean stop), "journal" (a crash), "" (nothing to restore)
+   */
+  char *restored_from;
+  /*
+   * ads back in their pools (leased ones included)
+   */
+  uint64_t restored_ads;
+  /*
+   * leases back: their Returns work as before the restart
+   */
+  uint64_t restored_leases;
+  /*
+   * ads and leased ads that expired while the daemon was down: gone
+   */
+  uint64_t expired_while_down;
+  /*
+   * leases whose timeout passed while down: their ads back in the pool
+   */
+  uint64_t reclaimed_leases;
+  /*
+   * ads not restored for another reason (their loader gone or changed)
+   */
+  uint64_t dropped_ads;
+  /*
+   * ads of the journal that did not decode: dropped, never lent
+   */
+  uint64_t uncertain_ads;
+  /*
+   * from the last write of the previous run to this start
+   */
+  int64_t down_ms;
+  /*
+   * the restore's own time
+   */
+  int64_t restore_ms;
+  /*
+   * the journal file now
+   */
+  uint64_t journal_bytes;
+  /*
+   * journal writes since the start
+   */
+  uint64_t journal_commits;
+  /*
+   * journal checkpoints since the start
+   */
+  uint64_t journal_checkpoints;
+  /*
+   * journal and store writes that failed since the start
+   */
+  uint64_t write_failures;
+};
+#define ADLOADER__V1__POOL_STORE_STATS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__pool_store_stats__descriptor) \
+    , (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 /*
@@ -1623,6 +1697,25 @@ Adloader__V1__StatsResponse *
 void   adloader__v1__stats_response__free_unpacked
                      (Adloader__V1__StatsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Adloader__V1__PoolStoreStats methods */
+void   adloader__v1__pool_store_stats__init
+                     (Adloader__V1__PoolStoreStats         *message);
+size_t adloader__v1__pool_store_stats__get_packed_size
+                     (const Adloader__V1__PoolStoreStats   *message);
+size_t adloader__v1__pool_store_stats__pack
+                     (const Adloader__V1__PoolStoreStats   *message,
+                      uint8_t             *out);
+size_t adloader__v1__pool_store_stats__pack_to_buffer
+                     (const Adloader__V1__PoolStoreStats   *message,
+                      ProtobufCBuffer     *buffer);
+Adloader__V1__PoolStoreStats *
+       adloader__v1__pool_store_stats__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   adloader__v1__pool_store_stats__free_unpacked
+                     (Adloader__V1__PoolStoreStats *message,
+                      ProtobufCAllocator *allocator);
 /* Adloader__V1__FeedStats methods */
 void   adloader__v1__feed_stats__init
                      (Adloader__V1__FeedStats         *message);
@@ -1993,6 +2086,9 @@ typedef void (*Adloader__V1__LoaderStatus_Closure)
 typedef void (*Adloader__V1__StatsResponse_Closure)
                  (const Adloader__V1__StatsResponse *message,
                   void *closure_data);
+typedef void (*Adloader__V1__PoolStoreStats_Closure)
+                 (const Adloader__V1__PoolStoreStats *message,
+                  void *closure_data);
 typedef void (*Adloader__V1__FeedStats_Closure)
                  (const Adloader__V1__FeedStats *message,
                   void *closure_data);
@@ -2076,6 +2172,7 @@ extern const ProtobufCMessageDescriptor adloader__v1__pool_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__source_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__loader_status__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__stats_response__descriptor;
+extern const ProtobufCMessageDescriptor adloader__v1__pool_store_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__feed_stats__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__watch_request__descriptor;
 extern const ProtobufCMessageDescriptor adloader__v1__event__descriptor;

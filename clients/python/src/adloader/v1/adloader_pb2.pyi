@@ -383,7 +383,7 @@ class PoolStats(_message.Message):
     def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., available: _Optional[int] = ..., leased: _Optional[int] = ..., in_flight: _Optional[int] = ..., parked_borrows: _Optional[int] = ..., requests_in_flight: _Optional[int] = ..., target: _Optional[int] = ..., idle: _Optional[bool] = ..., loaded: _Optional[int] = ..., expired: _Optional[int] = ..., consumed: _Optional[int] = ..., removed: _Optional[int] = ..., upstream_requests: _Optional[int] = ..., upstream_failures: _Optional[int] = ..., borrow_hits: _Optional[int] = ..., borrow_misses: _Optional[int] = ..., leases_reclaimed: _Optional[int] = ..., held_back_ms: _Optional[int] = ..., expired_on_arrival: _Optional[int] = ..., memory_refused: _Optional[int] = ..., memory_dropped: _Optional[int] = ..., in_flight_target: _Optional[int] = ..., held_back: _Optional[str] = ..., round_trip_ms: _Optional[float] = ..., ads_per_request: _Optional[float] = ..., minimum_remaining_life_ms: _Optional[int] = ..., consent_class: _Optional[str] = ..., restored_ads: _Optional[int] = ..., restored_leases: _Optional[int] = ...) -> None: ...
 
 class SourceStats(_message.Message):
-    __slots__ = ("name", "requests", "no_fills", "bids", "bids_dropped", "failures", "notices_sent", "notices_failed", "notices_dropped", "notices_retried", "notices_restored", "notices_pending")
+    __slots__ = ("name", "requests", "no_fills", "bids", "bids_dropped", "failures", "notices_sent", "notices_failed", "notices_dropped", "notices_retried", "notices_restored", "notices_pending", "notices_uncertain")
     NAME_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     NO_FILLS_FIELD_NUMBER: _ClassVar[int]
@@ -396,6 +396,7 @@ class SourceStats(_message.Message):
     NOTICES_RETRIED_FIELD_NUMBER: _ClassVar[int]
     NOTICES_RESTORED_FIELD_NUMBER: _ClassVar[int]
     NOTICES_PENDING_FIELD_NUMBER: _ClassVar[int]
+    NOTICES_UNCERTAIN_FIELD_NUMBER: _ClassVar[int]
     name: str
     requests: int
     no_fills: int
@@ -408,7 +409,8 @@ class SourceStats(_message.Message):
     notices_retried: int
     notices_restored: int
     notices_pending: int
-    def __init__(self, name: _Optional[str] = ..., requests: _Optional[int] = ..., no_fills: _Optional[int] = ..., bids: _Optional[int] = ..., bids_dropped: _Optional[int] = ..., failures: _Optional[int] = ..., notices_sent: _Optional[int] = ..., notices_failed: _Optional[int] = ..., notices_dropped: _Optional[int] = ..., notices_retried: _Optional[int] = ..., notices_restored: _Optional[int] = ..., notices_pending: _Optional[int] = ...) -> None: ...
+    notices_uncertain: int
+    def __init__(self, name: _Optional[str] = ..., requests: _Optional[int] = ..., no_fills: _Optional[int] = ..., bids: _Optional[int] = ..., bids_dropped: _Optional[int] = ..., failures: _Optional[int] = ..., notices_sent: _Optional[int] = ..., notices_failed: _Optional[int] = ..., notices_dropped: _Optional[int] = ..., notices_retried: _Optional[int] = ..., notices_restored: _Optional[int] = ..., notices_pending: _Optional[int] = ..., notices_uncertain: _Optional[int] = ...) -> None: ...
 
 class LoaderStatus(_message.Message):
     __slots__ = ("name", "enabled", "source", "pools", "blocked_creatives")
@@ -425,18 +427,50 @@ class LoaderStatus(_message.Message):
     def __init__(self, name: _Optional[str] = ..., enabled: _Optional[bool] = ..., source: _Optional[str] = ..., pools: _Optional[int] = ..., blocked_creatives: _Optional[int] = ...) -> None: ...
 
 class StatsResponse(_message.Message):
-    __slots__ = ("pools", "sources", "loaders", "instance", "feeds")
+    __slots__ = ("pools", "sources", "loaders", "instance", "feeds", "pool_store")
     POOLS_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     LOADERS_FIELD_NUMBER: _ClassVar[int]
     INSTANCE_FIELD_NUMBER: _ClassVar[int]
     FEEDS_FIELD_NUMBER: _ClassVar[int]
+    POOL_STORE_FIELD_NUMBER: _ClassVar[int]
     pools: _containers.RepeatedCompositeFieldContainer[PoolStats]
     sources: _containers.RepeatedCompositeFieldContainer[SourceStats]
     loaders: _containers.RepeatedCompositeFieldContainer[LoaderStatus]
     instance: str
     feeds: FeedStats
-    def __init__(self, pools: _Optional[_Iterable[_Union[PoolStats, _Mapping]]] = ..., sources: _Optional[_Iterable[_Union[SourceStats, _Mapping]]] = ..., loaders: _Optional[_Iterable[_Union[LoaderStatus, _Mapping]]] = ..., instance: _Optional[str] = ..., feeds: _Optional[_Union[FeedStats, _Mapping]] = ...) -> None: ...
+    pool_store: PoolStoreStats
+    def __init__(self, pools: _Optional[_Iterable[_Union[PoolStats, _Mapping]]] = ..., sources: _Optional[_Iterable[_Union[SourceStats, _Mapping]]] = ..., loaders: _Optional[_Iterable[_Union[LoaderStatus, _Mapping]]] = ..., instance: _Optional[str] = ..., feeds: _Optional[_Union[FeedStats, _Mapping]] = ..., pool_store: _Optional[_Union[PoolStoreStats, _Mapping]] = ...) -> None: ...
+
+class PoolStoreStats(_message.Message):
+    __slots__ = ("restored_from", "restored_ads", "restored_leases", "expired_while_down", "reclaimed_leases", "dropped_ads", "uncertain_ads", "down_ms", "restore_ms", "journal_bytes", "journal_commits", "journal_checkpoints", "write_failures")
+    RESTORED_FROM_FIELD_NUMBER: _ClassVar[int]
+    RESTORED_ADS_FIELD_NUMBER: _ClassVar[int]
+    RESTORED_LEASES_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_WHILE_DOWN_FIELD_NUMBER: _ClassVar[int]
+    RECLAIMED_LEASES_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_ADS_FIELD_NUMBER: _ClassVar[int]
+    UNCERTAIN_ADS_FIELD_NUMBER: _ClassVar[int]
+    DOWN_MS_FIELD_NUMBER: _ClassVar[int]
+    RESTORE_MS_FIELD_NUMBER: _ClassVar[int]
+    JOURNAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+    JOURNAL_COMMITS_FIELD_NUMBER: _ClassVar[int]
+    JOURNAL_CHECKPOINTS_FIELD_NUMBER: _ClassVar[int]
+    WRITE_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    restored_from: str
+    restored_ads: int
+    restored_leases: int
+    expired_while_down: int
+    reclaimed_leases: int
+    dropped_ads: int
+    uncertain_ads: int
+    down_ms: int
+    restore_ms: int
+    journal_bytes: int
+    journal_commits: int
+    journal_checkpoints: int
+    write_failures: int
+    def __init__(self, restored_from: _Optional[str] = ..., restored_ads: _Optional[int] = ..., restored_leases: _Optional[int] = ..., expired_while_down: _Optional[int] = ..., reclaimed_leases: _Optional[int] = ..., dropped_ads: _Optional[int] = ..., uncertain_ads: _Optional[int] = ..., down_ms: _Optional[int] = ..., restore_ms: _Optional[int] = ..., journal_bytes: _Optional[int] = ..., journal_commits: _Optional[int] = ..., journal_checkpoints: _Optional[int] = ..., write_failures: _Optional[int] = ...) -> None: ...
 
 class FeedStats(_message.Message):
     __slots__ = ("feeds_held", "positions_planned", "positions_filled", "coming_answers", "positions_empty", "separation_holds", "feeds_expired", "feeds_refused", "guarantees_lost")
