@@ -174,7 +174,9 @@ public final class PoolJournal {
         hasPending = false
         // The header in place: no copy of the frame.
         let length = pending.count - 8
-        let sum = pending.bytes.withUnsafeBytes { PoolJournalRecord.checksum(UnsafeRawBufferPointer(rebasing: $0[8...])) }
+        let sum = pending.bytes.withUnsafeBytes {
+            PoolJournalRecord.checksum(UnsafeRawBufferPointer(rebasing: $0[8...]))
+        }
         pending.setUInt32(UInt32(length), at: 0)
         pending.setUInt32(sum, at: 4)
         let frameBytes = pending.count
@@ -309,7 +311,9 @@ public final class PoolJournal {
                 var file = [UInt8](repeating: 0, count: bytes)
                 var offset = 0
                 while offset < bytes {
-                    let count = file.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + offset, bytes - offset, off_t(offset)) }
+                    let count = file.withUnsafeMutableBytes {
+                        pread(fd, $0.baseAddress! + offset, bytes - offset, off_t(offset))
+                    }
                     if count < 0 && errno == EINTR { continue }
                     if count <= 0 {
                         let message = count == 0 ? "file shorter than written" : String(cString: strerror(errno))
@@ -351,7 +355,9 @@ public final class PoolJournal {
                         }
                         if count < 0 && errno == EINTR { continue }
                         guard count > 0 else { break }
-                        if let error = chunk.withUnsafeBytes({ PoolJournal.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) {
+                        if let error = chunk.withUnsafeBytes({
+                            PoolJournal.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<count]))
+                        }) {
                             unlink(temporary)
                             throw PoolStoreError(.io, "pool journal \(temporary): write: \(error)")
                         }

@@ -61,7 +61,9 @@ import Testing
         let logger = Logger(level: .error)
         let first = try Daemon(configuration: configuration, logger: logger)
         try first.start()
-        let error = try #require(throws: ConfigError.self) { _ = try Daemon(configuration: configuration, logger: logger) }
+        let error = try #require(throws: ConfigError.self) {
+            _ = try Daemon(configuration: configuration, logger: logger)
+        }
         #expect(error.field == "poolStore.sqlitePath")
         #expect(error.message.contains(path) && error.message.contains("pid \(getpid())"))
         first.beginShutdown(reason: "test")
