@@ -77,7 +77,7 @@ ports=()
 replicas=()
 for i in 0 1 2; do
     port=$(free_port)
-    "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning > "$WORK/r$i.out" 2> "$WORK/r$i.err" &
+    "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning --pool-store-path "$WORK/r$i-pools.sqlite" > "$WORK/r$i.out" 2> "$WORK/r$i.err" &
     pid=$!; PIDS+=("$pid"); replicas+=("$pid"); ports+=("$port")
 done
 for port in "${ports[@]}"; do wait_port "$port"; done

@@ -41,7 +41,8 @@ def start_daemon(bindir, tmp):
     with open(path, "w") as f:
         json.dump(config, f)
     log = open(os.path.join(tmp, "feed-load.err"), "wb")
-    proc = subprocess.Popen([os.path.join(bindir, "adloaderd"), "--config", path, "--port", "0"],
+    proc = subprocess.Popen([os.path.join(bindir, "adloaderd"), "--config", path, "--port", "0",
+                             "--pool-store-path", os.path.join(tmp, "feed-load-pools.sqlite")],
                             stdout=subprocess.PIPE, stderr=log)
     line = proc.stdout.readline().decode()
     if "listening on" not in line:

@@ -126,7 +126,7 @@ echo "server,conns,streams,seconds,calls_per_s,calls,server_cpu_us_per_call" > "
 for run in $(seq "$RUNS"); do
     # adloaderd, gRPC transport.
     port=$(free_port)
-    "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
+    "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning --pool-store-path "$WORK/load-pools.sqlite" > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
     pid=$!; PIDS+=("$pid")
     wait_port "$port"
     h2load -n 1 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" "http://127.0.0.1:$port/adloader.v1.NativeAdLoader/Borrow" > /dev/null
@@ -194,7 +194,7 @@ latency() {
 }
 echo "server,calls,p50_us,p99_us" > "$OUT/grpc-latency.csv"
 port=$(free_port)
-taskset -c 0 "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
+taskset -c 0 "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning --pool-store-path "$WORK/pinned-pools.sqlite" > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
 pid=$!; PIDS+=("$pid")
 wait_port "$port"
 h2load -n 1 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" "http://127.0.0.1:$port/adloader.v1.NativeAdLoader/Borrow" > /dev/null

@@ -45,7 +45,8 @@ class Daemon:
         with open(path, "w") as f:
             json.dump(config, f)
         self.log = open(os.path.join(tmp, name + ".err"), "wb")
-        self.proc = subprocess.Popen([os.path.join(bindir, "adloaderd"), "--config", path, "--port", "0"],
+        self.proc = subprocess.Popen([os.path.join(bindir, "adloaderd"), "--config", path, "--port", "0",
+                                      "--pool-store-path", os.path.join(tmp, name + "-pools.sqlite")],
                                      stdout=subprocess.PIPE, stderr=self.log)
         line = self.proc.stdout.readline().decode()
         if "listening on" not in line:

@@ -72,7 +72,8 @@ def main():
             wait_port(redis_port)
             procs.append(subprocess.Popen(
                 [binary, "--config", os.path.join(ROOT, "Examples", "cluster", "adloaderd.json"), "--port", str(port),
-                 "--redis-port", str(redis_port), "--log-level", "warning"],
+                 "--redis-port", str(redis_port), "--log-level", "warning",
+                 "--pool-store-path", os.path.join(tmp, "pools-%d.sqlite" % port)],
                 stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w")))
             wait_port(port)
             s = grpc_stubs.load()

@@ -121,9 +121,11 @@ def main():
     try:
         tls_port, plain_port, nghttpd_port = free_port(), free_port(), free_port()
         common = ["--synthetic-latency", "5ms", "--log-level", "warning"]
-        tls = subprocess.Popen([args.adloaderd, "--port", str(tls_port), "--tls-cert", cert, "--tls-key", key, *common],
+        tls = subprocess.Popen([args.adloaderd, "--port", str(tls_port), "--tls-cert", cert, "--tls-key", key, *common,
+                                "--pool-store-path", os.path.join(work, "tls-pools.sqlite")],
                                stdout=subprocess.DEVNULL)
-        plain = subprocess.Popen([args.adloaderd, "--port", str(plain_port), *common], stdout=subprocess.DEVNULL)
+        plain = subprocess.Popen([args.adloaderd, "--port", str(plain_port), *common,
+                                  "--pool-store-path", os.path.join(work, "plain-pools.sqlite")], stdout=subprocess.DEVNULL)
         nghttpd = subprocess.Popen(["nghttpd", "-d", www, str(nghttpd_port), key, cert],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         processes += [tls, plain, nghttpd]

@@ -156,7 +156,7 @@ def main():
                 ' "sources": { "synthetic": { "latency": "0ms", "fillRate": 1, "seed": 7 } },'
                 ' "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,'
                 ' "leaseTimeout": "60s" } } }')
-    daemon = subprocess.Popen([args.adloaderd, "--config", config], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    daemon = subprocess.Popen([args.adloaderd, "--config", config, "--pool-store-path", os.path.join(work, "pools.sqlite")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                               text=True)
     port = None
     for line in daemon.stdout:
