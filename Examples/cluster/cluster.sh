@@ -96,7 +96,8 @@ start() {
         p=$(replica_port "$i")
         # The instance name defaults to host:port, the name nginx's ring hashes.
         "$adloaderd" --config "$here/adloaderd.json" --port "$p" --redis-port "$redis_port" \
-            --admin-port "$(admin_port "$i")" >"$dir/$name.out" 2>"$dir/$name.log" &
+            --admin-port "$(admin_port "$i")" --pool-store-path "$dir/$name-pools.sqlite" \
+            >"$dir/$name.out" 2>"$dir/$name.log" &
         echo $! >"$dir/$name.pid"
     done
     for i in 0 1 2; do
