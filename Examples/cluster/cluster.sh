@@ -11,7 +11,8 @@
 # its upstream connections, the cheaper one: BENCHMARKS.md section 7) or nginx (its ring is the
 # one `adloader --endpoints 127.0.0.1:7421,127.0.0.1:7422,127.0.0.1:7423 --affinity KEY ...`
 # computes, so the framed protocol reaches the same replica as nginx; HAProxy's ring differs).
-# Settings (environment): CLUSTER_DIR (pids, logs, configuration; default /tmp/adloader-cluster;
+# Settings (environment): CLUSTER_DIR (pids, logs, configuration, each replica's pool store
+# NAME-pools.sqlite; default /tmp/adloader-cluster;
 # `status` and `stop` default to the directory of the last `start`),
 # CLUSTER_PORT (nginx; the replicas take the next three ports, their admin listeners the three
 # after), CLUSTER_REDIS_PORT (default 7430), ADLOADERD (default .build/release/adloaderd, from
