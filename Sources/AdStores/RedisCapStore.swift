@@ -24,7 +24,8 @@ public import AdLoaderUV
 /// (or any node it knows), sends each call to the master of its device's slot, follows
 /// `MOVED` (updating the map, and reading it again) and `ASK` (`ASKING` first), at most 5
 /// redirections per call, and reads the map again after a node failed (at most one read per
-/// 100 ms). hiredis 0.14 has no
+/// 100 ms; one asked for sooner starts with the first call after the 100 ms, so a map left
+/// partly stale by a failover does not stay so). hiredis 0.14 has no
 /// cluster client; this is that client, for the one command this store sends.
 ///
 /// Outage: a failed connect, a closed connection, a reply later than `timeout` fail the call
@@ -54,6 +55,9 @@ public final class RedisCapStore: CapStore {
     private var hasSlotMap = false
     private var refreshing = false
     private var refreshWanted = false
+    /// A read asked for within `minimumSlotMapInterval` of the last one: the first call after
+    /// the interval starts it, so a map left partly stale by a failover is read again.
+    private var refreshDue = false
     /// Cluster calls waiting for the first slot map.
     private var awaitingSlotMap: [Call] = []
     private var inFlight = 0
@@ -204,6 +208,7 @@ public final class RedisCapStore: CapStore {
     private func dispatch(_ call: Call, to address: RedisAddress? = nil, asking: Bool = false) {
         var target = address ?? seed
         if cluster && address == nil {
+            if refreshDue { refreshSlotMap(now: call.now) }
             let owner = slotOwner[call.slot]
             if owner < 0 {
                 awaitingSlotMap.append(call)
@@ -302,7 +307,11 @@ public final class RedisCapStore: CapStore {
             refreshWanted = true
             return
         }
-        if hasSlotMap, let last = lastSlotMapRead, now < last + Self.minimumSlotMapInterval { return }
+        if hasSlotMap, let last = lastSlotMapRead, now < last + Self.minimumSlotMapInterval {
+            refreshDue = true
+            return
+        }
+        refreshDue = false
         lastSlotMapRead = now
         let candidates = [seed] + owners.filter { $0 != seed }
         refreshing = true

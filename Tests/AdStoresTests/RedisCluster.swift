@@ -28,12 +28,15 @@ final class RedisCluster {
         do {
             for _ in 0..<(masters * 2) {
                 let port = try Self.clusterPort()
+                // A directory per node: a replica's full sync writes dump.rdb in its directory.
+                let nodeDirectory = "\(directory)/\(port)"
+                try FileManager.default.createDirectory(atPath: nodeDirectory, withIntermediateDirectories: true)
                 nodes.append(
                     try RedisServer(
                         port: port,
                         extraArguments: [
-                            "--cluster-enabled", "yes", "--cluster-config-file", "\(directory)/nodes-\(port).conf",
-                            "--cluster-node-timeout", "1000", "--dir", directory,
+                            "--cluster-enabled", "yes", "--cluster-config-file", "\(nodeDirectory)/nodes.conf",
+                            "--cluster-node-timeout", "1000", "--dir", nodeDirectory,
                             // A master's failure leaves the other masters' slots serving (the default,
                             // yes, fails every slot until the election ends): OPERATIONS.md advises it.
                             "--cluster-require-full-coverage", "no",

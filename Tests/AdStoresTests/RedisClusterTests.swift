@@ -87,7 +87,18 @@ import Testing
 
         // Kill the new master: calls for its slots fail (quickly) until the cluster promotes
         // its replica; the store then finds the slot there. Other masters' devices answer throughout.
-        let other = (1..<20).map { Self.key("device-\($0)") }.first { store.node(for: $0) != store.node(for: key) }!
+        // The other device is one whose slot the new master itself refuses (MOVED elsewhere): the
+        // store's map may still be partly stale after the failover (a slot-map read during the
+        // hand-over can predate it), so it cannot choose. One call settles the store's route.
+        let other = try (1..<20).map { Self.key("device-\($0)") }.first {
+            try replica.cli(["GET", store.dayKey($0)]).hasPrefix("MOVED")
+        }.map { device in
+            #expect(loop.call(store, device, at: Self.now) == .success(AppOpenCounts(session: 1, day: 1)))
+            return device
+        }
+        guard let other, store.node(for: other) != "127.0.0.1:\(replica.port)" else {
+            throw StoreTestFailure("no device on another master (\(String(describing: other)))")
+        }
         replica.stop()
         let afterKill = try callUntilAnswered(loop, store, key, alsoCalling: other)
         // Replication is asynchronous, but the show acknowledged before had long reached the replica.
