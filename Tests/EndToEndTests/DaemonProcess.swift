@@ -102,8 +102,10 @@ final class DaemonProcess: @unchecked Sendable {
         return stderrText.contains(text)
     }
 
-    /// Sends a signal.
+    /// Sends a signal while the daemon runs (after it exited its pid may already be another
+    /// process's: pid_max is 32,768 here and a test run starts thousands of processes).
     func signal(_ number: Int32) {
+        guard process.isRunning else { return }
         kill(process.processIdentifier, number)
     }
 
