@@ -37,6 +37,7 @@ final class TLSClientSession: @unchecked Sendable {
     /// - Throws: ``AdLoaderClientError`` `.tlsFailed` naming the file, the verification
     ///   failure or the alert; the socket stays open (the caller closes it).
     init(fd: Int32, options: ClientTLS, host: String) throws(AdLoaderClientError) {
+        _ = COpenSSL_init_without_atexit()  // no cleanup at exit under running threads (shim.h)
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw Self.failure("cannot create a TLS context: \(Self.takeError())")
         }

@@ -27,6 +27,7 @@ public final class TLSContext {
         {
             try Self.checkReadable(path, field: field)
         }
+        _ = COpenSSL_init_without_atexit()  // no cleanup at exit under running threads (shim.h)
         guard let context = SSL_CTX_new(TLS_server_method()) else {
             throw TLSError(field: "tls", message: "SSL_CTX_new failed: \(Self.takeError())")
         }

@@ -59,6 +59,15 @@ static inline int COpenSSL_peer_subject(SSL *ssl, char *buffer, int capacity) {
     return length;
 }
 
+/* Initialises OpenSSL without its atexit cleanup. Call before the first SSL_CTX_new (the first
+   initialisation's flags count; later calls do nothing). OpenSSL's atexit handler frees its global
+   state while other threads may still be inside SSL_read (the client's reader thread when the CLI
+   exits), which corrupted the heap ("malloc_consolidate(): unaligned fastbin chunk detected" in
+   test_tls.py, ci run of 2026-12-02); a process that exits needs no cleanup. */
+static inline int COpenSSL_init_without_atexit(void) {
+    return OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
 /* The oldest queued OpenSSL error as text (and the queue emptied); 0 when none. */
 static inline unsigned long COpenSSL_take_error(char *buffer, size_t capacity) {
     unsigned long first = ERR_get_error();
