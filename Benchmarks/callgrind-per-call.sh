@@ -33,6 +33,11 @@ if [ "${1:-}" = "--grpc" ]; then GRPC=1; shift; fi
 if [ "${1:-}" = "--grpc-plan" ]; then GRPC=1; PLAN=1; shift; fi
 if [ "${1:-}" = "--nghttpd" ]; then GRPC=1; NGHTTPD=1; shift; set -- "$(command -v nghttpd)"; fi
 [ $# -ge 1 ] || { echo "usage: $0 [--grpc|--grpc-plan] BIN [BIN...] | --nghttpd" >&2; exit 2; }
+if [ "$NGHTTPD" = 1 ] && [ ! -f "${BUILD:-/tmp/adloader-peers}/www/ad.bin" ]; then
+    # Without the file every request is a 404 and the run fails after the whole h2load.
+    echo "${BUILD:-/tmp/adloader-peers}/www/ad.bin missing: run ../shared/peers/gen_payloads.py (BUILD=DIR; it needs grpcio-tools, as in .venv)" >&2
+    exit 1
+fi
 if [ "$GRPC" = 1 ]; then
     command -v h2load > /dev/null || { echo "h2load missing (apt-get install nghttp2-client)" >&2; exit 1; }
 elif [ -z "${LOADBENCH:-}" ]; then
