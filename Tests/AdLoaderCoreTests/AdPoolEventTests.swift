@@ -90,7 +90,8 @@ struct AdPoolEventTests {
 
     @Test func theProbeTimerProbesOnlyWhileUnreachableAndLoading() {
         let pool = Self.pool()
-        #expect(pool.failureSettled(Self.unreachable, probe: false, at: Self.at(0), isShutDown: false) == .scheduleProbe)
+        #expect(
+            pool.failureSettled(Self.unreachable, probe: false, at: Self.at(0), isShutDown: false) == .scheduleProbe)
         #expect(pool.probeTimerFired(isShutDown: false) == .probe)
         #expect(pool.probeTimerFired(isShutDown: true) == .none)
         pool.setEnabled(false)
@@ -105,7 +106,9 @@ struct AdPoolEventTests {
         #expect(pool.backOff(until: 5_000) == Self.at(5_000))
         // A Retry-After meanwhile pushed the backoff's end later: the timer waits on.
         let later = UpstreamError(code: .retryable, message: "429", retryAfter: .seconds(8))
-        #expect(pool.failureSettled(later, probe: false, at: Self.at(1_000), isShutDown: false) == AdPool.FillStateMachine.Action.none)
+        #expect(
+            pool.failureSettled(later, probe: false, at: Self.at(1_000), isShutDown: false)
+                == AdPool.FillStateMachine.Action.none)
         #expect(pool.retryTimerFired(at: Self.at(5_000), isShutDown: false) == .waitUntil(Self.at(9_000)))
         #expect(pool.fill.state == .backingOff)
         #expect(pool.retryTimerFired(at: Self.at(9_000), isShutDown: false) == .fill(.topUp))

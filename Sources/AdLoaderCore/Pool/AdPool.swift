@@ -4,8 +4,12 @@
 /// A pool is a state machine: its stored properties are `private(set)`, so outside this file
 /// its state changes only through its events (the extension at the end of this file, as far
 /// as `private(set)` reaches), each returning what the loader carries out beyond the pool.
-/// The loader decides when to load, lend, expire and emit events; the pool never calls a
-/// source, a timer or an observer.
+/// The pool decides: whether it loads at all (``loads(isShutDown:)``), what a top-up, probe or
+/// retry sends and when, which ads expire, when its sweep and removal check are due, which
+/// parked borrow is served, whether its budget turn or an eviction applies to it. The loader
+/// only executes the returned actions (schedules timers, calls the source, lends, emits
+/// events) and applies what is daemon-wide (the memory and request budgets, the lease
+/// table); the pool never calls a source, a timer or an observer.
 ///
 /// Ads live in a ``Slab`` so that heaps and leases refer to them by an ``AdHandle``, and a
 /// retained ad costs its record plus one heap entry.
