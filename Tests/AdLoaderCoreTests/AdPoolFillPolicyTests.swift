@@ -80,9 +80,13 @@ struct AdPoolFillPolicyTests {
     @Test func aTopUpRequestedSaysWhatIsMissingOrThatNothingIs() {
         let now = AdInstant(unixMilliseconds: 0)
         let stocked = Self.pool(batch: 5, maximum: 10, available: 10)
-        #expect(stocked.topUpRequested(.explicit, amount: .complete, at: now) == .nothingMissing(clearHeldBack: false))
+        #expect(
+            stocked.topUpRequested(.explicit, amount: .complete, at: now, isShutDown: false)
+                == .nothingMissing(clearHeldBack: false))
         let empty = Self.pool(batch: 5, maximum: 12, available: 0)
-        guard case .wants(let plan, let wanted, _) = empty.topUpRequested(.explicit, amount: .complete, at: now)
+        guard
+            case .wants(let plan, let wanted, _) = empty.topUpRequested(
+                .explicit, amount: .complete, at: now, isShutDown: false)
         else {
             Issue.record("an empty pool wants nothing")
             return

@@ -60,10 +60,9 @@ extension NativeAdvertisementLoader {
         while budget.hasToken, !budget.waiting.isEmpty {
             let index = budget.waiting.firstIndex { $0.reference?.pool.hasOnScreenDemand == true } ?? 0
             let entry = budget.waiting.remove(at: index)
-            guard let pool = entry.reference?.pool, let wait = pool.takeBudgetWait() else { continue }
-            guard pool.enabled, entries[pool.loader]?.pools[pool.key] === pool, !pool.isIdle(at: now) else {
-                continue
-            }
+            guard let pool = entry.reference?.pool, let wait = pool.budgetTurnCame(at: now),
+                entries[pool.loader]?.pools[pool.key] === pool
+            else { continue }
             // Every pass either spends a token (the grantee's request) or drops an entry.
             budget.grantee = ObjectIdentifier(pool)
             budget.serving = (ObjectIdentifier(pool), wait)

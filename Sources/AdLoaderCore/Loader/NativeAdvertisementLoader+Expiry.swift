@@ -21,24 +21,25 @@ extension NativeAdvertisementLoader {
         var expired = 0
         // An ad that cannot be lent any more (less than the minimum remaining life left) is
         // as good as expired: it is dropped as expired rather than kept until it is.
-        let limit = now.unixMilliseconds &+ pool.minimumLifeMilliseconds
-        while let soonest = pool.soonestAvailable, soonest.expiresAt.unixMilliseconds <= limit {
-            guard expired < Self.expiryBatchLimit else {
+        let horizon = pool.expiryHorizon(at: now.unixMilliseconds)
+        while true {
+            switch pool.expireNext(horizon: horizon, expiredSoFar: expired, limit: Self.expiryBatchLimit) {
+            case .done:
+                return expired
+            case .continueLater:
                 scheduleSweep(pool, immediately: true)
-                break
+                return expired
+            case .expired(let ad):
+                expired += 1
+                reportDropped(ad, from: pool, reason: .expired)
             }
-            let ad = pool.dropAvailable(soonest.handle, reason: .expired)
-            expired += 1
-            reportDropped(ad, from: pool, reason: .expired)
         }
-        return expired
     }
 
     /// Whether the soonest-expiring available ad may be lent now (it has at least the
     /// minimum remaining life left).
     func hasLendableAd(_ pool: AdPool) -> Bool {
-        guard let soonest = pool.soonestAvailable else { return false }
-        return isLendable(expiresAt: soonest.expiresAt, in: pool)
+        pool.hasLendableAd(at: now.unixMilliseconds)
     }
 
     /// Whether an ad expiring at `expiresAt` has at least the pool's minimum remaining life left.
@@ -49,15 +50,15 @@ extension NativeAdvertisementLoader {
     /// Keeps a sweep timer running every `sweepInterval` while the pool has available ads;
     /// `immediately` moves it to now, to continue a sweep that hit ``expiryBatchLimit``.
     func scheduleSweep(_ pool: AdPool, immediately: Bool = false) {
-        guard pool.enabled, !isShutDown, !pool.available.isEmpty else { return }
-        if pool.sweepTimer != nil {
-            guard immediately, !pool.sweepIsContinuation else { return }
+        let deadline: AdInstant
+        switch pool.sweepWanted(immediately: immediately, isShutDown: isShutDown) {
+        case .keep: return
+        case .now: deadline = now
+        case .afterInterval: deadline = now + pool.configuration.sweepInterval
         }
-        let deadline = immediately ? now : now + pool.configuration.sweepInterval
         pool.sweepScheduled(
             scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
                 guard let self, let pool = reference?.pool else { return }
-                pool.sweepTimerFired()
                 self.sweep(pool)
             }, continuation: immediately)
     }
@@ -67,11 +68,14 @@ extension NativeAdvertisementLoader {
     /// `sweepInterval`. Borrows parked behind a backlog of expired ads are served once the
     /// backlog is gone.
     func sweep(_ pool: AdPool) {
-        guard pool.enabled, !isShutDown else { return }
+        guard pool.sweepTimerFired(isShutDown: isShutDown) else { return }
         if purgeExpired(pool) > 0 {
             topUp(pool, trigger: .automatic)
         }
-        if pool.sweepTimer == nil {
+        switch pool.sweepPassEnded() {
+        case .continuing:
+            break
+        case .finished:
             serveParked(pool)
             scheduleSweep(pool)
         }

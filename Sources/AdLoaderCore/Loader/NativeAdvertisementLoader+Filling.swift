@@ -15,14 +15,14 @@ extension NativeAdvertisementLoader {
     /// (``makeRoom(for:need:)``).
     @discardableResult
     func topUp(_ pool: AdPool, trigger: AdPool.FillTrigger, amount: AdPool.FillAmount = .wholeBatches) -> Int {
-        guard pool.enabled, !isShutDown else { return 0 }
         let now = self.now
         let nowMilliseconds = now.unixMilliseconds
-        // The pool decides what it is missing and may send (events in, actions out); the
-        // loader applies what is daemon-wide: the memory budget and the sources' budgets.
+        // The pool decides whether it loads, what it is missing and may send (events in,
+        // actions out); the loader applies what is daemon-wide: the memory budget and the
+        // sources' budgets.
         let plan: AdPool.TopUpPlan
         let wanted: Int
-        switch pool.topUpRequested(trigger, amount: amount, at: now) {
+        switch pool.topUpRequested(trigger, amount: amount, at: now, isShutDown: isShutDown) {
         case .none:
             return 0
         case .probe:
@@ -90,9 +90,6 @@ extension NativeAdvertisementLoader {
             pool.loader, pool.adUnitID, reason, reason?.setting(loader: pool.loader, source: pool.configuration.source))
     }
 
-    /// The trigger of a top-up that follows a completion (``AdPool/followUpTrigger(at:)``).
-    func followUpTrigger(_ pool: AdPool) -> AdPool.FillTrigger { pool.followUpTrigger(at: now) }
-
     /// Sends one upstream request (its budget token already taken); its ads count as in
     /// flight until the source answers.
     func send(_ pool: AdPool, count: Int, probe: Bool) {
@@ -113,29 +110,28 @@ extension NativeAdvertisementLoader {
             let accepted = delivered.prefix(asked)
             for ad in accepted { receive(ad, into: pool) }
             emit(.loadFinished, pool) { $0.count = accepted.count }
-            guard pool.enabled, !isShutDown else { return }
             // An answer ends the failure backoff at once (after an outage too): the source
-            // answers again. A Retry-After still holds.
-            pool.fillAnswered(
-                asked: asked, accepted: accepted.count, latencyMilliseconds: now.unixMilliseconds - sentAt)
+            // answers again. A Retry-After still holds. A pool no longer loading stops here.
+            guard
+                pool.fillAnswered(
+                    asked: asked, accepted: accepted.count, latencyMilliseconds: now.unixMilliseconds - sentAt,
+                    isShutDown: isShutDown)
+            else { return }
             serveParked(pool)
             scheduleSweep(pool)
-            perform(pool.fillSucceeded(), for: pool)
-            // What the concurrency cap held back goes now that a request is answered. A short
-            // answer that still made progress, with borrows left waiting: ask again now rather
-            // than leave them to time out (a pool with borrows parked counts as running dry,
-            // see `topUpPlan`). An empty answer (no fill) is not re-asked at once: that would
-            // hammer an exchange that has no demand; the next borrow or prefetch asks.
-            if !accepted.isEmpty, pool.heldBackByCap || (accepted.count < asked && !pool.parked.isEmpty) {
-                topUp(pool, trigger: followUpTrigger(pool))
+            perform(pool.fillSucceeded(isShutDown: isShutDown), for: pool)
+            // What the concurrency cap held back, or a short answer with borrows left waiting
+            // (``AdPool/followUpAfterAnswer(asked:accepted:at:)``).
+            if let trigger = pool.followUpAfterAnswer(asked: asked, accepted: accepted.count, at: now) {
+                topUp(pool, trigger: trigger)
             }
         case .failure(let error):
             pool.fillFailed(error)
             emit(.loadFinished, pool) { $0.error = error }
-            guard pool.enabled, !isShutDown else { return }
             // Backing off already, suspended or unreachable: borrows and prefetches wait out
-            // the retry delay too (until an answer comes); a Retry-After holds every path.
-            let action = pool.failureSettled(error, probe: probe, at: now)
+            // the retry delay too (until an answer comes); a Retry-After holds every path. A
+            // pool no longer loading stops here.
+            guard let action = pool.failureSettled(error, probe: probe, at: now, isShutDown: isShutDown) else { return }
             perform(action, for: pool, leastRetryDelay: error.retryAfter ?? .zero)
             failParkedIfNothingComing(pool)
         }
@@ -144,7 +140,7 @@ extension NativeAdvertisementLoader {
     /// Fail fast: ends every parked borrow with ``BorrowResult/upstreamFailed(_:)`` when no ad
     /// can arrive for them (see ``failureWithNothingComing(_:)``).
     func failParkedIfNothingComing(_ pool: AdPool) {
-        guard !pool.parked.isEmpty, !hasLendableAd(pool), let error = failureWithNothingComing(pool) else { return }
+        guard let error = pool.parkedBorrowsFailing(at: now.unixMilliseconds) else { return }
         for parked in pool.takeAllParked() {
             pool.countMiss()
             parked.take()?(.upstreamFailed(error))
@@ -165,22 +161,12 @@ extension NativeAdvertisementLoader {
             creativeID: delivered.creativeID, advertiserDomains: delivered.advertiserDomains,
             categories: delivered.categories)
         pool.adArrived(lifeMilliseconds: expiresAt.unixMilliseconds - loadedAt.unixMilliseconds)
-        // Place the ad before telling observers, so the stats they read add up.
-        let drop: AdDropReason?
-        if isShutDown {
-            drop = .shutdown
-        } else if !pool.enabled {
-            drop = pool.isRetired ? .reconfigured : .disabled
-        } else if !delivered.creative.fits(pool.configuration.format) || isCreativeBlocked(ad, loader: pool.loader) {
-            // A creative a client invalidated is dropped on arrival while its block lasts.
-            drop = .invalidated
-        } else if !isLendable(expiresAt: expiresAt, in: pool) {
-            drop = .expired
-            pool.countExpiredOnArrival()
-            noteExpiredOnArrival(pool)
-        } else {
-            drop = nil
-        }
+        // Place the ad before telling observers, so the stats they read add up. A creative a
+        // client invalidated is dropped on arrival while its block lasts.
+        let drop = pool.arrivalDrop(
+            expiresAt: expiresAt, at: now.unixMilliseconds, isShutDown: isShutDown,
+            invalid: !delivered.creative.fits(pool.configuration.format) || isCreativeBlocked(ad, loader: pool.loader))
+        if drop == .expired { noteExpiredOnArrival(pool) }
         if let drop {
             pool.countDropped(drop)
             emit(.received, pool) { $0.adID = ad.id }
@@ -196,23 +182,23 @@ extension NativeAdvertisementLoader {
 
     /// Carries out what the fill state machine decided; a retry waits at least `leastRetryDelay`
     /// (the source's `Retry-After`).
+    ///
+    /// The pool's events return `.none` once it no longer loads (a completion or observer may
+    /// have disabled the loader or shut it down meanwhile), so whatever comes here is carried out.
     func perform(_ action: AdPool.FillStateMachine.Action, for pool: AdPool, leastRetryDelay: Duration = .zero) {
-        // A completion or observer may have disabled the loader or shut it down meanwhile.
-        guard pool.enabled, !isShutDown else { return }
         switch action {
         case .none:
             break
         case .scheduleRetry(let attempt):
             let delay = max(retryDelay(attempt: attempt, policy: pool.configuration.retry), leastRetryDelay)
-            pool.backOff(until: (now + delay).unixMilliseconds)
-            scheduleRetryTimer(pool)
+            scheduleRetryTimer(pool, at: pool.backOff(until: (now + delay).unixMilliseconds))
         case .scheduleProbe:
             pool.cancelRetry()
             pool.probeScheduled(
                 scheduler.schedule(at: now + pool.configuration.retry.probeInterval) {
                     [weak self, weak reference = pool.reference] in
                     guard let self, let pool = reference?.pool else { return }
-                    self.perform(pool.probeTimerFired(), for: pool)
+                    self.perform(pool.probeTimerFired(isShutDown: self.isShutDown), for: pool)
                 })
         case .cancelRetry:
             pool.cancelRetry()
@@ -222,41 +208,27 @@ extension NativeAdvertisementLoader {
         case .topUp:
             topUp(pool, trigger: .automatic)
         case .probe:
-            pool.refreshTarget(at: now)
-            if pool.isIdle(at: now) || pool.requestsInFlight >= pool.requestLimit {
-                // Idle: no automatic traffic. At the cap: the answers in flight tell as much.
-                perform(.scheduleProbe, for: pool)
-            } else if now.unixMilliseconds < pool.notBefore {
-                // A Retry-After longer than the probe interval holds probes back too.
-                perform(.scheduleProbe, for: pool)
-            } else if pool.missing > 0 && memory.room > 0 {
-                // A probe never waits in the budget's queue: without a token, the next interval.
-                if takeBudget(pool, waitAs: nil) {
-                    send(pool, count: 1, probe: true)
-                } else {
-                    perform(.scheduleProbe, for: pool)
-                }
+            // A probe never waits in the budget's queue: without a token, the next interval.
+            if pool.probeDue(at: now, memoryRoom: memory.room) == .send, takeBudget(pool, waitAs: nil) {
+                send(pool, count: 1, probe: true)
             } else {
-                // Full pool: nothing to ask for yet; look again after the next interval.
                 perform(.scheduleProbe, for: pool)
             }
         }
     }
 
-    /// (Re)schedules the pool's retry timer at its backoff's end (``AdPool/notBefore``): a
-    /// failure meanwhile that pushed the end later (a longer `Retry-After`) moves the retry too.
-    func scheduleRetryTimer(_ pool: AdPool) {
+    /// (Re)schedules the pool's retry timer at `deadline`, its backoff's end
+    /// (``AdPool/notBefore``): a failure meanwhile that pushed the end later (a longer
+    /// `Retry-After`) moves the retry too (``AdPool/RetryTimerStep/waitUntil(_:)``).
+    func scheduleRetryTimer(_ pool: AdPool, at deadline: AdInstant) {
         pool.cancelRetry()
         pool.retryScheduled(
-            scheduler.schedule(at: AdInstant(unixMilliseconds: pool.notBefore)) {
-                [weak self, weak reference = pool.reference] in
+            scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
                 guard let self, let pool = reference?.pool else { return }
-                pool.retryTimerFired()
-                if self.now.unixMilliseconds < pool.notBefore {
-                    self.scheduleRetryTimer(pool)
-                    return
+                switch pool.retryTimerFired(at: self.now, isShutDown: self.isShutDown) {
+                case .waitUntil(let later): self.scheduleRetryTimer(pool, at: later)
+                case .fill(let action): self.perform(action, for: pool)
                 }
-                self.perform(pool.retryDue(), for: pool)
             })
     }
 

@@ -135,10 +135,12 @@ extension NativeAdvertisementLoader {
 
     /// Lends to parked borrows, oldest first, while ads can be lent.
     func serveParked(_ pool: AdPool) {
-        while pool.enabled, let first = pool.firstParked() {
+        while let first = pool.parkedBorrowToServe() {
             purgeExpired(pool)
-            guard slotHoldsValidLease(pool, first.slot) || hasLendableAd(pool) else { return }
-            _ = pool.takeFirstParked()
+            guard
+                pool.takeParkedBorrowIfServable(
+                    slotHoldsValidLease: slotHoldsValidLease(pool, first.slot), at: now.unixMilliseconds)
+            else { return }
             guard let whenServed = first.take() else { continue }
             guard let result = lend(from: pool, slot: first.slot, excluding: first.exclusion) else {
                 // The slot's lease had expired and nothing else is available, or nothing

@@ -28,11 +28,11 @@ extension NativeAdvertisementLoader {
         var idle: [AdPool] = []
         var stocked: [AdPool] = []
         for entry in entries.values {
-            for other in entry.pools.values where other !== pool && other.enabled && !other.available.isEmpty {
-                if other.isIdle(at: now) {
-                    idle.append(other)
-                } else if other.loadedAndInFlight > other.target {
-                    stocked.append(other)
+            for other in entry.pools.values where other !== pool {
+                switch other.evictionRank(at: now) {
+                case .idle: idle.append(other)
+                case .stocked: stocked.append(other)
+                case .none: break
                 }
             }
         }
@@ -53,10 +53,7 @@ extension NativeAdvertisementLoader {
             var best: (index: Int, deadline: Int64, sequence: UInt64)?
             var index = 0
             while index < candidates.count {
-                let candidate = candidates[index]
-                guard let first = candidate.available.first,
-                    !keepingTarget || candidate.loadedAndInFlight > candidate.target
-                else {
+                guard let first = candidates[index].evictionCandidate(keepingTarget: keepingTarget) else {
                     candidates.swapAt(index, candidates.count - 1)
                     candidates.removeLast()
                     continue
@@ -70,9 +67,7 @@ extension NativeAdvertisementLoader {
             }
             guard let chosen = best else { break }
             let victim = candidates[chosen.index]
-            let expiresAt = AdInstant(unixMilliseconds: chosen.deadline)
-            let reason: AdDropReason = isLendable(expiresAt: expiresAt, in: victim) ? .memoryBudget : .expired
-            let ad = victim.dropAvailable(victim.available.first!.handle, reason: reason)
+            let (ad, reason) = victim.evictSoonest(at: now.unixMilliseconds)
             reportDropped(ad, from: victim, reason: reason)
             dropped += 1
         }

@@ -342,10 +342,7 @@ public final class NativeAdvertisementLoader {
         var result: [PoolStats] = []
         for (name, entry) in entries where loader == nil || loader == name {
             for (key, pool) in entry.pools where adUnitID == nil || adUnitID == key.adUnitID {
-                var stats = pool.currentStats
-                stats.idle = pool.isIdle(at: now)
-                stats.heldBackMilliseconds = UInt64(max(0, pool.heldBackTotal(at: now.unixMilliseconds)))
-                result.append(stats)
+                result.append(pool.currentStats(at: now))
             }
         }
         return result.sorted { ($0.loader, $0.adUnitID, $0.consentClass) < ($1.loader, $1.adUnitID, $1.consentClass) }
@@ -512,15 +509,14 @@ public final class NativeAdvertisementLoader {
             memory: memory, now: now)
         entry.pools[key] = pool
         entry.lastPool = (key, pool)
-        scheduleRemovalCheck(pool)
+        scheduleRemovalCheck(pool, at: pool.removalCheckDeadline(notBefore: nil))
         return pool
     }
 
-    /// Checks the pool for removal once `poolRemovalTimeout` has passed since its last demand.
-    func scheduleRemovalCheck(_ pool: AdPool, notBefore: AdInstant? = nil) {
+    /// Checks the pool for removal at `deadline` (``AdPool/removalCheckDeadline(notBefore:)``:
+    /// once `poolRemovalTimeout` has passed since its last demand).
+    func scheduleRemovalCheck(_ pool: AdPool, at deadline: AdInstant) {
         guard !isShutDown else { return }
-        var deadline = AdInstant(unixMilliseconds: pool.lastDemandAt) + pool.configuration.poolRemovalTimeout
-        if let notBefore, notBefore > deadline { deadline = notBefore }
         pool.removalCheckScheduled(
             scheduler.schedule(at: deadline) { [weak self, weak reference = pool.reference] in
                 guard let self, let pool = reference?.pool else { return }
@@ -530,8 +526,7 @@ public final class NativeAdvertisementLoader {
     }
 
     /// Removes `pool` when it holds nothing and has had no demand for `poolRemovalTimeout`;
-    /// else checks again when that may be so (a pool still holding ads: after a sweep
-    /// interval, by when its idle state has let them expire or be returned).
+    /// else checks again when that may be so (``AdPool/removalCheck(at:)`` decides).
     ///
     /// Removal is safe because nothing refers to an empty pool but its loader: no lease
     /// (a lease would keep it alive anyway), no completion in flight, no parked borrow; its
@@ -539,20 +534,12 @@ public final class NativeAdvertisementLoader {
     /// last pool is cleared.
     func removeIfIdle(_ pool: AdPool) {
         guard !isShutDown, let entry = entries[pool.loader], entry.pools[pool.key] === pool else { return }
-        let idleFor = now.unixMilliseconds - pool.lastDemandAt
-        guard idleFor >= pool.configuration.poolRemovalTimeout.milliseconds else {
-            scheduleRemovalCheck(pool)
+        switch pool.removalCheck(at: now) {
+        case .checkAgain(let deadline):
+            scheduleRemovalCheck(pool, at: deadline)
             return
-        }
-        guard pool.isEmpty else {
-            scheduleRemovalCheck(pool, notBefore: now + pool.configuration.sweepInterval)
-            return
-        }
-        // A pool backing off keeps its backoff: removed now, a borrow would create it afresh
-        // and ask upstream before the failure's Retry-After.
-        guard now.unixMilliseconds >= pool.notBefore else {
-            scheduleRemovalCheck(pool, notBefore: AdInstant(unixMilliseconds: pool.notBefore))
-            return
+        case .remove:
+            break
         }
         pool.cancelTimers()
         entry.pools[pool.key] = nil
@@ -561,14 +548,9 @@ public final class NativeAdvertisementLoader {
     }
 
     /// The error to fail a borrow with at once: the pool's source is unreachable or failed
-    /// finally, nothing is in flight and nothing can be lent, so no ad can arrive in time.
-    func failureWithNothingComing(_ pool: AdPool) -> UpstreamError? {
-        guard pool.inFlight == 0, let error = pool.lastError else { return nil }
-        switch pool.fill.state {
-        case .unreachable, .suspended: return error
-        case .ready, .backingOff: return nil
-        }
-    }
+    /// finally, nothing is in flight and nothing can be lent, so no ad can arrive in time
+    /// (``AdPool/failureWithNothingComing``).
+    func failureWithNothingComing(_ pool: AdPool) -> UpstreamError? { pool.failureWithNothingComing }
 
     func sortedPools(of entry: Entry) -> [AdPool] {
         entry.pools.keys.sorted().map { entry.pools[$0]! }

@@ -4,8 +4,8 @@ extension AdPool {
     /// the first of the two events of a top-up (``topUpRequested(_:amount:at:)``), the second
     /// being ``topUpFitted(_:amount:wanted:room:)``.
     enum TopUpStart: Equatable {
-        /// Nothing is sent (disabled is the loader's check; here: the fill state, the backoff,
-        /// an idle pool for an automatic trigger).
+        /// Nothing is sent: the pool does not load (disabled, or the loader is shut down), the
+        /// fill state, the backoff, an idle pool for an automatic trigger.
         case none
         /// The source is unreachable and the backoff allows one probe of one ad now, if the
         /// memory budget has room and the source's budget a token.
@@ -39,8 +39,12 @@ extension AdPool {
     }
 
     /// Event: a top-up is asked for. Refreshes the target and the in-flight target; notes
-    /// that no cap holds the pool back when nothing is missing.
-    func topUpRequested(_ trigger: FillTrigger, amount: FillAmount, at now: AdInstant) -> TopUpStart {
+    /// that no cap holds the pool back when nothing is missing. Nothing when the pool does
+    /// not load (``loads(isShutDown:)``).
+    func topUpRequested(
+        _ trigger: FillTrigger, amount: FillAmount, at now: AdInstant, isShutDown: Bool
+    ) -> TopUpStart {
+        guard loads(isShutDown: isShutDown) else { return .none }
         let nowMilliseconds = now.unixMilliseconds
         if !fill.allowsLoad(trigger) {
             // Unreachable: a borrow or prefetch may send one probe once the backoff allows, so
@@ -93,6 +97,38 @@ extension AdPool {
         return TopUpOrder(
             plan: plan, batch: batch, free: free, refusedByMemory: refusedByMemory,
             ceilingBinds: requests > free && limit < inFlightTarget)
+    }
+
+    /// What a probe timer's ``FillStateMachine/Action/probe`` does now: send one single-ad
+    /// probe, or look again after the next probe interval.
+    enum ProbeStep: Equatable {
+        /// Send one probe of one ad, if the source's budget has a token (else `.later`).
+        case send
+        /// Schedule the next probe: the pool is idle, at its request limit (the answers in
+        /// flight tell as much), held by a `Retry-After` longer than the probe interval, full,
+        /// or the memory budget has no room.
+        case later
+    }
+
+    /// Event: the probe timer asked for a probe at `now`, with `memoryRoom` ads of room under
+    /// the memory budget. Refreshes the target.
+    func probeDue(at now: AdInstant, memoryRoom: Int) -> ProbeStep {
+        refreshTarget(at: now)
+        if isIdle(at: now) || requestsInFlight >= requestLimit { return .later }
+        if now.unixMilliseconds < notBefore { return .later }
+        return missing > 0 && memoryRoom > 0 ? .send : .later
+    }
+
+    /// Event: a request for `asked` ads was answered with `accepted` and the answer settled
+    /// (parked borrows served, the fill state told): the trigger of the top-up that goes now,
+    /// nil for none. What the concurrency cap held back goes once a request is answered; a
+    /// short answer that still made progress, with borrows left waiting, asks again at once
+    /// (a pool with borrows parked counts as running dry, see ``topUpPlan(_:)``). An empty
+    /// answer (no fill) is not re-asked at once: that would hammer an exchange that has no
+    /// demand; the next borrow or prefetch asks.
+    func followUpAfterAnswer(asked: Int, accepted: Int, at now: AdInstant) -> FillTrigger? {
+        guard accepted > 0, heldBackByCap || (accepted < asked && !parked.isEmpty) else { return nil }
+        return followUpTrigger(at: now)
     }
 
     /// The trigger of a top-up that follows a completion: explicit while an on-screen borrow

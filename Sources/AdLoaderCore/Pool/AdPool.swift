@@ -4,8 +4,12 @@
 /// A pool is a state machine: its stored properties are `private(set)`, so outside this file
 /// its state changes only through its events (the extension at the end of this file, as far
 /// as `private(set)` reaches), each returning what the loader carries out beyond the pool.
-/// The loader decides when to load, lend, expire and emit events; the pool never calls a
-/// source, a timer or an observer.
+/// The pool decides: whether it loads at all (``loads(isShutDown:)``), what a top-up, probe or
+/// retry sends and when, which ads expire, when its sweep and removal check are due, which
+/// parked borrow is served, whether its budget turn or an eviction applies to it. The loader
+/// only executes the returned actions (schedules timers, calls the source, lends, emits
+/// events) and applies what is daemon-wide (the memory and request budgets, the lease
+/// table); the pool never calls a source, a timer or an observer.
 ///
 /// Ads live in a ``Slab`` so that heaps and leases refer to them by an ``AdHandle``, and a
 /// retained ad costs its record plus one heap entry.
@@ -202,6 +206,11 @@ final class AdPool {
         heldBackMilliseconds + (heldBack == nil ? 0 : max(0, now - heldBackSince))
     }
 
+    /// Whether the pool loads and lends: enabled, and its loader not shut down. Every event
+    /// that could send a request or schedule a fill timer answers nothing otherwise.
+    @inline(__always)
+    func loads(isShutDown: Bool) -> Bool { enabled && !isShutDown }
+
     /// Ads held (available or leased) plus ads asked for and not yet answered.
     var loadedAndInFlight: Int { available.count + leasedCount + inFlight }
 
@@ -326,9 +335,11 @@ final class AdPool {
         }
     }
 
-    /// Gauges refreshed from the live state.
-    var currentStats: PoolStats {
+    /// The counters with the gauges refreshed from the live state at `now`.
+    func currentStats(at now: AdInstant) -> PoolStats {
         var stats = self.stats
+        stats.idle = isIdle(at: now)
+        stats.heldBackMilliseconds = UInt64(max(0, heldBackTotal(at: now.unixMilliseconds)))
         stats.available = available.count
         stats.leased = leasedCount
         stats.inFlight = inFlight
@@ -501,14 +512,21 @@ extension AdPool {
         parked.append(handle)
     }
 
-    /// The oldest parked borrow still waiting, left in the queue.
-    func firstParked() -> ParkedBorrowHandle? {
-        parked.first()
+    /// The oldest parked borrow still waiting, left in the queue, while the pool lends (none
+    /// once it is disabled): the next one serving parked borrows looks at.
+    func parkedBorrowToServe() -> ParkedBorrowHandle? {
+        enabled ? parked.first() : nil
     }
 
-    /// Takes the oldest parked borrow still waiting out of the queue.
-    func takeFirstParked() -> ParkedBorrowHandle? {
-        parked.removeFirst()
+    /// Event: serving parked borrows at `now` (Unix ms) looked at the oldest one; its slot
+    /// holds a lease still lendable to it or not (`slotHoldsValidLease`, the loader's lease
+    /// table knows). When one of those or an available ad can serve it, the oldest waiting
+    /// borrow is taken out of the queue and true returned (the loader lends to it); else it
+    /// stays parked and serving stops.
+    func takeParkedBorrowIfServable(slotHoldsValidLease: Bool, at now: Int64) -> Bool {
+        guard slotHoldsValidLease || hasLendableAd(at: now) else { return false }
+        _ = parked.removeFirst()
+        return true
     }
 
     /// A parked borrow was cancelled by its caller (it stays a dead entry in the queue).
@@ -553,24 +571,61 @@ extension AdPool {
         noteAdLife(lifeMilliseconds)
     }
 
-    /// An ad arrived with less than the minimum remaining life left (dropped as expired).
-    func countExpiredOnArrival() {
-        stats.expiredOnArrival += 1
+    /// Event: an ad expiring at `expiresAt` arrived at `now` (Unix ms; counted already by
+    /// ``adArrived(lifeMilliseconds:)``). Returns why it is dropped, nil to store it: the
+    /// loader is shut down, the pool no longer loads (its loader disabled, or the pool retired
+    /// by a reload), the creative is `invalid` (it does not fit the format, or a client's
+    /// invalidation blocks it: evaluated only if the pool still loads), or it arrived with
+    /// less than the minimum remaining life left (counted as expired on arrival).
+    func arrivalDrop(
+        expiresAt: AdInstant, at now: Int64, isShutDown: Bool, invalid: @autoclosure () -> Bool
+    ) -> AdDropReason? {
+        if isShutDown { return .shutdown }
+        if !enabled { return isRetired ? .reconfigured : .disabled }
+        if invalid() { return .invalidated }
+        guard isLendable(expiresAt: expiresAt, at: now) else {
+            stats.expiredOnArrival += 1
+            return .expired
+        }
+        return nil
     }
 
     /// A request for `asked` ads, sent `latencyMilliseconds` ago, was answered with `accepted`
-    /// ads: the demand estimate learns, the last error and the failure backoff end (the
-    /// source answers again; a `Retry-After` still holds).
-    func fillAnswered(asked: Int, accepted: Int, latencyMilliseconds: Int64) {
+    /// ads (stored already): the demand estimate learns, the last error and the failure
+    /// backoff end (the source answers again; a `Retry-After` still holds).
+    /// - Returns: whether the pool still loads (``loads(isShutDown:)``); if not, the answer
+    ///   changes nothing more and the loader stops there.
+    func fillAnswered(asked: Int, accepted: Int, latencyMilliseconds: Int64, isShutDown: Bool) -> Bool {
+        guard loads(isShutDown: isShutDown) else { return false }
         demand.noteLatency(milliseconds: latencyMilliseconds)
         demand.noteAnswer(asked: asked, accepted: accepted)
         lastError = nil
         backoffUntil = 0
+        return true
     }
 
-    /// The fill state after an answer (``FillStateMachine/loadSucceeded()``).
-    func fillSucceeded() -> FillStateMachine.Action {
-        fill.loadSucceeded()
+    /// The fill state after an answer (``FillStateMachine/loadSucceeded()``); `.none` when
+    /// the pool no longer loads (a parked borrow's callback may have disabled it meanwhile).
+    func fillSucceeded(isShutDown: Bool) -> FillStateMachine.Action {
+        let action = fill.loadSucceeded()
+        return loads(isShutDown: isShutDown) ? action : .none
+    }
+
+    /// The error to fail a borrow with at once: the source is unreachable or failed finally
+    /// and nothing is in flight, so no ad can arrive in time; nil otherwise.
+    var failureWithNothingComing: UpstreamError? {
+        guard inFlight == 0, let error = lastError else { return nil }
+        switch fill.state {
+        case .unreachable, .suspended: return error
+        case .ready, .backingOff: return nil
+        }
+    }
+
+    /// The error to end every parked borrow with at `now` (Unix ms), nil for none: borrows are
+    /// parked, nothing can be lent and nothing can come (``failureWithNothingComing``).
+    func parkedBorrowsFailing(at now: Int64) -> UpstreamError? {
+        guard !parked.isEmpty, !hasLendableAd(at: now) else { return nil }
+        return failureWithNothingComing
     }
 
     /// A request failed with `error`: counted and kept for borrows that fail fast.
@@ -583,7 +638,11 @@ extension AdPool {
     /// `Retry-After` holds every path; the fill state decides (``FillStateMachine/loadFailed(_:probe:)``);
     /// unless a retry is scheduled (its timer sets the backoff), borrows and prefetches wait
     /// out `retryDelay` too, until an answer comes.
-    func failureSettled(_ error: UpstreamError, probe: Bool, at now: AdInstant) -> FillStateMachine.Action {
+    /// - Returns: nil when the pool no longer loads (``loads(isShutDown:)``): nothing settles.
+    func failureSettled(
+        _ error: UpstreamError, probe: Bool, at now: AdInstant, isShutDown: Bool
+    ) -> FillStateMachine.Action? {
+        guard loads(isShutDown: isShutDown) else { return nil }
         let retryAfter = error.retryAfter ?? .zero
         if retryAfter > .zero {
             retryAfterUntil = max(retryAfterUntil, (now + retryAfter).unixMilliseconds)
@@ -598,8 +657,12 @@ extension AdPool {
     }
 
     /// No request goes upstream before `until` (Unix ms): a retry's delay.
-    func backOff(until: Int64) {
+    /// - Returns: when the retry timer is due: the end of the backoff (``notBefore``, a
+    ///   `Retry-After` may hold longer).
+    @discardableResult
+    func backOff(until: Int64) -> AdInstant {
         backoffUntil = max(backoffUntil, until)
+        return AdInstant(unixMilliseconds: notBefore)
     }
 
     /// A top-up wanted `refused` more ads than the memory budget had room for.
@@ -633,10 +696,14 @@ extension AdPool {
         return false
     }
 
-    /// The pool's turn in the source's queue came: its wait, taken (nil: none any more).
-    func takeBudgetWait() -> BudgetWait? {
-        defer { budgetWait = nil }
-        return budgetWait
+    /// Event: the pool's turn in the source's queue came at `now`: its wait is taken, and
+    /// returned unless the pool was disabled or went idle meanwhile (no request goes for a
+    /// pool nobody asks for any more). Nil: no top-up.
+    func budgetTurnCame(at now: AdInstant) -> BudgetWait? {
+        guard let wait = budgetWait else { return nil }
+        budgetWait = nil
+        guard enabled, !isIdle(at: now) else { return nil }
+        return wait
     }
 
     // MARK: Timers
@@ -648,10 +715,46 @@ extension AdPool {
         sweepIsContinuation = continuation
     }
 
-    /// The sweep timer fired.
-    func sweepTimerFired() {
+    /// When the sweep timer is to be (re)scheduled, if at all.
+    enum SweepSchedule: Equatable {
+        /// Leave it as it is: the pool does not load or has nothing available, or a sweep is
+        /// pending already (one due at once, when `immediately` is asked for).
+        case keep
+        /// Due at once: continue a sweep that hit its per-callback limit.
+        case now
+        /// Due after `sweepInterval`.
+        case afterInterval
+    }
+
+    /// Event: a sweep is asked for, due at once when `immediately` (continuing a sweep that
+    /// hit its limit), else after the sweep interval. A pending sweep stays unless this one is
+    /// due at once and it is not.
+    func sweepWanted(immediately: Bool, isShutDown: Bool) -> SweepSchedule {
+        guard loads(isShutDown: isShutDown), !available.isEmpty else { return .keep }
+        if sweepTimer != nil {
+            guard immediately, !sweepIsContinuation else { return .keep }
+        }
+        return immediately ? .now : .afterInterval
+    }
+
+    /// The sweep timer fired. Returns whether the sweep runs (the pool still loads).
+    func sweepTimerFired(isShutDown: Bool) -> Bool {
         sweepTimer = nil
         sweepIsContinuation = false
+        return loads(isShutDown: isShutDown)
+    }
+
+    /// How a sweep callback ends, once it expired what was due and topped up.
+    enum SweepEnd: Equatable {
+        /// It hit its limit and scheduled its continuation: nothing more now.
+        case continuing
+        /// Serve the borrows parked behind the expired ads and re-arm the sweep.
+        case finished
+    }
+
+    /// Event: a sweep callback expired what it could (and topped up).
+    func sweepPassEnded() -> SweepEnd {
+        sweepTimer == nil ? .finished : .continuing
     }
 
     /// The retry timer is `task` (one pending before is cancelled).
@@ -660,14 +763,24 @@ extension AdPool {
         retryTimer = task
     }
 
-    /// The retry timer fired.
-    func retryTimerFired() {
-        retryTimer = nil
+    /// What the retry timer's firing asks of the loader.
+    enum RetryTimerStep: Equatable {
+        /// The backoff was pushed later meanwhile (a longer `Retry-After`): schedule the
+        /// retry timer again, at this instant.
+        case waitUntil(AdInstant)
+        /// The retry is due: carry out the fill state's action (`.none` when the pool no
+        /// longer loads).
+        case fill(FillStateMachine.Action)
     }
 
-    /// A retry is due (the backoff passed): what the fill state does now.
-    func retryDue() -> FillStateMachine.Action {
-        fill.retryTimerFired()
+    /// The retry timer fired at `now`: waits on while the backoff lasts, else the retry is
+    /// due (``FillStateMachine/retryTimerFired()``).
+    func retryTimerFired(at now: AdInstant, isShutDown: Bool) -> RetryTimerStep {
+        retryTimer = nil
+        let notBefore = self.notBefore
+        if now.unixMilliseconds < notBefore { return .waitUntil(AdInstant(unixMilliseconds: notBefore)) }
+        let action = fill.retryTimerFired()
+        return .fill(loads(isShutDown: isShutDown) ? action : .none)
     }
 
     /// Cancels a pending retry timer.
@@ -683,10 +796,12 @@ extension AdPool {
         probeTimer = task
     }
 
-    /// The probe timer fired: what the fill state does now.
-    func probeTimerFired() -> FillStateMachine.Action {
+    /// The probe timer fired: what the fill state does now (`.none` when the pool no longer
+    /// loads).
+    func probeTimerFired(isShutDown: Bool) -> FillStateMachine.Action {
         probeTimer = nil
-        return fill.probeTimerFired()
+        let action = fill.probeTimerFired()
+        return loads(isShutDown: isShutDown) ? action : .none
     }
 
     /// Cancels a pending probe (the source answers again).
@@ -706,7 +821,109 @@ extension AdPool {
         removalTimer = nil
     }
 
+    /// When a removal check is due: `poolRemovalTimeout` after the last demand, or
+    /// `notBefore` if later.
+    func removalCheckDeadline(notBefore: AdInstant?) -> AdInstant {
+        let deadline = AdInstant(unixMilliseconds: lastDemandAt) + configuration.poolRemovalTimeout
+        if let notBefore, notBefore > deadline { return notBefore }
+        return deadline
+    }
+
+    /// What a removal check decides.
+    enum RemovalStep: Equatable {
+        /// Remove the pool: no demand for `poolRemovalTimeout`, it holds nothing and no
+        /// backoff holds it.
+        case remove
+        /// Check again at this instant.
+        case checkAgain(AdInstant)
+    }
+
+    /// Event: the removal check of a pool still in its loader's table ran at `now`.
+    ///
+    /// Not yet idle for `poolRemovalTimeout`: again once it may be. Still holding ads: after a
+    /// sweep interval, by when its idle state has let them expire or be returned. A pool
+    /// backing off keeps its backoff: removed now, a borrow would create it afresh and ask
+    /// upstream before the failure's `Retry-After`; again at its end.
+    func removalCheck(at now: AdInstant) -> RemovalStep {
+        let nowMilliseconds = now.unixMilliseconds
+        guard nowMilliseconds - lastDemandAt >= configuration.poolRemovalTimeout.milliseconds else {
+            return .checkAgain(removalCheckDeadline(notBefore: nil))
+        }
+        guard isEmpty else { return .checkAgain(removalCheckDeadline(notBefore: now + configuration.sweepInterval)) }
+        let notBefore = self.notBefore
+        guard nowMilliseconds >= notBefore else {
+            return .checkAgain(removalCheckDeadline(notBefore: AdInstant(unixMilliseconds: notBefore)))
+        }
+        return .remove
+    }
+
     // MARK: Expiry, eviction, invalidation
+
+    /// What the next step of an expiry purge does.
+    enum ExpiryStep {
+        /// Nothing more is due.
+        case done
+        /// This ad could no longer be lent and was dropped as expired (counted): report it.
+        case expired(Ad)
+        /// More are due, but the purge dropped its limit already: continue in a sweep due at once.
+        case continueLater
+    }
+
+    /// Ads expiring at or before this (Unix ms) cannot be lent at `now` (Unix ms): less than
+    /// the minimum remaining life is left. A purge takes it once, at its start.
+    func expiryHorizon(at now: Int64) -> Int64 {
+        now &+ minimumLifeMilliseconds
+    }
+
+    /// Event: a purge that dropped `expiredSoFar` ads, at most `limit` per call, looks at the
+    /// soonest-expiring available ad: dropped as expired when it expires by `horizon`
+    /// (``expiryHorizon(at:)``).
+    func expireNext(horizon: Int64, expiredSoFar: Int, limit: Int) -> ExpiryStep {
+        guard let soonest = available.first, soonest.deadline <= horizon else { return .done }
+        guard expiredSoFar < limit else { return .continueLater }
+        return .expired(dropAvailable(soonest.handle, reason: .expired))
+    }
+
+    /// Whether the soonest-expiring available ad may be lent at `now` (Unix ms).
+    func hasLendableAd(at now: Int64) -> Bool {
+        guard let soonest = available.first else { return false }
+        return now &+ minimumLifeMilliseconds < soonest.deadline
+    }
+
+    /// Where the memory budget's eviction (``NativeAdvertisementLoader/makeRoom(for:need:)``)
+    /// ranks this pool as a giver of ads.
+    enum EvictionRank: Equatable {
+        /// Gives nothing: disabled, or no ad available.
+        case none
+        /// Idle: its ads go first.
+        case idle
+        /// Stocked beyond its own target: gives what is beyond it, once idle pools gave all.
+        case stocked
+    }
+
+    /// The pool's ``EvictionRank`` at `now`.
+    func evictionRank(at now: AdInstant) -> EvictionRank {
+        guard enabled, !available.isEmpty else { return .none }
+        if isIdle(at: now) { return .idle }
+        return loadedAndInFlight > target ? .stocked : .none
+    }
+
+    /// The available ad eviction would drop next (the soonest to expire), nil when none may go:
+    /// none is available, or `keepingTarget` and the pool is not above its target.
+    func evictionCandidate(keepingTarget: Bool) -> DeadlineHeap<AdHandle>.Entry? {
+        guard let first = available.first, !keepingTarget || loadedAndInFlight > target else { return nil }
+        return first
+    }
+
+    /// Event: eviction takes the soonest-expiring available ad at `now` (Unix ms; one must be
+    /// available): dropped for the memory budget, or as expired when it could not be lent any
+    /// more (counted). Returns it and the reason, to report.
+    func evictSoonest(at now: Int64) -> (ad: Ad, reason: AdDropReason) {
+        let first = available.first!
+        let reason: AdDropReason =
+            isLendable(expiresAt: AdInstant(unixMilliseconds: first.deadline), at: now) ? .memoryBudget : .expired
+        return (dropAvailable(first.handle, reason: reason), reason)
+    }
 
     /// Takes the available ad `handle` out for `reason` (counted) and returns it.
     func dropAvailable(_ handle: AdHandle, reason: AdDropReason) -> Ad {
