@@ -110,6 +110,26 @@ public enum LossReason {
     /// (`limits.maximumAds`) for a pool with demand.
     public static let memoryBudget = 1001
 
+    /// The codes a bid dropped while its response was read can get, in the order
+    /// `adloader_source_bids_dropped_total` lists them.
+    public static let droppedBidCodes = [
+        invalidBidResponse, missingMarkup, missingBidPrice, lostToHigherBid, incorrectCreativeFormat,
+    ]
+
+    /// The `reason` label of `adloader_source_bids_dropped_total` for a dropped bid's code:
+    /// `invalid_bid` (3), `missing_markup` (7), `missing_price` (9), `outbid` (102), `wrong_format`
+    /// (204); `other` for a code no dropped bid gets.
+    public static func metricLabel(for code: Int) -> String {
+        switch code {
+        case invalidBidResponse: "invalid_bid"
+        case missingMarkup: "missing_markup"
+        case missingBidPrice: "missing_price"
+        case lostToHigherBid: "outbid"
+        case incorrectCreativeFormat: "wrong_format"
+        default: "other"
+        }
+    }
+
     /// The code for a drop.
     public static func code(for reason: AdDropReason) -> Int {
         switch reason {

@@ -75,6 +75,10 @@ public final class OpenRTBSource: DemandSource {
         result.noFills = s.noFills
         result.bids = s.bids
         result.bidsDropped = s.bidsDropped
+        for code in LossReason.droppedBidCodes { result.bidsDroppedByReason[LossReason.metricLabel(for: code)] = 0 }
+        for (code, count) in s.bidsDroppedByCode {
+            result.bidsDroppedByReason[LossReason.metricLabel(for: code), default: 0] += count
+        }
         result.failures = s.failures
         result.noticesSent = s.noticesSent
         result.noticesFailed = s.noticesFailed
@@ -180,6 +184,7 @@ public final class OpenRTBSource: DemandSource {
             counters.bidsDropped += UInt64(outcome.dropped.count)
             if outcome.bids.isEmpty { counters.noFills += 1 }
             for dropped in outcome.dropped {
+                counters.bidsDroppedByCode[dropped.lossReason, default: 0] += 1
                 logger.info(
                     "openrtb bid dropped",
                     [

@@ -187,6 +187,13 @@ struct OpenRTBSourceTests {
                 "http://n/loss?r=7&b=na&p=1&i=3",
             ])
         #expect(source.stats.bidsDropped == 4)
+        // Counted by code, and named by reason for adloader_source_bids_dropped_total (every
+        // reason listed, zeros included).
+        #expect(source.stats.bidsDroppedByCode == [102: 1, 204: 1, 7: 2])
+        #expect(
+            source.statistics?.bidsDroppedByReason == [
+                "outbid": 1, "wrong_format": 1, "missing_markup": 2, "invalid_bid": 0, "missing_price": 0,
+            ])
     }
 
     @Test func aFailedNoticeIsTriedEvery10SecondsForAMinuteThenCounted() throws {
