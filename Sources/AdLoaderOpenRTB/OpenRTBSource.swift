@@ -116,6 +116,7 @@ public final class OpenRTBSource: DemandSource {
         counters.requests += 1
         let impressionIDs = Set(BidRequestBuilder.impressionIDs(count: count))
         let media = configuration.media(for: request.format)
+        let floor = builder.floor(of: request)
         client.send(http) { [self] result in
             // Only requests the exchange could have received count as sent: not one that
             // failed while connecting (or before its first byte went out).
@@ -125,7 +126,7 @@ public final class OpenRTBSource: DemandSource {
             }
             completion(
                 answer(
-                    result, auctionID: auctionID, impressionIDs: impressionIDs, media: media,
+                    result, auctionID: auctionID, impressionIDs: impressionIDs, media: media, floor: floor,
                     adUnitID: request.adUnitID, rewarded: request.format == .rewarded))
         }
     }
@@ -163,9 +164,9 @@ public final class OpenRTBSource: DemandSource {
 
     private func answer(
         _ result: Result<HTTPResponse, HTTPError>, auctionID: String, impressionIDs: Set<String>,
-        media: [OpenRTBMedia], adUnitID: String, rewarded: Bool
+        media: [OpenRTBMedia], floor: BidResponseParser.Floor?, adUnitID: String, rewarded: Bool
     ) -> Result<[DeliveredAd], UpstreamError> {
-        switch Self.classify(result, impressionIDs: impressionIDs, media: media) {
+        switch Self.classify(result, impressionIDs: impressionIDs, media: media, floor: floor) {
         case .failure(let error):
             counters.failures += 1
             if error.code == .final {

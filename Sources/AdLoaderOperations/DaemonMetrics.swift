@@ -388,7 +388,7 @@ package final class DaemonMetrics {
         MetricFamily(
             name: "adloader_source_bids_dropped",
             help:
-                "Bids dropped while their response was read, by the OpenRTB loss reason their loss notice gets: invalid_bid (3: not an object, no or an unknown impid, native markup unusable), missing_markup (7), missing_price (9), outbid (102: a higher bid for the same impression), wrong_format (204: a medium not asked for, video markup not VAST).",
+                "Bids dropped while their response was read, by the OpenRTB loss reason their loss notice gets: invalid_bid (3: not an object, no or an unknown impid, native markup unusable), missing_markup (7), missing_price (9), below_floor (100: priced under the impression's bidfloor), outbid (102: a higher bid for the same impression), wrong_format (204: a medium not asked for, video markup not VAST).",
             kind: .counter,
             samples: kept.flatMap { k in
                 k.stats.bidsDroppedByReason.sorted { $0.key < $1.key }.map { reason, count in

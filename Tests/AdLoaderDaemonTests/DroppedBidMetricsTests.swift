@@ -27,11 +27,13 @@ import Testing
         #expect(lines.dropFirst().first == "# TYPE adloader_source_bids_dropped_total counter")
         #expect(
             Array(lines.dropFirst(2)) == [
+                #"adloader_source_bids_dropped_total{source="rtb",reason="below_floor"} 0"#,
                 #"adloader_source_bids_dropped_total{source="rtb",reason="invalid_bid"} 0"#,
                 #"adloader_source_bids_dropped_total{source="rtb",reason="missing_markup"} 1"#,
                 #"adloader_source_bids_dropped_total{source="rtb",reason="missing_price"} 0"#,
                 #"adloader_source_bids_dropped_total{source="rtb",reason="outbid"} 2"#,
                 #"adloader_source_bids_dropped_total{source="rtb",reason="wrong_format"} 0"#,
+                #"adloader_source_bids_dropped_total{source="zero",reason="below_floor"} 0"#,
                 #"adloader_source_bids_dropped_total{source="zero",reason="invalid_bid"} 0"#,
                 #"adloader_source_bids_dropped_total{source="zero",reason="missing_markup"} 0"#,
                 #"adloader_source_bids_dropped_total{source="zero",reason="missing_price"} 0"#,
