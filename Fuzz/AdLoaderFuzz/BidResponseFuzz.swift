@@ -8,8 +8,9 @@ import AdLoaderOpenRTB
 /// standard layout); a banner bid non-empty markup kept byte for byte; a video bid a VAST
 /// document; every bid a medium asked for (its `mtype` when it has one), a finite price, an
 /// impression asked for, one bid per impression. The body is read as JSON once and its bids as
-/// a native batch, a full-screen multi-format batch (banner, video, native) and a video batch;
-/// every dropped bid has a loss reason code. The source's classification of the same body (as
+/// a native batch, a full-screen multi-format batch (banner, video, native) and a video batch,
+/// each with a floor of 0.5 USD (no bid under it kept from a USD response); every dropped bid
+/// has a loss reason code. The source's classification of the same body (as
 /// an HTTP 200, parsing it again) must agree with one of the batches, picked by the input's
 /// length; and the request builder's output for a tag made of the input, for one format picked
 /// the same way, must stay one JSON document that the parser's JSON reader accepts.
@@ -30,8 +31,10 @@ public enum BidResponseFuzz: FuzzTarget {
     }()
     static let codes: Set<Int> = [
         LossReason.invalidBidResponse, LossReason.missingMarkup, LossReason.missingBidPrice,
-        LossReason.lostToHigherBid, LossReason.incorrectCreativeFormat,
+        LossReason.belowFloor, LossReason.lostToHigherBid, LossReason.incorrectCreativeFormat,
     ]
+    /// Every batch's floor: a bid under it in a USD response is dropped (100), never kept.
+    static let floor = BidResponseParser.Floor(price: 0.5, currency: "USD")
 
     public static func test(_ input: UnsafeRawBufferPointer) throws(FuzzFailure) {
         let body = Array(input)
@@ -43,13 +46,15 @@ public enum BidResponseFuzz: FuzzTarget {
                 continue
             }
             let outcome = try? BidResponseParser.parse(
-                document: document, layout: .standard, impressionIDs: impressions, media: media)
+                document: document, layout: .standard, impressionIDs: impressions, media: media, floor: floor)
             if let outcome { try check(outcome, media: media) }
             outcomes.append(outcome)
         }
         let pick = body.count % batches.count
         let response = HTTPResponse(status: 200, headers: [HTTPHeader("content-type", "application/json")], body: body)
-        switch OpenRTBSource.classify(.success(response), impressionIDs: impressions, media: batches[pick]) {
+        switch OpenRTBSource.classify(
+            .success(response), impressionIDs: impressions, media: batches[pick], floor: floor)
+        {
         case .success(let outcome):
             guard outcome == outcomes[pick] else { throw FuzzFailure("classification disagrees with the parser") }
         case .failure(let error):
@@ -91,6 +96,9 @@ public enum BidResponseFuzz: FuzzTarget {
             }
             guard bid.price.isFinite, bid.price >= 0 else {
                 throw FuzzFailure("kept a bid with price \(bid.price)")
+            }
+            guard bid.price >= floor.price || outcome.currency.uppercased() != floor.currency else {
+                throw FuzzFailure("kept a bid of \(bid.price) \(outcome.currency) under the floor")
             }
             guard impressions.contains(bid.impressionID), seen.insert(bid.impressionID).inserted else {
                 throw FuzzFailure("kept a second bid or an unknown impression \(bid.impressionID)")

@@ -73,8 +73,8 @@ public enum ConsentFuzz: FuzzTarget {
     }
 
     /// The same input as a GPP string: decoding returns or throws with a message, never traps;
-    /// a decoded string has ascending ids within the bounds, one section each, and its TCF section
-    /// decoded exactly when it has one; classifying it (alone, and as the GDPR applying) lands in a
+    /// a decoded string has ascending ids within the bounds, one section each, and its TCF and US
+    /// national sections decoded exactly when it has them; classifying it (alone, and as the GDPR applying) lands in a
     /// class that takes the signals the string stands for, a refusal with a rule, or `invalid`
     /// naming `privacy.gpp` only when it does not decode.
     static func checkGPP(_ string: String) throws(FuzzFailure) {
@@ -89,7 +89,8 @@ public enum ConsentFuzz: FuzzTarget {
                 decoded.sectionIDs.allSatisfy({ (1...GPPString.maximumSectionID).contains($0) }),
                 zip(decoded.sectionIDs, decoded.sectionIDs.dropFirst()).allSatisfy({ $0 < $1 }),
                 decoded.sections.count == decoded.sectionIDs.count,
-                (decoded.tcfConsent != nil) == decoded.sectionIDs.contains(GPPString.tcfEUv2)
+                (decoded.tcfConsent != nil) == decoded.sectionIDs.contains(GPPString.tcfEUv2),
+                (decoded.usNational != nil) == decoded.sectionIDs.contains(GPPString.usNationalV1)
             else { throw FuzzFailure("decoded GPP out of its bounds: \(decoded.sectionIDs)") }
         }
         // An empty string is no GPP string at all: the call did not send one.
@@ -133,7 +134,8 @@ public enum ConsentFuzz: FuzzTarget {
             ("gpp-tcf", "DBABMA~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA"),
             ("gpp-tcf-usp", "DBACNY~CPXxRfAPXxRfAAfKABENB-CgAAAAAAAAAAYgAAAAAAAA~1YNN"),
             ("gpp-usnat", "DBABLA~BVVqAAEABgA.QA"),
-            ("gpp-range", "DBABrG~BA~BA~BA~BA~BA~BA"),
+            ("gpp-usnat-opt-out", "DBABLA~BVVVkkkkkpFY.YA"),
+            ("gpp-range", "DBABrG~BVVqAAEABgA.QA~BA~BA~BA~BA~BA"),
             ("gpp-granted", "DBABMA~" + TCFConsent(purposesConsent: [1, 2], vendorConsents: [10]).encoded),
             ("empty", ""),
             ("garbage", "C!\u{0}\u{FF}"),

@@ -145,9 +145,16 @@ public enum JSONValue: Hashable, Sendable {
             }
         }
 
+        /// Objects with up to this many keys are checked for duplicates by a scan.
+        static let scannedKeys = 16
+
         mutating func object(depth: Int) throws(ParseError) -> JSONValue {
             index += 1
             var members: [(key: String, value: JSONValue)] = []
+            // The keys seen, once an object has more than a few: a linear scan below that (no
+            // allocation for the small objects of a bid response), a set from there on, so a
+            // large object costs linear time rather than quadratic.
+            var seen: Set<String> = []
             skipSpace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
                 index += 1
@@ -157,7 +164,12 @@ public enum JSONValue: Hashable, Sendable {
                 skipSpace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a key") }
                 let key = try string()
-                if members.contains(where: { $0.key == key }) { throw fail("duplicate key \"\(key)\"") }
+                if members.count < Self.scannedKeys {
+                    if members.contains(where: { $0.key == key }) { throw fail("duplicate key \"\(key)\"") }
+                } else {
+                    if seen.isEmpty { seen = Set(members.map(\.key)) }
+                    if !seen.insert(key).inserted { throw fail("duplicate key \"\(key)\"") }
+                }
                 skipSpace()
                 try expect(":")
                 skipSpace()

@@ -12,6 +12,10 @@ public struct DemandSourceStats: Hashable, Sendable {
     public var bids: UInt64 = 0
     /// Bids dropped as unusable (a required asset missing, bad markup, ...).
     public var bidsDropped: UInt64 = 0
+    /// ``bidsDropped`` by a short reason name (the `reason` label of
+    /// `adloader_source_bids_dropped_total`: the OpenRTB source's names its loss reason codes,
+    /// each listed, zeros included). Metrics only: Stats' wire message does not carry it.
+    public var bidsDroppedByReason: [String: UInt64] = [:]
     /// Requests that failed.
     public var failures: UInt64 = 0
     /// Win, billing and loss notices delivered (answered 200 or 204).

@@ -22,6 +22,14 @@ public struct BidRequestBuilder: Sendable {
     /// The imp ids of a batch of `count` ads.
     public static func impressionIDs(count: Int) -> [String] { (0..<max(count, 0)).map { String($0 + 1) } }
 
+    /// The floor of `request`'s impressions (`imp.bidfloor` and `imp.bidfloorcur`): the loader's,
+    /// else the source's; nil when it is 0 (none sent, and no bid is dropped for its price).
+    public func floor(of request: AdRequest) -> BidResponseParser.Floor? {
+        let price = request.bidFloor ?? configuration.bidFloor
+        guard price > 0 else { return nil }
+        return BidResponseParser.Floor(price: price, currency: request.bidFloorCurrency ?? configuration.currency)
+    }
+
     /// The BidRequest JSON for `count` ads (1...5) of `request`, with auction id `id` and
     /// `source.tid` `transactionID` (`id` when nil).
     public func build(_ request: AdRequest, count: Int, id: String, transactionID: String? = nil) -> String {
@@ -36,11 +44,10 @@ public struct BidRequestBuilder: Sendable {
             json.field("id", impID)
             json.field("tagid", request.adUnitID)
             writeMedia(request.format, into: &json)
-            let floor = request.bidFloor ?? c.bidFloor
-            if floor > 0 {
+            if let floor = floor(of: request) {
                 json.key("bidfloor")
-                json.value(floor)
-                json.field("bidfloorcur", request.bidFloorCurrency ?? c.currency)
+                json.value(floor.price)
+                json.field("bidfloorcur", floor.currency)
             }
             // The ad may wait in the pool this long before its impression.
             // (whole seconds, at least 1: a strict exchange refuses exp 0 for a life under a second).

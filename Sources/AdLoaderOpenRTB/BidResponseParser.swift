@@ -13,8 +13,21 @@ public import AdLoaderJSON
 /// marks required, a title and a click URL; banner markup (HTML) must not be empty; video
 /// markup must be a VAST document. Banner and video markup is kept byte for byte as sent
 /// (no macro is substituted: the client's renderer gets what the bidder wrote). One bid per
-/// impression is kept, the highest priced.
+/// impression is kept, the highest priced. A bid priced under the impressions' floor (``Floor``)
+/// is dropped with loss reason 100 when the response is in the floor's currency (one in another
+/// currency cannot be compared and is kept: the exchange was asked for the floor's).
 public enum BidResponseParser {
+    /// The impressions' floor (`imp.bidfloor`, `imp.bidfloorcur`): a bid below `price` in a
+    /// response of `currency` is dropped.
+    public struct Floor: Hashable, Sendable {
+        public var price: Double
+        public var currency: String
+        public init(price: Double, currency: String = "USD") {
+            self.price = price
+            self.currency = currency
+        }
+    }
+
     /// Why a document is not a BidResponse at all.
     public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
         public var message: String
@@ -115,12 +128,14 @@ public enum BidResponseParser {
     ///   - layout: the native assets the request asked for.
     ///   - impressionIDs: the request's imp ids; bids for others are dropped. Nil accepts any.
     ///   - media: what the impressions asked for; a bid of another medium is dropped.
+    ///   - floor: the impressions' floor; nil (or a price of 0) drops no bid for its price.
     /// - Throws: ``ParseError`` when the body is not JSON or not a BidResponse object.
     public static func parse(
         _ body: [UInt8], layout: NativeAssetLayout, impressionIDs: Set<String>? = nil,
-        media: [OpenRTBMedia] = [.native]
+        media: [OpenRTBMedia] = [.native], floor: Floor? = nil
     ) throws(ParseError) -> Outcome {
-        try parse(document: try document(of: body), layout: layout, impressionIDs: impressionIDs, media: media)
+        try parse(
+            document: try document(of: body), layout: layout, impressionIDs: impressionIDs, media: media, floor: floor)
     }
 
     /// The body read as JSON, once, for ``parse(document:layout:impressionIDs:media:)`` (which
@@ -135,11 +150,11 @@ public enum BidResponseParser {
         }
     }
 
-    /// ``parse(_:layout:impressionIDs:media:)`` of a body already read by ``document(of:)``.
+    /// ``parse(_:layout:impressionIDs:media:floor:)`` of a body already read by ``document(of:)``.
     /// - Throws: ``ParseError`` when the document is not a BidResponse object.
     public static func parse(
         document: JSONValue?, layout: NativeAssetLayout, impressionIDs: Set<String>? = nil,
-        media: [OpenRTBMedia] = [.native]
+        media: [OpenRTBMedia] = [.native], floor: Floor? = nil
     ) throws(ParseError) -> Outcome {
         guard let document else { return Outcome() }
         guard document.members != nil else { throw ParseError(message: "not a JSON object but \(document.kind)") }
@@ -150,12 +165,18 @@ public enum BidResponseParser {
         outcome.noBidReason = document["nbr"]?.integer
         guard let seatbids = document["seatbid"], !seatbids.isNull else { return outcome }
         guard let seats = seatbids.array else { throw ParseError(message: "seatbid is \(seatbids.kind), not an array") }
+        // The floor applies when the response is in its currency (ISO 4217 codes, any case).
+        let floorPrice = floor.flatMap {
+            $0.price > 0 && $0.currency.uppercased() == outcome.currency.uppercased() ? $0.price : nil
+        }
         var best: [String: Int] = [:]
         for seatbid in seats {
             let seat = seatbid["seat"]?.string ?? ""
             for item in seatbid["bid"]?.array ?? [] {
                 let bidID = item["id"]?.string ?? ""
-                switch bid(item, seat: seat, layout: layout, impressionIDs: impressionIDs, media: media) {
+                switch bid(
+                    item, seat: seat, layout: layout, impressionIDs: impressionIDs, media: media, floor: floorPrice)
+                {
                 case .success(let bid):
                     if let index = best[bid.impressionID] {
                         let other = outcome.bids[index]
@@ -186,7 +207,7 @@ public enum BidResponseParser {
 
     private static func bid(
         _ item: JSONValue, seat: String, layout: NativeAssetLayout, impressionIDs: Set<String>?,
-        media: [OpenRTBMedia]
+        media: [OpenRTBMedia], floor: Double?
     ) -> Result<Bid, Rejection> {
         let invalid = LossReason.invalidBidResponse
         guard item.members != nil else { return .failure(Rejection("bid is not an object", invalid)) }
@@ -198,6 +219,9 @@ public enum BidResponseParser {
         }
         guard let price = item["price"]?.number, price >= 0, price.isFinite else {
             return .failure(Rejection("bid has no valid price", LossReason.missingBidPrice))
+        }
+        if let floor, price < floor {
+            return .failure(Rejection("bid price \(price) is below the floor \(floor)", LossReason.belowFloor))
         }
         guard let markup = item["adm"], !markup.isNull else {
             return .failure(Rejection("bid has no adm", LossReason.missingMarkup))

@@ -93,6 +93,9 @@ public enum LossReason {
     public static let missingMarkup = 7
     /// 9: missing bid price (absent, negative or not a number).
     public static let missingBidPrice = 9
+    /// 100: bid was below the auction floor: its price under the impression's `bidfloor`, the
+    /// response in the floor's currency (`bidfloorcur`).
+    public static let belowFloor = 100
     /// 102: lost to a higher bid for the same impression in the same response.
     public static let lostToHigherBid = 102
     /// 200: creative filtered, general, reason unknown: a client invalidated its creative (a
@@ -109,6 +112,27 @@ public enum LossReason {
     /// 1001 (adloaderd's own): dropped unleased to make room under the daemon's memory budget
     /// (`limits.maximumAds`) for a pool with demand.
     public static let memoryBudget = 1001
+
+    /// The codes a bid dropped while its response was read can get, in the order
+    /// `adloader_source_bids_dropped_total` lists them.
+    public static let droppedBidCodes = [
+        invalidBidResponse, missingMarkup, missingBidPrice, belowFloor, lostToHigherBid, incorrectCreativeFormat,
+    ]
+
+    /// The `reason` label of `adloader_source_bids_dropped_total` for a dropped bid's code:
+    /// `invalid_bid` (3), `missing_markup` (7), `missing_price` (9), `below_floor` (100), `outbid`
+    /// (102), `wrong_format` (204); `other` for a code no dropped bid gets.
+    public static func metricLabel(for code: Int) -> String {
+        switch code {
+        case invalidBidResponse: "invalid_bid"
+        case missingMarkup: "missing_markup"
+        case missingBidPrice: "missing_price"
+        case belowFloor: "below_floor"
+        case lostToHigherBid: "outbid"
+        case incorrectCreativeFormat: "wrong_format"
+        default: "other"
+        }
+    }
 
     /// The code for a drop.
     public static func code(for reason: AdDropReason) -> Int {

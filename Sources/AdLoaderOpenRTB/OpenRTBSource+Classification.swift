@@ -11,7 +11,7 @@ extension OpenRTBSource {
     /// - Other statuses → `.final`, with the exchange's message.
     public static func classify(
         _ result: Result<HTTPResponse, HTTPError>, layout: NativeAssetLayout = .standard, impressionIDs: Set<String>?,
-        media: [OpenRTBMedia] = [.native]
+        media: [OpenRTBMedia] = [.native], floor: BidResponseParser.Floor? = nil
     ) -> Result<BidResponseParser.Outcome, UpstreamError> {
         let response: HTTPResponse
         switch result {
@@ -42,7 +42,7 @@ extension OpenRTBSource {
             do {
                 return .success(
                     try BidResponseParser.parse(
-                        response.body, layout: layout, impressionIDs: impressionIDs, media: media))
+                        response.body, layout: layout, impressionIDs: impressionIDs, media: media, floor: floor))
             } catch {
                 return .failure(UpstreamError(code: .final, message: "malformed bid response: \(error.message)"))
             }

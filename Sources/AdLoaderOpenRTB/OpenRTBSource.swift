@@ -75,6 +75,10 @@ public final class OpenRTBSource: DemandSource {
         result.noFills = s.noFills
         result.bids = s.bids
         result.bidsDropped = s.bidsDropped
+        for code in LossReason.droppedBidCodes { result.bidsDroppedByReason[LossReason.metricLabel(for: code)] = 0 }
+        for (code, count) in s.bidsDroppedByCode {
+            result.bidsDroppedByReason[LossReason.metricLabel(for: code), default: 0] += count
+        }
         result.failures = s.failures
         result.noticesSent = s.noticesSent
         result.noticesFailed = s.noticesFailed
@@ -112,6 +116,7 @@ public final class OpenRTBSource: DemandSource {
         counters.requests += 1
         let impressionIDs = Set(BidRequestBuilder.impressionIDs(count: count))
         let media = configuration.media(for: request.format)
+        let floor = builder.floor(of: request)
         client.send(http) { [self] result in
             // Only requests the exchange could have received count as sent: not one that
             // failed while connecting (or before its first byte went out).
@@ -121,7 +126,7 @@ public final class OpenRTBSource: DemandSource {
             }
             completion(
                 answer(
-                    result, auctionID: auctionID, impressionIDs: impressionIDs, media: media,
+                    result, auctionID: auctionID, impressionIDs: impressionIDs, media: media, floor: floor,
                     adUnitID: request.adUnitID, rewarded: request.format == .rewarded))
         }
     }
@@ -159,9 +164,9 @@ public final class OpenRTBSource: DemandSource {
 
     private func answer(
         _ result: Result<HTTPResponse, HTTPError>, auctionID: String, impressionIDs: Set<String>,
-        media: [OpenRTBMedia], adUnitID: String, rewarded: Bool
+        media: [OpenRTBMedia], floor: BidResponseParser.Floor?, adUnitID: String, rewarded: Bool
     ) -> Result<[DeliveredAd], UpstreamError> {
-        switch Self.classify(result, impressionIDs: impressionIDs, media: media) {
+        switch Self.classify(result, impressionIDs: impressionIDs, media: media, floor: floor) {
         case .failure(let error):
             counters.failures += 1
             if error.code == .final {
@@ -180,6 +185,7 @@ public final class OpenRTBSource: DemandSource {
             counters.bidsDropped += UInt64(outcome.dropped.count)
             if outcome.bids.isEmpty { counters.noFills += 1 }
             for dropped in outcome.dropped {
+                counters.bidsDroppedByCode[dropped.lossReason, default: 0] += 1
                 logger.info(
                     "openrtb bid dropped",
                     [

@@ -12,6 +12,8 @@ public struct OpenRTBStats: Hashable, Sendable {
     public var bids: UInt64 = 0
     /// Bids dropped: a required asset missing, bad markup, an unknown impression, outbid.
     public var bidsDropped: UInt64 = 0
+    /// ``bidsDropped`` by the OpenRTB loss reason code each bid's loss notice gets (``LossReason``).
+    public var bidsDroppedByCode: [Int: UInt64] = [:]
     /// Requests that failed (transport, HTTP status, malformed body).
     public var failures: UInt64 = 0
     /// Win/billing and loss notices answered 200 or 204.

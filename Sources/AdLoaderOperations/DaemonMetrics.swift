@@ -359,6 +359,7 @@ package final class DaemonMetrics {
                         .init(label(k.name) + [.init("outcome", "dropped")], Double(k.stats.bidsDropped)),
                     ]
                 }),
+            Self.droppedBidsFamily(kept),
             MetricFamily(
                 name: "adloader_source_no_fills",
                 help: "Requests the source answered without any usable ad (204, no bid, every bid dropped).",
@@ -379,6 +380,21 @@ package final class DaemonMetrics {
                 name: "adloader_source_notices_pending", help: "Notices in flight or waiting for their next try.",
                 kind: .gauge, samples: kept.map { .init(label($0.name), Double($0.stats.noticesPending)) }),
         ]
+    }
+
+    /// `adloader_source_bids_dropped_total{source,reason}`: the dropped bids of each source that
+    /// names their reasons (``DemandSourceStats/bidsDroppedByReason``), reasons sorted by name.
+    package static func droppedBidsFamily(_ kept: [(name: String, stats: DemandSourceStats)]) -> MetricFamily {
+        MetricFamily(
+            name: "adloader_source_bids_dropped",
+            help:
+                "Bids dropped while their response was read, by the OpenRTB loss reason their loss notice gets: invalid_bid (3: not an object, no or an unknown impid, native markup unusable), missing_markup (7), missing_price (9), below_floor (100: priced under the impression's bidfloor), outbid (102: a higher bid for the same impression), wrong_format (204: a medium not asked for, video markup not VAST).",
+            kind: .counter,
+            samples: kept.flatMap { k in
+                k.stats.bidsDroppedByReason.sorted { $0.key < $1.key }.map { reason, count in
+                    .init([.init("source", k.name), .init("reason", reason)], Double(count))
+                }
+            })
     }
 
     /// What the pool store gave back at start and its journal's work (Stats' `pool_store`);

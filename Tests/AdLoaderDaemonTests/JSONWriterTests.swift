@@ -75,3 +75,42 @@ import Testing
         #expect(json.text == #"{"a\"b\n":"v"}"#)
     }
 }
+
+/// The parser's duplicate-key check: a scan for small objects, a set for large ones.
+@Suite struct JSONDuplicateKeyTests {
+    private func object(_ keys: [String]) -> [UInt8] {
+        Array(("{" + keys.map { #""\#($0)":1"# }.joined(separator: ",") + "}").utf8)
+    }
+
+    private func refusesDuplicate(_ bytes: [UInt8], key: String) -> Bool {
+        do {
+            _ = try JSONValue.parse(bytes: bytes)
+            return false
+        } catch {
+            return error.message == "duplicate key \"\(key)\""
+        }
+    }
+
+    @Test func aTenThousandKeyObjectParsesInOrder() throws {
+        let keys = (0..<10_000).map { "k\($0)" }
+        let value = try JSONValue.parse(bytes: object(keys))
+        let members = try #require(value.members)
+        #expect(members.count == 10_000 && members.map(\.key) == keys)
+        #expect(value["k9999"]?.integer == 1)
+    }
+
+    @Test func aDuplicateKeyIsRefusedWhereverItIs() {
+        let keys = (0..<10_000).map { "k\($0)" }
+        #expect(refusesDuplicate(object(keys + ["k0"]), key: "k0"))
+        #expect(refusesDuplicate(object(keys + ["k9999"]), key: "k9999"))
+        #expect(refusesDuplicate(object(["a", "b", "a"]), key: "a"))
+        // Around the switch from the scan to the set: each position, duplicating the first and
+        // the last key before it.
+        for count in 1...40 {
+            let keys = (0..<count).map { "k\($0)" }
+            #expect(refusesDuplicate(object(keys + ["k0"]), key: "k0"), "\(count) keys")
+            #expect(refusesDuplicate(object(keys + ["k\(count - 1)"]), key: "k\(count - 1)"), "\(count) keys")
+            #expect((try? JSONValue.parse(bytes: object(keys + ["new"])))?.members?.count == count + 1)
+        }
+    }
+}

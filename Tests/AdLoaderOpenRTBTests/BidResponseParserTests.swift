@@ -186,6 +186,41 @@ struct BidResponseParserTests {
         #expect(outcome.dropped.count == 8)
     }
 
+    /// A bid under the impressions' floor is dropped with code 100 when the response is in the
+    /// floor's currency; at the floor it is kept; in another currency it cannot be compared and
+    /// is kept; no floor (or 0) drops nothing for its price.
+    @Test func aBidBelowTheFloorInItsCurrencyIsDroppedWithCode100() throws {
+        func body(_ currency: String?) -> [UInt8] {
+            let cur = currency.map { #""cur":"\#($0)","# } ?? ""
+            return Array(
+                (#"{"id":"r",\#(cur)"seatbid":[{"seat":"s","bid":["#
+                    + [
+                        Self.bid(impression: "1", price: 0.49),
+                        Self.bid(impression: "2", price: 0.5),
+                        Self.bid(impression: "3", price: 0.99, extra: #","lurl":"http://n/l""#),
+                    ].joined(separator: ",") + "]}]}").utf8)
+        }
+        let floor = BidResponseParser.Floor(price: 1, currency: "USD")
+        let usd = try BidResponseParser.parse(body(nil), layout: .standard, floor: floor)
+        #expect(usd.bids.isEmpty)
+        #expect(usd.dropped.map(\.lossReason) == [100, 100, 100])
+        #expect(
+            usd.dropped.map(\.reason) == [
+                "bid price 0.49 is below the floor 1.0", "bid price 0.5 is below the floor 1.0",
+                "bid price 0.99 is below the floor 1.0",
+            ])
+        #expect(usd.dropped[2].lossURL == "http://n/l" && usd.dropped[2].price == 0.99)
+        let half = try BidResponseParser.parse(
+            body("usd"), layout: .standard, floor: .init(price: 0.5, currency: "USD"))
+        #expect(half.bids.map(\.impressionID) == ["2", "3"], "at the floor is kept; the currency in any case")
+        #expect(half.dropped.map(\.impressionID) == ["1"] && half.dropped.map(\.lossReason) == [LossReason.belowFloor])
+        let euro = try BidResponseParser.parse(body("EUR"), layout: .standard, floor: floor)
+        #expect(euro.bids.count == 3 && euro.dropped.isEmpty, "another currency is not compared")
+        let none = try BidResponseParser.parse(body(nil), layout: .standard, floor: .init(price: 0))
+        #expect(none.bids.count == 3)
+        #expect(try BidResponseParser.parse(body(nil), layout: .standard).bids.count == 3)
+    }
+
     @Test func emptyBannerAndNonVASTVideoMarkupHaveTheirCodes() throws {
         let text = """
             {"seatbid":[{"bid":[

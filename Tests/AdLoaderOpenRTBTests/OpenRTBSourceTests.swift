@@ -187,6 +187,31 @@ struct OpenRTBSourceTests {
                 "http://n/loss?r=7&b=na&p=1&i=3",
             ])
         #expect(source.stats.bidsDropped == 4)
+        // Counted by code, and named by reason for adloader_source_bids_dropped_total (every
+        // reason listed, zeros included).
+        #expect(source.stats.bidsDroppedByCode == [102: 1, 204: 1, 7: 2])
+        #expect(
+            source.statistics?.bidsDroppedByReason == [
+                "outbid": 1, "wrong_format": 1, "missing_markup": 2, "invalid_bid": 0, "missing_price": 0,
+                "below_floor": 0,
+            ])
+    }
+
+    /// The floor the BidRequest sent (the loader's, else the source's) drops a bid under it with
+    /// loss reason 100, its `lurl` fired and the drop counted as `below_floor`.
+    @Test func aBidUnderTheRequestsFloorIsDroppedAndItsLossNoticeSays100() throws {
+        let source = try makeSource { $0.bidFloor = 2 }
+        let delivered = try #require(try load(source, count: 1, answer: Self.response(["1"]))?.get())
+        #expect(delivered.isEmpty, "1.25 is under the source's floor of 2")
+        #expect(notices.requests.map(\.url) == ["http://n/loss?r=100&b=b1"])
+        #expect(source.statistics?.bidsDroppedByReason["below_floor"] == 1)
+        var request = AdRequest(adUnitID: "feed")
+        request.bidFloor = 1
+        var result: Result<[DeliveredAd], UpstreamError>?
+        source.loadAds(request, count: 1) { result = $0 }
+        client.answer(.success(Self.response(["1"])))
+        #expect(try #require(result).get().count == 1, "the loader's floor of 1 replaces the source's")
+        #expect(source.stats.bidsDroppedByCode == [LossReason.belowFloor: 1])
     }
 
     @Test func aFailedNoticeIsTriedEvery10SecondsForAMinuteThenCounted() throws {

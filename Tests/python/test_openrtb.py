@@ -284,7 +284,8 @@ def test_consent_classes_each_buy_with_their_terms_and_lend_only_to_their_borrow
     classes = {"default": {}, "eu": {"gdpr": True, "consentString": eu},
                "limited": {"limitAdTracking": True, "usPrivacy": "1YYN"},
                "coppa": {"coppa": True, "limitAdTracking": True, "usPrivacy": "1YYN"}}
-    d = daemon(config=config(exchange.url, loader={"consent": {"classes": classes}, "bidFloor": 0.5},
+    # A floor under the fixture's 0.01 USD bid: sent as imp.bidfloor, and the bid (above it) kept.
+    d = daemon(config=config(exchange.url, loader={"consent": {"classes": classes}, "bidFloor": 0.005},
                              source={"supplyChainASI": "news.example", "supplyChainSID": "pub-7"}))
     channel = grpc.insecure_channel(d.endpoint)
     stub = stubs.grpc.NativeAdLoaderStub(channel)
@@ -311,7 +312,7 @@ def test_consent_classes_each_buy_with_their_terms_and_lend_only_to_their_borrow
                else "limited" if body["device"]["lmt"] == 1 else "default")
         by_class.setdefault(key, []).append(body)
         assert body["source"]["schain"]["nodes"] == [{"asi": "news.example", "sid": "pub-7", "hp": 1}]
-        assert all(imp["bidfloor"] == 0.5 and imp["exp"] > 0 for imp in body["imp"])
+        assert all(imp["bidfloor"] == 0.005 and imp["exp"] > 0 for imp in body["imp"])
         if key == "eu":
             assert user["consent"] == eu
         else:

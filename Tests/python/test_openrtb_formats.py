@@ -146,6 +146,9 @@ def test_bid_no_fill_and_notice_delivery_metrics_move(daemon, exchange):
     after = families()
     assert value(after, "adloader_source_bids", "_total", source="openrtb", outcome="kept") >= 2
     assert value(after, "adloader_source_bids", "_total", source="openrtb", outcome="dropped") == 0
+    dropped = after["adloader_source_bids_dropped"].samples
+    assert {s.labels["reason"]: s.value for s in dropped if s.labels["source"] == "openrtb"} == {
+        "invalid_bid": 0, "missing_markup": 0, "missing_price": 0, "below_floor": 0, "outbid": 0, "wrong_format": 0}
     assert value(after, "adloader_source_notice_deliveries", "_total", source="openrtb", result="delivered") >= 1
     assert value(after, "adloader_source_notice_deliveries", "_total", source="openrtb", result="retried") >= 1
     assert value(after, "adloader_source_notice_deliveries", "_total", source="openrtb", result="failed") == 0

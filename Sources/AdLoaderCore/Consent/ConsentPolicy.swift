@@ -4,7 +4,8 @@
 ///
 /// The standard policy (no classes configured) follows Prebid Server's enforcement:
 /// `default` (nothing restricted), `limited` (`device.lmt: 1` and a US opt-out: LMT, ATT
-/// restricted or denied, or `us_privacy` "1?Y?"), `coppa` (`regs.coppa: 1` and all of
+/// restricted or denied, `us_privacy` "1?Y?", or a GPP US national section opting out of sale,
+/// sharing or targeted advertising), `coppa` (`regs.coppa: 1` and all of
 /// `limited`). A GDPR borrower needs a configured class with `gdpr` and the consent string the
 /// operator's CMP gives for what the class buys: the standard policy has none, so GDPR
 /// borrowers are refused naming it. Whatever the classes, TCF purpose 2 (basic ads) must be
@@ -108,7 +109,11 @@ public struct ConsentPolicy: Hashable, Sendable {
     /// TCF string stands for a missing `tcf_consent`; section 6 (US privacy v1) stands for a
     /// missing `us_privacy`. Sections read this way are taken out of the applicable ids, so
     /// they are judged by the GDPR and US privacy rules; the others (US national, states, ...)
-    /// still need a class listing them (``ConsentClass/takes(_:consent:)``).
+    /// still need a class listing them (``ConsentClass/takes(_:consent:)``). Section 7 (US
+    /// national) that opts out (``USNationalSection/optsOut``: SaleOptOut, SharingOptOut or
+    /// TargetedAdvertisingOptOut 1) also reads as a US privacy opt-out ("1YYN", unless the
+    /// call's `us_privacy` already opts out): like `us_privacy` "1YYY", it needs a class whose
+    /// `usPrivacy` opts out (the standard `limited`: `device.lmt: 1`, no identifier).
     public static func applyingGPP(to signals: PrivacySignals) -> Result<PrivacySignals, GPPString.DecodingError> {
         let gpp: GPPString
         do { gpp = try GPPString(decoding: signals.gpp) } catch { return .failure(error) }
@@ -122,6 +127,11 @@ public struct ConsentPolicy: Hashable, Sendable {
         if applicable.contains(UInt32(GPPString.usPrivacyV1)), let usPrivacy = gpp.usPrivacy {
             if derived.usPrivacy.isEmpty { derived.usPrivacy = usPrivacy }
             applicable.removeAll { $0 == UInt32(GPPString.usPrivacyV1) }
+        }
+        if applicable.contains(UInt32(GPPString.usNationalV1)), gpp.usNational?.optsOut == true,
+            !derived.optsOutOfSale
+        {
+            derived.usPrivacy = "1YYN"
         }
         derived.gppSectionIDs = applicable
         return .success(derived)

@@ -1,8 +1,9 @@
 /// An IAB Global Privacy Platform (GPP) v1 string, decoded as far as consent classes need it:
-/// the header's section ids, each section's text, and the two sections adloaderd reads itself,
-/// TCF EU v2 (id 2, decoded as a ``TCFConsent``) and US privacy v1 (id 6, the four-character
-/// `us_privacy` string). Every other section (the US national and state ones, TCF Canada, ...)
-/// is checked for shape (base64url, or `.`-separated base64url segments) and kept as text.
+/// the header's section ids, each section's text, and the three sections adloaderd reads itself,
+/// TCF EU v2 (id 2, decoded as a ``TCFConsent``), US privacy v1 (id 6, the four-character
+/// `us_privacy` string) and US national v1 (id 7, decoded as a ``USNationalSection``). Every
+/// other section (the US state ones, TCF Canada, ...) is checked for shape (base64url, or
+/// `.`-separated base64url segments) and kept as text.
 ///
 /// The string is `HEADER~SECTION~SECTION…`, one section per header id, in the header's order.
 /// The header is base64url bits: Type (6 bits, 3), Version (6 bits, 1), then the section ids as
@@ -23,6 +24,8 @@ public struct GPPString: Hashable, Sendable {
     public static let tcfEUv2 = 2
     /// Section 6: US privacy v1 (the CCPA string, deprecated for the US national section 7).
     public static let usPrivacyV1 = 6
+    /// Section 7: US national v1 (`usnat`).
+    public static let usNationalV1 = 7
 
     /// The header's Version (1).
     public var version: Int
@@ -32,6 +35,8 @@ public struct GPPString: Hashable, Sendable {
     public var sections: [Int: String]
     /// Section 2 decoded, when present.
     public var tcfConsent: TCFConsent?
+    /// Section 7 decoded, when present.
+    public var usNational: USNationalSection?
 
     /// Why a string does not decode.
     public struct DecodingError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -50,7 +55,8 @@ public struct GPPString: Hashable, Sendable {
     /// - Throws: ``DecodingError`` naming what is wrong: empty, too long, a header that is not
     ///   base64url, of another type or version, cut short, ids out of order, too many or too
     ///   large, a count of sections that differs from the header's, or a section that does not
-    ///   decode (TCF EU v2 with the TCF decoder's reason, US privacy not "1" and three of Y, N, -).
+    ///   decode (TCF EU v2 with the TCF decoder's reason, US privacy not "1" and three of Y, N, -,
+    ///   US national with ``USNationalSection``'s).
     public init(decoding string: String) throws(DecodingError) {
         if string.isEmpty { throw DecodingError("empty") }
         if string.utf8.count > Self.maximumLength {
@@ -80,6 +86,7 @@ public struct GPPString: Hashable, Sendable {
         }
         sections = [:]
         tcfConsent = nil
+        usNational = nil
         for (id, part) in zip(sectionIDs, parts.dropFirst()) {
             let text = String(decoding: part, as: UTF8.self)
             if part.isEmpty { throw DecodingError("section \(id) is empty") }
@@ -95,6 +102,12 @@ public struct GPPString: Hashable, Sendable {
                 let allowed: [UInt8] = [UInt8(ascii: "Y"), UInt8(ascii: "N"), UInt8(ascii: "-")]
                 guard bytes.count == 4, bytes[0] == UInt8(ascii: "1"), bytes[1...].allSatisfy(allowed.contains) else {
                     throw DecodingError("section 6 (US privacy v1): \"\(text.prefix(16))\" is not such as \"1YNN\"")
+                }
+            case Self.usNationalV1:
+                do {
+                    usNational = try USNationalSection(decoding: text)
+                } catch {
+                    throw DecodingError("section 7 (US national v1): \(error.message)")
                 }
             default:
                 for (index, segment) in part.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
