@@ -44,6 +44,9 @@ struct ProtoScanner {
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
+    /// Where the next field starts (the end of the bytes after the last one).
+    var position: Int { offset }
+
     /// The next field; nil at the end. - Throws: `Failure` where protobuf-c's scan fails.
     @inline(__always)
     mutating func next() throws(Failure) -> ScannedField? {
@@ -183,7 +186,12 @@ struct ProtoScanner {
 
 extension RequestFrame {
     /// What the server needs from a `RequestFrame`, read in place; the request message is
-    /// `messageRange` of the decoded bytes.
+    /// `messageRange` of the decoded bytes, the metadata entries are in `metadataRange`
+    /// (``decodeMetadata(_:in:)``).
+    ///
+    /// Nothing here but the method holds a reference: the header is read on every framed
+    /// call, and metadata strings in it cost retains, releases and value-witness copies per
+    /// call even when there were none (callgrind, issue 21).
     public struct Header: Hashable, Sendable {
         public var callID: UInt64 = 0
         /// Interned for the known methods (no allocation).
@@ -192,20 +200,32 @@ extension RequestFrame {
         public var cancel = false
         /// Where the `message` field's bytes are in the envelope (empty when absent).
         public var messageRange: Range<Int> = 0..<0
-        /// The value of the last `authorization` metadata entry, if any (token auth).
-        public var authorization: String? = nil
-        /// The other metadata entries, in order (empty, no storage, when there are none).
-        public var metadata = CallMetadata()
+        /// From the first `metadata` field's key to the end of the last one (other fields may
+        /// lie between them); empty when the envelope has no metadata entry.
+        public var metadataRange: Range<Int> = 0..<0
+    }
+
+    /// A request's metadata entries, read by ``decodeMetadata(_:in:)``.
+    public final class Metadata: Sendable {
+        /// The value of the last `authorization` entry, if any (token auth).
+        public let authorization: String?
+        /// The other entries, in order, up to the bounds of ``CallMetadata``.
+        public let entries: CallMetadata
         /// Set when the entries went past a bound of ``CallMetadata``: the call is refused
         /// with its status (the envelope itself decodes).
-        public var metadataError: MetadataError? = nil
+        public let error: MetadataError?
+
+        init(authorization: String?, entries: CallMetadata, error: MetadataError?) {
+            self.authorization = authorization
+            self.entries = entries
+            self.error = error
+        }
     }
 
     /// Decodes an envelope without copying: accepts exactly the envelopes ``init(decoding:)``
     /// decodes and gives the same call id, method, timeout, cancel flag and message bytes.
-    /// Metadata entries are checked structurally and read as UTF-8 (replacement characters
-    /// for invalid bytes): an `authorization` entry into `authorization`, the others into
-    /// `metadata`, up to its bounds (past them, `metadataError`).
+    /// Metadata entries are checked structurally and only located (`metadataRange`):
+    /// ``decodeMetadata(_:in:)`` reads them.
     ///
     /// A `method` whose bytes hold a NUL or are not valid UTF-8 (where ``init(decoding:)``
     /// throws `.badMessage` "method: ...") does not fail the envelope: it names no method,
@@ -220,6 +240,8 @@ extension RequestFrame {
         // occurrence; the last one is checked by `interned`).
         var badMethod: UnsafeRawBufferPointer? = nil
         var scanner = ProtoScanner(bytes)
+        var fieldStart = 0
+        var metadataStart: Int? = nil
         do throws(ProtoScanner.Failure) {
             while let field = try scanner.next() {
                 switch field.number {
@@ -233,7 +255,9 @@ extension RequestFrame {
                 case 4:
                     let entry = try ProtoScanner.bytes(field)
                     try ProtoScanner.validateStringsMessage(entry, stringFields: 1...2)
-                    try readMetadataEntry(entry, into: &header)
+                    let start = metadataStart ?? fieldStart
+                    metadataStart = start
+                    header.metadataRange = start..<scanner.position
                 case 5:
                     let data = try ProtoScanner.bytes(field)
                     var start = 0
@@ -242,6 +266,7 @@ extension RequestFrame {
                 case 6: header.cancel = ProtoScanner.bool(field)
                 default: break
                 }
+                fieldStart = scanner.position
             }
         } catch {
             throw FrameError(
@@ -254,33 +279,53 @@ extension RequestFrame {
         }
         return header
     }
+
+    /// The metadata entries of an envelope `header` was decoded from (``decodeHeader(_:)``),
+    /// read as UTF-8 (replacement characters for invalid bytes): an `authorization` entry into
+    /// `authorization`, the others into `entries`, up to the bounds of ``CallMetadata`` (past
+    /// them, `error`; later entries are dropped). Nil when there is no entry: nothing is read
+    /// or allocated for a call without metadata.
+    public static func decodeMetadata(_ header: Header, in bytes: UnsafeRawBufferPointer) -> Metadata? {
+        let range = header.metadataRange
+        guard !range.isEmpty, range.upperBound <= bytes.count else { return nil }
+        var authorization: String? = nil
+        var entries = CallMetadata()
+        var error: MetadataError? = nil
+        // The header's scan checked these fields: they scan again without failing.
+        var scanner = ProtoScanner(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        while let field = try? scanner.next() {
+            guard field.number == 4, let entry = try? ProtoScanner.bytes(field) else { continue }
+            readMetadataEntry(entry, authorization: &authorization, entries: &entries, error: &error)
+        }
+        return Metadata(authorization: authorization, entries: entries, error: error)
+    }
 }
 
 extension RequestFrame {
-    /// Reads one MetadataEntry: `authorization` into the header's own field, any other key
-    /// into its `metadata` (the first entry past a bound sets `metadataError`; later ones
-    /// are dropped).
-    static func readMetadataEntry(_ entry: UnsafeRawBufferPointer, into header: inout Header)
-        throws(ProtoScanner.Failure)
-    {
+    /// Reads one MetadataEntry (checked by the header's scan): `authorization` into
+    /// `authorization`, any other key into `entries` (the first entry past a bound sets
+    /// `error`; later ones are dropped).
+    static func readMetadataEntry(
+        _ entry: UnsafeRawBufferPointer, authorization: inout String?, entries: inout CallMetadata,
+        error: inout MetadataError?
+    ) {
         var scanner = ProtoScanner(entry)
         var key: UnsafeRawBufferPointer? = nil
         var value: UnsafeRawBufferPointer? = nil
-        while let field = try scanner.next() {
-            if field.number == 1 { key = try ProtoScanner.bytes(field) }
-            if field.number == 2 { value = try ProtoScanner.bytes(field) }
+        while let field = try? scanner.next() {
+            if field.number == 1 { key = try? ProtoScanner.bytes(field) }
+            if field.number == 2 { value = try? ProtoScanner.bytes(field) }
         }
         let valueString = value.map { String(decoding: $0, as: UTF8.self) } ?? ""
         if let key, key.elementsEqual("authorization".utf8) {
-            header.authorization = valueString
+            authorization = valueString
             return
         }
-        guard header.metadataError == nil else { return }
+        guard error == nil else { return }
         do throws(MetadataError) {
-            try header.metadata.append(
-                key: key.map { String(decoding: $0, as: UTF8.self) } ?? "", value: valueString)
-        } catch {
-            header.metadataError = error
+            try entries.append(key: key.map { String(decoding: $0, as: UTF8.self) } ?? "", value: valueString)
+        } catch let bound {
+            error = bound
         }
     }
 }
