@@ -20,16 +20,18 @@ struct IncomingCall {
         // through a temporary that was copied and destroyed through the value witnesses.
         let header = try RequestFrame.decodeHeader(envelope)
         if header.cancel {
-            call = IncomingCall(header: header, metadata: nil, request: nil, requestError: nil)
+            call = IncomingCall(header: consume header, metadata: nil, request: nil, requestError: nil)
             return
         }
-        let metadata = header.metadataRange.isEmpty ? nil : RequestFrame.decodeMetadata(header, in: envelope)
+        let metadata = header.hasMetadata ? RequestFrame.decodeMetadata(header, in: envelope) : nil
+        // `consume`: the header moves into the call rather than being copied (a retain and a
+        // release of its method per call).
         do throws(Status) {
             let request = try ServiceRequest(
                 method: header.method, message: UnsafeRawBufferPointer(rebasing: envelope[header.messageRange]))
-            call = IncomingCall(header: header, metadata: metadata, request: request, requestError: nil)
+            call = IncomingCall(header: consume header, metadata: metadata, request: request, requestError: nil)
         } catch {
-            call = IncomingCall(header: header, metadata: metadata, request: nil, requestError: error)
+            call = IncomingCall(header: consume header, metadata: metadata, request: nil, requestError: error)
         }
     }
 }

@@ -25,7 +25,7 @@ public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
     public static let instanceKey = "x-adloader-instance"
 
     /// The entries and their size; copied on write (``append(key:value:)``) when shared.
-    private final class Storage: @unchecked Sendable {
+    @usableFromInline final class Storage: @unchecked Sendable {
         var entries: [MetadataEntry]
         var byteCount: Int
 
@@ -35,9 +35,10 @@ public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
         }
     }
 
-    private var storage: Storage?
+    @usableFromInline var storage: Storage?
 
-    public init() {}
+    /// No entries (inlinable: the transports pass it with nearly every call).
+    @inlinable public init() {}
 
     /// Metadata of `entries`, in order.
     /// - Throws: ``MetadataError`` when they go past a bound.
@@ -50,7 +51,7 @@ public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
     /// Bytes of keys and values held.
     public var byteCount: Int { storage?.byteCount ?? 0 }
 
-    @inline(__always) public var isEmpty: Bool { storage == nil }
+    @inlinable public var isEmpty: Bool { storage == nil }
     public var startIndex: Int { 0 }
     public var endIndex: Int { storage?.entries.count ?? 0 }
     public subscript(position: Int) -> MetadataEntry { storage!.entries[position] }

@@ -44,8 +44,6 @@ struct ProtoScanner {
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    /// Where the next field starts (the end of the bytes after the last one).
-    var position: Int { offset }
 
     /// The next field; nil at the end. - Throws: `Failure` where protobuf-c's scan fails.
     @inline(__always)
@@ -186,8 +184,8 @@ struct ProtoScanner {
 
 extension RequestFrame {
     /// What the server needs from a `RequestFrame`, read in place; the request message is
-    /// `messageRange` of the decoded bytes, the metadata entries are in `metadataRange`
-    /// (``decodeMetadata(_:in:)``).
+    /// `messageRange` of the decoded bytes; ``decodeMetadata(_:in:)`` reads the metadata
+    /// entries when `hasMetadata`.
     ///
     /// Nothing here but the method holds a reference: the header is read on every framed
     /// call, and metadata strings in it cost retains, releases and value-witness copies per
@@ -200,9 +198,21 @@ extension RequestFrame {
         public var cancel = false
         /// Where the `message` field's bytes are in the envelope (empty when absent).
         public var messageRange: Range<Int> = 0..<0
-        /// From the first `metadata` field's key to the end of the last one (other fields may
-        /// lie between them); empty when the envelope has no metadata entry.
-        public var metadataRange: Range<Int> = 0..<0
+        /// Whether the envelope has a `metadata` entry (a Bool: it fits in the padding after
+        /// `cancel`, the header stays smaller than it was with the metadata in it).
+        public var hasMetadata = false
+
+        public init(
+            callID: UInt64 = 0, method: String = "", timeoutMilliseconds: UInt32 = 0, cancel: Bool = false,
+            messageRange: Range<Int> = 0..<0, hasMetadata: Bool = false
+        ) {
+            self.callID = callID
+            self.method = method
+            self.timeoutMilliseconds = timeoutMilliseconds
+            self.cancel = cancel
+            self.messageRange = messageRange
+            self.hasMetadata = hasMetadata
+        }
     }
 
     /// A request's metadata entries, read by ``decodeMetadata(_:in:)``.
@@ -224,7 +234,7 @@ extension RequestFrame {
 
     /// Decodes an envelope without copying: accepts exactly the envelopes ``init(decoding:)``
     /// decodes and gives the same call id, method, timeout, cancel flag and message bytes.
-    /// Metadata entries are checked structurally and only located (`metadataRange`):
+    /// Metadata entries are checked structurally and only noted (`hasMetadata`):
     /// ``decodeMetadata(_:in:)`` reads them.
     ///
     /// A `method` whose bytes hold a NUL or are not valid UTF-8 (where ``init(decoding:)``
@@ -234,50 +244,54 @@ extension RequestFrame {
     /// answers that call UNIMPLEMENTED `unknown method "..."` (PROTOCOL.md 5.2).
     /// - Throws: ``FrameError`` `.badEnvelope`, as ``init(decoding:)``.
     public static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws(FrameError) -> Header {
-        var header = Header()
+        // Scalars while scanning, the header built once at the end: a header variable (it holds
+        // the method string) was copied and destroyed through outlined value operations.
+        var callID: UInt64 = 0
+        var timeoutMilliseconds: UInt32 = 0
+        var cancel = false
+        var messageRange = 0..<0
+        var hasMetadata = false
         var methodField: UnsafeRawBufferPointer? = nil
         // The first bad occurrence of a repeated `method` field (the full decoder checks every
         // occurrence; the last one is checked by `interned`).
         var badMethod: UnsafeRawBufferPointer? = nil
         var scanner = ProtoScanner(bytes)
-        var fieldStart = 0
-        var metadataStart: Int? = nil
         do throws(ProtoScanner.Failure) {
             while let field = try scanner.next() {
                 switch field.number {
-                case 1: header.callID = try ProtoScanner.uint64(field)
+                case 1: callID = try ProtoScanner.uint64(field)
                 case 2:
                     if let previous = methodField, badMethod == nil, !isValidStringField(previous) {
                         badMethod = previous
                     }
                     methodField = try ProtoScanner.bytes(field)
-                case 3: header.timeoutMilliseconds = try ProtoScanner.uint32(field)
+                case 3: timeoutMilliseconds = try ProtoScanner.uint32(field)
                 case 4:
                     let entry = try ProtoScanner.bytes(field)
                     try ProtoScanner.validateStringsMessage(entry, stringFields: 1...2)
-                    let start = metadataStart ?? fieldStart
-                    metadataStart = start
-                    header.metadataRange = start..<scanner.position
+                    hasMetadata = true
                 case 5:
                     let data = try ProtoScanner.bytes(field)
                     var start = 0
                     if let base = bytes.baseAddress, let p = data.baseAddress { start = p - base }
-                    header.messageRange = start..<(start + data.count)
-                case 6: header.cancel = ProtoScanner.bool(field)
+                    messageRange = start..<(start + data.count)
+                case 6: cancel = ProtoScanner.bool(field)
                 default: break
                 }
-                fieldStart = scanner.position
             }
         } catch {
             throw FrameError(
                 code: .badEnvelope, message: "RequestFrame of \(bytes.count) bytes does not decode as protobuf")
         }
+        var method = ""
         if let badMethod {
-            header.method = MethodName.printable(badMethod)
+            method = MethodName.printable(badMethod)
         } else if let methodField {
-            header.method = MethodName.interned(methodField)
+            method = MethodName.interned(methodField)
         }
-        return header
+        return Header(
+            callID: callID, method: method, timeoutMilliseconds: timeoutMilliseconds, cancel: cancel,
+            messageRange: messageRange, hasMetadata: hasMetadata)
     }
 
     /// The metadata entries of an envelope `header` was decoded from (``decodeHeader(_:)``),
@@ -286,13 +300,12 @@ extension RequestFrame {
     /// them, `error`; later entries are dropped). Nil when there is no entry: nothing is read
     /// or allocated for a call without metadata.
     public static func decodeMetadata(_ header: Header, in bytes: UnsafeRawBufferPointer) -> Metadata? {
-        let range = header.metadataRange
-        guard !range.isEmpty, range.upperBound <= bytes.count else { return nil }
+        guard header.hasMetadata else { return nil }
         var authorization: String? = nil
         var entries = CallMetadata()
         var error: MetadataError? = nil
-        // The header's scan checked these fields: they scan again without failing.
-        var scanner = ProtoScanner(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        // The header's scan checked every field: they scan again without failing.
+        var scanner = ProtoScanner(bytes)
         while let field = try? scanner.next() {
             guard field.number == 4, let entry = try? ProtoScanner.bytes(field) else { continue }
             readMetadataEntry(entry, authorization: &authorization, entries: &entries, error: &error)
