@@ -2,30 +2,36 @@ import AdLoaderCore
 import AdLoaderService
 import AdLoaderWire
 
-/// One request frame, decoded where its bytes are: the envelope's header and the request
-/// (decoded by the service's method table). A request that does not decode is kept as the
-/// status it is answered with, reported where dispatch reaches it.
+/// One request frame, decoded where its bytes are: the envelope's header, its metadata entries
+/// (nil when it has none, as nearly every call) and the request (decoded by the service's
+/// method table). A request that does not decode is kept as the status it is answered with,
+/// reported where dispatch reaches it.
 struct IncomingCall {
     var header: RequestFrame.Header
+    var metadata: RequestFrame.Metadata?
     var request: ServiceRequest?
     var requestError: Status?
 
     /// Decodes `envelope` into `call`.
     /// - Throws: ``FrameError`` `.badEnvelope` when `envelope` is not a RequestFrame.
+    @inline(__always)
     static func decode(_ envelope: UnsafeRawBufferPointer, into call: inout IncomingCall?) throws(FrameError) {
         // Stored straight into the caller's variable: a throwing init returned the value
         // through a temporary that was copied and destroyed through the value witnesses.
         let header = try RequestFrame.decodeHeader(envelope)
         if header.cancel {
-            call = IncomingCall(header: header, request: nil, requestError: nil)
+            call = IncomingCall(header: consume header, metadata: nil, request: nil, requestError: nil)
             return
         }
+        let metadata = header.hasMetadata ? RequestFrame.decodeMetadata(header, in: envelope) : nil
+        // `consume`: the header moves into the call rather than being copied (a retain and a
+        // release of its method per call).
         do throws(Status) {
             let request = try ServiceRequest(
                 method: header.method, message: UnsafeRawBufferPointer(rebasing: envelope[header.messageRange]))
-            call = IncomingCall(header: header, request: request, requestError: nil)
+            call = IncomingCall(header: consume header, metadata: metadata, request: request, requestError: nil)
         } catch {
-            call = IncomingCall(header: header, request: nil, requestError: error)
+            call = IncomingCall(header: consume header, metadata: metadata, request: nil, requestError: error)
         }
     }
 }
@@ -37,9 +43,9 @@ extension Connection {
     static let duplicateCallCode = Status.Code.alreadyExists
 
     func dispatch(_ call: consuming IncomingCall) {
-        let frame = call.header
-        let callID = frame.callID
-        if frame.cancel {
+        // The header read where it is, not copied out (a copy retains and releases its method).
+        let callID = call.header.callID
+        if call.header.cancel {
             cancelCall(callID)
             return
         }
@@ -56,23 +62,25 @@ extension Connection {
             // A request decoded has no error: only an unknown method is UNIMPLEMENTED here.
             let methodIsKnown = call.requestError?.code != .unimplemented
             if let refusal = server.admitCall(
-                method: frame.method, methodIsKnown: methodIsKnown, callsInFlight: calls.count,
-                authorization: frame.authorization, peerIsLocal: peerIsLocal)
+                method: call.header.method, methodIsKnown: methodIsKnown, callsInFlight: calls.count,
+                authorization: call.metadata?.authorization, peerIsLocal: peerIsLocal)
             {
                 throw refusal
             }
-            if let error = frame.metadataError { throw error.status }
+            if let error = call.metadata?.error { throw error.status }
             guard let request = call.request else {
                 throw call.requestError ?? Status(code: .internalError, message: "request not decoded")
             }
-            let timeout = frame.timeoutMilliseconds > 0 ? Duration.milliseconds(frame.timeoutMilliseconds) : nil
-            if let open = service.handle(
-                request, callID: callID, timeout: timeout, metadata: frame.metadata, responder: self)
+            let milliseconds = call.header.timeoutMilliseconds
+            let timeout = milliseconds > 0 ? Duration.milliseconds(milliseconds) : nil
+            // No metadata (nearly every call): the service gets the empty value, a nil reference.
+            let metadata = call.metadata?.entries ?? CallMetadata()
+            if let open = service.handle(request, callID: callID, timeout: timeout, metadata: metadata, responder: self)
             {
                 calls[callID] = open
             }
         } catch {
-            server.callRefused(method: frame.method, code: error.code)
+            server.callRefused(method: call.header.method, code: error.code)
             finish(callID, status: error)
         }
     }

@@ -12,8 +12,10 @@
 ///
 /// Bounded: at most ``maximumEntries`` entries of at most ``maximumByteCount`` bytes of keys
 /// and values together (gRPC's default header list limit is 8 KiB); ``append(key:value:)``
-/// refuses an entry past either bound. An empty value holds no storage: a call without
-/// metadata allocates nothing for it.
+/// refuses an entry past either bound. One class reference, nil when empty: a call without
+/// metadata allocates nothing for it, and copying or destroying the value is one retain or
+/// release of a nil reference (it is passed with every call, framed and gRPC; an array and a
+/// count cost retains, releases and value witnesses per call, callgrind).
 public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
     /// The most entries one call's metadata holds.
     public static let maximumEntries = 64
@@ -22,11 +24,21 @@ public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
     /// The response metadata key naming the daemon instance that answered (`listeners.instanceName`).
     public static let instanceKey = "x-adloader-instance"
 
-    public private(set) var entries: [MetadataEntry] = []
-    /// Bytes of keys and values held.
-    public private(set) var byteCount = 0
+    /// The entries and their size; copied on write (``append(key:value:)``) when shared.
+    @usableFromInline final class Storage: @unchecked Sendable {
+        var entries: [MetadataEntry]
+        var byteCount: Int
 
-    public init() {}
+        init(entries: [MetadataEntry], byteCount: Int) {
+            self.entries = entries
+            self.byteCount = byteCount
+        }
+    }
+
+    @usableFromInline var storage: Storage?
+
+    /// No entries (inlinable: the transports pass it with nearly every call).
+    @inlinable public init() {}
 
     /// Metadata of `entries`, in order.
     /// - Throws: ``MetadataError`` when they go past a bound.
@@ -34,27 +46,42 @@ public struct CallMetadata: Hashable, Sendable, RandomAccessCollection {
         for entry in entries { try append(key: entry.key, value: entry.value) }
     }
 
+    /// The entries, in order.
+    public var entries: [MetadataEntry] { storage?.entries ?? [] }
+    /// Bytes of keys and values held.
+    public var byteCount: Int { storage?.byteCount ?? 0 }
+
+    @inlinable public var isEmpty: Bool { storage == nil }
     public var startIndex: Int { 0 }
-    public var endIndex: Int { entries.count }
-    public subscript(position: Int) -> MetadataEntry { entries[position] }
+    public var endIndex: Int { storage?.entries.count ?? 0 }
+    public subscript(position: Int) -> MetadataEntry { storage!.entries[position] }
+
+    public static func == (lhs: CallMetadata, rhs: CallMetadata) -> Bool { lhs.entries == rhs.entries }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(entries) }
 
     /// Adds an entry after the others.
     /// - Throws: ``MetadataError`` when the entry would go past ``maximumEntries`` or
     ///   ``maximumByteCount``; the metadata is then unchanged.
     public mutating func append(key: String, value: String) throws(MetadataError) {
         let size = key.utf8.count + value.utf8.count
-        guard entries.count < Self.maximumEntries else {
+        guard count < Self.maximumEntries else {
             throw MetadataError(bound: .entries)
         }
         guard byteCount + size <= Self.maximumByteCount else {
             throw MetadataError(bound: .bytes)
         }
-        entries.append(MetadataEntry(key: key, value: value))
-        byteCount += size
+        let entry = MetadataEntry(key: key, value: value)
+        if isKnownUniquelyReferenced(&storage) {  // false for nil
+            storage!.entries.append(entry)
+            storage!.byteCount += size
+        } else {
+            storage = Storage(entries: entries + [entry], byteCount: byteCount + size)
+        }
     }
 
     /// The value of the last entry with `key`, nil when there is none.
-    public func value(for key: String) -> String? { entries.last { $0.key == key }?.value }
+    public func value(for key: String) -> String? { storage?.entries.last { $0.key == key }?.value }
 
     /// The values of every entry with `key`, in order.
     public func values(for key: String) -> [String] { entries.filter { $0.key == key }.map(\.value) }

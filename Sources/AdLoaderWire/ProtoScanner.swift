@@ -44,6 +44,7 @@ struct ProtoScanner {
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
+
     /// The next field; nil at the end. - Throws: `Failure` where protobuf-c's scan fails.
     @inline(__always)
     mutating func next() throws(Failure) -> ScannedField? {
@@ -183,7 +184,12 @@ struct ProtoScanner {
 
 extension RequestFrame {
     /// What the server needs from a `RequestFrame`, read in place; the request message is
-    /// `messageRange` of the decoded bytes.
+    /// `messageRange` of the decoded bytes; ``decodeMetadata(_:in:)`` reads the metadata
+    /// entries when `hasMetadata`.
+    ///
+    /// Nothing here but the method holds a reference: the header is read on every framed
+    /// call, and metadata strings in it cost retains, releases and value-witness copies per
+    /// call even when there were none (callgrind, issue 21).
     public struct Header: Hashable, Sendable {
         public var callID: UInt64 = 0
         /// Interned for the known methods (no allocation).
@@ -192,20 +198,44 @@ extension RequestFrame {
         public var cancel = false
         /// Where the `message` field's bytes are in the envelope (empty when absent).
         public var messageRange: Range<Int> = 0..<0
-        /// The value of the last `authorization` metadata entry, if any (token auth).
-        public var authorization: String? = nil
-        /// The other metadata entries, in order (empty, no storage, when there are none).
-        public var metadata = CallMetadata()
+        /// Whether the envelope has a `metadata` entry (a Bool: it fits in the padding after
+        /// `cancel`, the header stays smaller than it was with the metadata in it).
+        public var hasMetadata = false
+
+        public init(
+            callID: UInt64 = 0, method: String = "", timeoutMilliseconds: UInt32 = 0, cancel: Bool = false,
+            messageRange: Range<Int> = 0..<0, hasMetadata: Bool = false
+        ) {
+            self.callID = callID
+            self.method = method
+            self.timeoutMilliseconds = timeoutMilliseconds
+            self.cancel = cancel
+            self.messageRange = messageRange
+            self.hasMetadata = hasMetadata
+        }
+    }
+
+    /// A request's metadata entries, read by ``decodeMetadata(_:in:)``.
+    public final class Metadata: Sendable {
+        /// The value of the last `authorization` entry, if any (token auth).
+        public let authorization: String?
+        /// The other entries, in order, up to the bounds of ``CallMetadata``.
+        public let entries: CallMetadata
         /// Set when the entries went past a bound of ``CallMetadata``: the call is refused
         /// with its status (the envelope itself decodes).
-        public var metadataError: MetadataError? = nil
+        public let error: MetadataError?
+
+        init(authorization: String?, entries: CallMetadata, error: MetadataError?) {
+            self.authorization = authorization
+            self.entries = entries
+            self.error = error
+        }
     }
 
     /// Decodes an envelope without copying: accepts exactly the envelopes ``init(decoding:)``
     /// decodes and gives the same call id, method, timeout, cancel flag and message bytes.
-    /// Metadata entries are checked structurally and read as UTF-8 (replacement characters
-    /// for invalid bytes): an `authorization` entry into `authorization`, the others into
-    /// `metadata`, up to its bounds (past them, `metadataError`).
+    /// Metadata entries are checked structurally and only noted (`hasMetadata`):
+    /// ``decodeMetadata(_:in:)`` reads them.
     ///
     /// A `method` whose bytes hold a NUL or are not valid UTF-8 (where ``init(decoding:)``
     /// throws `.badMessage` "method: ...") does not fail the envelope: it names no method,
@@ -214,7 +244,13 @@ extension RequestFrame {
     /// answers that call UNIMPLEMENTED `unknown method "..."` (PROTOCOL.md 5.2).
     /// - Throws: ``FrameError`` `.badEnvelope`, as ``init(decoding:)``.
     public static func decodeHeader(_ bytes: UnsafeRawBufferPointer) throws(FrameError) -> Header {
-        var header = Header()
+        // Scalars while scanning, the header built once at the end: a header variable (it holds
+        // the method string) was copied and destroyed through outlined value operations.
+        var callID: UInt64 = 0
+        var timeoutMilliseconds: UInt32 = 0
+        var cancel = false
+        var messageRange = 0..<0
+        var hasMetadata = false
         var methodField: UnsafeRawBufferPointer? = nil
         // The first bad occurrence of a repeated `method` field (the full decoder checks every
         // occurrence; the last one is checked by `interned`).
@@ -223,23 +259,23 @@ extension RequestFrame {
         do throws(ProtoScanner.Failure) {
             while let field = try scanner.next() {
                 switch field.number {
-                case 1: header.callID = try ProtoScanner.uint64(field)
+                case 1: callID = try ProtoScanner.uint64(field)
                 case 2:
                     if let previous = methodField, badMethod == nil, !isValidStringField(previous) {
                         badMethod = previous
                     }
                     methodField = try ProtoScanner.bytes(field)
-                case 3: header.timeoutMilliseconds = try ProtoScanner.uint32(field)
+                case 3: timeoutMilliseconds = try ProtoScanner.uint32(field)
                 case 4:
                     let entry = try ProtoScanner.bytes(field)
                     try ProtoScanner.validateStringsMessage(entry, stringFields: 1...2)
-                    try readMetadataEntry(entry, into: &header)
+                    hasMetadata = true
                 case 5:
                     let data = try ProtoScanner.bytes(field)
                     var start = 0
                     if let base = bytes.baseAddress, let p = data.baseAddress { start = p - base }
-                    header.messageRange = start..<(start + data.count)
-                case 6: header.cancel = ProtoScanner.bool(field)
+                    messageRange = start..<(start + data.count)
+                case 6: cancel = ProtoScanner.bool(field)
                 default: break
                 }
             }
@@ -247,40 +283,62 @@ extension RequestFrame {
             throw FrameError(
                 code: .badEnvelope, message: "RequestFrame of \(bytes.count) bytes does not decode as protobuf")
         }
+        var method = ""
         if let badMethod {
-            header.method = MethodName.printable(badMethod)
+            method = MethodName.printable(badMethod)
         } else if let methodField {
-            header.method = MethodName.interned(methodField)
+            method = MethodName.interned(methodField)
         }
-        return header
+        return Header(
+            callID: callID, method: method, timeoutMilliseconds: timeoutMilliseconds, cancel: cancel,
+            messageRange: messageRange, hasMetadata: hasMetadata)
+    }
+
+    /// The metadata entries of an envelope `header` was decoded from (``decodeHeader(_:)``),
+    /// read as UTF-8 (replacement characters for invalid bytes): an `authorization` entry into
+    /// `authorization`, the others into `entries`, up to the bounds of ``CallMetadata`` (past
+    /// them, `error`; later entries are dropped). Nil when there is no entry: nothing is read
+    /// or allocated for a call without metadata.
+    public static func decodeMetadata(_ header: Header, in bytes: UnsafeRawBufferPointer) -> Metadata? {
+        guard header.hasMetadata else { return nil }
+        var authorization: String? = nil
+        var entries = CallMetadata()
+        var error: MetadataError? = nil
+        // The header's scan checked every field: they scan again without failing.
+        var scanner = ProtoScanner(bytes)
+        while let field = try? scanner.next() {
+            guard field.number == 4, let entry = try? ProtoScanner.bytes(field) else { continue }
+            readMetadataEntry(entry, authorization: &authorization, entries: &entries, error: &error)
+        }
+        return Metadata(authorization: authorization, entries: entries, error: error)
     }
 }
 
 extension RequestFrame {
-    /// Reads one MetadataEntry: `authorization` into the header's own field, any other key
-    /// into its `metadata` (the first entry past a bound sets `metadataError`; later ones
-    /// are dropped).
-    static func readMetadataEntry(_ entry: UnsafeRawBufferPointer, into header: inout Header)
-        throws(ProtoScanner.Failure)
-    {
+    /// Reads one MetadataEntry (checked by the header's scan): `authorization` into
+    /// `authorization`, any other key into `entries` (the first entry past a bound sets
+    /// `error`; later ones are dropped).
+    static func readMetadataEntry(
+        _ entry: UnsafeRawBufferPointer, authorization: inout String?, entries: inout CallMetadata,
+        error: inout MetadataError?
+    ) {
         var scanner = ProtoScanner(entry)
         var key: UnsafeRawBufferPointer? = nil
         var value: UnsafeRawBufferPointer? = nil
-        while let field = try scanner.next() {
-            if field.number == 1 { key = try ProtoScanner.bytes(field) }
-            if field.number == 2 { value = try ProtoScanner.bytes(field) }
+        while let field = try? scanner.next() {
+            if field.number == 1 { key = try? ProtoScanner.bytes(field) }
+            if field.number == 2 { value = try? ProtoScanner.bytes(field) }
         }
         let valueString = value.map { String(decoding: $0, as: UTF8.self) } ?? ""
         if let key, key.elementsEqual("authorization".utf8) {
-            header.authorization = valueString
+            authorization = valueString
             return
         }
-        guard header.metadataError == nil else { return }
+        guard error == nil else { return }
         do throws(MetadataError) {
-            try header.metadata.append(
-                key: key.map { String(decoding: $0, as: UTF8.self) } ?? "", value: valueString)
-        } catch {
-            header.metadataError = error
+            try entries.append(key: key.map { String(decoding: $0, as: UTF8.self) } ?? "", value: valueString)
+        } catch let bound {
+            error = bound
         }
     }
 }

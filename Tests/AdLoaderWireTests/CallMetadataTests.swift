@@ -13,6 +13,13 @@ import Testing
         #expect(metadata.value(for: "x-c") == nil)
         #expect(metadata.byteCount == 3 * 4)
         #expect(CallMetadata().isEmpty)
+        // A value type: appending to a copy leaves the original as it was (copy on write).
+        var copy = metadata
+        try copy.append(key: "x-d", value: "4")
+        #expect(metadata.count == 3 && copy.count == 4 && copy.value(for: "x-d") == "4")
+        #expect(metadata.value(for: "x-d") == nil && metadata != copy)
+        try copy.append(key: "x-e", value: "5")
+        #expect(copy.count == 5 && copy.byteCount == 5 * 4)
     }
 
     @Test func refusesAnEntryPastEitherBoundAndStaysAsItWas() throws {
@@ -53,24 +60,40 @@ import Testing
                 MetadataEntry(key: "authorization", value: "Bearer t"),
                 MetadataEntry(key: "x-adloader-affinity", value: "feed-9"),
             ])
-        let header = try frame.encoded().withUnsafeBytes { try RequestFrame.decodeHeader($0) }
-        #expect(header.authorization == "Bearer t")
-        #expect(header.metadata.entries.map(\.key) == ["x-request-id", "x-adloader-affinity"])
-        #expect(header.metadata.value(for: "x-request-id") == "r-1")
-        #expect(header.metadataError == nil)
+        let metadata = try frame.encoded().withUnsafeBytes {
+            RequestFrame.decodeMetadata(try RequestFrame.decodeHeader($0), in: $0)
+        }
+        #expect(metadata?.authorization == "Bearer t")
+        #expect(metadata?.entries.entries.map(\.key) == ["x-request-id", "x-adloader-affinity"])
+        #expect(metadata?.entries.value(for: "x-request-id") == "r-1")
+        #expect(metadata != nil && metadata?.error == nil)
         let none = try RequestFrame(callID: 8, method: MethodName.stats, request: StatsRequestMessage()).encoded()
             .withUnsafeBytes { try RequestFrame.decodeHeader($0) }
-        #expect(none.metadata.isEmpty && none.metadataError == nil)
+        #expect(!none.hasMetadata)
+        // Entries around other fields: only the entries are read.
+        let split =
+            RequestFrame(callID: 3, metadata: [MetadataEntry(key: "a", value: "1")]).encoded()
+            + RequestFrame(callID: 4, method: MethodName.borrow).encoded()
+            + RequestFrame(callID: 0, metadata: [MetadataEntry(key: "b", value: "2")]).encoded()
+        let (header, both) = try split.withUnsafeBytes { raw in
+            let header = try RequestFrame.decodeHeader(raw)
+            return (header, RequestFrame.decodeMetadata(header, in: raw))
+        }
+        #expect(header.callID == 4 && header.method == MethodName.borrow)
+        #expect(both?.entries.entries == [MetadataEntry(key: "a", value: "1"), MetadataEntry(key: "b", value: "2")])
     }
 
     @Test func anEnvelopeWithTooMuchMetadataStillDecodesAndSaysSo() throws {
         let entries = (0...CallMetadata.maximumEntries).map { MetadataEntry(key: "k\($0)", value: "v") }
         let frame = RequestFrame(
             callID: 9, method: MethodName.borrow, request: StatsRequestMessage(), metadata: entries)
-        let header = try frame.encoded().withUnsafeBytes { try RequestFrame.decodeHeader($0) }
+        let (header, metadata) = try frame.encoded().withUnsafeBytes { raw in
+            let header = try RequestFrame.decodeHeader(raw)
+            return (header, RequestFrame.decodeMetadata(header, in: raw))
+        }
         #expect(header.callID == 9 && header.method == MethodName.borrow)
-        #expect(header.metadata.count == CallMetadata.maximumEntries)
-        #expect(header.metadataError?.status.code == .resourceExhausted)
-        #expect(header.metadataError?.message == "metadata: more than 64 entries")
+        #expect(metadata?.entries.count == CallMetadata.maximumEntries)
+        #expect(metadata?.error?.status.code == .resourceExhausted)
+        #expect(metadata?.error?.message == "metadata: more than 64 entries")
     }
 }

@@ -32,9 +32,16 @@ import Testing
             return header.callID == reference.callID && header.method == reference.method
                 && header.timeoutMilliseconds == reference.timeoutMilliseconds && header.cancel == reference.cancel
                 && message == reference.message
-                && (header.metadataError != nil
-                    || header.metadata.entries == reference.metadata.filter { $0.key != "authorization" })
+                && Self.sameMetadata(RequestFrame.decodeMetadata(header, in: raw), reference.metadata)
         }
+    }
+
+    /// The in-place metadata against protobuf-c's entries: the same entries without
+    /// `authorization` (unless past a bound), the last `authorization` value.
+    static func sameMetadata(_ metadata: RequestFrame.Metadata?, _ reference: [MetadataEntry]) -> Bool {
+        guard let metadata else { return reference.isEmpty }
+        return (metadata.error != nil || metadata.entries.entries == reference.filter { $0.key != "authorization" })
+            && metadata.authorization == reference.last { $0.key == "authorization" }?.value
     }
 
     /// Same value, or the same error (message included: "ad_unit_id: must be valid UTF-8
