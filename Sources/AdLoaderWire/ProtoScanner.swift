@@ -44,7 +44,6 @@ struct ProtoScanner {
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-
     /// The next field; nil at the end. - Throws: `Failure` where protobuf-c's scan fails.
     @inline(__always)
     mutating func next() throws(Failure) -> ScannedField? {
