@@ -202,7 +202,7 @@ final class Connection: CallResponder {
         ResponseFrame.envelopeSize(callID: callID, messageSize: messageSize)
     }
 
-    func stream(_ callID: UInt64, event message: EventMessage) {
+    func stream(_ callID: UInt64, _ message: some WireMessage) {
         ResponseFrame.append(callID: callID, message: message, end: false, to: &output)
         markDirty()
     }

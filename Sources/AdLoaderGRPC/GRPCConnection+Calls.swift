@@ -677,7 +677,7 @@ extension GRPCConnection {
     /// A gRPC client's message size limit applies to the message itself.
     func answerSize(_ callID: UInt64, messageSize: Int) -> Int { messageSize }
 
-    func stream(_ callID: UInt64, event message: EventMessage) {
+    func stream(_ callID: UInt64, _ message: some WireMessage) {
         guard let stream = open(callID) else { return }
         send(stream) { message.appendFrame(to: &$0) }
     }

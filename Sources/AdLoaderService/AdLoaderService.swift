@@ -373,7 +373,7 @@ public final class AdLoaderService {
                     message: "unsent output: limit of \(limit) bytes reached; the client reads too slowly"))
             return
         }
-        responder.stream(call.callID, event: EventMessage(event: event))
+        responder.stream(call.callID, EventMessage(event: event))
     }
 
     // MARK: Open calls

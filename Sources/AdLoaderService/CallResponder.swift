@@ -4,8 +4,8 @@ public import AdLoaderWire
 ///
 /// A call is identified by the id the transport gave it in
 /// ``AdLoaderService/handle(_:callID:timeout:responder:)``. Every call gets exactly one final
-/// answer: ``answer(_:_:)`` (status OK) or ``finish(_:status:)``. A Watch streams events with
-/// ``stream(_:event:)`` before its final status.
+/// answer: ``answer(_:_:)`` (status OK) or ``finish(_:status:)``. A server-streaming call
+/// (Watch) sends its messages with ``stream(_:_:)`` before its final status.
 ///
 /// - Important: loop-confined, like the service.
 public protocol CallResponder: AnyObject {
@@ -23,8 +23,9 @@ public protocol CallResponder: AnyObject {
     /// `callID` carrying a message of `messageSize` bytes (the framed envelope, or the gRPC
     /// message itself): what the service checks before answering a Stats.
     func answerSize(_ callID: UInt64, messageSize: Int) -> Int
-    /// One streamed message of an open Watch.
-    func stream(_ callID: UInt64, event: EventMessage)
+    /// One streamed message of an open server-streaming call (a Watch's events): any wire
+    /// message, so a new streaming method, like a new unary one, touches no transport.
+    func stream(_ callID: UInt64, _ message: some WireMessage)
     /// The final answer with a status and no message.
     func finish(_ callID: UInt64, status: Status)
     /// Metadata for the call's answer (gRPC: added to its response headers, or to the

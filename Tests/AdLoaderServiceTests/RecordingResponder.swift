@@ -1,5 +1,6 @@
 import AdLoaderService
 import AdLoaderWire
+import Testing
 
 /// A ``CallResponder`` that records what the service answers, in order.
 final class RecordingResponder: CallResponder {
@@ -43,7 +44,14 @@ final class RecordingResponder: CallResponder {
     func answerSize(_ callID: UInt64, messageSize: Int) -> Int {
         ResponseFrame.envelopeSize(callID: callID, messageSize: messageSize)
     }
-    func stream(_ callID: UInt64, event: EventMessage) { answers.append(.event(callID, event)) }
+    func stream(_ callID: UInt64, _ message: some WireMessage) {
+        // Watch is the one streaming method: its messages are events.
+        guard let event = message as? EventMessage else {
+            Issue.record("streamed a \(type(of: message)), not an event")
+            return
+        }
+        answers.append(.event(callID, event))
+    }
     func finish(_ callID: UInt64, status: Status) { answers.append(.status(callID, status)) }
     func openCallEnded(_ call: OpenCall) { ended.append(call.callID) }
     func addResponseMetadata(_ callID: UInt64, _ metadata: CallMetadata) {
