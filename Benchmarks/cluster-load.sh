@@ -9,6 +9,11 @@
 #           different replica, so all three serve;
 #   haproxy the same three h2load to HAProxy (Examples/cluster/haproxy.cfg.template: HTTP/2
 #           to the replicas, many calls per upstream connection), keys found through it.
+#   proxyless no proxy: Benchmarks/ring-hash-load.py, three grpcio client processes whose
+#           ring_hash policy routes each call by its affinity key (Examples/cluster/
+#           ring_hash_client.py), C*M/3 calls in flight each, keys found through that ring;
+#           its "proxy" column is the clients' own CPU per call (CPython's, an upper bound for
+#           a compiled client). Needs the venv's grpcio (make venv); --no-proxyless skips it.
 # Prints calls/s, the p99 of the calls' times (h2load --log-file) and CPU per call of each
 # process (utime+stime from /proc/PID/stat over the
 # measured window, divided by the calls answered in it). On a 2-CPU machine the three
@@ -16,7 +21,7 @@
 # scaling.
 #
 #   Benchmarks/cluster-load.sh [--conns C] [--streams M] [--duration S] [--runs N]
-#                              [--adloaderd BIN] [--adloader BIN] [--out DIR]
+#                              [--adloaderd BIN] [--adloader BIN] [--out DIR] [--no-proxyless]
 #
 # Defaults: 30 x 10, 5 s, 1 run, .build/release/{adloaderd,adloader}. Only 127.0.0.1 is used;
 # everything started stops on exit. Writes DIR/cluster-load.csv (default bench-results/).
@@ -31,6 +36,8 @@ RUNS=1
 BIN=$ROOT/.build/release/adloaderd
 CLI=$ROOT/.build/release/adloader
 OUT=$ROOT/bench-results
+PROXYLESS=1
+PY=${PYTHON:-$ROOT/.venv/bin/python}
 while [ $# -gt 0 ]; do
     case "$1" in
         --conns) CONNS=$2; shift ;;
@@ -40,7 +47,8 @@ while [ $# -gt 0 ]; do
         --adloaderd) BIN=$2; shift ;;
         --adloader) CLI=$2; shift ;;
         --out) OUT=$2; shift ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        --no-proxyless) PROXYLESS=0 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -50,6 +58,9 @@ command -v nginx >/dev/null || { echo "nginx missing (apt-get install nginx)" >&
 command -v haproxy >/dev/null || { echo "haproxy missing (apt-get install haproxy)" >&2; exit 1; }
 command -v nghttp >/dev/null || { echo "nghttp missing (apt-get install nghttp2-client)" >&2; exit 1; }
 [ -x "$BIN" ] && [ -x "$CLI" ] || { echo "no $BIN or $CLI (make release)" >&2; exit 1; }
+if [ "$PROXYLESS" = 1 ] && ! "$PY" -c 'import grpc' 2>/dev/null; then
+    echo "$PY has no grpcio for the proxy-less row: make venv, PYTHON=..., or --no-proxyless" >&2; exit 1
+fi
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
 chmod 755 "$WORK"  # nginx's workers (nobody, when started as root) read and write in it
@@ -133,6 +144,25 @@ for key in "${hkeys[@]}"; do
 done
 sleep 0.3
 
+# Proxy-less: grpcio's ring is its own too (xxhash over the addresses): one key per replica
+# found through it (Stats answers with the replica's instance name).
+if [ "$PROXYLESS" = 1 ]; then
+    rkeys=$(cd Examples/cluster && "$PY" -c '
+import sys, grpc, ring_hash_client
+endpoints, found = sys.argv[1].split(","), {}
+with ring_hash_client.ring_hash_channel(endpoints) as ch:
+    stats = ch.unary_unary("/adloader.v1.NativeAdLoader/Stats", request_serializer=bytes, response_deserializer=bytes)
+    for n in range(400):
+        key = f"feed-{n}"
+        _, call = stats.with_call(b"", metadata=[(ring_hash_client.AFFINITY, key)], timeout=5)
+        owner = dict(call.initial_metadata()).get("x-adloader-instance")
+        found.setdefault(owner, key)
+        if len(found) == len(endpoints):
+            break
+print(",".join(found[e] for e in endpoints))
+' "$endpoints") || { echo "no key found for every replica through grpcio's ring" >&2; exit 1; }
+fi
+
 # rate_and_calls LOGFILE: "calls/s calls" from one h2load log.
 rate_and_calls() {
     printf '%s %s\n' "$(sed -n 's/^finished in [0-9.]*s, \([0-9.]*\) req\/s.*/\1/p' "$1")" \
@@ -180,6 +210,26 @@ measure_proxy() {
     echo "$name,$CONNS,$STREAMS,$DURATION,$total_rate,$total_calls,$total_failed,$rcpu,$pcpu,$p99" >> "$OUT/cluster-load.csv"
 }
 
+# measure_proxyless: Benchmarks/ring-hash-load.py over the three replicas, one client process
+# per key, the same calls in flight as the proxies get; a 1 s run first warms the channels.
+measure_proxyless() {
+    local per=$(( (CONNS * STREAMS + 2) / 3 )) r_before=0 r_after=0 pid summary
+    "$PY" Benchmarks/ring-hash-load.py "$endpoints" "$rkeys" --concurrency "$per" --warmup 0 --duration 1 > /dev/null 2>&1 || true
+    for pid in "${replicas[@]}"; do r_before=$((r_before + $(ticks "$pid"))); done
+    "$PY" Benchmarks/ring-hash-load.py "$endpoints" "$rkeys" --concurrency "$per" --warmup 0 --duration "$DURATION" \
+        > "$WORK/proxyless.log" 2>&1 || true
+    for pid in "${replicas[@]}"; do r_after=$((r_after + $(ticks "$pid"))); done
+    summary=$(tail -1 "$WORK/proxyless.log")
+    local rate calls failed p99 ccpu rcpu
+    read -r rate calls failed p99 ccpu < <("$PY" -c 'import json, sys; d = json.loads(sys.argv[1])
+print(d["calls_per_s"], d["calls"], d["failed"], d["p99_ms"], d["client_cpu_us_per_call"])' "$summary") \
+        || { echo "proxy-less run failed:"; cat "$WORK/proxyless.log"; return 0; }
+    rcpu=$(cpu_per_call $((r_after - r_before)) "$calls")
+    printf '%-34s %4sx%-3s %10s calls/s  p99 %6s ms  replicas %5s us/call, clients %6s us/call  (%s calls, %s failed)\n' \
+        "proxy-less (grpcio ring_hash)" 3 "$per" "$rate" "$p99" "$rcpu" "$ccpu" "$calls" "$failed"
+    echo "proxyless,3,$per,$DURATION,$rate,$calls,$failed,$rcpu,$ccpu,$p99" >> "$OUT/cluster-load.csv"
+}
+
 echo "setup,conns,streams,seconds,calls_per_s,calls,failed,replica_cpu_us_per_call,proxy_cpu_us_per_call,p99_ms" > "$OUT/cluster-load.csv"
 for run in $(seq "$RUNS"); do
     # Direct: replica A alone, C x M; then C*M connections with one call at a time each, the way
@@ -202,5 +252,6 @@ for run in $(seq "$RUNS"); do
 
     measure_proxy nginx "$nginx_port" "$worker" "${keys[@]}"
     measure_proxy haproxy "$haproxy_port" "$haproxy_pid" "${hkeys[@]}"
+    [ "$PROXYLESS" = 0 ] || measure_proxyless
 done
 echo "results: $OUT/cluster-load.csv"

@@ -502,6 +502,21 @@ def test_proxyless_ring_hash_client_is_sticky_and_spreads(cluster):
     assert all(n >= 10 for n in counts.values()), counts
 
 
+def test_proxyless_load_script_drives_every_replica_without_failures(cluster):
+    """Benchmarks/ring-hash-load.py (cluster-load.sh's proxy-less row), one second small: every
+    key's process makes calls, none fails, and the summary it prints is what the script reads."""
+    bench = os.path.join(ROOT, "Benchmarks", "ring-hash-load.py")
+    out = subprocess.run([sys.executable, bench, ",".join(cluster.names), "feed-1,feed-2,feed-3",
+                          "--concurrency", "4", "--warmup", "0", "--duration", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert summary["calls"] > 0 and summary["failed"] == 0, summary
+    assert summary["client_cpu_us_per_call"] > 0 and summary["p99_ms"] > 0, summary
+    per_key = [line for line in out.stdout.splitlines() if line.startswith("feed-")]
+    assert len(per_key) == 3 and all(": 0 calls" not in line for line in per_key), per_key
+
+
 def replica_index(name):
     """LeaseReplica.index(forInstance:): 1 + FNV-1a 32 of the name, mod 4095 (PROTOCOL.md 7.3)."""
     h = 0x811C9DC5
