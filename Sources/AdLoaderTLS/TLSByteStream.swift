@@ -69,14 +69,17 @@ public final class TLSByteStream: ByteStream {
 
     // MARK: Handshake
 
-    /// Starts reading the base stream and answers the client's handshake; `completion` runs once.
+    /// Starts reading the base stream and runs the handshake: a server answers the client's
+    /// hello, a client (``TLSClientContext``) sends its own at once; `completion` runs once.
     func startHandshake(_ completion: @escaping (Result<Void, TLSHandshakeFailure>) -> Void) {
         onHandshake = completion
         do {
             try base.readStart { [weak self] result in self?.baseRead(result) }
         } catch {
             failHandshake(TLSHandshakeFailure(kind: .io, reason: "cannot read: \(error)"))
+            return
         }
+        if SSL_is_server(ssl) == 0 { advanceHandshake() }
     }
 
     /// Ends a handshake that took too long.
@@ -300,18 +303,23 @@ public final class TLSByteStream: ByteStream {
         state = .closed
         onRead = nil
         onHandshake = nil
+        scheduler.streamClosed()
         base.close()
     }
 }
 
 /// Why a handshake did not complete.
-struct TLSHandshakeFailure: Error {
-    enum Kind: String {
+public struct TLSHandshakeFailure: Error, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The peer's certificate was not accepted, an alert came, the bytes were not TLS.
         case protocolError = "protocol"
         case io, timeout
     }
-    let kind: Kind
-    let reason: String
+    public let kind: Kind
+    /// OpenSSL's reason, with the certificate verification's when that failed.
+    public let reason: String
+
+    public var description: String { reason }
 }
 
 /// The read and write buffers every TLS stream of one acceptor shares (a stream uses them
@@ -334,4 +342,10 @@ final class TLSBuffers {
 /// Runs work on the loop soon, after the current call returns.
 protocol TLSDeferral: AnyObject {
     func `defer`(_ action: @escaping () -> Void)
+    /// The stream closed: nothing deferred for it runs any more (a client's own timer closes).
+    func streamClosed()
+}
+
+extension TLSDeferral {
+    func streamClosed() {}
 }
