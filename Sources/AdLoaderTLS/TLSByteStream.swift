@@ -35,6 +35,13 @@ public final class TLSByteStream: ByteStream {
     private var baseEnd: UVError?
     private var deliveredEnd = false
     private var receivedCloseNotify = false
+    /// The handshake takes the peer's records one per loop pass (a client's: the server's
+    /// flight, whose certificate chain check and signature cost ~0.7 ms in one piece with
+    /// OpenSSL 3.0 here, so no single pass of the loop holds it that long).
+    private let stepwise: Bool
+    /// Stepwise: the peer's bytes not yet given to OpenSSL.
+    private var handshakeInput: [UInt8] = []
+    private var feedScheduled = false
 
     /// The client certificate's subject (RFC 2253), when one was presented and verified.
     public private(set) var peerSubject: String?
@@ -45,7 +52,11 @@ public final class TLSByteStream: ByteStream {
     public private(set) var cipher = ""
 
     /// nil when OpenSSL cannot allocate the BIOs (`ssl` is then freed).
-    init?(base: any ByteStream, ssl: OpaquePointer, buffers: TLSBuffers, scheduler: any TLSDeferral) {
+    /// - Parameter stepwise: the handshake takes one record of the peer's per loop pass.
+    init?(
+        base: any ByteStream, ssl: OpaquePointer, buffers: TLSBuffers, scheduler: any TLSDeferral,
+        stepwise: Bool = false
+    ) {
         guard let input = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
             return nil
@@ -57,6 +68,7 @@ public final class TLSByteStream: ByteStream {
         }
         self.base = base
         self.ssl = ssl
+        self.stepwise = stepwise
         self.buffers = buffers
         self.scheduler = scheduler
         self.input = input
@@ -94,6 +106,11 @@ public final class TLSByteStream: ByteStream {
         _ = flushOutput()
         if result == 1 {
             state = .open
+            if !handshakeInput.isEmpty {
+                // Records after the handshake's last (application data): OpenSSL reads them now.
+                handshakeInput.withUnsafeBytes { _ = BIO_write(input, $0.baseAddress, Int32($0.count)) }
+                handshakeInput = []
+            }
             readSessionFacts()
             let completion = onHandshake
             onHandshake = nil
@@ -103,7 +120,7 @@ public final class TLSByteStream: ByteStream {
             return
         }
         if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE {
-            if let end = baseEnd {
+            if let end = baseEnd, Self.recordLength(handshakeInput) == nil {
                 failHandshake(
                     TLSHandshakeFailure(kind: .io, reason: end.isEndOfFile ? "closed during the handshake" : "\(end)"))
             }
@@ -153,16 +170,55 @@ public final class TLSByteStream: ByteStream {
         switch result {
         case .success(let bytes):
             guard state == .handshaking || state == .open, let start = bytes.baseAddress else { return }
-            // A memory BIO grows to take every byte.
-            _ = BIO_write(input, start, Int32(bytes.count))
+            if stepwise && state == .handshaking {
+                handshakeInput += bytes
+            } else {
+                // A memory BIO grows to take every byte.
+                _ = BIO_write(input, start, Int32(bytes.count))
+            }
         case .failure(let error):
             if baseEnd == nil { baseEnd = error }
         }
         switch state {
-        case .handshaking: advanceHandshake()
+        case .handshaking: if stepwise { feedRecord() } else { advanceHandshake() }
         case .open: if isResuming { schedulePump() } else { pump() }
         case .failed, .closed: break
         }
+    }
+
+    /// Stepwise handshake: gives OpenSSL the next whole record and advances; the one after it
+    /// waits for the next loop pass. Without a whole record, waits for bytes (or fails on the
+    /// stream's end).
+    private func feedRecord() {
+        guard state == .handshaking else { return }
+        guard let length = Self.recordLength(handshakeInput) else {
+            if baseEnd != nil { advanceHandshake() }
+            return
+        }
+        handshakeInput.withUnsafeBytes { _ = BIO_write(input, $0.baseAddress, Int32(length)) }
+        handshakeInput.removeFirst(length)
+        advanceHandshake()
+        guard state == .handshaking, Self.recordLength(handshakeInput) != nil || baseEnd != nil, !feedScheduled
+        else { return }
+        feedScheduled = true
+        scheduler.defer { [weak self] in
+            guard let self else { return }
+            self.feedScheduled = false
+            self.feedRecord()
+        }
+    }
+
+    /// How many of `bytes` OpenSSL takes next: the TLS record at their start (5-byte header:
+    /// type, version, 16-bit length) once all of it is there; all of them when they do not
+    /// start like a record (a plaintext answer, a length beyond TLS' maximum: OpenSSL fails
+    /// with its reason at once); nil: wait for more.
+    private static func recordLength(_ bytes: [UInt8]) -> Int? {
+        guard let type = bytes.first else { return nil }
+        if !(20...24).contains(type) || (bytes.count >= 2 && bytes[1] != 3) { return bytes.count }
+        guard bytes.count >= 5 else { return nil }
+        let length = 5 + (Int(bytes[3]) << 8 | Int(bytes[4]))
+        if length > 5 + 16_384 + 2_048 { return bytes.count }
+        return bytes.count >= length ? length : nil
     }
 
     /// Delivers the plaintext OpenSSL has, then the end of the stream, while the reader reads.

@@ -117,7 +117,9 @@ public final class TLSClientContext {
             throw TLSHandshakeFailure(
                 kind: .io, reason: "cannot check the server name \"\(name)\": \(TLSContext.takeError())")
         }
-        guard let stream = TLSByteStream(base: base, ssl: ssl, buffers: buffers, scheduler: LoopDeferral(loop: loop))
+        guard
+            let stream = TLSByteStream(
+                base: base, ssl: ssl, buffers: buffers, scheduler: LoopDeferral(loop: loop), stepwise: true)
         else {
             throw TLSHandshakeFailure(kind: .io, reason: "cannot start a TLS session: out of memory")
         }
