@@ -188,7 +188,7 @@ let package = Package(
         // Cap-store latency (BENCHMARKS.md, app-open stores): what AppOpen and a shown Return wait for.
         .executableTarget(
             name: "CapStoreLatency",
-            dependencies: ["AdLoaderCore", "AdStores", "AdLoaderUV", "AdLoaderArguments", "CHiredis"],
+            dependencies: ["AdLoaderCore", "AdStores", "AdLoaderUV", "AdLoaderTLS", "AdLoaderArguments", "CHiredis"],
             path: "Benchmarks/CapStoreLatency", swiftSettings: strict),
 
         // Fuzzing (Fuzz/README.md, `make fuzz`, `make fuzz-smoke`): the targets' checks in one
