@@ -209,6 +209,29 @@ import Testing
         #expect(!closed.message.contains("no reply within"), "\(closed)")
     }
 
+    /// A server that answers the hello with half a record and closes, or with a record longer
+    /// than TLS allows: the handshake fails with the reason at once, not at the timeout.
+    @Test(arguments: [
+        ("half a record, then close", [22, 3, 3, 0, 64, 2, 0, 0] as [UInt8], true, "closed during the handshake"),
+        ("a record longer than TLS allows", [22, 3, 3, 0xFF, 0xFF, 2, 0, 0], false, "TLS handshake failed"),
+    ])
+    func aBrokenHandshakeFailsAtOnceWithTheReason(
+        _ what: String, _ answer: [UInt8], _ close: Bool, _ expected: String
+    ) throws {
+        defer { certificates.remove() }
+        let fake = try FakeRedisServer(answer: answer, closeAfterAnswer: close)
+        defer { fake.stop() }
+        let loop = try StoreLoop()
+        defer { #expect(loop.finish(), "\(what): handles left open") }
+        let store = loop.open(port: fake.port, timeout: .seconds(10), tls: try context())
+        let began = Date()
+        guard case .failure(let error) = loop.call(store, Self.key, at: Self.now) else {
+            throw StoreTestFailure("\(what): answered")
+        }
+        #expect(error.message.contains(expected), "\(what): \(error)")
+        #expect(Date().timeIntervalSince(began) < 5, "\(what): failed by the timeout")
+    }
+
     @Test func thePoolStoreOverTLSRoundTripsAndRefusesAnUntrustedServer() throws {
         defer { certificates.remove() }
         let server = try RedisServer(extraArguments: ["--tls-auth-clients", "yes"], tls: certificates)
