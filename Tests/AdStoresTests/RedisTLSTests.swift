@@ -261,39 +261,4 @@ import Testing
             #expect(error.code == .io && error.message.contains("certificate verify failed"), "\(error)")
         }
     }
-
-    /// Files that cannot be used are refused when the context is made (the daemon's start),
-    /// naming the setting.
-    @Test func unusableFilesAreRefusedNamingTheSetting() throws {
-        defer { certificates.remove() }
-        func field(_ configuration: TLSClientConfiguration) -> String? {
-            do {
-                _ = try TLSClientContext(configuration)
-                return nil
-            } catch {
-                return error.field
-            }
-        }
-        let missing = "\(certificates.directory)/missing.pem"
-        #expect(field(TLSClientConfiguration(caFile: missing)) == "caFile")
-        #expect(field(TLSClientConfiguration(caFile: certificates.serverKey)) == "caFile")
-        #expect(
-            field(TLSClientConfiguration(certificateFile: certificates.clientCertificate, keyFile: missing))
-                == "keyFile")
-        #expect(
-            field(
-                TLSClientConfiguration(certificateFile: certificates.clientCertificate, keyFile: certificates.serverKey)
-            )
-                == "keyFile")
-        #expect(field(TLSClientConfiguration(certificateFile: certificates.clientCertificate)) == "keyFile")
-        #expect(field(TLSClientConfiguration(keyFile: certificates.clientKey)) == "certificateFile")
-        #expect(
-            field(TLSClientConfiguration(certificateFile: certificates.caFile + "x", keyFile: certificates.clientKey))
-                == "certificateFile")
-        #expect(
-            field(
-                TLSClientConfiguration(
-                    caFile: certificates.caFile, certificateFile: certificates.clientCertificate,
-                    keyFile: certificates.clientKey)) == nil)
-    }
 }
