@@ -47,6 +47,18 @@ import Testing
         #expect(loop.call(named, Self.key, at: Self.now) == .success(AppOpenCounts(session: 2, day: 2)))
     }
 
+    /// A Redis that speaks TLS 1.2 only (the floor): the handshake's other shape works too.
+    @Test func aRedisLimitedToTLS12Answers() throws {
+        defer { certificates.remove() }
+        let server = try RedisServer(extraArguments: ["--tls-protocols", "TLSv1.2"], tls: certificates)
+        defer { server.stop() }
+        let loop = try StoreLoop()
+        defer { #expect(loop.finish(), "handles left open") }
+        let store = loop.open(port: server.port, tls: try context(certificate: true))
+        #expect(loop.call(store, Self.key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: 1, day: 1)))
+        #expect(loop.call(store, Self.key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: 2, day: 2)))
+    }
+
     /// The whole shared cap-store behaviour, over TLS.
     @Test(arguments: CapStoreBehaviour.names)
     func behaviourOverTLS(_ name: String) throws {
