@@ -50,6 +50,12 @@ public final class TLSByteStream: ByteStream {
     /// "TLSv1.3", "TLSv1.2".
     public private(set) var protocolVersion = ""
     public private(set) var cipher = ""
+    /// Given, at close, the session of a stream that can resume it (a client's: a retained
+    /// `SSL_SESSION` the receiver frees); the next connection to the same server offers it.
+    var keepSession: ((OpaquePointer) -> Void)?
+
+    /// Whether the handshake resumed an earlier session (no certificate exchanged).
+    public var isResumed: Bool { SSL_session_reused(ssl) == 1 }
 
     /// nil when OpenSSL cannot allocate the BIOs (`ssl` is then freed).
     /// - Parameter stepwise: the handshake takes one record of the peer's per loop pass.
@@ -353,9 +359,14 @@ public final class TLSByteStream: ByteStream {
     public func close() {
         guard state != .closed else { return }
         if state == .open {
+            if let keepSession, let session = SSL_get1_session(ssl) {
+                // TLS 1.3's tickets arrive after the handshake: resumable once one was read.
+                if SSL_SESSION_is_resumable(session) == 1 { keepSession(session) } else { SSL_SESSION_free(session) }
+            }
             _ = SSL_shutdown(ssl)
             _ = flushOutput()
         }
+        keepSession = nil
         state = .closed
         onRead = nil
         onHandshake = nil

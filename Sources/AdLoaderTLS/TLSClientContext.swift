@@ -42,6 +42,11 @@ public final class TLSClientContext {
     let pointer: OpaquePointer
     public let configuration: TLSClientConfiguration
     private let buffers = TLSBuffers()
+    /// The last resumable session of each server (`host:port name`), offered at its next
+    /// connect: a reconnect skips the certificate (its decoding and chain check are the
+    /// handshake's costliest step on the loop). A server that no longer knows it (restarted)
+    /// answers with a full handshake.
+    private var sessions: [String: OpaquePointer] = [:]
 
     /// Reads the files and builds the context.
     /// - Throws: ``TLSError`` whose field is `caFile`, `certificateFile` or `keyFile`: a file
@@ -91,20 +96,26 @@ public final class TLSClientContext {
         }
     }
 
-    deinit { SSL_CTX_free(pointer) }
+    deinit {
+        for session in sessions.values { SSL_SESSION_free(session) }
+        SSL_CTX_free(pointer)
+    }
 
     /// Starts a client handshake over `base`, a connected stream: the ClientHello goes out now,
     /// the rest as the server's bytes arrive. `completion` runs once, on the loop, unless the
     /// stream is closed first (a caller's own timeout closes it: the handshake has none).
     /// On failure the stream (and `base`) is already closed.
+    /// The session of the last connection to the same server (closed after it received one) is
+    /// offered for resumption.
     /// - Parameters:
     ///   - host: the host connected to: the name the certificate must carry unless
     ///     ``TLSClientConfiguration/serverName`` is set.
+    ///   - port: with `host`, which server's session to offer.
     ///   - loop: where the stream defers work (a one-shot timer, closed with the stream).
     /// - Returns: the stream, plaintext once `completion` reported success.
     /// - Throws: ``TLSHandshakeFailure`` when the session cannot be set up (`base` is not closed).
     public func connect(
-        over base: any ByteStream, host: String, loop: UVLoop,
+        over base: any ByteStream, host: String, port: Int, loop: UVLoop,
         _ completion: @escaping (Result<Void, TLSHandshakeFailure>) -> Void
     ) throws(TLSHandshakeFailure) -> TLSByteStream {
         guard let ssl = SSL_new(pointer) else {
@@ -117,11 +128,17 @@ public final class TLSClientContext {
             throw TLSHandshakeFailure(
                 kind: .io, reason: "cannot check the server name \"\(name)\": \(TLSContext.takeError())")
         }
+        let key = "\(host):\(port) \(name)"
+        if let session = sessions[key] { _ = SSL_set_session(ssl, session) }
         guard
             let stream = TLSByteStream(
                 base: base, ssl: ssl, buffers: buffers, scheduler: LoopDeferral(loop: loop), stepwise: true)
         else {
             throw TLSHandshakeFailure(kind: .io, reason: "cannot start a TLS session: out of memory")
+        }
+        stream.keepSession = { [weak self] session in
+            guard let self else { return SSL_SESSION_free(session) }
+            if let old = self.sessions.updateValue(session, forKey: key) { SSL_SESSION_free(old) }
         }
         stream.startHandshake(completion)
         return stream

@@ -239,7 +239,7 @@ final class RedisConnection {
             return
         }
         do {
-            link.tls = try tls.connect(over: link.tcp, host: address.host, loop: loop) {
+            link.tls = try tls.connect(over: link.tcp, host: address.host, port: address.port, loop: loop) {
                 [weak self, weak link] result in
                 guard let self, let link, link === self.link else { return }
                 switch result {

@@ -76,7 +76,9 @@ import Testing
             var result: Result<Void, TLSHandshakeFailure>?
             try client.connect(host: "127.0.0.1", port: port) { [unowned self] error in
                 guard error == nil else { return }
-                self.stream = try? context.connect(over: client, host: "127.0.0.1", loop: self.loop) { result = $0 }
+                self.stream = try? context.connect(over: client, host: "127.0.0.1", port: port, loop: self.loop) {
+                    result = $0
+                }
             }
             var passes = 0
             while result == nil && passes < 10_000 {
@@ -129,6 +131,35 @@ import Testing
         _ = try Array("+PONG".utf8).withUnsafeBytes { try server.tryWrite($0) }
         for _ in 0..<1_000 where atClient.count < 5 { _ = pair.loop.runOnce() }
         #expect(String(decoding: atClient, as: UTF8.self) == "+PONG")
+        #expect(pair.finish(), "handles left open")
+    }
+
+    /// The session of a closed connection is offered by the next one to the same server, which
+    /// resumes it: no certificate to decode and check on the loop again.
+    @Test func aReconnectResumesTheSession() throws {
+        let pair = try Pair()
+        let context = try context()
+        let (first, _) = try pair.connect(context)
+        #expect(first.map { (try? $0.get()) != nil } == true, "\(String(describing: first))")
+        let stream = try #require(pair.stream)
+        #expect(!stream.isResumed)
+        for _ in 0..<100 where pair.next.accepted.isEmpty { _ = pair.loop.runOnce() }
+        let server = try #require(pair.next.accepted.first?.stream)
+        // A read after the handshake takes the server's session tickets with it.
+        var atClient: [UInt8] = []
+        try stream.readStart { if case .success(let bytes) = $0 { atClient += bytes } }
+        _ = try Array("+OK".utf8).withUnsafeBytes { try server.tryWrite($0) }
+        for _ in 0..<1_000 where atClient.count < 3 { _ = pair.loop.runOnce() }
+        stream.close()
+        let (second, _) = try pair.connect(context)
+        #expect(second.map { (try? $0.get()) != nil } == true, "\(String(describing: second))")
+        #expect(pair.stream?.isResumed == true)
+        // Another server (another port) is not offered this one's session.
+        let other = try Pair()
+        let (third, _) = try other.connect(context)
+        #expect(third.map { (try? $0.get()) != nil } == true)
+        #expect(other.stream?.isResumed == false)
+        #expect(other.finish(), "handles left open")
         #expect(pair.finish(), "handles left open")
     }
 
