@@ -389,8 +389,10 @@ public struct TLSHandshakeFailure: Error, CustomStringConvertible {
     public var description: String { reason }
 }
 
-/// The read and write buffers every TLS stream of one acceptor shares (a stream uses them
-/// only inside one call, and calls on the loop do not nest across streams).
+/// The read and write buffers every TLS stream of one acceptor (or one client context) shares:
+/// a stream uses the read buffer only inside its pump, which runs from its own base stream's
+/// read or its own deferral, never inside another stream's; the write buffer only inside a
+/// flush, which calls out to nothing but the base stream's write.
 final class TLSBuffers {
     let read: UnsafeMutableRawBufferPointer
     let write: UnsafeMutableRawBufferPointer

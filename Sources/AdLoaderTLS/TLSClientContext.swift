@@ -30,10 +30,12 @@ public struct TLSClientConfiguration: Hashable, Sendable {
 }
 
 /// One OpenSSL client context (`SSL_CTX`) built from a ``TLSClientConfiguration``: the files
-/// are read once, here; every connection made with ``connect(over:host:loop:_:)`` shares it.
+/// are read once, here; every connection made with ``connect(over:host:port:loop:_:)`` shares it.
 ///
 /// The handshake runs on the loop like the server's (``TLSByteStream`` over memory BIOs):
-/// every byte moves through the TCP stream's libuv reads and writes, nothing waits.
+/// every byte moves through the TCP stream's libuv reads and writes, nothing waits. The
+/// server's records are taken one per loop pass, and a reconnect resumes the last session of
+/// the same server, so that no pass of the loop holds a whole handshake's work.
 /// TLS 1.2 is the minimum, 1.3 is preferred; no renegotiation, no compression.
 ///
 /// - Important: loop-confined (the read and write buffers are shared by its connections, which
