@@ -49,10 +49,11 @@ let package = Package(
         // Demand sources.
         // Each source module declares its own configuration keys (SourceSettings, AdLoaderConfiguration).
         .target(name: "AdSources", dependencies: ["AdLoaderCore", "AdLoaderConfiguration"], swiftSettings: strict),
-        // App-open cap stores: SQLite (embedded, durable) and Redis (shared by a fleet).
+        // App-open cap stores: SQLite (embedded, durable) and Redis (shared by a fleet; TLS to it
+        // through AdLoaderTLS's client context).
         .target(
-            name: "AdStores", dependencies: ["AdLoaderCore", "AdLoaderUV", "CSQLite", "CHiredis"], swiftSettings: strict
-        ),
+            name: "AdStores", dependencies: ["AdLoaderCore", "AdLoaderUV", "AdLoaderTLS", "CSQLite", "CHiredis"],
+            swiftSettings: strict),
         // libuv wrappers: loop, handles, streams, timers, signals, idle/prepare, poll; and the
         // loop-backed clock. libuv and nothing else (the clock implements the time module's protocols).
         .target(name: "AdLoaderUV", dependencies: ["AdLoaderTime", "CLibUV"], swiftSettings: strict),
@@ -187,7 +188,7 @@ let package = Package(
         // Cap-store latency (BENCHMARKS.md, app-open stores): what AppOpen and a shown Return wait for.
         .executableTarget(
             name: "CapStoreLatency",
-            dependencies: ["AdLoaderCore", "AdStores", "AdLoaderUV", "AdLoaderArguments", "CHiredis"],
+            dependencies: ["AdLoaderCore", "AdStores", "AdLoaderUV", "AdLoaderTLS", "AdLoaderArguments", "CHiredis"],
             path: "Benchmarks/CapStoreLatency", swiftSettings: strict),
 
         // Fuzzing (Fuzz/README.md, `make fuzz`, `make fuzz-smoke`): the targets' checks in one
@@ -259,7 +260,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "AdStoresTests", dependencies: ["AdStores", "AdLoaderCore", "AdLoaderUV", "AdLoaderTestSupport"],
+            name: "AdStoresTests",
+            dependencies: ["AdStores", "AdLoaderCore", "AdLoaderUV", "AdLoaderTLS", "AdLoaderTestSupport"],
             swiftSettings: strict),
         .testTarget(name: "AdLoaderUVTests", dependencies: ["AdLoaderUV", "AdLoaderTime"], swiftSettings: strict),
         .testTarget(

@@ -54,8 +54,10 @@ RULES = {
     "AdLoaderOpenRTB": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderJSON", "AdLoaderHTTP", "AdLoaderLogging",
                          "AdLoaderConfiguration"}, True,
                         "OpenRTB demand uses the HTTP client, never a transport or libcurl itself"),
-    "AdStores": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderUV", "CSQLite", "CHiredis"}, True,
-                 "the cap stores know the core's store protocol, libuv and their databases"),
+    # TLS is a byte stream under the transports and under the Redis client alike (AdLoaderTLS
+    # imports no transport and no store): the stores use its client context, never OpenSSL itself.
+    "AdStores": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderUV", "AdLoaderTLS", "CSQLite", "CHiredis"}, True,
+                 "the cap stores know the core's store protocol, libuv, TLS streams and their databases"),
     "AdLoaderService": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderLogging"}, True,
                         "the service knows what a method means, not bytes on a socket: no transport, no libuv"),
     "AdLoaderFramed": ({"AdLoaderTime", "AdLoaderCore", "AdLoaderWire", "AdLoaderService", "AdLoaderUV",

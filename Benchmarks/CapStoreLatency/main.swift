@@ -15,8 +15,12 @@
 // away from its sockets. The same run times the blocking hiredis API (redisCommand with the
 // same 200 ms timeout, as the store worked before) at 50 calls/s as the peer.
 // Prints p50, p99 and max in microseconds.
+//
+// --tls-ca FILE (and --tls-cert FILE --tls-key FILE for a client certificate): the asynchronous
+// store speaks TLS to Redis (its TLS port); the blocking peer, which has no TLS, is not run.
 import AdLoaderArguments
 import AdLoaderCore
+import AdLoaderTLS
 import AdLoaderUV
 import AdStores
 import CHiredis
@@ -27,6 +31,9 @@ var directory = NSTemporaryDirectory() + "cap-store-latency-\(getpid())"
 var redisPort: Int?
 var scenario: String?
 var seconds = 3.0
+var tlsCA: String?
+var tlsCertificate: String?
+var tlsKey: String?
 var scanner = ArgumentScanner(Array(CommandLine.arguments.dropFirst()))
 while let argument = scanner.next() {
     switch argument {
@@ -35,10 +42,20 @@ while let argument = scanner.next() {
     case .option("--redis-port"): redisPort = Int((try? scanner.value()) ?? "")
     case .option("--scenario"): scenario = try? scanner.value()
     case .option("--seconds"): seconds = Double((try? scanner.value()) ?? "") ?? seconds
+    case .option("--tls-ca"): tlsCA = try? scanner.value()
+    case .option("--tls-cert"): tlsCertificate = try? scanner.value()
+    case .option("--tls-key"): tlsKey = try? scanner.value()
     default:
-        print("usage: CapStoreLatency [--count N] [--dir DIR] [--redis-port PORT] [--scenario NAME] [--seconds S]")
+        print(
+            "usage: CapStoreLatency [--count N] [--dir DIR] [--redis-port PORT] [--scenario NAME] [--seconds S]"
+                + " [--tls-ca FILE [--tls-cert FILE --tls-key FILE]]")
         exit(2)
     }
+}
+// As the daemon: a write to a connection Redis closed (killed in the down scenario) is an error, not a signal.
+signal(SIGPIPE, SIG_IGN)
+let tls: TLSClientContext? = try tlsCA.map {
+    try TLSClientContext(TLSClientConfiguration(caFile: $0, certificateFile: tlsCertificate, keyFile: tlsKey))
 }
 try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 
@@ -100,9 +117,10 @@ func measureSynchronous(_ name: String, _ store: any CapStore, count: Int) {
 }
 
 /// The asynchronous Redis store, one call at a time: call to completion.
-func measureRedisRoundTrips(port: Int, count: Int) throws {
+func measureRedisRoundTrips(port: Int, count: Int, tls: TLSClientContext?) throws {
+    let redisLabel = tls == nil ? "redis" : "redis tls"
     let loop = try UVLoop()
-    let store = RedisCapStore(loop: loop, host: "127.0.0.1", port: port, keyPrefix: "bench")
+    let store = RedisCapStore(loop: loop, host: "127.0.0.1", port: port, keyPrefix: "bench", tls: tls)
     var reads: [Double] = []
     var confirms: [Double] = []
     var failures = 0
@@ -128,17 +146,17 @@ func measureRedisRoundTrips(port: Int, count: Int) throws {
     store.close()
     _ = loop.runUntilIdle()
     try loop.close()
-    report("redis counts (round trip)", reads)
-    report("redis confirmShow (round trip)", confirms)
-    if failures > 0 { print("redis: \(failures) calls failed") }
+    report("\(redisLabel) counts (round trip)", reads)
+    report("\(redisLabel) confirmShow (round trip)", confirms)
+    if failures > 0 { print("\(redisLabel): \(failures) calls failed") }
 }
 
 /// The loop's iterations while a timer issues calls to the asynchronous store.
-func measureLoopPauses(port: Int, scenario: String, seconds: Double) throws {
+func measureLoopPauses(port: Int, scenario: String, seconds: Double, tls: TLSClientContext?) throws {
     let loop = try UVLoop()
     let store = RedisCapStore(
         loop: loop, host: "127.0.0.1", port: port, keyPrefix: "bench", timeout: .milliseconds(200),
-        reconnectInterval: .seconds(1))
+        reconnectInterval: .seconds(1), tls: tls)
     let ticker = try UVTimer(loop: loop)
     var issued = 0
     var answered = 0
@@ -179,12 +197,14 @@ func measureLoopPauses(port: Int, scenario: String, seconds: Double) throws {
     store.close()
     _ = loop.runUntilIdle()
     try loop.close()
-    report("async store, \(scenario): loop iteration (wall)", iterations)
-    report("async store, \(scenario): loop iteration (own)", own)
+    let name = tls == nil ? "async store" : "async store, tls"
+    report("\(name), \(scenario): loop iteration (wall)", iterations)
+    report("\(name), \(scenario): loop iteration (own)", own)
     report(
-        "async store, \(scenario): call", latencies,
+        "\(name), \(scenario): call", latencies,
         extra: String(format: "  issued %d, answered %d, failed %d", issued, answered, failedBeforeClose))
-    try measureBlockingPeer(port: port, scenario: scenario, seconds: min(seconds, 2))
+    // hiredis' blocking API has no TLS: the peer runs on plaintext only.
+    if tls == nil { try measureBlockingPeer(port: port, scenario: scenario, seconds: min(seconds, 2)) }
 }
 
 /// This thread's time spent runnable but waiting for a CPU (`/proc/thread-self/schedstat`,
@@ -247,7 +267,7 @@ func measureBlockingPeer(port: Int, scenario: String, seconds: Double) throws {
 
 do {
     if let scenario, let redisPort {
-        try measureLoopPauses(port: redisPort, scenario: scenario, seconds: seconds)
+        try measureLoopPauses(port: redisPort, scenario: scenario, seconds: seconds, tls: tls)
     } else {
         measureSynchronous("memory", InMemoryCapStore(), count: count)
         for synchronous in SQLiteCapStore.Synchronous.allCases {
@@ -256,7 +276,7 @@ do {
                 "sqlite \(synchronous.rawValue)", try SQLiteCapStore(path: path, synchronous: synchronous), count: count
             )
         }
-        if let redisPort { try measureRedisRoundTrips(port: redisPort, count: count) }
+        if let redisPort { try measureRedisRoundTrips(port: redisPort, count: count, tls: tls) }
     }
 } catch {
     print("error: \(error)")

@@ -1,5 +1,6 @@
 public import AdLoaderCore
 import AdLoaderService
+import AdLoaderTLS
 import AdLoaderUV
 public import AdStores
 import Foundation
@@ -40,6 +41,17 @@ public struct CapStoreConfiguration: Hashable, Sendable {
     public var redisPasswordFile = ""
     /// After a failure, calls fail at once for this long, then the next one reconnects.
     public var redisReconnectInterval: Duration = .seconds(1)
+    /// TLS to Redis: every connection (each node of a cluster, the pool store's) runs TLS 1.2+.
+    public var redisTLS = false
+    /// PEM CA certificates Redis' certificate must chain to (empty: the system's trust store).
+    public var redisTLSCAFile = ""
+    /// PEM certificate chain presented to a Redis that asks for one (`tls-auth-clients`); empty: none.
+    public var redisTLSCertificateFile = ""
+    /// PEM private key of ``redisTLSCertificateFile``.
+    public var redisTLSKeyFile = ""
+    /// The name Redis' certificate must carry, and the SNI sent (empty: the address connected to:
+    /// `redisHost`, or each cluster node's address).
+    public var redisTLSServerName = ""
     /// What AppOpen does while the store fails.
     public var outage: CapStoreOutageMode = .refuse
 
@@ -65,23 +77,69 @@ public struct CapStoreConfiguration: Hashable, Sendable {
         if redisReconnectInterval < .zero {
             throw ConfigError(field: "capStore.redisReconnectInterval", message: "must not be negative")
         }
+        if !redisTLS {
+            for (field, value) in [
+                ("redisTLSCAFile", redisTLSCAFile), ("redisTLSCertificateFile", redisTLSCertificateFile),
+                ("redisTLSKeyFile", redisTLSKeyFile), ("redisTLSServerName", redisTLSServerName),
+            ] where !value.isEmpty {
+                throw ConfigError(field: "capStore.\(field)", message: "needs capStore.redisTLS true (TLS is off)")
+            }
+        }
+        if redisTLSCertificateFile.isEmpty != redisTLSKeyFile.isEmpty {
+            throw ConfigError(
+                field: redisTLSKeyFile.isEmpty ? "capStore.redisTLSKeyFile" : "capStore.redisTLSCertificateFile",
+                message: "is required with capStore."
+                    + (redisTLSKeyFile.isEmpty ? "redisTLSCertificateFile" : "redisTLSKeyFile")
+                    + " (a client certificate and its key go together)")
+        }
     }
 
     /// Opens the configured store. SQLite with `synchronous` full runs on a worker thread
     /// (``BackgroundCapStore``: its fsyncs would stall the loop), which wakes the loop with
     /// `wake` after each commit; the caller makes that wake-up call ``BackgroundCapStore/drainCompletions()``.
-    /// - Throws: ``CapStoreError`` when the SQLite file or the Redis password file cannot be
-    ///   read (Redis connects lazily).
-    func makeStore(loop: UVLoop, wake: @escaping @Sendable () -> Void) throws(CapStoreError) -> any CapStore {
-        switch type {
-        case .sqlite where sqliteSynchronous == .full:
-            try BackgroundCapStore(store: SQLiteCapStore(path: sqlitePath, synchronous: .full), wake: wake)
-        case .sqlite: try SQLiteCapStore(path: sqlitePath, synchronous: sqliteSynchronous)
-        case .redis:
-            RedisCapStore(
-                loop: loop, host: redisHost, port: redisPort, keyPrefix: redisKeyPrefix, timeout: redisTimeout,
-                reconnectInterval: redisReconnectInterval, credentials: try redisCredentials(), cluster: redisCluster)
-        case .memory: InMemoryCapStore()
+    /// - Throws: ``ConfigError`` (`capStore`) when the SQLite file or the Redis password file
+    ///   cannot be read; (`capStore.redisTLS...`) when a TLS file cannot be used (Redis itself
+    ///   connects lazily).
+    func makeStore(loop: UVLoop, wake: @escaping @Sendable () -> Void) throws(ConfigError) -> any CapStore {
+        // Read before the store opens: a TLS file that cannot be used names its own setting.
+        let tls = type == .redis ? try redisTLSContext() : nil
+        do throws(CapStoreError) {
+            switch type {
+            case .sqlite where sqliteSynchronous == .full:
+                return try BackgroundCapStore(store: SQLiteCapStore(path: sqlitePath, synchronous: .full), wake: wake)
+            case .sqlite: return try SQLiteCapStore(path: sqlitePath, synchronous: sqliteSynchronous)
+            case .redis:
+                let credentials = try redisCredentials()
+                return RedisCapStore(
+                    loop: loop, host: redisHost, port: redisPort, keyPrefix: redisKeyPrefix, timeout: redisTimeout,
+                    reconnectInterval: redisReconnectInterval, credentials: credentials, cluster: redisCluster, tls: tls
+                )
+            case .memory: return InMemoryCapStore()
+            }
+        } catch {
+            throw ConfigError(field: "capStore", message: error.message)
+        }
+    }
+
+    /// The TLS context of the Redis connections (the files read now); nil with TLS off.
+    /// - Throws: ``ConfigError`` naming the `capStore.redisTLS...` setting whose file is
+    ///   missing, unreadable, not PEM, or a key that is not the certificate's.
+    func redisTLSContext() throws(ConfigError) -> TLSClientContext? {
+        guard redisTLS else { return nil }
+        func setting(_ value: String) -> String? { value.isEmpty ? nil : value }
+        do {
+            return try TLSClientContext(
+                TLSClientConfiguration(
+                    caFile: setting(redisTLSCAFile), certificateFile: setting(redisTLSCertificateFile),
+                    keyFile: setting(redisTLSKeyFile), serverName: setting(redisTLSServerName)))
+        } catch {
+            let field =
+                [
+                    "caFile": "redisTLSCAFile", "certificateFile": "redisTLSCertificateFile",
+                    "keyFile": "redisTLSKeyFile",
+                ][
+                    error.field] ?? "redisTLS"
+            throw ConfigError(field: "capStore.\(field)", message: error.message)
         }
     }
 

@@ -136,15 +136,10 @@ public final class Daemon {
             // A store on a worker thread wakes the loop through this handle to run its completions.
             let wakeup = try UVAsync(loop: loop)
             createdWakeup = wakeup
-            let openedStore: any CapStore
-            do throws(CapStoreError) {
-                let sender = wakeup.sender
-                openedStore =
-                    needsStore
-                    ? try configuration.capStore.makeStore(loop: loop, wake: { sender.send() }) : InMemoryCapStore()
-            } catch {
-                throw ConfigError(field: "capStore", message: error.message)
-            }
+            let sender = wakeup.sender
+            let openedStore: any CapStore =
+                needsStore
+                ? try configuration.capStore.makeStore(loop: loop, wake: { sender.send() }) : InMemoryCapStore()
             if let background = openedStore as? BackgroundCapStore {
                 wakeup.setAction { [weak background] in background?.drainCompletions() }
             }
@@ -296,8 +291,8 @@ public final class Daemon {
 
     /// The Redis pool store, keyed by the instance name as configured (`listeners.instanceName`,
     /// else `host:port`: a fixed port is needed, the name of port 0 is not known before binding).
-    /// - Throws: ``ConfigError`` when the name is unknown, the credentials cannot be read, or
-    ///   Redis cannot be reached or read (the daemon does not start without its pools' store).
+    /// - Throws: ``ConfigError`` when the name is unknown, the credentials or the TLS files cannot
+    ///   be read, or Redis cannot be reached or read (the daemon does not start without its pools' store).
     private static func openRedisPoolStore(
         _ configuration: ServerConfiguration, logger: Logger
     ) throws(ConfigError) -> RedisPoolStore {
@@ -316,11 +311,12 @@ public final class Daemon {
         } catch {
             throw ConfigError(field: "capStore.redisPasswordFile", message: error.message)
         }
+        let tls = try cap.redisTLSContext()
         do {
             let store = try RedisPoolStore(
                 host: cap.redisHost, port: cap.redisPort,
                 key: "\(configuration.poolStore.redisKeyPrefix):{\(instance)}",
-                timeout: configuration.poolStore.redisTimeout, credentials: credentials)
+                timeout: configuration.poolStore.redisTimeout, credentials: credentials, tls: tls)
             logger.info(
                 "pool store open", ["location": .string(store.location), "notices": .int(Int64(store.noticeCount()))])
             return store

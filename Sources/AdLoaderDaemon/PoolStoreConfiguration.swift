@@ -7,7 +7,7 @@ public struct PoolStoreConfiguration: Hashable, Sendable {
     public enum StoreType: String, Hashable, Sendable, CaseIterable {
         /// A SQLite file (the default), with the write-through journal next to it.
         case sqlite
-        /// The fleet's Redis (capStore's host, port and AUTH), one key per instance name: read
+        /// The fleet's Redis (capStore's host, port, AUTH and TLS), one key per instance name: read
         /// at the start, written at a clean stop (``RedisPoolStore``); no crash journal.
         case redis
         /// Nothing kept: memory only, as before the store existed.

@@ -237,6 +237,24 @@ extension ServerConfiguration {
                 flag: "--redis-reconnect-interval",
                 "after a Redis failure, calls fail at once this long, then the next one reconnects"),
             .value(
+                "redisTLS", \.capStore.redisTLS, .bool, flag: "--redis-tls",
+                "TLS 1.2+ to Redis (every cluster node, and poolStore redis): the server's certificate checked against redisTLSCAFile and its name; the handshake runs on the loop"
+            ),
+            .value(
+                "redisTLSCAFile", \.capStore.redisTLSCAFile, .string, flag: "--redis-tls-ca",
+                "PEM CA certificates Redis' certificate must chain to (empty: the system's trust store); read at start"),
+            .value(
+                "redisTLSCertificateFile", \.capStore.redisTLSCertificateFile, .string, flag: "--redis-tls-cert",
+                "PEM client certificate for a Redis with tls-auth-clients (empty: none; needs redisTLSKeyFile); read at start"
+            ),
+            .value(
+                "redisTLSKeyFile", \.capStore.redisTLSKeyFile, .string, flag: "--redis-tls-key",
+                "PEM private key of redisTLSCertificateFile; read at start"),
+            .value(
+                "redisTLSServerName", \.capStore.redisTLSServerName, .string, flag: "--redis-tls-server-name",
+                "name Redis' certificate must carry, and the SNI (empty: the address connected to, redisHost or each cluster node's)"
+            ),
+            .value(
                 "outage", \.capStore.outage, .choice(CapStoreOutageMode.allCases.map { ($0.name, $0) }),
                 flag: "--cap-store-outage",
                 "when the store fails: refuse (AppOpen skips with STORE_UNAVAILABLE, never exceeding a cap) or allow (decides with counts 0)"
@@ -257,7 +275,7 @@ extension ServerConfiguration {
             ),
             .value(
                 "redisKeyPrefix", \.poolStore.redisKeyPrefix, .string, flag: "--pool-store-redis-key-prefix",
-                "with type redis: the key is PREFIX:{INSTANCE} (listeners.instanceName, else host:port); the host, port and AUTH are capStore's"
+                "with type redis: the key is PREFIX:{INSTANCE} (listeners.instanceName, else host:port); the host, port, AUTH and TLS are capStore's"
             ),
             .value(
                 "redisTimeout", \.poolStore.redisTimeout, .duration, flag: "--pool-store-redis-timeout",

@@ -35,6 +35,13 @@ public final class TLSByteStream: ByteStream {
     private var baseEnd: UVError?
     private var deliveredEnd = false
     private var receivedCloseNotify = false
+    /// The handshake takes the peer's records one per loop pass (a client's: the server's
+    /// flight, whose certificate chain check and signature cost ~0.7 ms in one piece with
+    /// OpenSSL 3.0 here, so no single pass of the loop holds it that long).
+    private let stepwise: Bool
+    /// Stepwise: the peer's bytes not yet given to OpenSSL.
+    private var handshakeInput: [UInt8] = []
+    private var feedScheduled = false
 
     /// The client certificate's subject (RFC 2253), when one was presented and verified.
     public private(set) var peerSubject: String?
@@ -43,9 +50,19 @@ public final class TLSByteStream: ByteStream {
     /// "TLSv1.3", "TLSv1.2".
     public private(set) var protocolVersion = ""
     public private(set) var cipher = ""
+    /// Given, at close, the session of a stream that can resume it (a client's: a retained
+    /// `SSL_SESSION` the receiver frees); the next connection to the same server offers it.
+    var keepSession: ((OpaquePointer) -> Void)?
+
+    /// Whether the handshake resumed an earlier session (no certificate exchanged).
+    public var isResumed: Bool { SSL_session_reused(ssl) == 1 }
 
     /// nil when OpenSSL cannot allocate the BIOs (`ssl` is then freed).
-    init?(base: any ByteStream, ssl: OpaquePointer, buffers: TLSBuffers, scheduler: any TLSDeferral) {
+    /// - Parameter stepwise: the handshake takes one record of the peer's per loop pass.
+    init?(
+        base: any ByteStream, ssl: OpaquePointer, buffers: TLSBuffers, scheduler: any TLSDeferral,
+        stepwise: Bool = false
+    ) {
         guard let input = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
             return nil
@@ -57,6 +74,7 @@ public final class TLSByteStream: ByteStream {
         }
         self.base = base
         self.ssl = ssl
+        self.stepwise = stepwise
         self.buffers = buffers
         self.scheduler = scheduler
         self.input = input
@@ -69,14 +87,17 @@ public final class TLSByteStream: ByteStream {
 
     // MARK: Handshake
 
-    /// Starts reading the base stream and answers the client's handshake; `completion` runs once.
+    /// Starts reading the base stream and runs the handshake: a server answers the client's
+    /// hello, a client (``TLSClientContext``) sends its own at once; `completion` runs once.
     func startHandshake(_ completion: @escaping (Result<Void, TLSHandshakeFailure>) -> Void) {
         onHandshake = completion
         do {
             try base.readStart { [weak self] result in self?.baseRead(result) }
         } catch {
             failHandshake(TLSHandshakeFailure(kind: .io, reason: "cannot read: \(error)"))
+            return
         }
+        if SSL_is_server(ssl) == 0 { advanceHandshake() }
     }
 
     /// Ends a handshake that took too long.
@@ -91,6 +112,11 @@ public final class TLSByteStream: ByteStream {
         _ = flushOutput()
         if result == 1 {
             state = .open
+            if !handshakeInput.isEmpty {
+                // Records after the handshake's last (application data): OpenSSL reads them now.
+                handshakeInput.withUnsafeBytes { _ = BIO_write(input, $0.baseAddress, Int32($0.count)) }
+                handshakeInput = []
+            }
             readSessionFacts()
             let completion = onHandshake
             onHandshake = nil
@@ -100,7 +126,7 @@ public final class TLSByteStream: ByteStream {
             return
         }
         if error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE {
-            if let end = baseEnd {
+            if let end = baseEnd, Self.recordLength(handshakeInput) == nil {
                 failHandshake(
                     TLSHandshakeFailure(kind: .io, reason: end.isEndOfFile ? "closed during the handshake" : "\(end)"))
             }
@@ -150,16 +176,55 @@ public final class TLSByteStream: ByteStream {
         switch result {
         case .success(let bytes):
             guard state == .handshaking || state == .open, let start = bytes.baseAddress else { return }
-            // A memory BIO grows to take every byte.
-            _ = BIO_write(input, start, Int32(bytes.count))
+            if stepwise && state == .handshaking {
+                handshakeInput += bytes
+            } else {
+                // A memory BIO grows to take every byte.
+                _ = BIO_write(input, start, Int32(bytes.count))
+            }
         case .failure(let error):
             if baseEnd == nil { baseEnd = error }
         }
         switch state {
-        case .handshaking: advanceHandshake()
+        case .handshaking: if stepwise { feedRecord() } else { advanceHandshake() }
         case .open: if isResuming { schedulePump() } else { pump() }
         case .failed, .closed: break
         }
+    }
+
+    /// Stepwise handshake: gives OpenSSL the next whole record and advances; the one after it
+    /// waits for the next loop pass. Without a whole record, waits for bytes (or fails on the
+    /// stream's end).
+    private func feedRecord() {
+        guard state == .handshaking else { return }
+        guard let length = Self.recordLength(handshakeInput) else {
+            if baseEnd != nil { advanceHandshake() }
+            return
+        }
+        handshakeInput.withUnsafeBytes { _ = BIO_write(input, $0.baseAddress, Int32(length)) }
+        handshakeInput.removeFirst(length)
+        advanceHandshake()
+        guard state == .handshaking, Self.recordLength(handshakeInput) != nil || baseEnd != nil, !feedScheduled
+        else { return }
+        feedScheduled = true
+        scheduler.defer { [weak self] in
+            guard let self else { return }
+            self.feedScheduled = false
+            self.feedRecord()
+        }
+    }
+
+    /// How many of `bytes` OpenSSL takes next: the TLS record at their start (5-byte header:
+    /// type, version, 16-bit length) once all of it is there; all of them when they do not
+    /// start like a record (a plaintext answer, a length beyond TLS' maximum: OpenSSL fails
+    /// with its reason at once); nil: wait for more.
+    private static func recordLength(_ bytes: [UInt8]) -> Int? {
+        guard let type = bytes.first else { return nil }
+        if !(20...24).contains(type) || (bytes.count >= 2 && bytes[1] != 3) { return bytes.count }
+        guard bytes.count >= 5 else { return nil }
+        let length = 5 + (Int(bytes[3]) << 8 | Int(bytes[4]))
+        if length > 5 + 16_384 + 2_048 { return bytes.count }
+        return bytes.count >= length ? length : nil
     }
 
     /// Delivers the plaintext OpenSSL has, then the end of the stream, while the reader reads.
@@ -294,28 +359,40 @@ public final class TLSByteStream: ByteStream {
     public func close() {
         guard state != .closed else { return }
         if state == .open {
+            if let keepSession, let session = SSL_get1_session(ssl) {
+                // TLS 1.3's tickets arrive after the handshake: resumable once one was read.
+                if SSL_SESSION_is_resumable(session) == 1 { keepSession(session) } else { SSL_SESSION_free(session) }
+            }
             _ = SSL_shutdown(ssl)
             _ = flushOutput()
         }
+        keepSession = nil
         state = .closed
         onRead = nil
         onHandshake = nil
+        scheduler.streamClosed()
         base.close()
     }
 }
 
 /// Why a handshake did not complete.
-struct TLSHandshakeFailure: Error {
-    enum Kind: String {
+public struct TLSHandshakeFailure: Error, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// The peer's certificate was not accepted, an alert came, the bytes were not TLS.
         case protocolError = "protocol"
         case io, timeout
     }
-    let kind: Kind
-    let reason: String
+    public let kind: Kind
+    /// OpenSSL's reason, with the certificate verification's when that failed.
+    public let reason: String
+
+    public var description: String { reason }
 }
 
-/// The read and write buffers every TLS stream of one acceptor shares (a stream uses them
-/// only inside one call, and calls on the loop do not nest across streams).
+/// The read and write buffers every TLS stream of one acceptor (or one client context) shares:
+/// a stream uses the read buffer only inside its pump, which runs from its own base stream's
+/// read or its own deferral, never inside another stream's; the write buffer only inside a
+/// flush, which calls out to nothing but the base stream's write.
 final class TLSBuffers {
     let read: UnsafeMutableRawBufferPointer
     let write: UnsafeMutableRawBufferPointer
@@ -334,4 +411,10 @@ final class TLSBuffers {
 /// Runs work on the loop soon, after the current call returns.
 protocol TLSDeferral: AnyObject {
     func `defer`(_ action: @escaping () -> Void)
+    /// The stream closed: nothing deferred for it runs any more (a client's own timer closes).
+    func streamClosed()
+}
+
+extension TLSDeferral {
+    func streamClosed() {}
 }

@@ -1,10 +1,11 @@
 public import AdLoaderCore
+public import AdLoaderTLS
 public import AdLoaderUV
 
 /// A ``CapStore`` in Redis, for several daemons serving one fleet: every instance reads and
 /// moves the same counts. Runs on the loop, asynchronously: a call sends its command and
-/// returns; the completion runs when the reply arrives (hiredis' async API on a ``UVPoll``,
-/// ``RedisConnection``), so a slow or absent Redis never pauses the loop.
+/// returns; the completion runs when the reply arrives (a libuv TCP handle, optionally TLS,
+/// hiredis' reader: ``RedisConnection``), so a slow or absent Redis never pauses the loop.
 ///
 /// Keys (components length-prefixed, so no id can forge another's key; the device's part in
 /// a hash tag `{...}`, so that one device's keys share a Redis Cluster slot):
@@ -34,8 +35,11 @@ public import AdLoaderUV
 /// `reconnectInterval` has passed; the next call reconnects. Recovery needs nothing but Redis
 /// answering again. The loop never waits: the timeout is a timer.
 ///
-/// TLS: not available. Debian 12's hiredis is 0.14.1, which has no TLS (hiredis_ssl came with
-/// 1.0); use a private network or a TLS tunnel (stunnel, spiped) on loopback.
+/// TLS (`tls`): every node's connection runs TLS 1.2 or later (``TLSClientContext``: the
+/// node's certificate checked against the CA file and its name, a client certificate for
+/// `tls-auth-clients yes`), the handshake on the loop like the rest. Debian 12's hiredis 0.14.1
+/// has no TLS (hiredis_ssl came with 1.0): hiredis is only the RESP reader here, the bytes are
+/// moved by ``RedisConnection`` (libuv, OpenSSL on memory BIOs).
 ///
 /// - Important: loop-confined: one thread, the loop's, uses one store.
 public final class RedisCapStore: CapStore {
@@ -46,6 +50,8 @@ public final class RedisCapStore: CapStore {
     public let reconnectInterval: Duration
     public let credentials: RedisCredentials?
     public let cluster: Bool
+    /// TLS to every node; nil: plaintext.
+    public let tls: TLSClientContext?
     let loop: UVLoop
     private let seed: RedisAddress
     private var connections: [RedisAddress: RedisConnection] = [:]
@@ -114,10 +120,12 @@ public final class RedisCapStore: CapStore {
     ///   - reconnectInterval: after a failure, calls to that node fail at once for this long.
     ///   - credentials: `AUTH` right after each connect (a refused AUTH fails the calls).
     ///   - cluster: Redis Cluster: route by slot, follow redirections.
+    ///   - tls: TLS to every node (its server name, when set, is checked on every node's
+    ///     certificate; unset, each node's own address is).
     public init(
         loop: UVLoop, host: String, port: Int, keyPrefix: String = "adloader:appopen",
         timeout: Duration = .milliseconds(200), reconnectInterval: Duration = .seconds(1),
-        credentials: RedisCredentials? = nil, cluster: Bool = false
+        credentials: RedisCredentials? = nil, cluster: Bool = false, tls: TLSClientContext? = nil
     ) {
         self.loop = loop
         self.host = host
@@ -127,6 +135,7 @@ public final class RedisCapStore: CapStore {
         self.reconnectInterval = reconnectInterval
         self.credentials = credentials
         self.cluster = cluster
+        self.tls = tls
         seed = RedisAddress(host: host, port: port)
     }
 
@@ -281,7 +290,7 @@ public final class RedisCapStore: CapStore {
         guard
             let made = try? RedisConnection(
                 address: address, loop: loop, timeout: timeout, reconnectInterval: reconnectInterval,
-                credentials: credentials)
+                credentials: credentials, tls: tls)
         else { return nil }
         connections[address] = made
         return made
@@ -364,7 +373,7 @@ public final class RedisCapStore: CapStore {
                 case .integer(let port) = master[1], start >= 0, end < RedisSlot.count, start <= end
             else { continue }
             var host = askedAt.host
-            if case .string(let h) = master[0], !h.isEmpty { host = h }
+            if let h = master[0].text, !h.isEmpty { host = h }
             let owner = index(of: RedisAddress(host: host, port: port))
             for slot in start...end { map[slot] = owner }
         }

@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderTLS
 import AdLoaderUV
 internal import CHiredis
 
@@ -24,93 +25,134 @@ public struct RedisCredentials: Hashable, Sendable {
     }
 }
 
-/// One asynchronous connection to one Redis node, on the loop: hiredis' async API attached to
-/// the loop by this class (a ``UVPoll`` on hiredis' socket for its read and write hooks, a
-/// ``UVTimer`` for the reply timeout that hiredis 0.14 does not have), so no call ever
-/// waits for Redis on the loop thread.
+/// One asynchronous connection to one Redis node, on the loop: a libuv TCP handle
+/// (``UVTCPHandle``), optionally TLS over it (``TLSClientContext``: OpenSSL on memory BIOs, the
+/// handshake driven by the loop's reads), commands encoded here (RESP: an array of bulk
+/// strings) and replies parsed by hiredis' reader (`redisReaderFeed`/`redisReaderGetReply`).
+/// hiredis is only the codec: its own I/O (0.14 has no TLS and no reply timeout) is not used,
+/// so plaintext and TLS take one path and no call ever waits for Redis on the loop thread.
 ///
-/// Outage: a failed connect, a closed connection, a reply later than `timeout` or a refused
-/// `AUTH` fail every call in flight with the reason, drop the connection (hiredis frees its
-/// context; its cleanup hook closes the poll), and start the retry interval: sends fail at
-/// once, without touching the network, until `reconnectInterval` after the failed call's
-/// `now`; the next send after it connects again.
+/// Outage: a failed connect, a failed TLS handshake, a closed connection, a reply later than
+/// `timeout`, a reply the reader cannot parse or a refused `AUTH` fail every call in flight
+/// with the reason, close the connection, and start the retry interval: sends fail at once,
+/// without touching the network, until `reconnectInterval` after the failed call's `now`; the
+/// next send after it connects again. The timeout runs from the first command sent to a
+/// connection with none in flight (the connect and the handshake included) and restarts at
+/// each reply.
 ///
-/// Connecting: `redisAsyncConnect` resolves `host` with `getaddrinfo` on the calling thread:
-/// give an IP address (a name is resolved on the loop at every reconnect).
+/// Commands sent while the connection is being made wait in memory and go out, in order,
+/// once it is open (after `AUTH`, which is queued first).
 ///
-/// - Important: loop-confined. The hiredis context, the poll and the timer are owned here
-///   alone: the context's `ev.data` points at this object unretained, and ``close()`` (or a
-///   failure) frees the context before this object can go away.
+/// Connecting: an IP address connects at once; a name is resolved with `getaddrinfo` on the
+/// calling thread at every connect (it blocks the loop while the resolver answers): give an IP.
+///
+/// - Important: loop-confined. The TCP handle, the TLS stream and the timer are owned here
+///   alone and closed through their close callbacks; ``close()`` before releasing.
 final class RedisConnection {
+    typealias Completion = (Result<RedisReply, CapStoreError>) -> Void
+
     let address: RedisAddress
     let loop: UVLoop
     let timeout: Duration
     let reconnectInterval: Duration
     let credentials: RedisCredentials?
-    private var context: UnsafeMutablePointer<redisAsyncContext>?
-    private var poll: UVPoll?
+    /// TLS to the node; nil: plaintext.
+    let tls: TLSClientContext?
+    private var link: Link?
     private let timer: UVTimer
-    private var watched: UVPoll.Events = []
-    /// Commands sent whose reply (or NULL reply) has not come yet.
-    private(set) var pending = 0
-    /// Why the current connection is being dropped; the message of the calls it fails.
-    private var failure: String?
+    /// Why the last connection ended (or could not start); the message of fast failures.
     private(set) var lastError = ""
     private var retryAt: AdInstant?
     private var lastNow = AdInstant(unixMilliseconds: 0)
     private var isClosed = false
 
-    /// The reply handler of one command: hiredis keeps it (retained) as `privdata` until it
-    /// calls back, exactly once, with a reply or NULL.
-    private final class Callback {
-        let completion: (Result<RedisReply, CapStoreError>) -> Void
-        init(_ completion: @escaping (Result<RedisReply, CapStoreError>) -> Void) { self.completion = completion }
+    /// One connection, from its connect to its end: the handles, the reader, the commands
+    /// waiting for the stream to open, and the completions of the commands sent, in order.
+    private final class Link {
+        let tcp: UVTCPHandle
+        var tls: TLSByteStream?
+        /// Where commands are written: nil until connected (and the handshake done).
+        var stream: (any ByteStream)?
+        let reader: UnsafeMutablePointer<redisReader>
+        var unsent: [UInt8] = []
+        /// The first write that failed: nothing more is written, and the read side ends the
+        /// link with its reason (a TLS alert the peer sent before it closed is still to be read).
+        var writeError: UVError?
+        /// Completions of the commands in flight, oldest at `head`.
+        var waiting: [Completion?] = []
+        var head = 0
+
+        init(tcp: UVTCPHandle, reader: UnsafeMutablePointer<redisReader>) {
+            self.tcp = tcp
+            self.reader = reader
+        }
+
+        deinit { redisReaderFree(reader) }
+
+        var inFlight: Int { waiting.count - head }
+
+        func takeOldest() -> Completion? {
+            guard head < waiting.count else { return nil }
+            let completion = waiting[head]
+            waiting[head] = nil
+            head += 1
+            if head == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1_024 && head * 2 >= waiting.count {
+                // Under steady pipelining the queue may never run empty: drop the answered slots.
+                waiting.removeFirst(head)
+                head = 0
+            }
+            return completion
+        }
     }
 
     /// - Throws: ``UVError`` when the timer cannot be initialised.
     init(
         address: RedisAddress, loop: UVLoop, timeout: Duration, reconnectInterval: Duration,
-        credentials: RedisCredentials?
+        credentials: RedisCredentials?, tls: TLSClientContext? = nil
     ) throws(UVError) {
         self.address = address
         self.loop = loop
         self.timeout = timeout
         self.reconnectInterval = reconnectInterval
         self.credentials = credentials
+        self.tls = tls
         timer = try UVTimer(loop: loop)
     }
 
-    deinit { assert(context == nil, "RedisConnection released while connected: call close()") }
+    deinit { assert(link == nil, "RedisConnection released while connected: call close()") }
 
-    var isConnected: Bool { context != nil && failure == nil }
+    /// A connection is open or being made.
+    var isConnected: Bool { link != nil }
+
+    /// Commands sent whose reply has not come yet.
+    var pending: Int { link?.inFlight ?? 0 }
 
     /// Whether a send now would fail at once (the retry interval after a failure runs).
     func isWaitingToRetry(now: AdInstant) -> Bool {
-        context == nil && retryAt.map { now < $0 } == true
+        link == nil && retryAt.map { now < $0 } == true
     }
 
     /// Sends one command (connecting first when needed); `completion` runs once, on the loop,
     /// with the reply (an error reply included) or the failure. It may run before `send`
     /// returns: when the retry interval runs or the connection cannot even start.
-    func send(_ arguments: [String], now: AdInstant, completion: @escaping (Result<RedisReply, CapStoreError>) -> Void)
-    {
+    func send(_ arguments: [String], now: AdInstant, completion: @escaping Completion) {
+        send(bytes: arguments.map { Array($0.utf8) }, now: now, completion: completion)
+    }
+
+    /// ``send(_:now:completion:)`` with binary-safe arguments.
+    func send(bytes arguments: [[UInt8]], now: AdInstant, completion: @escaping Completion) {
         lastNow = now
-        guard let context = connected(now: now) else {
+        guard let link = connected(now: now) else {
             completion(.failure(CapStoreError("redis \(address): unavailable (\(lastError))")))
             return
         }
-        let callback = Unmanaged.passRetained(Callback(completion))
-        let status = command(context, arguments, callback.toOpaque())
-        if status != REDIS_OK {
-            callback.release()
-            completion(.failure(CapStoreError("redis \(address): \(errorString(context) ?? "command refused")")))
-            return
-        }
-        pending += 1
-        if pending == 1 { timer.start(timeout: timeoutMilliseconds) { [unowned self] in self.timedOut() } }
+        enqueue(Self.encode(arguments), on: link, completion)
     }
 
-    /// Fails the calls in flight ("store closed"), frees the context, closes the handles.
+    /// Fails the calls in flight ("store closed"), closes the handles.
     func close() {
         guard !isClosed else { return }
         isClosed = true
@@ -118,51 +160,115 @@ final class RedisConnection {
         timer.close()
     }
 
+    /// RESP: `*<count>\r\n` then `$<length>\r\n<bytes>\r\n` per argument.
+    static func encode(_ arguments: [[UInt8]]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(arguments.reduce(16) { $0 + $1.count + 16 })
+        bytes += Array("*\(arguments.count)\r\n".utf8)
+        for argument in arguments {
+            bytes += Array("$\(argument.count)\r\n".utf8)
+            bytes += argument
+            bytes += [13, 10]
+        }
+        return bytes
+    }
+
     // MARK: Connecting
 
     private var timeoutMilliseconds: UInt64 { UInt64(max(1, timeout.milliseconds)) }
 
-    private func connected(now: AdInstant) -> UnsafeMutablePointer<redisAsyncContext>? {
+    private func connected(now: AdInstant) -> Link? {
         if isClosed {
             lastError = "store closed"
             return nil
         }
-        if let context { return failure == nil ? context : nil }
+        if let link { return link }
         if let retryAt, now < retryAt { return nil }
-        guard let ac = redisAsyncConnect(address.host, Int32(address.port)) else {
-            startRetryInterval("out of memory")
-            return nil
+        let host: String
+        if UVTCPHandle.isIPAddress(address.host) {
+            host = address.host
+        } else {
+            switch Self.resolve(address.host) {
+            case .success(let ip): host = ip
+            case .failure(let error):
+                startRetryInterval(error.message)
+                return nil
+            }
         }
-        if ac.pointee.err != 0 {
-            let message = errorString(ac) ?? "connect failed"
-            redisAsyncFree(ac)
-            startRetryInterval(message)
-            return nil
-        }
-        let poll: UVPoll
+        let tcp: UVTCPHandle
         do {
-            poll = try UVPoll(loop: loop, fileDescriptor: ac.pointee.c.fd)
+            tcp = try UVTCPHandle(loop: loop)
         } catch {
-            redisAsyncFree(ac)
             startRetryInterval("\(error)")
             return nil
         }
-        self.poll = poll
-        watched = []
-        failure = nil
+        guard let reader = redisReaderCreate() else {
+            tcp.close()
+            startRetryInterval("out of memory")
+            return nil
+        }
+        let link = Link(tcp: tcp, reader: reader)
+        do {
+            try tcp.connect(host: host, port: address.port) { [weak self, weak link] error in
+                guard let self, let link, link === self.link else { return }
+                self.tcpConnected(link, error)
+            }
+        } catch {
+            tcp.close()
+            startRetryInterval("cannot connect: \(error)")
+            return nil
+        }
         retryAt = nil
-        context = ac
-        attach(ac)
+        self.link = link
         if let credentials {
-            let callback = Unmanaged.passRetained(Callback { [unowned self] result in self.authenticated(result) })
-            if command(ac, credentials.arguments, callback.toOpaque()) != REDIS_OK {
-                callback.release()
-            } else {
-                pending += 1
-                timer.start(timeout: timeoutMilliseconds) { [unowned self] in self.timedOut() }
+            enqueue(Self.encode(credentials.arguments.map { Array($0.utf8) }), on: link) { [weak self] result in
+                self?.authenticated(result)
             }
         }
-        return ac
+        return link
+    }
+
+    private func tcpConnected(_ link: Link, _ error: UVError?) {
+        if let error {
+            drop(UVError(code: error.code, operation: "cannot connect").description)
+            return
+        }
+        link.tcp.setNoDelay(true)
+        guard let tls else {
+            opened(link, link.tcp)
+            return
+        }
+        do {
+            link.tls = try tls.connect(over: link.tcp, host: address.host, port: address.port, loop: loop) {
+                [weak self, weak link] result in
+                guard let self, let link, link === self.link else { return }
+                switch result {
+                case .success:
+                    if let stream = link.tls { self.opened(link, stream) }
+                case .failure(let failure):
+                    self.drop("TLS handshake failed: \(failure.reason)")
+                }
+            }
+        } catch {
+            drop("TLS: \(error.reason)")
+        }
+    }
+
+    /// Connected (and the handshake done): reads start, the commands sent meanwhile go out.
+    private func opened(_ link: Link, _ stream: any ByteStream) {
+        link.stream = stream
+        do {
+            try stream.readStart { [weak self, weak link] result in
+                guard let self, let link, link === self.link else { return }
+                self.received(result, on: link)
+            }
+        } catch {
+            drop("\(error)")
+            return
+        }
+        let unsent = link.unsent
+        link.unsent = []
+        if !unsent.isEmpty { write(unsent, on: link, stream) }
     }
 
     private func authenticated(_ result: Result<RedisReply, CapStoreError>) {
@@ -170,85 +276,105 @@ final class RedisConnection {
         drop("AUTH refused: \(message)")
     }
 
-    /// hiredis' event hooks, pointed at this connection (unretained: the context never
-    /// outlives it).
-    private func attach(_ ac: UnsafeMutablePointer<redisAsyncContext>) {
-        ac.pointee.ev.data = Unmanaged.passUnretained(self).toOpaque()
-        ac.pointee.ev.addRead = { RedisConnection.from($0)?.watch(.readable, true) }
-        ac.pointee.ev.delRead = { RedisConnection.from($0)?.watch(.readable, false) }
-        ac.pointee.ev.addWrite = { RedisConnection.from($0)?.watch(.writable, true) }
-        ac.pointee.ev.delWrite = { RedisConnection.from($0)?.watch(.writable, false) }
-        ac.pointee.ev.cleanup = { RedisConnection.from($0)?.cleanedUp() }
-    }
-
-    private static func from(_ privdata: UnsafeMutableRawPointer?) -> RedisConnection? {
-        guard let privdata else { return nil }
-        return Unmanaged<RedisConnection>.fromOpaque(privdata).takeUnretainedValue()
-    }
-
-    private func watch(_ events: UVPoll.Events, _ on: Bool) {
-        let wanted = on ? watched.union(events) : watched.subtracting(events)
-        guard wanted != watched, let poll else { return }
-        watched = wanted
-        if wanted.isEmpty {
-            poll.stop()
-            return
+    /// A name's first address, as text (`getaddrinfo`, blocking).
+    private static func resolve(_ host: String) -> Result<String, CapStoreError> {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &found)
+        guard status == 0, let first = found else {
+            return .failure(CapStoreError("cannot resolve \(host): \(String(cString: gai_strerror(status)))"))
         }
-        do {
-            try poll.start(wanted) { [unowned self] result in self.polled(result) }
-        } catch {
-            drop("\(error)")
+        defer { freeaddrinfo(found) }
+        var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        guard
+            getnameinfo(
+                first.pointee.ai_addr, first.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST)
+                == 0
+        else { return .failure(CapStoreError("cannot resolve \(host)")) }
+        return .success(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
+    // MARK: Commands and replies
+
+    private func enqueue(_ command: [UInt8], on link: Link, _ completion: @escaping Completion) {
+        link.waiting.append(completion)
+        if link.inFlight == 1 { startTimer() }
+        if let stream = link.stream {
+            write(command, on: link, stream)
+        } else {
+            link.unsent += command
         }
     }
 
-    private func polled(_ result: Result<UVPoll.Events, UVError>) {
-        guard let ac = context else { return }
+    /// Writes `bytes` (what the socket does not take now is queued). A failed write does not
+    /// end the link here: the socket's error or end reaches the read side, which ends it with
+    /// the peer's reason (a TLS alert before the peer closed, "connection closed"), or the
+    /// reply timer does.
+    private func write(_ bytes: [UInt8], on link: Link, _ stream: any ByteStream) {
+        guard link.writeError == nil else { return }
+        let error = bytes.withUnsafeBytes { buffer in
+            stream.writeNowOrQueue(buffer) {
+                { [weak link] error in
+                    guard let link, let error, !error.isCancelled, link.writeError == nil else { return }
+                    link.writeError = error
+                }
+            }
+        }
+        if let error { link.writeError = error }
+    }
+
+    private func received(_ result: Result<UnsafeRawBufferPointer, UVError>, on link: Link) {
+        let bytes: UnsafeRawBufferPointer
         switch result {
-        case .failure(let error): drop("\(error)")
-        case .success(let events):
-            if !events.isDisjoint(with: [.readable, .disconnect]) { redisAsyncHandleRead(ac) }
-            // The read may have freed the context (a closed connection): look again.
-            if events.contains(.writable), let ac = context { redisAsyncHandleWrite(ac) }
+        case .failure(let error):
+            if error.code == UVError.protocolErrorCode {
+                drop(error.operation)  // "TLS: <OpenSSL's reason>" (an alert from the server)
+            } else if error.isEndOfFile {
+                drop(link.writeError.map { "connection closed (\($0))" } ?? "connection closed")
+            } else {
+                drop("\(error)")
+            }
+            return
+        case .success(let read): bytes = read
         }
-    }
-
-    /// hiredis frees the context (after a failure, or ours): the poll goes with it.
-    private func cleanedUp() {
-        context = nil
-        watched = []
-        poll?.close()
-        poll = nil
-        if failure == nil { noteFailure("connection closed") }
-    }
-
-    // MARK: Replies and failures
-
-    private func replied(
-        _ callback: Callback, _ reply: UnsafeMutableRawPointer?, _ ac: UnsafeMutablePointer<redisAsyncContext>?
-    ) {
-        pending -= 1
-        if pending > 0 && failure == nil {
-            timer.start(timeout: timeoutMilliseconds) { [unowned self] in self.timedOut() }
-        } else if pending == 0 {
-            timer.stop()
-        }
-        if let value = RedisReply(reply?.assumingMemoryBound(to: redisReply.self)) {
-            callback.completion(.success(value))
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        // The reader copies the bytes: the chunk is consumed before any completion runs.
+        guard redisReaderFeed(link.reader, base.assumingMemoryBound(to: CChar.self), bytes.count) == REDIS_OK else {
+            drop(Self.readerError(link.reader))
             return
         }
-        // NULL: hiredis is freeing the context and fails what was in flight.
-        if failure == nil { noteFailure(ac.flatMap(errorString) ?? "connection closed") }
-        callback.completion(.failure(CapStoreError("redis \(address): \(failure ?? lastError)")))
+        // A completion may send, close or drop: each reply is taken only while this link is current.
+        while link === self.link {
+            var raw: UnsafeMutableRawPointer?
+            guard redisReaderGetReply(link.reader, &raw) == REDIS_OK else {
+                drop(Self.readerError(link.reader))
+                return
+            }
+            guard let raw else { return }
+            let reply = RedisReply(raw.assumingMemoryBound(to: redisReply.self)) ?? .null
+            freeReplyObject(raw)
+            guard let completion = link.takeOldest() else {
+                drop("a reply no command asked for: \(reply)")
+                return
+            }
+            if link.inFlight > 0 { startTimer() } else { timer.stop() }
+            completion(.success(reply))
+        }
+    }
+
+    private static func readerError(_ reader: UnsafeMutablePointer<redisReader>) -> String {
+        withUnsafeBytes(of: reader.pointee.errstr) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
+    private func startTimer() {
+        timer.start(timeout: timeoutMilliseconds) { [unowned self] in self.timedOut() }
     }
 
     private func timedOut() {
         drop("no reply within \(timeout)")
-    }
-
-    /// Records why the connection ends and starts the retry interval.
-    private func noteFailure(_ message: String) {
-        failure = message
-        startRetryInterval(message)
     }
 
     private func startRetryInterval(_ message: String) {
@@ -256,56 +382,16 @@ final class RedisConnection {
         retryAt = lastNow + reconnectInterval
     }
 
-    /// Ends the connection: every call in flight fails with `message` (hiredis calls each
-    /// back with NULL, at once or, inside a reply callback, when it returns).
+    /// Ends the connection: the handles close (a TLS session sends close_notify first), the
+    /// retry interval starts, and every call in flight fails with `message`, oldest first.
     private func drop(_ message: String) {
         timer.stop()
-        guard let ac = context else { return }
-        if failure != nil { return }
-        noteFailure(message)
-        redisAsyncFree(ac)
+        guard let link else { return }
+        self.link = nil
+        startRetryInterval(message)
+        link.tls?.close()
+        link.tcp.close()
+        let error = CapStoreError("redis \(address): \(message)")
+        while let completion = link.takeOldest() { completion(.failure(error)) }
     }
-
-    private func command(
-        _ ac: UnsafeMutablePointer<redisAsyncContext>, _ arguments: [String], _ privdata: UnsafeMutableRawPointer
-    ) -> Int32 {
-        var lengths = arguments.map { $0.utf8.count }
-        let cStrings = arguments.map { copyBytes($0) }
-        defer { cStrings.forEach { free($0) } }
-        var argv: [UnsafePointer<CChar>?] = cStrings.map { UnsafePointer($0) }
-        return argv.withUnsafeMutableBufferPointer { argv in
-            lengths.withUnsafeMutableBufferPointer { lengths in
-                redisAsyncCommandArgv(
-                    ac,
-                    { ac, reply, privdata in
-                        guard let privdata else { return }
-                        let callback = Unmanaged<Callback>.fromOpaque(privdata).takeRetainedValue()
-                        guard let owner = ac.flatMap({ RedisConnection.from($0.pointee.ev.data) }) else {
-                            callback.completion(.failure(CapStoreError("redis: connection gone")))
-                            return
-                        }
-                        owner.replied(callback, reply, ac)
-                    }, privdata, Int32(arguments.count), argv.baseAddress, lengths.baseAddress)
-            }
-        }
-    }
-
-    private func errorString(_ ac: UnsafeMutablePointer<redisAsyncContext>) -> String? {
-        guard ac.pointee.err != 0 else { return nil }
-        return withUnsafeBytes(of: ac.pointee.c.errstr) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-        }
-    }
-}
-
-/// A malloc'ed copy of `text`'s UTF-8 bytes (NULs included: hiredis takes lengths).
-private func copyBytes(_ text: String) -> UnsafeMutablePointer<CChar> {
-    let count = text.utf8.count
-    guard let raw = malloc(max(1, count)) else { fatalError("out of memory") }
-    let bytes = raw.bindMemory(to: CChar.self, capacity: max(1, count))
-    var text = text
-    text.withUTF8 { utf8 in
-        if let base = utf8.baseAddress { UnsafeMutableRawPointer(bytes).copyMemory(from: base, byteCount: count) }
-    }
-    return bytes
 }

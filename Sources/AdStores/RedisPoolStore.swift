@@ -1,9 +1,6 @@
 public import AdLoaderCore
-internal import CHiredis
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+public import AdLoaderTLS
+import AdLoaderUV
 
 /// What a restart keeps, whichever store holds it: the pools suspended at a clean stop and the
 /// outbox of undelivered notices. ``SQLitePoolStore`` (the default, with the write-through
@@ -34,8 +31,10 @@ extension SQLitePoolStore: PoolStore {
 ///
 /// The smallest honest version (issue 27): Redis is read once at the start (the blob, before
 /// any call is served and before the loop runs) and written once at the stop (after the
-/// drain), over a blocking hiredis connection with `timeout`; never on the loop while it
-/// serves calls. So, unlike ``SQLitePoolStore``:
+/// drain), waiting for the reply at most `timeout`; never while the daemon's loop serves calls.
+/// The connection is the cap store's (``RedisConnection``, TLS included) on a loop of the
+/// store's own, which the read and the write run until they are answered. So, unlike
+/// ``SQLitePoolStore``:
 /// - **no write-through journal**: a crash (`kill -9`, OOM) loses the pools since the start,
 ///   as with the store off; a clean stop (SIGTERM) keeps every unexpired ad and lease;
 /// - **notices are in memory between the start and the stop**: a clean stop keeps the
@@ -51,11 +50,10 @@ public final class RedisPoolStore: PoolStore {
 
     public let key: String
     public let location: String
-    private var context: UnsafeMutablePointer<redisContext>?
-    private let host: String
-    private let port: Int
-    private let timeout: Duration
-    private let credentials: RedisCredentials?
+    /// The store's own loop: the start's read and the stop's write run it until they are
+    /// answered, whether or not the daemon's loop runs (it does not serve calls then).
+    private let loop: UVLoop
+    private var connection: RedisConnection?
     private var notices: [String: [UInt64: OutboxNotice]] = [:]
     private var suspension: [PoolSnapshot]?
     private var unreadable: PoolStoreError?
@@ -66,15 +64,27 @@ public final class RedisPoolStore: PoolStore {
     ///   read; a blob that does not decode is not thrown here but by ``loadSuspension()``
     ///   (its notices are lost with it).
     public init(
-        host: String, port: Int, key: String, timeout: Duration, credentials: RedisCredentials?
+        host: String, port: Int, key: String, timeout: Duration, credentials: RedisCredentials?,
+        tls: TLSClientContext? = nil
     ) throws(PoolStoreError) {
-        self.host = host
-        self.port = port
         self.key = key
-        self.timeout = timeout
-        self.credentials = credentials
-        location = "redis://\(host):\(port)/\(key)"
-        let reply = try command(["GET", key])
+        location = "\(tls == nil ? "redis" : "rediss")://\(host):\(port)/\(key)"
+        do {
+            loop = try UVLoop()
+            // No retry interval: every command after a failure connects again.
+            connection = try RedisConnection(
+                address: RedisAddress(host: host, port: port), loop: loop, timeout: timeout, reconnectInterval: .zero,
+                credentials: credentials, tls: tls)
+        } catch {
+            throw PoolStoreError(.io, "pool store \(location): \(error)")
+        }
+        let reply: Reply
+        do {
+            reply = try command(["GET", key])
+        } catch {
+            close()
+            throw error
+        }
         guard case .bytes(let blob) = reply else { return }
         do {
             let (snapshots, notices) = try Self.decode(blob)
@@ -87,9 +97,14 @@ public final class RedisPoolStore: PoolStore {
 
     deinit { close() }
 
+    /// Closes the connection and the store's loop (idempotent).
     public func close() {
-        if let context { redisFree(context) }
-        context = nil
+        guard let connection else { return }
+        self.connection = nil
+        connection.close()
+        _ = loop.runUntilIdle()
+        _ = loop.closeRemainingHandles()
+        try? loop.close()
     }
 
     // MARK: NoticeOutboxStore (memory; written with the suspension)
@@ -212,7 +227,7 @@ public final class RedisPoolStore: PoolStore {
         return (snapshots, notices)
     }
 
-    // MARK: Blocking hiredis (start and stop only)
+    // MARK: Commands (start and stop only, on the store's own loop)
 
     enum Reply: CustomStringConvertible {
         case bytes([UInt8])
@@ -232,87 +247,27 @@ public final class RedisPoolStore: PoolStore {
         }
     }
 
-    /// Sends `arguments` (and `blob` as one more argument), connecting first when needed; a
-    /// Redis error reply or a broken connection throws (the connection is dropped).
+    /// Sends `arguments` (and `blob` as one more argument) and waits for the reply: the
+    /// store's own loop runs until the reply or the failure (the connection's timer bounds it).
+    /// A Redis error reply or a broken connection throws (the connection is dropped).
     func command(_ arguments: [String], blob: [UInt8]? = nil) throws(PoolStoreError) -> Reply {
-        let context = try connected()
-        let reply = Self.send(context, arguments: arguments.map { Array($0.utf8) } + (blob.map { [$0] } ?? []))
-        switch reply {
-        case nil:
-            let message = Self.errorText(context)
-            close()
-            throw PoolStoreError(.io, "pool store \(location): \(arguments[0]) failed: \(message)")
-        case .error(let text)?:
+        guard let connection else { throw PoolStoreError(.io, "pool store \(location): closed") }
+        var result: Result<RedisReply, CapStoreError>?
+        connection.send(
+            bytes: arguments.map { Array($0.utf8) } + (blob.map { [$0] } ?? []), now: AdInstant(unixMilliseconds: 0)
+        ) { result = $0 }
+        while result == nil { _ = loop.runOnce() }
+        switch result {
+        case .failure(let error)?:
+            throw PoolStoreError(.io, "pool store \(location): \(arguments[0]) failed: \(error.message)")
+        case .success(.error(let text))?:
             throw PoolStoreError(.io, "pool store \(location): \(arguments[0]) answered \(text)")
-        case let reply?:
-            return reply
-        }
-    }
-
-    private func connected() throws(PoolStoreError) -> UnsafeMutablePointer<redisContext> {
-        if let context { return context }
-        let seconds = timeout.components.seconds
-        let micros = timeout.components.attoseconds / 1_000_000_000_000
-        let limit = timeval(tv_sec: Int(seconds), tv_usec: Int(micros))
-        guard let made = redisConnectWithTimeout(host, Int32(port), limit) else {
-            throw PoolStoreError(.io, "pool store \(location): cannot allocate a connection")
-        }
-        if made.pointee.err != 0 {
-            let message = Self.errorText(made)
-            redisFree(made)
-            throw PoolStoreError(.io, "pool store \(location): cannot connect: \(message)")
-        }
-        _ = redisSetTimeout(made, limit)
-        if let credentials {
-            switch Self.send(made, arguments: credentials.arguments.map { Array($0.utf8) }) {
-            case .status?: break
-            case let other:
-                redisFree(made)
-                throw PoolStoreError(
-                    .io, "pool store \(location): AUTH refused: \(other.map(\.description) ?? "no reply")")
-            }
-        }
-        context = made
-        return made
-    }
-
-    private static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
-        withUnsafeBytes(of: context.pointee.errstr) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
-    }
-
-    /// One command, binary-safe arguments; nil when the connection failed.
-    private static func send(_ context: UnsafeMutablePointer<redisContext>, arguments: [[UInt8]]) -> Reply? {
-        var pointers: [UnsafePointer<CChar>?] = []
-        var lengths: [Int] = []
-        var buffers: [UnsafeMutablePointer<CChar>] = []
-        defer { buffers.forEach { $0.deallocate() } }
-        for argument in arguments {
-            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(1, argument.count))
-            argument.withUnsafeBufferPointer { source in
-                source.withMemoryRebound(to: CChar.self) { chars in
-                    if let base = chars.baseAddress { buffer.initialize(from: base, count: argument.count) }
-                }
-            }
-            buffers.append(buffer)
-            pointers.append(UnsafePointer(buffer))
-            lengths.append(argument.count)
-        }
-        guard let raw = redisCommandArgv(context, Int32(arguments.count), &pointers, lengths) else { return nil }
-        let reply = raw.assumingMemoryBound(to: redisReply.self)
-        defer { freeReplyObject(raw) }
-        let text = { () -> [UInt8] in
-            guard let str = reply.pointee.str else { return [] }
-            return Array(UnsafeRawBufferPointer(start: str, count: Int(reply.pointee.len)))
-        }
-        switch reply.pointee.type {
-        case REDIS_REPLY_STRING: return .bytes(text())
-        case REDIS_REPLY_STATUS: return .status(String(decoding: text(), as: UTF8.self))
-        case REDIS_REPLY_INTEGER: return .integer(Int64(reply.pointee.integer))
-        case REDIS_REPLY_NIL: return .null
-        case REDIS_REPLY_ERROR: return .error(String(decoding: text(), as: UTF8.self))
-        default: return .error("unexpected reply type \(reply.pointee.type)")
+        case .success(.bulk(let bytes))?: return .bytes(bytes)
+        case .success(.status(let text))?: return .status(text)
+        case .success(.integer(let value))?: return .integer(Int64(value))
+        case .success(.null)?, nil: return .null
+        case .success(let other)?:
+            throw PoolStoreError(.io, "pool store \(location): \(arguments[0]) answered \(other)")
         }
     }
 }

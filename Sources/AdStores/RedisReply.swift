@@ -1,9 +1,10 @@
 internal import CHiredis
 
-/// One Redis reply as a Swift value, copied out of hiredis' `redisReply` inside the reply
-/// callback (hiredis frees the C reply when the callback returns).
+/// One Redis reply as a Swift value, copied out of the `redisReply` hiredis' reader built
+/// (``RedisConnection`` frees the C reply right after).
 enum RedisReply: Hashable, Sendable {
-    case string(String)
+    /// A bulk string, byte for byte (binary-safe: the pool store's blob is one).
+    case bulk([UInt8])
     case status(String)
     case integer(Int)
     case array([RedisReply])
@@ -15,12 +16,13 @@ enum RedisReply: Hashable, Sendable {
     init?(_ reply: UnsafeMutablePointer<redisReply>?) {
         guard let reply else { return nil }
         let r = reply.pointee
-        func text() -> String {
-            guard let str = r.str else { return "" }
-            return String(decoding: UnsafeRawBufferPointer(start: str, count: Int(r.len)), as: UTF8.self)
+        func bytes() -> [UInt8] {
+            guard let str = r.str else { return [] }
+            return Array(UnsafeRawBufferPointer(start: str, count: Int(r.len)))
         }
+        func text() -> String { String(decoding: bytes(), as: UTF8.self) }
         switch r.type {
-        case REDIS_REPLY_STRING: self = .string(text())
+        case REDIS_REPLY_STRING: self = .bulk(bytes())
         case REDIS_REPLY_STATUS: self = .status(text())
         case REDIS_REPLY_ERROR: self = .error(text())
         case REDIS_REPLY_INTEGER: self = .integer(Int(r.integer))
@@ -31,6 +33,12 @@ enum RedisReply: Hashable, Sendable {
             self = .array(elements)
         default: self = .null
         }
+    }
+
+    /// A bulk string's bytes as UTF-8 text (nil for any other reply).
+    var text: String? {
+        if case .bulk(let bytes) = self { return String(decoding: bytes, as: UTF8.self) }
+        return nil
     }
 
     /// The error text when this is an error reply.

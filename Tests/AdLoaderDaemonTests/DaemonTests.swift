@@ -1,4 +1,5 @@
 import AdLoaderCore
+import Foundation
 import Testing
 
 @testable import AdLoaderDaemon
@@ -73,6 +74,47 @@ import Testing
         try third.start()
         third.beginShutdown(reason: "test")
         #expect(third.run() == 0)
+    }
+
+    /// Redis TLS files are read at the start: one that cannot be used stops the daemon there,
+    /// naming the setting and the file, for the cap store (opened with an appOpen loader) and
+    /// for the Redis pool store (before Redis is even asked).
+    @Test func aRedisTLSFileThatCannotBeUsedStopsTheStartNamingTheSetting() throws {
+        let missing = "/tmp/adloaderd-daemon-test-\(getpid())-missing.pem"
+        let notPEM = "/tmp/adloaderd-daemon-test-\(getpid())-not.pem"
+        #expect(FileManager.default.createFile(atPath: notPEM, contents: Data("not a certificate\n".utf8)))
+        defer { unlink(notPEM) }
+        var configuration = ServerConfiguration()
+        configuration.listeners.port = 0
+        configuration.poolStore.type = .off
+        var splash = LoaderConfiguration(name: "splash")
+        splash.format = .appOpen
+        configuration.loaders = [splash]
+        configuration.capStore.type = .redis
+        configuration.capStore.redisTLS = true
+        configuration.capStore.redisTLSCAFile = missing
+        let logger = Logger(level: .error)
+        let unreadable = try #require(throws: ConfigError.self) {
+            _ = try Daemon(configuration: configuration, logger: logger)
+        }
+        #expect(unreadable.field == "capStore.redisTLSCAFile")
+        #expect(unreadable.message.contains("cannot read \(missing)"), "\(unreadable)")
+        configuration.capStore.redisTLSCAFile = notPEM
+        let garbage = try #require(throws: ConfigError.self) {
+            _ = try Daemon(configuration: configuration, logger: logger)
+        }
+        #expect(garbage.field == "capStore.redisTLSCAFile" && garbage.message.contains("no PEM CA"), "\(garbage)")
+        // The pool store: the same settings, refused before connecting.
+        configuration.loaders = [LoaderConfiguration(name: "feed")]
+        configuration.capStore.redisTLSCAFile = ""
+        configuration.capStore.redisTLSCertificateFile = notPEM
+        configuration.capStore.redisTLSKeyFile = missing
+        configuration.poolStore.type = .redis
+        configuration.listeners.instanceName = "tls-test"
+        let key = try #require(throws: ConfigError.self) {
+            _ = try Daemon(configuration: configuration, logger: logger)
+        }
+        #expect(key.field == "capStore.redisTLSKeyFile" && key.message.contains(missing), "\(key)")
     }
 
     /// R7: which listener failed is a typed field, not a guess from the error text.

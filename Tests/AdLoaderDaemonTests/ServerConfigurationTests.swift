@@ -397,6 +397,28 @@ import Testing
                 .field == "loaders.s.appOpen.maximumShowsPerDay")
     }
 
+    @Test func redisTLSSettingsComeFromFlagsTheFileAndTheEnvironmentAndAreCheckedTogether() throws {
+        let flags = try load([
+            "--redis-tls", "true", "--redis-tls-ca", "/ca.pem", "--redis-tls-cert", "/c.pem", "--redis-tls-key",
+            "/k.pem", "--redis-tls-server-name", "redis.internal",
+        ]).capStore
+        #expect(flags.redisTLS && flags.redisTLSCAFile == "/ca.pem" && flags.redisTLSServerName == "redis.internal")
+        #expect(flags.redisTLSCertificateFile == "/c.pem" && flags.redisTLSKeyFile == "/k.pem")
+        let file = try load(
+            ["--config", "x.json"], file: #"{ "capStore": { "redisTLS": true, "redisTLSCAFile": "/ca.pem" } }"#
+        ).capStore
+        #expect(file.redisTLS && file.redisTLSCAFile == "/ca.pem" && file.redisTLSCertificateFile.isEmpty)
+        let environment = try load(environment: ["ADLOADERD_REDIS_TLS": "true", "ADLOADERD_REDIS_TLS_CA": "/e.pem"])
+        #expect(environment.capStore.redisTLS && environment.capStore.redisTLSCAFile == "/e.pem")
+        #expect(try !load().capStore.redisTLS, "off by default")
+        // A TLS file with TLS off would be ignored without a word: refused, naming it.
+        #expect(error(["--redis-tls-ca", "/ca.pem"])?.field == "capStore.redisTLSCAFile")
+        #expect(error(["--redis-tls-server-name", "r"])?.field == "capStore.redisTLSServerName")
+        #expect(error(["--redis-tls", "true", "--redis-tls-cert", "/c.pem"])?.field == "capStore.redisTLSKeyFile")
+        #expect(
+            error(["--redis-tls", "true", "--redis-tls-key", "/k.pem"])?.field == "capStore.redisTLSCertificateFile")
+    }
+
     @Test func theInstanceNameDefaultsToTheBoundAddressAndIsAVisibleASCIIHeaderValue() throws {
         #expect(try load([]).listeners.instanceName == nil)
         #expect(try load(["--instance-name", ""]).listeners.instanceName == nil)

@@ -178,6 +178,31 @@ import Testing
         #expect(loop.finish(), "\(what): handles left open")
     }
 
+    /// Thousands of calls in flight on one connection (pipelined before the first reply): each
+    /// answered once, in the order sent, with its own device's counts.
+    @Test func manyCallsInFlightOnOneConnectionAreAnsweredInOrder() throws {
+        defer { server.stop() }
+        let loop = try StoreLoop()
+        defer { #expect(loop.finish(), "handles left open") }
+        let store = loop.open(port: server.port, timeout: .seconds(5))
+        var answered: [Int] = []
+        var failures: [CapStoreError] = []
+        for i in 0..<3_000 {
+            let key = CapKey(
+                loader: "l", deviceID: "d\(i % 7)", sessionID: "s", day: Self.key.day, utcOffsetSeconds: 3_600)
+            store.confirmShow(for: key, at: Self.now, sessionTimeout: .seconds(60)) { result in
+                switch result {
+                case .success(let counts): if counts.day == i / 7 + 1 { answered.append(i) }
+                case .failure(let error): failures.append(error)
+                }
+            }
+        }
+        #expect(store.pendingCalls == 3_000)
+        loop.settle()
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(answered == Array(0..<3_000))
+    }
+
     @Test func closeFailsWhatIsInFlightAndLeavesNoHandle() throws {
         defer { server.stop() }
         let loop = try StoreLoop()

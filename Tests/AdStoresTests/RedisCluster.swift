@@ -3,17 +3,22 @@ import Foundation
 /// A Redis Cluster the test starts on loopback: `masters` masters with one replica each
 /// (`redis-server --cluster-enabled yes`, `redis-cli --cluster create --cluster-replicas 1`),
 /// node timeout 1 s so that a killed master's replica takes over within seconds.
+///
+/// With `tls`, every node listens on its TLS port only (`--port 0`), the cluster bus and
+/// replication run TLS too (`tls-cluster`, `tls-replication`), and `CLUSTER SLOTS` names the
+/// TLS ports.
 final class RedisCluster {
     let directory: String
+    let tls: TestCertificates?
     private(set) var nodes: [RedisServer] = []
 
     /// Starts the cluster; a port taken between the check and the bind (other suites start
     /// servers in parallel) fails a start: up to three attempts, each on fresh ports.
-    convenience init(masters: Int = 3) throws {
+    convenience init(masters: Int = 3, tls: TestCertificates? = nil) throws {
         var lastError: (any Error)?
         for _ in 0..<3 {
             do {
-                try self.init(masters: masters, attempt: ())
+                try self.init(masters: masters, tls: tls, attempt: ())
                 return
             } catch {
                 lastError = error
@@ -22,7 +27,8 @@ final class RedisCluster {
         throw lastError ?? RedisServer.RedisServerError(message: "redis cluster did not start")
     }
 
-    private init(masters: Int, attempt: Void) throws {
+    private init(masters: Int, tls: TestCertificates?, attempt: Void) throws {
+        self.tls = tls
         directory = NSTemporaryDirectory() + "redis-cluster-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         do {
@@ -40,12 +46,13 @@ final class RedisCluster {
                             // A master's failure leaves the other masters' slots serving (the default,
                             // yes, fails every slot until the election ends): OPERATIONS.md advises it.
                             "--cluster-require-full-coverage", "no",
-                        ]))
+                        ] + (tls == nil ? [] : ["--tls-cluster", "yes", "--tls-replication", "yes"]),
+                        tls: tls))
             }
             let create = Process()
             create.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
             create.arguments =
-                ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + [
+                (tls?.cliArguments ?? []) + ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" } + [
                     "--cluster-replicas", "1", "--cluster-yes",
                 ]
             let output = Pipe()
@@ -76,6 +83,7 @@ final class RedisCluster {
     func stop() {
         for node in nodes { node.stop() }
         try? FileManager.default.removeItem(atPath: directory)
+        tls?.remove()
     }
 
     /// The node on `port`.

@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderTLS
 import AdLoaderUV
 import Foundation
 import Testing
@@ -105,6 +106,34 @@ import Testing
         #expect(afterKill.counts == AppOpenCounts(session: 4, day: 4))
         #expect(afterKill.failures > 0)
         #expect(store.node(for: key) == master.description)
+    }
+
+    /// The same cluster over TLS (`tls-cluster yes`, `tls-replication yes`, TLS ports only): the
+    /// slot map names the TLS ports, every node's connection is a TLS one, calls spread over
+    /// the three masters and the counts are in the slot's master.
+    @Test func overTLSCallsReachEverySlotMaster() throws {
+        let certificates = try TestCertificates()
+        let cluster = try RedisCluster(tls: certificates)
+        defer { cluster.stop() }
+        let loop = try StoreLoop()
+        defer { loop.finish() }
+        let tls = try TLSClientContext(TLSClientConfiguration(caFile: certificates.caFile))
+        let store = loop.open(
+            port: cluster.nodes[0].port, timeout: .seconds(2), reconnectInterval: .milliseconds(200), cluster: true,
+            tls: tls)
+        var masters = Set<String>()
+        for i in 0..<20 {
+            let key = Self.key("device-\(i)")
+            #expect(loop.call(store, key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: 1, day: 1)))
+            #expect(loop.call(store, key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: 2, day: 2)))
+            if let node = store.node(for: key) { masters.insert(node) }
+        }
+        #expect(masters.count == 3, "\(masters)")
+        #expect(store.slotMapReads == 1 && store.redirections == 0)
+        let key = Self.key("device-0")
+        let master = try #require(store.node(for: key).flatMap(RedisAddress.init(parsing:)))
+        #expect(cluster.node(port: master.port) != nil, "the slot map names a node's TLS port: \(master)")
+        #expect(try cluster.node(port: master.port)?.cli(["GET", store.dayKey(key)]) == "2")
     }
 
     /// Confirms a show for `key` every 100 ms (the store's clock advancing with the wall clock,

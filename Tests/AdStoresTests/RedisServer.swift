@@ -5,12 +5,18 @@ final class RedisServer {
     let port: Int
     /// Added to the command line (`--requirepass`, `--cluster-enabled yes`, ...).
     let extraArguments: [String]
+    /// TLS only: `port` is the TLS port, the plaintext one is off.
+    let tls: TestCertificates?
     private var process: Process?
 
     /// Starts redis-server on `port` (a free one when nil) and waits (bounded) until it answers.
-    init(port: Int? = nil, extraArguments: [String] = []) throws {
+    init(port: Int? = nil, extraArguments: [String] = [], tls: TestCertificates? = nil) throws {
+        // The stores write to sockets a stopped server closed (a TLS close_notify, a command):
+        // the daemon ignores SIGPIPE at start (Daemon.swift), and so must the test process.
+        signal(SIGPIPE, SIG_IGN)
         self.port = try port ?? Self.freePort()
         self.extraArguments = extraArguments
+        self.tls = tls
         try start()
     }
 
@@ -23,9 +29,8 @@ final class RedisServer {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         p.arguments =
-            [
-                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
-                "--loglevel", "warning",
+            (tls?.serverArguments(port: port) ?? ["--port", String(port)]) + [
+                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
             ] + extraArguments
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice

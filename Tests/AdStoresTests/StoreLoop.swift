@@ -1,4 +1,5 @@
 import AdLoaderCore
+import AdLoaderTLS
 import AdLoaderUV
 import AdStores
 import Foundation
@@ -15,12 +16,13 @@ final class StoreLoop {
     func open(
         port: Int, host: String = "127.0.0.1", keyPrefix: String = "adloader:appopen",
         timeout: Duration = .milliseconds(500),
-        reconnectInterval: Duration = .seconds(1), credentials: RedisCredentials? = nil, cluster: Bool = false
+        reconnectInterval: Duration = .seconds(1), credentials: RedisCredentials? = nil, cluster: Bool = false,
+        tls: TLSClientContext? = nil
     ) -> RedisCapStore {
         let store = RedisCapStore(
             loop: loop, host: host, port: port, keyPrefix: keyPrefix, timeout: timeout,
             reconnectInterval: reconnectInterval,
-            credentials: credentials, cluster: cluster)
+            credentials: credentials, cluster: cluster, tls: tls)
         stores.append(store)
         return store
     }
@@ -61,10 +63,10 @@ final class StoreLoop {
 
 extension RedisServer {
     /// `redis-cli -p PORT ARGS...`'s output, trimmed.
-    static func cli(port: Int, _ arguments: [String]) throws -> String {
+    static func cli(port: Int, tls: TestCertificates? = nil, _ arguments: [String]) throws -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-        p.arguments = ["-p", String(port)] + arguments
+        p.arguments = ["-p", String(port)] + (tls?.cliArguments ?? []) + arguments
         let pipe = Pipe()
         p.standardOutput = pipe
         p.standardError = FileHandle.nullDevice
@@ -74,5 +76,5 @@ extension RedisServer {
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func cli(_ arguments: [String]) throws -> String { try Self.cli(port: port, arguments) }
+    func cli(_ arguments: [String]) throws -> String { try Self.cli(port: port, tls: tls, arguments) }
 }

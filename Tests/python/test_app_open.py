@@ -1,5 +1,6 @@
-"""AppOpen against the real daemon: counts that survive SIGKILL (SQLite, Redis) and a daily
-cap that holds across two daemons sharing one Redis. Uses the CLI's --json output."""
+"""AppOpen against the real daemon: counts that survive SIGKILL (SQLite, Redis), a daily cap
+that holds across two daemons sharing one Redis, and Redis over TLS. Uses the CLI's --json
+output."""
 
 import json
 import urllib.request
@@ -337,3 +338,49 @@ def test_prefetch_fills_to_the_callers_count_beyond_the_demand_target(daemon):
     assert 'count: must be 0...50 (loader "feed" maximumRetainedAdvertisements), got 51' in beyond.stderr, beyond.stderr
     help_text = d.cli("--help").stdout
     assert "prefetch AD_UNIT [--loader NAME] [--count N]" in help_text
+
+
+def test_the_stores_speak_mutual_tls_to_a_redis_on_its_tls_port_and_an_untrusted_redis_refuses_to_show(
+        daemon, tmp_path):
+    """capStore.redisTLS (issue 27): the cap store and the Redis pool store over TLS to a
+    redis-server listening on its TLS port only and asking for client certificates; a daemon
+    that does not trust Redis' CA decides with the store unavailable and logs why."""
+    from test_tls import PKI
+    good, other = PKI(str(tmp_path), "redis"), PKI(str(tmp_path), "other")
+    server_cert, server_key = good.issue("redis", "/CN=redis", san="IP:127.0.0.1")
+    client_cert, client_key = good.issue("adloaderd", "/CN=adloaderd", client=True)
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", "0", "--tls-port", str(port), "--tls-cert-file", server_cert, "--tls-key-file",
+         server_key, "--tls-ca-cert-file", good.ca, "--tls-auth-clients", "yes", "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cli = ["redis-cli", "-p", str(port), "--tls", "--cacert", good.ca, "--cert", client_cert, "--key", client_key]
+    try:
+        deadline = time.monotonic() + 10
+        while subprocess.run(cli + ["PING"], capture_output=True, text=True).stdout.strip() != "PONG":
+            assert time.monotonic() < deadline, "redis-server did not start with TLS"
+            time.sleep(0.05)
+        store = {"type": "redis", "redisPort": port, "redisTimeout": "10s", "redisTLS": True,
+                 "redisTLSCAFile": good.ca, "redisTLSCertificateFile": client_cert, "redisTLSKeyFile": client_key}
+        d = daemon(config=config(store), args=["--pool-store", "redis", "--instance-name", "tls-replica"])
+        show_and_confirm(d)
+        again = app_open_ready(d, session="session-2")
+        assert again["dailyCount"] == 1 and not again["storeUnavailable"], again
+        day_keys = subprocess.run(cli + ["--scan", "--pattern", "adloader:appopen:*:d:*"], capture_output=True,
+                                  text=True).stdout.split()
+        assert len(day_keys) == 1, day_keys
+        assert subprocess.run(cli + ["GET", day_keys[0]], capture_output=True, text=True).stdout.strip() == "1"
+        # A clean stop writes the pools through the same TLS settings.
+        d.signal(signal.SIGTERM)
+        assert d.wait() == 0
+        assert subprocess.run(cli + ["EXISTS", "adloader:pools:{tls-replica}"], capture_output=True,
+                              text=True).stdout.strip() == "1"
+        untrusting = daemon(config=config(dict(store, redisTLSCAFile=other.ca)))
+        down = app_open_ready(untrusting)
+        assert down["outcome"] == "APP_OPEN_OUTCOME_SKIP", down
+        assert down["reason"] == "APP_OPEN_REASON_STORE_UNAVAILABLE", down
+        assert "TLS handshake failed" in untrusting.log() and "certificate verify failed" in untrusting.log()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
