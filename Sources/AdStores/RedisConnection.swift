@@ -43,8 +43,10 @@ public struct RedisCredentials: Hashable, Sendable {
 /// Commands sent while the connection is being made wait in memory and go out, in order,
 /// once it is open (after `AUTH`, which is queued first).
 ///
-/// Connecting: an IP address connects at once; a name is resolved with `getaddrinfo` on the
-/// calling thread at every connect (it blocks the loop while the resolver answers): give an IP.
+/// Connecting: an IP address connects at once; a name is resolved at every connect by
+/// ``UVNameResolution`` (`uv_getaddrinfo` on libuv's thread pool, never on the loop), its first
+/// address used; the reply timeout covers the lookup too, and TLS checks the certificate
+/// against the name as configured.
 ///
 /// - Important: loop-confined. The TCP handle, the TLS stream and the timer are owned here
 ///   alone and closed through their close callbacks; ``close()`` before releasing.
@@ -70,6 +72,8 @@ final class RedisConnection {
     /// waiting for the stream to open, and the completions of the commands sent, in order.
     private final class Link {
         let tcp: UVTCPHandle
+        /// The name's lookup while it runs (a host that is not an IP literal).
+        var resolution: UVNameResolution?
         var tls: TLSByteStream?
         /// Where commands are written: nil until connected (and the handshake done).
         var stream: (any ByteStream)?
@@ -184,17 +188,6 @@ final class RedisConnection {
         }
         if let link { return link }
         if let retryAt, now < retryAt { return nil }
-        let host: String
-        if UVTCPHandle.isIPAddress(address.host) {
-            host = address.host
-        } else {
-            switch Self.resolve(address.host) {
-            case .success(let ip): host = ip
-            case .failure(let error):
-                startRetryInterval(error.message)
-                return nil
-            }
-        }
         let tcp: UVTCPHandle
         do {
             tcp = try UVTCPHandle(loop: loop)
@@ -209,9 +202,20 @@ final class RedisConnection {
         }
         let link = Link(tcp: tcp, reader: reader)
         do {
-            try tcp.connect(host: host, port: address.port) { [weak self, weak link] error in
-                guard let self, let link, link === self.link else { return }
-                self.tcpConnected(link, error)
+            if UVTCPHandle.isIPAddress(address.host) {
+                try connect(link, to: address.host)
+            } else {
+                link.resolution = try UVNameResolution.start(on: loop, host: address.host) {
+                    [weak self, weak link] result in
+                    guard let self, let link, link === self.link else { return }
+                    link.resolution = nil
+                    switch result {
+                    case .success(let ip):
+                        do { try self.connect(link, to: ip) } catch { self.drop("cannot connect: \(error)") }
+                    case .failure(let error):
+                        self.drop("cannot resolve \(self.address.host): \(error.name)")
+                    }
+                }
             }
         } catch {
             tcp.close()
@@ -226,6 +230,14 @@ final class RedisConnection {
             }
         }
         return link
+    }
+
+    /// Starts the TCP connect of `link` to `ip`, an IP literal.
+    private func connect(_ link: Link, to ip: String) throws(UVError) {
+        try link.tcp.connect(host: ip, port: address.port) { [weak self, weak link] error in
+            guard let self, let link, link === self.link else { return }
+            self.tcpConnected(link, error)
+        }
     }
 
     private func tcpConnected(_ link: Link, _ error: UVError?) {
@@ -274,25 +286,6 @@ final class RedisConnection {
     private func authenticated(_ result: Result<RedisReply, CapStoreError>) {
         guard case .success(let reply) = result, let message = reply.errorMessage else { return }
         drop("AUTH refused: \(message)")
-    }
-
-    /// A name's first address, as text (`getaddrinfo`, blocking).
-    private static func resolve(_ host: String) -> Result<String, CapStoreError> {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var found: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, nil, &hints, &found)
-        guard status == 0, let first = found else {
-            return .failure(CapStoreError("cannot resolve \(host): \(String(cString: gai_strerror(status)))"))
-        }
-        defer { freeaddrinfo(found) }
-        var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        guard
-            getnameinfo(
-                first.pointee.ai_addr, first.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST)
-                == 0
-        else { return .failure(CapStoreError("cannot resolve \(host)")) }
-        return .success(String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     // MARK: Commands and replies
@@ -389,6 +382,7 @@ final class RedisConnection {
         guard let link else { return }
         self.link = nil
         startRetryInterval(message)
+        link.resolution?.cancel()
         link.tls?.close()
         link.tcp.close()
         let error = CapStoreError("redis \(address): \(message)")

@@ -55,6 +55,23 @@ import Testing
         #expect(store.isConnected)
     }
 
+    @Test func aHostNameIsResolvedOffTheLoopAndAnUnknownOneIsAClearError() throws {
+        defer { server.stop() }
+        let loop = try StoreLoop()
+        defer { loop.finish() }
+        // localhost comes from /etc/hosts: the lookup runs on libuv's thread pool, never the loop.
+        let named = loop.open(port: server.port, host: "localhost")
+        #expect(loop.call(named, Self.key, at: Self.now, confirm: true) == .success(AppOpenCounts(session: 1, day: 1)))
+        #expect(named.isConnected)
+        // A name getaddrinfo refuses by itself (no lookup leaves the machine) fails the call.
+        let unknown = loop.open(port: server.port, host: "bad name")
+        guard case .failure(let error) = loop.call(unknown, Self.key, at: Self.now) else {
+            throw StoreTestFailure("answered through a name that does not resolve")
+        }
+        #expect(error.message.contains("cannot resolve bad name: EAI_"), "\(error.message)")
+        #expect(!unknown.isConnected)
+    }
+
     @Test func aServerThatIsNotThereIsAClearErrorNotAHang() throws {
         defer { server.stop() }
         let port = try RedisServer.freePort()
