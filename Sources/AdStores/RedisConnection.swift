@@ -276,12 +276,20 @@ final class RedisConnection {
         drop("AUTH refused: \(message)")
     }
 
-    /// A name's first address, as text (`getaddrinfo`, blocking).
-    private static func resolve(_ host: String) -> Result<String, CapStoreError> {
+    /// A name's first IPv4 address, else its first IPv6 one, as text (`getaddrinfo`, blocking).
+    /// IPv4 first as hiredis' own connect (which this replaced) does: the system's order puts
+    /// `::1` before `127.0.0.1` for `localhost` (and AAAA before A for a dual-stack name),
+    /// where a Redis bound to `127.0.0.1` or `0.0.0.0` does not listen.
+    static func resolve(_ host: String) -> Result<String, CapStoreError> {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_family = AF_INET
         var found: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, nil, &hints, &found)
+        var status = getaddrinfo(host, nil, &hints, &found)
+        if status != 0 {
+            hints.ai_family = AF_INET6
+            status = getaddrinfo(host, nil, &hints, &found)
+        }
         guard status == 0, let first = found else {
             return .failure(CapStoreError("cannot resolve \(host): \(String(cString: gai_strerror(status)))"))
         }

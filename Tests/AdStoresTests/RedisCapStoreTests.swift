@@ -203,6 +203,20 @@ import Testing
         #expect(answered == Array(0..<3_000))
     }
 
+    /// A host given by name: its IPv4 address first (as hiredis did), so `localhost` reaches a
+    /// Redis bound to 127.0.0.1 on hosts whose `/etc/hosts` lists `::1 localhost` first.
+    @Test func aNameConnectsToItsIPv4AddressFirst() throws {
+        defer { server.stop() }
+        guard case .success(let address) = RedisConnection.resolve("localhost") else {
+            throw StoreTestFailure("localhost did not resolve")
+        }
+        #expect(address == "127.0.0.1")
+        let loop = try StoreLoop()
+        defer { #expect(loop.finish(), "handles left open") }
+        let store = loop.open(port: server.port, host: "localhost")
+        #expect(loop.call(store, Self.key, at: Self.now) == .success(AppOpenCounts()))
+    }
+
     @Test func closeFailsWhatIsInFlightAndLeavesNoHandle() throws {
         defer { server.stop() }
         let loop = try StoreLoop()
