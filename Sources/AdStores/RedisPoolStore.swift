@@ -32,8 +32,9 @@ extension SQLitePoolStore: PoolStore {
 /// The smallest honest version (issue 27): Redis is read once at the start (the blob, before
 /// any call is served and before the loop runs) and written once at the stop (after the
 /// drain), waiting for the reply at most `timeout`; never while the daemon's loop serves calls.
-/// The connection is the cap store's (``RedisConnection``, TLS included) on a loop of the
-/// store's own, which the read and the write run until they are answered. So, unlike
+/// The connection is the cap store's (``RedisConnection``, TLS included), one per command (none
+/// is kept from the start to the stop), on a loop of the store's own, which the read and the
+/// write run until they are answered. So, unlike
 /// ``SQLitePoolStore``:
 /// - **no write-through journal**: a crash (`kill -9`, OOM) loses the pools since the start,
 ///   as with the store off; a clean stop (SIGTERM) keeps every unexpired ad and lease;
@@ -53,7 +54,11 @@ public final class RedisPoolStore: PoolStore {
     /// The store's own loop: the start's read and the stop's write run it until they are
     /// answered, whether or not the daemon's loop runs (it does not serve calls then).
     private let loop: UVLoop
-    private var connection: RedisConnection?
+    private let address: RedisAddress
+    private let timeout: Duration
+    private let credentials: RedisCredentials?
+    private let tls: TLSClientContext?
+    private var isClosed = false
     private var notices: [String: [UInt64: OutboxNotice]] = [:]
     private var suspension: [PoolSnapshot]?
     private var unreadable: PoolStoreError?
@@ -69,12 +74,12 @@ public final class RedisPoolStore: PoolStore {
     ) throws(PoolStoreError) {
         self.key = key
         location = "\(tls == nil ? "redis" : "rediss")://\(host):\(port)/\(key)"
+        address = RedisAddress(host: host, port: port)
+        self.timeout = timeout
+        self.credentials = credentials
+        self.tls = tls
         do {
             loop = try UVLoop()
-            // No retry interval: every command after a failure connects again.
-            connection = try RedisConnection(
-                address: RedisAddress(host: host, port: port), loop: loop, timeout: timeout, reconnectInterval: .zero,
-                credentials: credentials, tls: tls)
         } catch {
             throw PoolStoreError(.io, "pool store \(location): \(error)")
         }
@@ -97,11 +102,10 @@ public final class RedisPoolStore: PoolStore {
 
     deinit { close() }
 
-    /// Closes the connection and the store's loop (idempotent).
+    /// Closes the store's loop (idempotent; no connection outlives a command).
     public func close() {
-        guard let connection else { return }
-        self.connection = nil
-        connection.close()
+        guard !isClosed else { return }
+        isClosed = true
         _ = loop.runUntilIdle()
         _ = loop.closeRemainingHandles()
         try? loop.close()
@@ -247,16 +251,34 @@ public final class RedisPoolStore: PoolStore {
         }
     }
 
-    /// Sends `arguments` (and `blob` as one more argument) and waits for the reply: the
-    /// store's own loop runs until the reply or the failure (the connection's timer bounds it).
-    /// A Redis error reply or a broken connection throws (the connection is dropped).
+    /// Sends `arguments` (and `blob` as one more argument) on a connection of its own and
+    /// waits for the reply: the store's own loop runs until the reply or the failure (the
+    /// connection's timer bounds it), then the connection closes. A Redis error reply or a
+    /// broken connection throws.
+    ///
+    /// One connection per command: the start's would sit idle until the stop (days), unread
+    /// (this loop runs only inside a command), and Redis may end it meanwhile (its `timeout`
+    /// for idle clients, a restart, a failover); the stop's write would go to that dead
+    /// connection and fail ("connection closed"), losing every pool. Over TLS the next
+    /// handshake resumes the session (``TLSClientContext``).
     func command(_ arguments: [String], blob: [UInt8]? = nil) throws(PoolStoreError) -> Reply {
-        guard let connection else { throw PoolStoreError(.io, "pool store \(location): closed") }
+        guard !isClosed else { throw PoolStoreError(.io, "pool store \(location): closed") }
+        let connection: RedisConnection
+        do {
+            connection = try RedisConnection(
+                address: address, loop: loop, timeout: timeout, reconnectInterval: .zero, credentials: credentials,
+                tls: tls)
+        } catch {
+            throw PoolStoreError(.io, "pool store \(location): \(error)")
+        }
         var result: Result<RedisReply, CapStoreError>?
         connection.send(
             bytes: arguments.map { Array($0.utf8) } + (blob.map { [$0] } ?? []), now: AdInstant(unixMilliseconds: 0)
         ) { result = $0 }
         while result == nil { _ = loop.runOnce() }
+        connection.close()
+        // The handles' close callbacks (TCP, TLS deferral, timer): nothing of it is left on the loop.
+        _ = loop.runUntilIdle()
         switch result {
         case .failure(let error)?:
             throw PoolStoreError(.io, "pool store \(location): \(arguments[0]) failed: \(error.message)")

@@ -91,4 +91,23 @@ struct RedisPoolStoreTests {
         let store = try Self.store(server, password: "secret")
         #expect(try store.saveSuspension([]) > 0)
     }
+
+    /// Redis ends the store's connection while the daemon serves (its `timeout` for idle
+    /// clients, a restart, a failover): the connection made at the start is not used again at
+    /// the stop, and the suspension is written.
+    @Test func theStopWritesTheSuspensionAfterRedisEndedTheStartsConnection() throws {
+        let server = try RedisServer()
+        defer { server.stop() }
+        let store = try Self.store(server)
+        defer { store.close() }
+        // Redis closes every client but the caller (as its idle-client timeout would): the
+        // store's, had it kept the start's connection.
+        _ = try server.cli(["CLIENT", "KILL", "TYPE", "normal"])
+        #expect(try store.saveSuspension(SQLitePoolStoreTests.snapshots) > 1_000)
+        // A restart of Redis between the start and the stop, likewise.
+        server.stop()
+        try server.start()
+        #expect(try store.saveSuspension(SQLitePoolStoreTests.snapshots) > 1_000)
+        #expect(try server.cli(["EXISTS", Self.key]) == "1")
+    }
 }
