@@ -38,7 +38,9 @@ public struct RedisCredentials: Hashable, Sendable {
 /// without touching the network, until `reconnectInterval` after the failed call's `now`; the
 /// next send after it connects again. The timeout runs from the first command sent to a
 /// connection with none in flight (the connect and the handshake included) and restarts at
-/// each reply.
+/// each reply; when it expires with bytes from the server not yet read (the loop stalled
+/// longer than the timeout, and runs timers before reads), it runs once more instead, so an
+/// answered call is not failed for the loop's own delay.
 ///
 /// Commands sent while the connection is being made wait in memory and go out, in order,
 /// once it is open (after `AUTH`, which is queued first).
@@ -82,6 +84,10 @@ final class RedisConnection {
         /// The first write that failed: nothing more is written, and the read side ends the
         /// link with its reason (a TLS alert the peer sent before it closed is still to be read).
         var writeError: UVError?
+        /// The reply timer fired while the reply's bytes were already waiting to be read (after a
+        /// loop stall: the loop runs timers before it reads) and was given one more period; a
+        /// reply clears it, so a trickle of bytes cannot put the timeout off for ever.
+        var timeoutDeferred = false
         /// Completions of the commands in flight, oldest at `head`.
         var waiting: [Completion?] = []
         var head = 0
@@ -351,6 +357,7 @@ final class RedisConnection {
                 drop("a reply no command asked for: \(reply)")
                 return
             }
+            link.timeoutDeferred = false
             if link.inFlight > 0 { startTimer() } else { timer.stop() }
             completion(.success(reply))
         }
@@ -367,8 +374,17 @@ final class RedisConnection {
     }
 
     private func timedOut() {
+        if let link, !link.timeoutDeferred, link.stream?.hasUnreadInput == true {
+            // The reply may be in those bytes: read them (this loop pass) before giving up.
+            link.timeoutDeferred = true
+            startTimer()
+            return
+        }
         drop("no reply within \(timeout)")
     }
+
+    /// Reply bytes wait in the socket, not yet read (for the tests of a stalled loop).
+    var hasUnreadReply: Bool { link?.stream?.hasUnreadInput ?? false }
 
     private func startRetryInterval(_ message: String) {
         lastError = message

@@ -220,6 +220,42 @@ import Testing
         #expect(answered == Array(0..<3_000))
     }
 
+    /// The loop stalls longer than the reply timeout while the reply arrives: libuv runs the
+    /// expired timer before it reads, and the call must still get its answer (the timer runs
+    /// once more when the server's bytes wait unread); a reply that never comes still times out.
+    @Test func aReplyWaitingBehindALoopStallIsReadNotTimedOut() throws {
+        defer { server.stop() }
+        let uv = try UVLoop()
+        let connection = try RedisConnection(
+            address: RedisAddress(host: "127.0.0.1", port: server.port), loop: uv, timeout: .milliseconds(50),
+            reconnectInterval: .seconds(1), credentials: nil)
+        func call(_ arguments: [String]) -> Result<RedisReply, CapStoreError>? {
+            var result: Result<RedisReply, CapStoreError>?
+            connection.send(arguments, now: Self.now) { result = $0 }
+            for _ in 0..<10_000 where result == nil { _ = uv.runOnce() }
+            return result
+        }
+        #expect(try call(["PING"])?.get() == .status("PONG"))  // connected
+        var stalled: Result<RedisReply, CapStoreError>?
+        connection.send(["PING"], now: Self.now) { stalled = $0 }
+        // The stall: no loop pass until the reply waits in the socket and the timeout is long past.
+        let start = UVLoop.highResolutionNanoseconds
+        while !connection.hasUnreadReply && UVLoop.highResolutionNanoseconds - start < 5_000_000_000 { usleep(1_000) }
+        #expect(connection.hasUnreadReply)
+        while UVLoop.highResolutionNanoseconds - start < 120_000_000 { usleep(10_000) }
+        for _ in 0..<10_000 where stalled == nil { _ = uv.runOnce() }
+        #expect(try stalled?.get() == .status("PONG"))
+        #expect(connection.isConnected)
+        // A reply that never comes (the server paused) still fails at its timeout.
+        #expect(try server.cli(["CLIENT", "PAUSE", "1000", "ALL"]) == "OK")
+        guard case .failure(let error) = call(["PING"]) else { throw StoreTestFailure("answered while paused") }
+        #expect(error.message.contains("no reply within"), "\(error.message)")
+        _ = try server.cli(["CLIENT", "UNPAUSE"])
+        connection.close()
+        #expect(uv.runUntilIdle())
+        try uv.close()
+    }
+
     @Test func closeFailsWhatIsInFlightAndLeavesNoHandle() throws {
         defer { server.stop() }
         let loop = try StoreLoop()
