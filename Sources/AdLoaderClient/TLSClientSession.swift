@@ -69,7 +69,7 @@ final class TLSClientSession: @unchecked Sendable {
         self.input = input
         self.output = output
         let name = options.serverName ?? host
-        guard Self.expect(name: name, on: ssl) else {
+        guard COpenSSL_expect_peer_name(ssl, name) == 1 else {
             throw Self.failure("cannot check the server name \"\(name)\": \(Self.takeError())")
         }
         let protocols: [UInt8] = [10] + Array("adloader/1".utf8)
@@ -109,16 +109,6 @@ final class TLSClientSession: @unchecked Sendable {
         case (nil, _?): throw failure("a client key needs its certificate (certificate file not given)")
         case (_?, nil): throw failure("a client certificate needs its key (key file not given)")
         }
-    }
-
-    /// The certificate must carry `name`: an IP address in its IP SANs, else a DNS name.
-    private static func expect(name: String, on ssl: OpaquePointer) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        if inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1 {
-            return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1
-        }
-        return COpenSSL_set_server_name(ssl, name) == 1 && SSL_set1_host(ssl, name) == 1
     }
 
     private func handshake(fd: Int32, serverName: String) throws(AdLoaderClientError) {

@@ -125,7 +125,7 @@ public final class TLSClientContext {
         }
         SSL_set_connect_state(ssl)
         let name = configuration.serverName ?? host
-        guard Self.expect(name: name, on: ssl) else {
+        guard COpenSSL_expect_peer_name(ssl, name) == 1 else {
             SSL_free(ssl)
             throw TLSHandshakeFailure(
                 kind: .io, reason: "cannot check the server name \"\(name)\": \(TLSContext.takeError())")
@@ -144,16 +144,6 @@ public final class TLSClientContext {
         }
         stream.startHandshake(completion)
         return stream
-    }
-
-    /// The certificate must carry `name`: an IP address in its IP SANs, else a DNS name (sent as SNI).
-    private static func expect(name: String, on ssl: OpaquePointer) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        if inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1 {
-            return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1
-        }
-        return COpenSSL_set_server_name(ssl, name) == 1 && SSL_set1_host(ssl, name) == 1
     }
 
     private static func checkReadable(_ path: String, field: String) throws(TLSError) {

@@ -5,9 +5,11 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 /* OpenSSL's option and mode setters, ALPN constants and name printing are macros Swift cannot
-   call: one typed wrapper each. No logic beyond what a macro expands to, except the ALPN choice. */
+   call: one typed wrapper each. No logic beyond what a macro expands to, except the ALPN choice
+   and the peer-name check both clients share. */
 
 /* TLS 1.2 minimum (1.3 is the default maximum and is negotiated first), no renegotiation, no
    compression, the server's cipher order, buffers released while a connection is idle. */
@@ -86,6 +88,16 @@ static inline int COpenSSL_client_ctx_harden(SSL_CTX *ctx) {
     return 1;
 }
 static inline int COpenSSL_set_server_name(SSL *ssl, const char *name) { return (int)SSL_set_tlsext_host_name(ssl, name); }
+
+/* The peer's certificate must carry `name`: an IP literal in its IP subject alternative names,
+ * else a DNS name (also sent as SNI). For both clients (the Swift client library and the
+ * daemon's Redis connections). 1 on success, 0 when the name could not be set. */
+static inline int COpenSSL_expect_peer_name(SSL *ssl, const char *name) {
+    unsigned char address[16];
+    if (inet_pton(AF_INET, name, address) == 1 || inet_pton(AF_INET6, name, address) == 1)
+        return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1;
+    return SSL_set_tlsext_host_name(ssl, name) == 1 && SSL_set1_host(ssl, name) == 1;
+}
 
 static inline int COpenSSL_ssl_is_init_finished(const SSL *ssl) { return SSL_is_init_finished(ssl); }
 static inline const char *COpenSSL_cipher_name(const SSL *ssl) { return SSL_CIPHER_get_name(SSL_get_current_cipher(ssl)); }
