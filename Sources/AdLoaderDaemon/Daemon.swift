@@ -375,7 +375,7 @@ public final class Daemon {
                         // a whole timeout from now.
                         let longest = loader.configurations.values.map(\.leaseTimeout).max() ?? .zero
                         let snapshots = replay.snapshots(leasesEndNoEarlierThan: clock.now + longest)
-                        let result = loader.restoreSuspension(snapshots)
+                        let result = loader.restoreSuspension(snapshots, from: .journal)
                         let writtenAt = replay.lastWrittenAt?.unixMilliseconds ?? clock.now.unixMilliseconds
                         let downMs = clock.now.unixMilliseconds - writtenAt
                         account(result, from: snapshots, source: "journal", downMs: downMs)
