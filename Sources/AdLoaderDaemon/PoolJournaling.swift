@@ -25,8 +25,10 @@ final class PoolJournaling {
     private var token: ObserverToken?
     private var compactionDue = false
     private var compactionStarted: Int64 = 0
-    /// The loop's own share of the compaction under way (starting it, finishing it), in µs.
+    /// The loop's own share of the compaction under way (starting it, handing a catch-up to a
+    /// thread, finishing it), in µs: in all, and its longest single part (one loop pause).
     private var compactionLoopMicroseconds: Int64 = 0
+    private var compactionLoopLongest: Int64 = 0
 
     init(
         journal: PoolJournal, loader: NativeAdvertisementLoader, server: ServerContext, store: SQLitePoolStore,
@@ -89,24 +91,29 @@ final class PoolJournaling {
             logger.error("pool journal compaction failed", ["error": .string(error.message)])
         }
         compactionLoopMicroseconds = Daemon.monotonicMicroseconds() - started
+        compactionLoopLongest = compactionLoopMicroseconds
     }
 
     /// On the loop, when the compaction's thread woke it: the journal is replaced.
     func compactionFinished() {
         let started = Daemon.monotonicMicroseconds()
         let outcome = journal.finishCompaction()
-        let loopMicroseconds = compactionLoopMicroseconds + Daemon.monotonicMicroseconds() - started
+        let part = Daemon.monotonicMicroseconds() - started
+        compactionLoopMicroseconds += part
+        compactionLoopLongest = max(compactionLoopLongest, part)
         switch outcome {
         case .notDone: return
         case .replaced(let checkpointBytes, let tailBytes, let loopTailBytes):
-            // `ms`: the whole compaction, on its thread; `loopUs`: what of it ran on the loop,
-            // which wrote `loopTailBytes` of the frames written meanwhile (the thread the rest).
+            // `ms`: the whole compaction, on its threads; `loopUs`: what of it ran on the loop
+            // (`loopMaxUs`: its longest part, one loop pause), which copied `loopTailBytes` of
+            // the frames written meanwhile (the threads the rest).
             logger.info(
                 "pool journal compacted",
                 [
                     "bytes": .int(Int64(checkpointBytes)), "tailBytes": .int(Int64(tailBytes)),
                     "loopTailBytes": .int(Int64(loopTailBytes)),
-                    "ms": .int(Daemon.monotonicMilliseconds() - compactionStarted), "loopUs": .int(loopMicroseconds),
+                    "ms": .int(Daemon.monotonicMilliseconds() - compactionStarted),
+                    "loopUs": .int(compactionLoopMicroseconds), "loopMaxUs": .int(compactionLoopLongest),
                 ])
         case .failed(let error):
             logger.error("pool journal compaction failed, the journal stays", ["error": .string(error.message)])
