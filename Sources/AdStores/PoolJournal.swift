@@ -495,7 +495,9 @@ public final class PoolJournal {
     @discardableResult
     public func finishCompaction() -> CompactionOutcome {
         guard let job = compaction, job.isDone else { return .notDone }
-        pthread_join(compactionThread, nil)
+        // Done: the thread touches nothing of the job's any more, but returning still frees
+        // its memory (the replay's arena: ~12 ms at 100k ads), so it is not joined here.
+        pthread_detach(compactionThread)
         let temporary = path + ".new"
         let written: Int
         switch job.result {
@@ -574,7 +576,8 @@ public final class PoolJournal {
         if started == 0 { pthread_detach(thread) } else { _ = Glibc.close(fd) }
     }
 
-    /// Waits for a compaction under way and drops its result.
+    /// Waits for a compaction under way (its thread is not detached yet: ``finishCompaction()``
+    /// detaches it) and drops its result.
     private func abandonCompaction() {
         guard let job = compaction else { return }
         pthread_join(compactionThread, nil)
