@@ -443,7 +443,7 @@ public final class PoolJournal {
         /// while the loop appends, then writes `output`'s blocks to the disk (`fdatasync`) and
         /// copies what came meanwhile: on ext4, a file renamed over another is written out before
         /// the rename returns (`auto_da_alloc`), so the rename, on the loop, would otherwise wait
-        /// for the whole checkpoint to reach the disk (~0.5 s for 0.5 GB).
+        /// for the whole checkpoint to be allocated and written (measured: 19 ms for 68 MB).
         private func catchUp(from input: Int32) throws(PoolStoreError) {
             let temporary = path + ".new"
             var chunk = [UInt8](repeating: 0, count: 1 << 20)
@@ -466,9 +466,14 @@ public final class PoolJournal {
                     }
                 }
             }
-            try copy()
-            if fdatasync(output) != 0 {
-                throw PoolStoreError(.io, "pool journal \(temporary): fdatasync: \(String(cString: strerror(errno)))")
+            // Twice: what came during the first fdatasync (a few hundred KB) would otherwise
+            // be written out by the rename (measured: 1.2 ms of the loop's CPU once in six).
+            for _ in 0..<2 {
+                try copy()
+                if fdatasync(output) != 0 {
+                    throw PoolStoreError(
+                        .io, "pool journal \(temporary): fdatasync: \(String(cString: strerror(errno)))")
+                }
             }
             try copy()
         }
