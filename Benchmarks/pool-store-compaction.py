@@ -2,9 +2,11 @@
 fills one pool of N synthetic ads through `adloader prefetch` (the fill's arrivals alone pass
 the 64 MiB compaction threshold at 100,000 ads), then waits (bounded) for the daemon's `pool
 journal compacted` line, which gives the whole compaction's time on its thread (`ms`) and the
-loop's part of it (`loopUs`: starting the thread, then appending the frames written meanwhile
-and renaming). The loop-lag histogram (a timer every 100 ms) is read before the fill and after
-the compaction. Then SIGTERM and a start time the suspension and the restore.
+loop's part of it (`loopUs`: starting the thread, then copying the last frames written
+meanwhile and renaming; from branch durable6 on, `loopMaxUs`: the longest of those parts, and
+`loopCpuUs`: the loop thread's CPU time in them, apart from waits and preemption, and
+`loopBlocked`/`loopPreempted`: the loop thread's voluntary/involuntary context switches in them).
+The loop-lag histogram (a timer every 100 ms) is read before the fill and after the compaction. Then SIGTERM and a start time the suspension and the restore.
 Usage: python3 Benchmarks/pool-store-compaction.py [BIN_DIR] [N]"""
 import json, os, re, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
@@ -82,8 +84,13 @@ late = ticks - (after.get("0.001", 0) - before.get("0.001", 0))
 print("%d ads: %.1f s from the prefetch to the end of the first compaction after the fill; loop-lag ticks %d, late > 1 ms: %d,"
       " every one within %s s" % (N, time.time() - started, ticks, late, worst))
 for line in lines("pool journal compacted"):
-    print("  compaction: %d B checkpoint + %d B written meanwhile, %d ms on its thread, %d us on the loop"
-          % (line["bytes"], line["tailBytes"], line["ms"], line["loopUs"]))
+    # loopMaxUs (the loop's longest single part) and loopCpuUs (the loop thread's CPU time in
+    # its parts) are logged from branch durable6 on.
+    print("  compaction: %d B checkpoint + %d B written meanwhile (%d B copied by the loop), %d ms on its"
+          " thread, %d us on the loop (longest part %s us, loop CPU %s us, blocked %s / preempted %s times)"
+          % (line["bytes"], line["tailBytes"], line["loopTailBytes"], line["ms"], line["loopUs"],
+             line.get("loopMaxUs", "-"), line.get("loopCpuUs", "-"), line.get("loopBlocked", "-"),
+             line.get("loopPreempted", "-")))
 p.send_signal(signal.SIGTERM)
 p.wait()
 size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.startswith("pools.sqlite"))

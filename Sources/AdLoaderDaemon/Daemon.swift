@@ -371,7 +371,7 @@ public final class Daemon {
                         // a whole timeout from now.
                         let longest = loader.configurations.values.map(\.leaseTimeout).max() ?? .zero
                         let snapshots = replay.snapshots(leasesEndNoEarlierThan: clock.now + longest)
-                        let result = loader.restoreSuspension(snapshots)
+                        let result = loader.restoreSuspension(snapshots, from: .journal)
                         let writtenAt = replay.lastWrittenAt?.unixMilliseconds ?? clock.now.unixMilliseconds
                         let downMs = clock.now.unixMilliseconds - writtenAt
                         account(result, from: snapshots, source: "journal", downMs: downMs)
@@ -457,6 +457,23 @@ public final class Daemon {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1_000
+    }
+
+    /// The calling thread's CPU time (user and system), in µs: what the loop spent itself on a
+    /// step, apart from the time it waited or was preempted.
+    static func threadCPUMicroseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1_000
+    }
+
+    /// The calling thread's context switches so far: voluntary (it blocked in the kernel) and
+    /// involuntary (it was preempted). `getrusage(RUSAGE_THREAD)`, 1 in Linux's headers (not
+    /// imported without `_GNU_SOURCE`).
+    static func threadContextSwitches() -> (voluntary: Int64, involuntary: Int64) {
+        var usage = rusage()
+        guard getrusage(__rusage_who_t(1), &usage) == 0 else { return (0, 0) }
+        return (Int64(usage.ru_nvcsw), Int64(usage.ru_nivcsw))
     }
 
     static func monotonicMilliseconds() -> Int64 {

@@ -25,8 +25,14 @@ final class PoolJournaling {
     private var token: ObserverToken?
     private var compactionDue = false
     private var compactionStarted: Int64 = 0
-    /// The loop's own share of the compaction under way (starting it, finishing it), in µs.
+    /// The loop's own share of the compaction under way (starting it, handing a catch-up to a
+    /// thread, finishing it), in µs: in all, and its longest single part (one loop pause).
     private var compactionLoopMicroseconds: Int64 = 0
+    private var compactionLoopLongest: Int64 = 0
+    /// The loop thread's CPU time in those parts, in µs (apart from waits and preemption), and
+    /// its context switches in them: blocked in the kernel, preempted.
+    private var compactionLoopCPU: Int64 = 0
+    private var compactionLoopSwitches: (voluntary: Int64, involuntary: Int64) = (0, 0)
 
     init(
         journal: PoolJournal, loader: NativeAdvertisementLoader, server: ServerContext, store: SQLitePoolStore,
@@ -85,28 +91,49 @@ final class PoolJournaling {
         guard token != nil else { return }
         compactionStarted = Daemon.monotonicMilliseconds()
         let started = Daemon.monotonicMicroseconds()
+        let cpu = Daemon.threadCPUMicroseconds()
+        let switches = Daemon.threadContextSwitches()
         if !journal.startCompaction() && !journal.isCompacting, let error = journal.lastError {
             logger.error("pool journal compaction failed", ["error": .string(error.message)])
         }
         compactionLoopMicroseconds = Daemon.monotonicMicroseconds() - started
+        compactionLoopLongest = compactionLoopMicroseconds
+        compactionLoopCPU = Daemon.threadCPUMicroseconds() - cpu
+        let after = Daemon.threadContextSwitches()
+        compactionLoopSwitches = (after.voluntary - switches.voluntary, after.involuntary - switches.involuntary)
     }
 
     /// On the loop, when the compaction's thread woke it: the journal is replaced.
     func compactionFinished() {
         let started = Daemon.monotonicMicroseconds()
+        let cpu = Daemon.threadCPUMicroseconds()
+        let switches = Daemon.threadContextSwitches()
         let outcome = journal.finishCompaction()
-        let loopMicroseconds = compactionLoopMicroseconds + Daemon.monotonicMicroseconds() - started
+        compactionLoopCPU += Daemon.threadCPUMicroseconds() - cpu
+        let after = Daemon.threadContextSwitches()
+        compactionLoopSwitches.voluntary += after.voluntary - switches.voluntary
+        compactionLoopSwitches.involuntary += after.involuntary - switches.involuntary
+        let part = Daemon.monotonicMicroseconds() - started
+        compactionLoopMicroseconds += part
+        compactionLoopLongest = max(compactionLoopLongest, part)
         switch outcome {
         case .notDone: return
         case .replaced(let checkpointBytes, let tailBytes, let loopTailBytes):
-            // `ms`: the whole compaction, on its thread; `loopUs`: what of it ran on the loop,
-            // which wrote `loopTailBytes` of the frames written meanwhile (the thread the rest).
+            // `ms`: the whole compaction, on its threads; `loopUs`: what of it ran on the loop
+            // (`loopMaxUs`: its longest part, one loop pause; `loopCpuUs`: the loop thread's CPU
+            // time in them; `loopBlocked`, `loopPreempted`: its context switches in them), which
+            // copied `loopTailBytes` of the frames written meanwhile (the
+            // thread the rest).
             logger.info(
                 "pool journal compacted",
                 [
                     "bytes": .int(Int64(checkpointBytes)), "tailBytes": .int(Int64(tailBytes)),
                     "loopTailBytes": .int(Int64(loopTailBytes)),
-                    "ms": .int(Daemon.monotonicMilliseconds() - compactionStarted), "loopUs": .int(loopMicroseconds),
+                    "ms": .int(Daemon.monotonicMilliseconds() - compactionStarted),
+                    "loopUs": .int(compactionLoopMicroseconds), "loopMaxUs": .int(compactionLoopLongest),
+                    "loopCpuUs": .int(compactionLoopCPU),
+                    "loopBlocked": .int(compactionLoopSwitches.voluntary),
+                    "loopPreempted": .int(compactionLoopSwitches.involuntary),
                 ])
         case .failed(let error):
             logger.error("pool journal compaction failed, the journal stays", ["error": .string(error.message)])

@@ -17,6 +17,34 @@ public struct AdEvent: Hashable, Sendable {
         /// A configured cap started holding the pool below its demand, changed, or stopped
         /// (``holdBack`` nil): see ``HoldBack``.
         case heldBack
+        /// The pool store gave the pool back at this start (``restoration`` says how much;
+        /// ``count`` is the ads back). Emitted once per pool by the restore, before any call is
+        /// served; a Watch gets the restored pools' events when it opens.
+        case restored
+    }
+
+    /// restored: what came back into the pool at this start, beyond the ads (``count``).
+    public struct Restoration: Hashable, Sendable {
+        /// Where the pools came from.
+        public enum Origin: String, Hashable, Sendable, CaseIterable {
+            /// The last run stopped cleanly and suspended its pools into the store.
+            case suspension
+            /// The last run did not stop cleanly: the pools were rebuilt from the journal.
+            case journal
+        }
+
+        /// nil when the wire named an origin unknown to this version.
+        public var origin: Origin?
+        /// Leases back under their ids.
+        public var leases: Int
+        /// Ads of the pool (leased or not) that expired while the server was down.
+        public var expired: Int
+
+        public init(origin: Origin?, leases: Int = 0, expired: Int = 0) {
+            self.origin = origin
+            self.leases = leases
+            self.expired = expired
+        }
     }
 
     /// Why the loader removed an ad (`removed` events) or ended a lease itself (`returned`
@@ -88,7 +116,7 @@ public struct AdEvent: Hashable, Sendable {
     public var slot: String? = nil
     /// returned.
     public var shown = false
-    /// loadFinished: ads received.
+    /// loadFinished: ads received. restored: ads back in the pool, leased ones included.
     public var count = 0
     /// loadFinished: nil on success.
     public var error: UpstreamError? = nil
@@ -102,6 +130,8 @@ public struct AdEvent: Hashable, Sendable {
     public var note: String? = nil
     /// heldBack: the cap that binds now, nil when the pool is no longer held back.
     public var holdBack: HoldBack? = nil
+    /// restored: where the pool came back from, its leases, and its ads that expired meanwhile.
+    public var restoration: Restoration? = nil
 
     public init(kind: Kind, at: AdInstant, loader: String, adUnitID: String) {
         self.kind = kind

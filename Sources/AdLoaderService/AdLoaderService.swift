@@ -340,6 +340,11 @@ public final class AdLoaderService {
     // MARK: Watch
 
     /// Like Stats, filters that match nothing are not an error: such a Watch streams nothing.
+    ///
+    /// A Watch opens with the `restored` events of the pools the pool store gave back at this
+    /// start (PROTOCOL.md 7.5): the restore ran before any call was served, so no Watch could
+    /// have seen them live. They are streamed here, before any live event, without the
+    /// slow-watcher check (one per pool at most, and the call is not the transport's yet).
     private func watch(
         _ message: WatchRequestMessage, callID: UInt64, timeout: Duration?, responder: any CallResponder
     ) -> OpenCall {
@@ -356,6 +361,11 @@ public final class AdLoaderService {
         }
         call.state = .watch(token)
         register(call, timeout: timeout)
+        if kinds.isEmpty || kinds.contains(.restored) {
+            for event in loader.restorations(loader: loaderFilter, adUnitID: adUnitFilter) where responder.isOpen {
+                responder.stream(callID, EventMessage(event: event))
+            }
+        }
         return call
     }
 

@@ -86,6 +86,11 @@ public struct EventMessage: WireMessage {
             let reasonName = swiftString(p.reason)
             event.reason = AdEvent.Reason(wireName: reasonName)
             if event.kind == .heldBack { event.holdBack = HoldBack.allCases.first { $0.name == reasonName } }
+            if event.kind == .restored {
+                event.restoration = AdEvent.Restoration(
+                    origin: AdEvent.Restoration.Origin(rawValue: reasonName), leases: Int(p.leases),
+                    expired: Int(p.expired))
+            }
             event.note = nonEmpty(swiftString(p.note))
             return EventMessage(event: event)
         }
@@ -105,9 +110,16 @@ public struct EventMessage: WireMessage {
             m.shown = event.shown ? 1 : 0
             m.count = UInt32(wire: event.count)
             m.error = arena.cString(event.error?.description ?? "")
-            m.reason = arena.cString(
-                event.kind == .heldBack ? event.holdBack?.name ?? "" : event.reason?.wireName ?? "")
+            let reason =
+                switch event.kind {
+                case .heldBack: event.holdBack?.name ?? ""
+                case .restored: event.restoration?.origin?.rawValue ?? ""
+                default: event.reason?.wireName ?? ""
+                }
+            m.reason = arena.cString(reason)
             m.note = arena.cString(event.note ?? "")
+            m.leases = UInt32(wire: event.restoration?.leases ?? 0)
+            m.expired = UInt32(wire: event.restoration?.expired ?? 0)
             appendPacked(&m, to: &buffer)
         }
     }
@@ -126,6 +138,7 @@ extension AdEvent.Kind {
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED: self = .poolRemoved
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED: self = .loaderChanged
         case ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK: self = .heldBack
+        case ADLOADER__V1__EVENT_KIND__EVENT_KIND_RESTORED: self = .restored
         default: return nil
         }
     }
@@ -141,6 +154,7 @@ extension AdEvent.Kind {
         case .poolRemoved: ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED
         case .loaderChanged: ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED
         case .heldBack: ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK
+        case .restored: ADLOADER__V1__EVENT_KIND__EVENT_KIND_RESTORED
         }
     }
 
@@ -156,12 +170,14 @@ extension AdEvent.Kind {
         case .poolRemoved: "POOL_REMOVED"
         case .loaderChanged: "LOADER_CHANGED"
         case .heldBack: "HELD_BACK"
+        case .restored: "RESTORED"
         }
     }
 
     /// Every kind, in proto order.
     public static let allWireKinds: [AdEvent.Kind] = [
         .received, .loadFinished, .expired, .removed, .leased, .returned, .poolRemoved, .loaderChanged, .heldBack,
+        .restored,
     ]
 
     /// Parses "LOAD_FINISHED", "load_finished" or "load-finished"; nil when unknown.

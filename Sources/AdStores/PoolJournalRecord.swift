@@ -85,7 +85,7 @@ public enum PoolJournalRecord: Hashable, Sendable {
         case .expired, .removed:
             guard let adID = event.adID else { return nil }
             self = .removed(adID: adID)
-        case .loadFinished, .poolRemoved, .loaderChanged, .heldBack:
+        case .loadFinished, .poolRemoved, .loaderChanged, .heldBack, .restored:
             return nil
         }
     }
@@ -148,7 +148,7 @@ public enum PoolJournalRecord: Hashable, Sendable {
             guard let adID = event.adID else { return false }
             writer.byte(Kind.removed.rawValue)
             writer.string(adID)
-        case .loadFinished, .poolRemoved, .loaderChanged, .heldBack:
+        case .loadFinished, .poolRemoved, .loaderChanged, .heldBack, .restored:
             return false
         }
         return true

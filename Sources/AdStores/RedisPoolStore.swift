@@ -46,8 +46,9 @@ extension SQLitePoolStore: PoolStore {
 /// A blob this build cannot read (another format version, cut short) is refused whole:
 /// ``loadSuspension()`` throws and the daemon starts empty (never half-restored).
 public final class RedisPoolStore: PoolStore {
-    /// The blob's first byte.
-    public static let formatVersion: UInt8 = 1
+    /// The blob's first byte. 2: a notice carries the device of its show (IP, user agent);
+    /// a version 1 blob is still read, its notices without a device.
+    public static let formatVersion: UInt8 = 2
 
     public let key: String
     public let location: String
@@ -118,9 +119,7 @@ public final class RedisPoolStore: PoolStore {
     }
 
     public func putNotice(_ notice: OutboxNotice, source: String) {
-        var kept = notice
-        kept.device = ImpressionDevice()  // as SQLite: the device is not stored
-        notices[source, default: [:]][notice.id] = kept
+        notices[source, default: [:]][notice.id] = notice
     }
 
     public func removeNotice(id: UInt64, source: String) { notices[source]?[id] = nil }
@@ -152,8 +151,9 @@ public final class RedisPoolStore: PoolStore {
 
     // MARK: The blob
 
-    /// Version byte; notices (count; source, id, url, attempts, sending); pools (count; header
-    /// blob; ads count; each: record blob, lease flag, lease id, slot, lease expiry).
+    /// Version byte; notices (count; source, id, url, attempts, sending, device IP, device user
+    /// agent); pools (count; header blob; ads count; each: record blob, lease flag, lease id,
+    /// slot, lease expiry).
     static func encode(_ snapshots: [PoolSnapshot], notices: [String: [UInt64: OutboxNotice]]) -> [UInt8] {
         var writer = StoreRecordWriter()
         writer.byte(formatVersion)
@@ -167,6 +167,8 @@ public final class RedisPoolStore: PoolStore {
             writer.string(notice.url)
             writer.unsigned(UInt64(notice.attempts))
             writer.bool(notice.sending)
+            writer.string(notice.device.ip)
+            writer.string(notice.device.userAgent)
         }
         writer.unsigned(UInt64(snapshots.count))
         for snapshot in snapshots {
@@ -192,7 +194,7 @@ public final class RedisPoolStore: PoolStore {
     ) throws(StoreRecordError) -> (snapshots: [PoolSnapshot], notices: [(String, OutboxNotice)]) {
         var reader = StoreRecordReader(bytes)
         let version = try reader.byte()
-        guard version == formatVersion else {
+        guard version == formatVersion || version == 1 else {
             throw StoreRecordError("format version \(version) (this build reads version \(formatVersion))")
         }
         var notices: [(String, OutboxNotice)] = []
@@ -204,7 +206,13 @@ public final class RedisPoolStore: PoolStore {
             let url = try reader.string()
             let attempts = try reader.int()
             let sending = try reader.bool()
-            notices.append((source, OutboxNotice(id: id, url: url, attempts: attempts, sending: sending)))
+            var device = ImpressionDevice()
+            if version > 1 {  // version 1 kept no device
+                device.ip = try reader.string()
+                device.userAgent = try reader.string()
+            }
+            notices.append(
+                (source, OutboxNotice(id: id, url: url, attempts: attempts, device: device, sending: sending)))
         }
         var snapshots: [PoolSnapshot] = []
         let poolCount = try reader.int()

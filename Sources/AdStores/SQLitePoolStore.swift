@@ -25,8 +25,10 @@ internal import CSQLite
 /// - Important: loop-confined: one thread uses one store.
 public final class SQLitePoolStore: NoticeOutboxStore {
     /// The format this build reads and writes; another one is refused.
-    /// 2: notices carry `sending` (a try under way); a version 1 file is upgraded in place.
-    public static let formatVersion: Int64 = 2
+    /// 2: notices carry `sending` (a try under way). 3: notices carry the device of the show
+    /// a billing notice is for (`device_ip`, `device_user_agent`: its forwarded headers). A
+    /// version 1 or 2 file is upgraded in place, its notices kept (without a device).
+    public static let formatVersion: Int64 = 3
     /// "ADLP" in `PRAGMA application_id`: the file is a pool store.
     static let applicationID: Int64 = 0x4144_4C50
 
@@ -56,7 +58,14 @@ public final class SQLitePoolStore: NoticeOutboxStore {
         let applicationID = try Self.pragma(database, "application_id")
         let version = try Self.pragma(database, "user_version")
         let tables = try Self.tableCount(database)
-        let upgrade = tables > 0 && applicationID == Self.applicationID && version == 1
+        let upgrade = tables > 0 && applicationID == Self.applicationID && (version == 1 || version == 2)
+        // The columns a version 1 or 2 file lacks, added in the transaction that stamps it 3.
+        var added = ""
+        if upgrade && version == 1 { added += "\nALTER TABLE notices ADD COLUMN sending INTEGER NOT NULL DEFAULT 0;" }
+        if upgrade {
+            added += "\nALTER TABLE notices ADD COLUMN device_ip TEXT NOT NULL DEFAULT '';"
+            added += "\nALTER TABLE notices ADD COLUMN device_user_agent TEXT NOT NULL DEFAULT '';"
+        }
         if tables > 0 && !upgrade && (applicationID != Self.applicationID || version != Self.formatVersion) {
             database.close()
             throw PoolStoreError(
@@ -73,7 +82,8 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 CREATE TABLE IF NOT EXISTS notices (
                   source TEXT NOT NULL, id INTEGER NOT NULL, url TEXT NOT NULL, attempts INTEGER NOT NULL,
                   sending INTEGER NOT NULL DEFAULT 0,
-                  PRIMARY KEY (source, id)) WITHOUT ROWID;\(upgrade ? "\nALTER TABLE notices ADD COLUMN sending INTEGER NOT NULL DEFAULT 0;" : "")
+                  device_ip TEXT NOT NULL DEFAULT '', device_user_agent TEXT NOT NULL DEFAULT '',
+                  PRIMARY KEY (source, id)) WITHOUT ROWID;\(added)
                 CREATE TABLE IF NOT EXISTS suspended_pools (seq INTEGER PRIMARY KEY, header BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS suspended_ads (
                   seq INTEGER PRIMARY KEY, pool_seq INTEGER NOT NULL, record BLOB NOT NULL,
@@ -83,10 +93,12 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 COMMIT;
                 """)
             selectNotices = try database.prepare(
-                "SELECT id, url, attempts, sending FROM notices WHERE source = ?1 ORDER BY id")
+                "SELECT id, url, attempts, sending, device_ip, device_user_agent FROM notices WHERE source = ?1 ORDER BY id"
+            )
             upsertNotice = try database.prepare(
                 """
-                INSERT INTO notices (source, id, url, attempts, sending) VALUES (?1, ?2, ?3, ?4, ?5)
+                INSERT INTO notices (source, id, url, attempts, sending, device_ip, device_user_agent)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 ON CONFLICT (source, id) DO UPDATE SET attempts = excluded.attempts, sending = excluded.sending
                 """)
             deleteNotice = try database.prepare("DELETE FROM notices WHERE source = ?1 AND id = ?2")
@@ -134,7 +146,9 @@ public final class SQLitePoolStore: NoticeOutboxStore {
                 notices.append(
                     OutboxNotice(
                         id: UInt64(bitPattern: selectNotices.int64(0)), url: selectNotices.text(1),
-                        attempts: Int(selectNotices.int64(2)), sending: selectNotices.int64(3) != 0))
+                        attempts: Int(selectNotices.int64(2)),
+                        device: ImpressionDevice(ip: selectNotices.text(4), userAgent: selectNotices.text(5)),
+                        sending: selectNotices.int64(3) != 0))
             }
             return notices
         } catch {
@@ -154,6 +168,8 @@ public final class SQLitePoolStore: NoticeOutboxStore {
             try upsertNotice.bind(3, notice.url)
             upsertNotice.bind(4, Int64(notice.attempts))
             upsertNotice.bind(5, notice.sending ? 1 : 0)
+            try upsertNotice.bind(6, notice.device.ip)
+            try upsertNotice.bind(7, notice.device.userAgent)
             try upsertNotice.run()
         } catch {
             failed(error)

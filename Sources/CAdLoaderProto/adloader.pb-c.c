@@ -3744,7 +3744,7 @@ const ProtobufCMessageDescriptor adloader__v1__watch_request__descriptor =
   (ProtobufCMessageInit) adloader__v1__watch_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor adloader__v1__event__field_descriptors[12] =
+static const ProtobufCFieldDescriptor adloader__v1__event__field_descriptors[14] =
 {
   {
     "kind",
@@ -3890,6 +3890,30 @@ static const ProtobufCFieldDescriptor adloader__v1__event__field_descriptors[12]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "leases",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__Event, leases),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "expired",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Adloader__V1__Event, expired),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned adloader__v1__event__field_indices_by_name[] = {
   4,   /* field[4] = ad_id */
@@ -3897,8 +3921,10 @@ static const unsigned adloader__v1__event__field_indices_by_name[] = {
   1,   /* field[1] = at_unix_ms */
   8,   /* field[8] = count */
   9,   /* field[9] = error */
+  13,   /* field[13] = expired */
   0,   /* field[0] = kind */
   5,   /* field[5] = lease_id */
+  12,   /* field[12] = leases */
   2,   /* field[2] = loader */
   11,   /* field[11] = note */
   10,   /* field[10] = reason */
@@ -3908,7 +3934,7 @@ static const unsigned adloader__v1__event__field_indices_by_name[] = {
 static const ProtobufCIntRange adloader__v1__event__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor adloader__v1__event__descriptor =
 {
@@ -3918,7 +3944,7 @@ const ProtobufCMessageDescriptor adloader__v1__event__descriptor =
   "Adloader__V1__Event",
   "adloader.v1",
   sizeof(Adloader__V1__Event),
-  12,
+  14,
   adloader__v1__event__field_descriptors,
   adloader__v1__event__field_indices_by_name,
   1,  adloader__v1__event__number_ranges,
@@ -5226,7 +5252,7 @@ const ProtobufCEnumDescriptor adloader__v1__return_outcome__descriptor =
   adloader__v1__return_outcome__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[10] =
+static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[11] =
 {
   { "EVENT_KIND_UNSPECIFIED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED", 0 },
   { "EVENT_KIND_RECEIVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_RECEIVED", 1 },
@@ -5238,11 +5264,12 @@ static const ProtobufCEnumValue adloader__v1__event_kind__enum_values_by_number[
   { "EVENT_KIND_POOL_REMOVED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_POOL_REMOVED", 7 },
   { "EVENT_KIND_LOADER_CHANGED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_LOADER_CHANGED", 8 },
   { "EVENT_KIND_HELD_BACK", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK", 9 },
+  { "EVENT_KIND_RESTORED", "ADLOADER__V1__EVENT_KIND__EVENT_KIND_RESTORED", 10 },
 };
 static const ProtobufCIntRange adloader__v1__event_kind__value_ranges[] = {
-{0, 0},{0, 10}
+{0, 0},{0, 11}
 };
-static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_name[10] =
+static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_name[11] =
 {
   { "EVENT_KIND_EXPIRED", 3 },
   { "EVENT_KIND_HELD_BACK", 9 },
@@ -5252,6 +5279,7 @@ static const ProtobufCEnumValueIndex adloader__v1__event_kind__enum_values_by_na
   { "EVENT_KIND_POOL_REMOVED", 7 },
   { "EVENT_KIND_RECEIVED", 1 },
   { "EVENT_KIND_REMOVED", 4 },
+  { "EVENT_KIND_RESTORED", 10 },
   { "EVENT_KIND_RETURNED", 6 },
   { "EVENT_KIND_UNSPECIFIED", 0 },
 };
@@ -5262,9 +5290,9 @@ const ProtobufCEnumDescriptor adloader__v1__event_kind__descriptor =
   "EventKind",
   "Adloader__V1__EventKind",
   "adloader.v1",
-  10,
+  11,
   adloader__v1__event_kind__enum_values_by_number,
-  10,
+  11,
   adloader__v1__event_kind__enum_values_by_name,
   1,
   adloader__v1__event_kind__value_ranges,

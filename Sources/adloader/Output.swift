@@ -266,6 +266,10 @@ struct Output {
             if let slot = event.slot { parts.append("slot=\(slot)") }
             if event.kind == .returned { parts.append("shown=\(event.shown)") }
             if event.kind == .loadFinished { parts.append("count=\(event.count)") }
+            if event.kind == .restored, let restored = event.restoration {
+                parts.append("from=\(restored.origin?.rawValue ?? "?") ads=\(event.count)")
+                parts.append("leases=\(restored.leases) expired=\(restored.expired)")
+            }
             if let error = event.error { parts.append("error=\"\(error)\"") }
             if let reason = event.reason { parts.append("reason=\(reason.wireName)") }
             if let note = event.note { parts.append("note=\"\(note)\"") }

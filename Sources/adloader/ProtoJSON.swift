@@ -196,8 +196,9 @@ enum ProtoJSON {
         [
             "kind": "EVENT_KIND_" + e.kind.wireName, "atUnixMs": int64(e.at.unixMilliseconds), "loader": e.loader,
             "adUnitId": e.adUnitID, "adId": e.adID ?? "", "leaseId": uint64(e.leaseID ?? 0), "slotKey": e.slot ?? "",
-            "shown": e.shown, "count": e.count, "error": e.error?.description ?? "", "reason": e.reason?.wireName ?? "",
-            "note": e.note ?? "",
+            "shown": e.shown, "count": e.count, "error": e.error?.description ?? "",
+            "reason": e.kind == .restored ? e.restoration?.origin?.rawValue ?? "" : e.reason?.wireName ?? "",
+            "note": e.note ?? "", "leases": e.restoration?.leases ?? 0, "expired": e.restoration?.expired ?? 0,
         ]
     }
 

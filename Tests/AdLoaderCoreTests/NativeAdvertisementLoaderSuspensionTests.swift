@@ -94,6 +94,48 @@ struct NativeAdvertisementLoaderSuspensionTests {
         #expect(try #require(loader.stats(adUnitID: "unit").first).expired == 10)
     }
 
+    /// Each restored pool is announced once by a `restored` event (ads back, leases back, ads
+    /// that expired while down, where from), kept for a Watch that opens later.
+    @Test func eachRestoredPoolIsAnnouncedAndKeptForALaterWatch() throws {
+        let h = try makeHarness()
+        try h.fill()
+        try h.fill("short")
+        _ = try h.lease(slot: "cell-1")
+        _ = try h.lease("short")
+        var suspension = h.loader.suspend()
+        // The "short" pool's ads end 10 s from now, the restart comes 30 s later.
+        let short = try #require(suspension.firstIndex { $0.adUnitID == "short" })
+        for index in suspension[short].ads.indices {
+            suspension[short].ads[index].ad.expiresAt = h.clock.now + .seconds(10)
+        }
+        for index in suspension[short].leases.indices {
+            suspension[short].leases[index].pooled.ad.expiresAt = h.clock.now + .seconds(10)
+        }
+        h.clock.advance(by: .seconds(30))
+        let restoredAt = h.clock.now
+        let loader = try restarted(h, source: FakeDemandSource())
+        var events: [AdEvent] = []
+        _ = loader.addObserver { events.append($0) }
+        let report = loader.restoreSuspension(suspension)
+        let restored = events.filter { $0.kind == .restored }
+        #expect(restored.map(\.adUnitID) == ["short", "unit"])
+        #expect(restored.map(\.count) == [0, 10])
+        #expect(
+            restored.map(\.restoration) == [
+                AdEvent.Restoration(origin: .suspension, leases: 0, expired: 10),
+                AdEvent.Restoration(origin: .suspension, leases: 1, expired: 0),
+            ])
+        #expect(report.expired == 10 && report.ads + report.leases == 10)
+        // What a Watch opening later gets: the same events, at the restore's time, filtered.
+        h.clock.advance(by: .seconds(5))
+        #expect(loader.restorations() == restored)
+        #expect(loader.restorations().allSatisfy { $0.at == restoredAt })
+        #expect(loader.restorations(adUnitID: "unit").map(\.adUnitID) == ["unit"])
+        #expect(loader.restorations(loader: "other").isEmpty)
+        // A loader that restored nothing has none.
+        #expect(try restarted(h, source: FakeDemandSource()).restorations().isEmpty)
+    }
+
     @Test func adsOfALoaderThatIsGoneAreDroppedAndCounted() throws {
         let h = try makeHarness()
         try h.fill()

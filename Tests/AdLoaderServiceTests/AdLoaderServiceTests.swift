@@ -316,6 +316,67 @@ import Testing
         #expect(!service.end(call, answering: nil))
     }
 
+    /// A Watch opened after a start that restored pools gets one RESTORED event per restored
+    /// pool first (filtered like any event), then live events; a Watch whose kinds leave
+    /// RESTORED out, or a start that restored nothing, gets none.
+    @Test func aWatchOpensWithTheRestoredEventsOfTheStartThenLiveEvents() throws {
+        try loader.prefetch(adUnitID: "feed")
+        try loader.prefetch(adUnitID: "other")
+        clock.advance(by: .milliseconds(100))
+        let lease = try loader.borrow(adUnitID: "feed", slot: "cell", whenServed: { _ in })
+        guard case .answered(.leased) = lease else { throw TestFailure("no lease: \(lease)") }
+        let suspension = loader.suspend()
+        clock.advance(by: .seconds(5))
+        var configuration = LoaderConfiguration(name: "default")
+        configuration.maximumRetainedAdvertisements = 2
+        configuration.numberOfAdvertisements = 2
+        let source = try SyntheticSource(
+            configuration: SyntheticSource.Configuration(), clock: clock, scheduler: clock)
+        let restarted = try NativeAdvertisementLoader(
+            loaders: [configuration], sources: ["synthetic": source], clock: clock, scheduler: clock, idSeed: 7)
+        let restoredAt = clock.now
+        restarted.restoreSuspension(suspension, from: .journal)
+        clock.advance(by: .seconds(1))
+        let service = AdLoaderService(
+            loader: restarted, limits: ServerLimits(), clock: clock, scheduler: clock, logger: Logger(level: .error))
+        // Every pool: by loader, then ad unit, stamped with the restore's time.
+        _ = try #require(service.handle(.watch(WatchRequestMessage()), callID: 1, timeout: nil, responder: responder))
+        let opening = responder.take().compactMap { if case .event(1, let m) = $0 { m.event } else { nil } }
+        #expect(opening.map(\.kind) == [.restored, .restored])
+        #expect(opening.map(\.adUnitID) == ["feed", "other"])
+        #expect(opening.allSatisfy { $0.at == restoredAt && $0.loader == "default" })
+        #expect(opening.map(\.count) == [2, 2])
+        #expect(
+            opening.map(\.restoration) == [
+                AdEvent.Restoration(origin: .journal, leases: 1, expired: 0),
+                AdEvent.Restoration(origin: .journal, leases: 0, expired: 0),
+            ])
+        // Filtered by ad unit and kind like live events.
+        _ = try #require(
+            service.handle(
+                .watch(WatchRequestMessage(adUnitID: "other", kinds: [.restored, .leased])), callID: 2, timeout: nil,
+                responder: responder))
+        #expect(
+            responder.take().compactMap { if case .event(2, let m) = $0 { m.event.adUnitID } else { nil } } == ["other"]
+        )
+        _ = try #require(
+            service.handle(
+                .watch(WatchRequestMessage(kinds: [.leased])), callID: 3, timeout: nil, responder: responder))
+        #expect(responder.take().isEmpty)
+        // Then live events.
+        _ = service.handle(
+            .borrow(BorrowRequestMessage(adUnitID: "other")), callID: 4, timeout: nil, responder: responder)
+        let live = responder.take().compactMap {
+            if case .event(let id, let m) = $0 { (id, m.event.kind) } else { nil }
+        }
+        #expect(live.contains { $0 == (1, .leased) } && live.contains { $0 == (2, .leased) })
+        #expect(live.contains { $0 == (3, .leased) } && !live.contains { $0.1 == .restored })
+        // A start that restored nothing opens a Watch with nothing.
+        let fresh = self.service()
+        _ = try #require(fresh.handle(.watch(WatchRequestMessage()), callID: 5, timeout: nil, responder: responder))
+        #expect(responder.take().isEmpty)
+    }
+
     // MARK: Drain
 
     @Test func theDrainAnswersOpenCallsAndLaterCallsUnavailable() throws {

@@ -148,13 +148,23 @@ import Testing
         #expect(throws: FrameError(code: .badMessage, message: "kinds: unknown event kind 0")) {
             try WatchRequestMessage(decoding: [0x1A, 0x02, 0x01, 0x00])
         }
-        #expect(throws: FrameError.self) { try WatchRequestMessage(decoding: [0x18, 0x0A]) }
+        // kinds = 11, unpacked: a kind this version does not know (10 is RESTORED).
+        #expect(throws: FrameError(code: .badMessage, message: "kinds: unknown event kind 11")) {
+            try WatchRequestMessage(decoding: [0x18, 0x0B])
+        }
+        #expect(try WatchRequestMessage(decoding: [0x18, 0x0A]).kinds == [.restored])
     }
 
     @Test(arguments: AdEvent.Kind.allWireKinds)
     func events(kind: AdEvent.Kind) throws {
         var event = AdEvent(
             kind: kind, at: AdInstant(unixMilliseconds: 1_764_430_000_123), loader: "default", adUnitID: "feed")
+        if kind == .restored {
+            // RESTORED carries where from in `reason`, its leases and expired ads in fields 13, 14.
+            event.restoration = AdEvent.Restoration(origin: .suspension)
+            #expect(try roundTrips(EventMessage(event: event)))
+            event.restoration = AdEvent.Restoration(origin: .journal, leases: 3, expired: 70_000)
+        }
         #expect(try roundTrips(EventMessage(event: event)))
         event.adID = "ad-9"
         event.leaseID = 77
@@ -164,7 +174,7 @@ import Testing
         if kind == .heldBack {
             // HELD_BACK carries the cap that binds in `reason`.
             event.holdBack = .poolCeiling
-        } else {
+        } else if kind != .restored {
             event.reason = .consumed
         }
         event.error = UpstreamError(code: .unreachable, message: "connect: refused")
@@ -207,6 +217,17 @@ import Testing
         }
         #expect(AdEvent.Reason(wireName: "") == nil)
         #expect(AdEvent.Reason(wireName: "someday") == nil)
+    }
+
+    /// A RESTORED event whose `reason` names an origin unknown to this version still decodes,
+    /// with no origin (an unknown reason reads as no reason, PROTOCOL.md 7.5).
+    @Test func aRestoredEventOfAnUnknownOriginDecodesWithoutOne() throws {
+        // kind 10, count 4, reason "later", leases 2, expired 1
+        let message = try EventMessage(
+            decoding: [0x08, 0x0A, 0x48, 0x04, 0x5A, 0x05, 0x6C, 0x61, 0x74, 0x65, 0x72, 0x68, 0x02, 0x70, 0x01])
+        #expect(message.event.kind == .restored && message.event.count == 4)
+        #expect(message.event.restoration == AdEvent.Restoration(origin: nil, leases: 2, expired: 1))
+        #expect(message.event.reason == nil)
     }
 
     @Test func eventWithoutKindIsBadMessage() {

@@ -129,6 +129,19 @@ enum ProtocolExamples {
                 return out
             }()
         ),
+        (
+            "watch-restored",
+            {
+                var event = AdEvent(
+                    kind: .restored, at: AdInstant(unixMilliseconds: 1_764_430_000_100), loader: "default",
+                    adUnitID: "feed-native")
+                event.count = 9
+                event.restoration = AdEvent.Restoration(origin: .suspension, leases: 2, expired: 1)
+                var out: [UInt8] = []
+                ResponseFrame.append(callID: 4, message: EventMessage(event: event), end: false, to: &out)
+                return out
+            }()
+        ),
         ("cancel-request", frame(RequestFrame.cancel(callID: 4))),
         (
             "watch-cancelled",

@@ -269,6 +269,47 @@ struct PoolJournalCompactionTests {
         #expect(!ads.contains { $0.ad.id == "a199" || $0.ad.id == "a10" })
     }
 
+    /// More frames appended after the thread's last copy than the loop copies in one pass: a
+    /// thread catches up first (`.notDone`, then `wake` again) and the loop copies nothing.
+    @Test func aLongTailIsCopiedByACatchUpThreadNotByTheLoop() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pools.sqlite.journal"
+        let woken = DispatchSemaphore(value: 0)
+        let journal = PoolJournal(path: path, now: { PoolJournalTests.at }, wake: { woken.signal() })
+        journal.loopTailLimit = 4_096
+        try journal.checkpoint([])
+        for index in 0..<100 {
+            journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("old\(index)")))
+            journal.commit()
+        }
+        #expect(journal.startCompaction())
+        #expect(woken.wait(timeout: .now() + 30) == .success, "the compaction's thread never finished")
+        // After the thread's copy: 400 frames of 1 KiB contexts, far more than the loop copies.
+        let context = [UInt8](repeating: 7, count: 1_024)
+        for index in 0..<400 {
+            journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("new\(index)"), context: context))
+            journal.commit()
+        }
+        #expect(journal.finishCompaction() == .notDone, "handed to a catch-up thread")
+        #expect(journal.isCompacting)
+        #expect(woken.wait(timeout: .now() + 30) == .success, "the catch-up thread never finished")
+        guard case .replaced(let checkpointBytes, let tailBytes, let loopTailBytes) = journal.finishCompaction() else {
+            Issue.record("not replaced")
+            return
+        }
+        #expect(tailBytes > 400 * 1_024 && loopTailBytes == 0)
+        #expect(journal.fileBytes == checkpointBytes + tailBytes && !journal.isCompacting)
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) == journal.fileBytes)
+        journal.close()
+        let replay = try #require(try PoolJournal.read(path: path))
+        #expect(replay.cutBytes == 0 && replay.adCount == 500)
+        let ads = replay.snapshots().flatMap(\.ads)
+        #expect(ads.first { $0.ad.id == "new399" }?.sourceState == context)
+    }
+
     @Test func aClosedJournalDropsTheCompactionAndKeepsTheOldFile() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
             .path

@@ -42,6 +42,25 @@ struct RedisPoolStoreTests {
         #expect(third.noticeCount() == 0)
     }
 
+    /// A notice keeps the device of its show in the blob; a version 1 blob (no device) is
+    /// still read, its notices without one.
+    @Test func aNoticeKeepsItsDeviceAndAVersion1BlobIsStillRead() throws {
+        let device = ImpressionDevice(ip: "198.51.100.4", userAgent: "Feed/2 (iPhone)")
+        let notices = [
+            "a": [
+                UInt64(1): OutboxNotice(id: 1, url: "http://n/1", attempts: 2, device: device),
+                2: OutboxNotice(id: 2, url: "http://n/2", sending: true),
+            ]
+        ]
+        let decoded = try RedisPoolStore.decode(RedisPoolStore.encode([], notices: notices))
+        #expect(decoded.notices.map(\.1) == [notices["a"]![1]!, notices["a"]![2]!])
+        // Version 1: the byte, one notice (source "a", id 5, url "u", 1 attempt, not sending), no pools.
+        let version1: [UInt8] = [1, 1, 1, 0x61, 5, 1, 0x75, 1, 0, 0]
+        let old = try RedisPoolStore.decode(version1)
+        #expect(old.notices.map(\.0) == ["a"] && old.notices.map(\.1) == [OutboxNotice(id: 5, url: "u", attempts: 1)])
+        #expect(old.snapshots.isEmpty)
+    }
+
     @Test func everyCutOrFlippedBlobIsRefusedWholeNeverReadInPart() throws {
         let notices = ["a": [UInt64(7): OutboxNotice(id: 7, url: "http://n/7", attempts: 1)]]
         let blob = RedisPoolStore.encode(SQLitePoolStoreTests.snapshots, notices: notices)
@@ -52,7 +71,7 @@ struct RedisPoolStoreTests {
         }
         #expect(throws: StoreRecordError.self) { try RedisPoolStore.decode(blob + [0]) }
         var other = blob
-        other[0] = 2  // a later format
+        other[0] = 3  // a later format
         #expect(throws: StoreRecordError.self) { try RedisPoolStore.decode(other) }
         // Huge counts up front: refused, not allocated.
         #expect(throws: StoreRecordError.self) { try RedisPoolStore.decode([1, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]) }

@@ -211,6 +211,50 @@ struct SQLitePoolStoreTests {
         #expect(try SQLitePoolStore(path: path).pendingNotices(source: "a").count == 1)
     }
 
+    /// A billing notice keeps the device of its show (its forwarded headers) across a restart.
+    @Test func aNoticeKeepsTheDeviceOfItsShow() throws {
+        let path = Self.temporaryPath()
+        defer { Self.cleanUp(path) }
+        let device = ImpressionDevice(ip: "2001:db8::7", userAgent: "Mozilla/5.0 (Linux; Android 14) Feed/3.1 ✓")
+        let store = try SQLitePoolStore(path: path)
+        store.putNotice(OutboxNotice(id: 1, url: "http://n/bill", device: device), source: "a")
+        store.putNotice(OutboxNotice(id: 2, url: "http://n/loss"), source: "a")
+        // A failed try stores the notice again: its device stays.
+        store.putNotice(OutboxNotice(id: 1, url: "http://n/bill", attempts: 1, device: device), source: "a")
+        store.close()
+        let reopened = try SQLitePoolStore(path: path)
+        #expect(
+            reopened.pendingNotices(source: "a") == [
+                OutboxNotice(id: 1, url: "http://n/bill", attempts: 1, device: device),
+                OutboxNotice(id: 2, url: "http://n/loss"),
+            ])
+    }
+
+    /// A version 2 store (notices without a device) is upgraded in place to this version: its
+    /// notices are kept, without a device, and new ones keep theirs.
+    @Test func aVersion2StoreIsUpgradedKeepingItsNotices() throws {
+        let path = Self.temporaryPath()
+        defer { Self.cleanUp(path) }
+        try Self.sqlite(
+            path,
+            "CREATE TABLE notices (source TEXT NOT NULL, id INTEGER NOT NULL, url TEXT NOT NULL, attempts INTEGER NOT NULL, sending INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (source, id)) WITHOUT ROWID"
+        )
+        try Self.sqlite(path, "INSERT INTO notices VALUES ('a', 3, 'http://n/3', 2, 1)")
+        try Self.sqlite(path, "PRAGMA application_id=\(0x4144_4C50)")
+        try Self.sqlite(path, "PRAGMA user_version=2")
+        let store = try SQLitePoolStore(path: path)
+        #expect(
+            store.pendingNotices(source: "a") == [OutboxNotice(id: 3, url: "http://n/3", attempts: 2, sending: true)])
+        let device = ImpressionDevice(ip: "192.0.2.1", userAgent: "UA")
+        store.putNotice(OutboxNotice(id: 4, url: "http://n/4", device: device), source: "a")
+        store.close()
+        let reopened = try SQLitePoolStore(path: path)
+        #expect(reopened.pendingNotices(source: "a").map(\.device) == [ImpressionDevice(), device])
+        reopened.close()
+        try Self.sqlite(path, "PRAGMA user_version=4")
+        #expect(throws: PoolStoreError.self) { try SQLitePoolStore(path: path) }
+    }
+
     /// Runs one statement with the sqlite3 shell's library through Foundation's Process.
     static func sqlite(_ path: String, _ sql: String) throws {
         let process = Process()

@@ -114,6 +114,39 @@ def test_notices_left_undelivered_at_a_stop_are_sent_once_after_the_restart(daem
         exchange.stop()
 
 
+def test_a_billing_notice_sent_after_a_restart_keeps_the_device_headers_of_its_show(daemon, tmp_path):
+    exchange = Exchange()
+    store = str(tmp_path / "pools.sqlite")
+    settings = config(exchange.url, source=FAST_RETRY, loader={"maximumRetainedAdvertisements": 5})
+    settings["poolStore"] = {"sqlitePath": store}
+    ip, agent = "2001:db8::42", "Mozilla/5.0 (Linux; Android 14; Pixel 8) Feed/3.1"
+    try:
+        first = daemon(config=settings)
+        shown, plain = borrow_slots(first, 2)
+        exchange.stop()
+        first.cli("return", shown, "--shown", "--device-ip", ip, "--user-agent", agent)
+        first.cli("return", plain, "--shown")
+        # Both wait for their next try while the exchange is down: stored between tries.
+        assert wait_for(lambda: source(first)["noticesRetried"] >= 2)
+        first.signal(signal.SIGTERM)
+        assert first.wait() == 0
+        assert exchange.notices_of("bill") == []
+        exchange.start()
+        second = daemon(config=settings)
+        delivered = bills_once(exchange, 2)
+        assert len(delivered) == 2 and source(second)["noticesRestored"] >= 2
+        headers = [h for path, h in exchange.notice_headers if path.startswith("/notice/bill")]
+        with_device = [h for h in headers if h.get("x-forwarded-for") == ip]
+        assert len(with_device) == 1, headers
+        assert with_device[0]["x-device-ip"] == ip
+        assert with_device[0]["user-agent"] == agent and with_device[0]["x-device-user-agent"] == agent
+        # The other show named no device: its notice carries none (the sender's own agent).
+        (other,) = [h for h in headers if h.get("x-forwarded-for") != ip]
+        assert "x-forwarded-for" not in other and "x-device-user-agent" not in other, other
+    finally:
+        exchange.stop()
+
+
 def test_an_unusable_pool_store_is_one_log_line_and_the_daemon_starts_empty(daemon, tmp_path):
     store = tmp_path / "pools.sqlite"
     store.write_bytes(b"this is not a SQLite database, just garbage " * 100)
@@ -147,6 +180,6 @@ def test_a_pool_store_of_another_format_version_is_moved_aside(daemon, tmp_path)
     lines = [line for line in d.log().splitlines() if "pool store unusable" in line]
     assert len(lines) == 1 and "version 99" in lines[0], d.log()
     fresh = sqlite3.connect(str(store))
-    assert fresh.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert fresh.execute("PRAGMA user_version").fetchone()[0] == 3
     assert fresh.execute("SELECT count(*) FROM notices").fetchone()[0] == 0, "nothing of the old file restored"
     fresh.close()

@@ -64,6 +64,13 @@ def test_restart_keeps_unexpired_ads_and_leases_byte_for_byte(daemon, tmp_path):
     after = pool(second, "long")
     assert after["restoredAds"] == 10 and after["restoredLeases"] == 4
     assert after["leased"] == 4 and after["available"] >= before["available"]
+    # Watch says what came back too: a Watch opened after the start begins with one RESTORED
+    # event per restored pool (the restore ran before any call, so it is not missed).
+    events = [json.loads(line) for line in second.cli(
+        "--json", "watch", "--kind", "restored", "--count", "2", timeout=10).stdout.splitlines()]
+    assert [(e["kind"], e["loader"], e["reason"]) for e in events] == \
+        [("EVENT_KIND_RESTORED", "long", "suspension"), ("EVENT_KIND_RESTORED", "short", "suspension")], events
+    assert [(e["count"], e["leases"], e["expired"]) for e in events] == [(10, 4, 0), (0, 0, 10)], events
     # The leases come back: the same slot gets the same lease and the same ad, byte for byte.
     for index in range(3):
         again = borrow(second, "long", "cell-%d" % index)

@@ -8,8 +8,8 @@ public struct OutboxNotice: Hashable, Sendable {
     /// Attempts made so far (each a GET that ended without a 200 or 204).
     public var attempts: Int
     /// The device of the show a billing notice is for, forwarded as headers; empty for other
-    /// notices and when the Return named none. Kept in memory only: a store that does not
-    /// record it restores the notice without it.
+    /// notices and when the Return named none. Stored with the notice, so a notice sent after
+    /// a restart carries the same headers as its first try.
     public var device: ImpressionDevice
     /// A try was under way when this was stored: the exchange may have it already. A notice
     /// a previous run left in this state is never sent again (it could be counted twice);

@@ -68,6 +68,9 @@ final class AdPool {
     // load, callgrind) only cost time here.
     @exclusivity(unchecked) private(set) var enabled: Bool
     @exclusivity(unchecked) private(set) var stats: PoolStats
+    /// What the pool store gave back to this pool at the start (ads, leases, expired ads,
+    /// when), nil for a pool the start did not restore: a Watch's `restored` event.
+    private(set) var restoration: (ads: Int, restoration: AdEvent.Restoration, at: AdInstant)?
     @exclusivity(unchecked) private(set) var inFlight = 0
     /// Upstream requests sent and not answered yet (at most `maximumConcurrentRequests`).
     @exclusivity(unchecked) private(set) var requestsInFlight = 0
@@ -989,9 +992,19 @@ extension AdPool {
         self.prefetchWanted = min(max(0, prefetchWanted), maximum)
     }
 
-    /// A suspension's restore brought back `ads` ads and `leases` open leases.
-    func countRestored(ads: Int, leases: Int) {
+    /// A suspension's restore brought back `ads` ads and `restoration`'s leases, at `now`:
+    /// counted in Stats and kept for a Watch that opens later (``restoration``).
+    func restored(ads: Int, _ restoration: AdEvent.Restoration, at now: AdInstant) {
         stats.restoredAds += UInt64(ads)
-        stats.restoredLeases += UInt64(leases)
+        stats.restoredLeases += UInt64(restoration.leases)
+        if let earlier = self.restoration {
+            // The same pool in two snapshots: one restore, counted together.
+            var sum = restoration
+            sum.leases += earlier.restoration.leases
+            sum.expired += earlier.restoration.expired
+            self.restoration = (earlier.ads + ads, sum, earlier.at)
+        } else {
+            self.restoration = (ads, restoration, now)
+        }
     }
 }

@@ -173,7 +173,11 @@ typedef enum _Adloader__V1__EventKind {
   /*
    * a configured cap started or stopped holding the pool below its demand; see reason
    */
-  ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK = 9
+  ADLOADER__V1__EVENT_KIND__EVENT_KIND_HELD_BACK = 9,
+  /*
+   * the pool store gave the pool back at this start; sent when a Watch opens (PROTOCOL.md 7.5)
+   */
+  ADLOADER__V1__EVENT_KIND__EVENT_KIND_RESTORED = 10
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(ADLOADER__V1__EVENT_KIND)
 } Adloader__V1__EventKind;
 typedef enum _Adloader__V1__PlannedState {
@@ -995,7 +999,7 @@ struct  Adloader__V1__Event
    */
   protobuf_c_boolean shown;
   /*
-   * LOAD_FINISHED: ads received
+   * LOAD_FINISHED: ads received; RESTORED: ads back in the pool, leased ones included
    */
   uint32_t count;
   /*
@@ -1013,6 +1017,7 @@ struct  Adloader__V1__Event
    * "reconfigured". LOADER_CHANGED (ad_unit_id empty): "disabled", "enabled", "added",
    * "removed" or "reconfigured". HELD_BACK: the cap that binds now, "pool_ceiling",
    * "source_budget" or "memory_budget"; empty when the pool is no longer held back.
+   * RESTORED: where from, "suspension" (the last run stopped cleanly) or "journal" (it crashed).
    * See PROTOCOL.md 7.5.
    */
   char *reason;
@@ -1020,10 +1025,18 @@ struct  Adloader__V1__Event
    * REMOVED "invalidated" by a Return: the client's invalidate_reason
    */
   char *note;
+  /*
+   * RESTORED: leases back under their lease_id
+   */
+  uint32_t leases;
+  /*
+   * RESTORED: ads of the pool (leased or not) that expired while the server was down
+   */
+  uint32_t expired;
 };
 #define ADLOADER__V1__EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&adloader__v1__event__descriptor) \
-    , ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , ADLOADER__V1__EVENT_KIND__EVENT_KIND_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
 
 
 struct  Adloader__V1__SetLoaderEnabledRequest

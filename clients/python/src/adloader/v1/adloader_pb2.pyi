@@ -49,6 +49,7 @@ class EventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     EVENT_KIND_POOL_REMOVED: _ClassVar[EventKind]
     EVENT_KIND_LOADER_CHANGED: _ClassVar[EventKind]
     EVENT_KIND_HELD_BACK: _ClassVar[EventKind]
+    EVENT_KIND_RESTORED: _ClassVar[EventKind]
 
 class PlannedState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -125,6 +126,7 @@ EVENT_KIND_RETURNED: EventKind
 EVENT_KIND_POOL_REMOVED: EventKind
 EVENT_KIND_LOADER_CHANGED: EventKind
 EVENT_KIND_HELD_BACK: EventKind
+EVENT_KIND_RESTORED: EventKind
 PLANNED_STATE_UNSPECIFIED: PlannedState
 PLANNED_STATE_AD: PlannedState
 PLANNED_STATE_COMING: PlannedState
@@ -505,7 +507,7 @@ class WatchRequest(_message.Message):
     def __init__(self, loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., kinds: _Optional[_Iterable[_Union[EventKind, str]]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("kind", "at_unix_ms", "loader", "ad_unit_id", "ad_id", "lease_id", "slot_key", "shown", "count", "error", "reason", "note")
+    __slots__ = ("kind", "at_unix_ms", "loader", "ad_unit_id", "ad_id", "lease_id", "slot_key", "shown", "count", "error", "reason", "note", "leases", "expired")
     KIND_FIELD_NUMBER: _ClassVar[int]
     AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     LOADER_FIELD_NUMBER: _ClassVar[int]
@@ -518,6 +520,8 @@ class Event(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    LEASES_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_FIELD_NUMBER: _ClassVar[int]
     kind: EventKind
     at_unix_ms: int
     loader: str
@@ -530,7 +534,9 @@ class Event(_message.Message):
     error: str
     reason: str
     note: str
-    def __init__(self, kind: _Optional[_Union[EventKind, str]] = ..., at_unix_ms: _Optional[int] = ..., loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., ad_id: _Optional[str] = ..., lease_id: _Optional[int] = ..., slot_key: _Optional[str] = ..., shown: _Optional[bool] = ..., count: _Optional[int] = ..., error: _Optional[str] = ..., reason: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...
+    leases: int
+    expired: int
+    def __init__(self, kind: _Optional[_Union[EventKind, str]] = ..., at_unix_ms: _Optional[int] = ..., loader: _Optional[str] = ..., ad_unit_id: _Optional[str] = ..., ad_id: _Optional[str] = ..., lease_id: _Optional[int] = ..., slot_key: _Optional[str] = ..., shown: _Optional[bool] = ..., count: _Optional[int] = ..., error: _Optional[str] = ..., reason: _Optional[str] = ..., note: _Optional[str] = ..., leases: _Optional[int] = ..., expired: _Optional[int] = ...) -> None: ...
 
 class SetLoaderEnabledRequest(_message.Message):
     __slots__ = ("loader", "enabled")
