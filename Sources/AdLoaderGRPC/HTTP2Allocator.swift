@@ -69,17 +69,17 @@ final class HTTP2Allocator {
     static func sizeClass(_ size: Int) -> Int {
         if size > largest { return unpooled }
         if size <= 64 { return 0 }
-        return Int.bitWidth - (size - 1).leadingZeroBitCount - smallestClassShift
+        return Int.bitWidth &- (size &- 1).leadingZeroBitCount &- smallestClassShift
     }
 
     func allocate(_ size: Int) -> UnsafeMutableRawPointer? {
         let sizeClass = Self.sizeClass(size)
         if sizeClass >= 0, let block = heads[sizeClass] {
             heads[sizeClass] = block.load(fromByteOffset: Self.headerSize, as: UnsafeMutableRawPointer?.self)
-            keptBytes -= 64 << sizeClass
+            keptBytes &-= 64 &<< sizeClass
             return block + Self.headerSize
         }
-        let payload = sizeClass >= 0 ? 64 << sizeClass : size
+        let payload = sizeClass >= 0 ? 64 &<< sizeClass : size
         guard let block = malloc(Self.headerSize + payload) else { return nil }
         block.storeBytes(of: sizeClass, as: Int.self)
         return block + Self.headerSize
@@ -89,10 +89,10 @@ final class HTTP2Allocator {
         guard let pointer else { return }
         let block = pointer - Self.headerSize
         let sizeClass = block.load(as: Int.self)
-        if sizeClass >= 0, keptBytes + (64 << sizeClass) <= Self.keptByteLimit {
+        if sizeClass >= 0, keptBytes &+ (64 &<< sizeClass) <= Self.keptByteLimit {
             pointer.storeBytes(of: heads[sizeClass], as: UnsafeMutableRawPointer?.self)
             heads[sizeClass] = block
-            keptBytes += 64 << sizeClass
+            keptBytes &+= 64 &<< sizeClass
             return
         }
         Glibc.free(block)
@@ -101,7 +101,7 @@ final class HTTP2Allocator {
     func reallocate(_ pointer: UnsafeMutableRawPointer?, _ size: Int) -> UnsafeMutableRawPointer? {
         guard let pointer else { return allocate(size) }
         let sizeClass = (pointer - Self.headerSize).load(as: Int.self)
-        if sizeClass >= 0, size <= 64 << sizeClass { return pointer }
+        if sizeClass >= 0, size <= 64 &<< sizeClass { return pointer }
         if sizeClass < 0, Self.sizeClass(size) < 0 {
             guard let block = realloc(pointer - Self.headerSize, Self.headerSize + size) else { return nil }
             return block + Self.headerSize
@@ -109,7 +109,7 @@ final class HTTP2Allocator {
         guard let moved = allocate(size) else { return nil }
         // An unpooled block's payload size is not kept: it is at least `largest`, and only
         // grows into another unpooled block (above); a pooled one moving up copies it whole.
-        moved.copyMemory(from: pointer, byteCount: sizeClass >= 0 ? min(64 << sizeClass, size) : size)
+        moved.copyMemory(from: pointer, byteCount: sizeClass >= 0 ? min(64 &<< sizeClass, size) : size)
         free(pointer)
         return moved
     }

@@ -76,11 +76,8 @@ public struct BorrowRequestMessage: WireMessage {
             return
         }
         if let invalid { throw FrameError.invalidString("\(invalid)") }
-        self.adUnitID = adUnitID
-        self.loader = loader
-        self.slot = slot
-        self.waitMilliseconds = waitMilliseconds
-        self.privacy = privacy
+        self.init(
+            adUnitID: adUnitID, loader: loader, slot: slot, waitMilliseconds: waitMilliseconds, privacy: privacy)
     }
 
     /// Decodes with protobuf-c (the tests and the proto-scanner fuzz target compare it with ``init(decoding:)``).
