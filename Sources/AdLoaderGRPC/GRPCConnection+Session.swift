@@ -14,7 +14,9 @@ extension GRPCConnection {
     }
 
     /// A server session whose callbacks reach the connection at `userData`.
-    static func makeSession(userData: UnsafeMutableRawPointer, limits: HTTP2Limits) -> OpaquePointer? {
+    static func makeSession(
+        userData: UnsafeMutableRawPointer, limits: HTTP2Limits, allocator: HTTP2Allocator
+    ) -> OpaquePointer? {
         var created: OpaquePointer?
         guard nghttp2_session_callbacks_new(&created) == 0, let callbacks = created else { return nil }
         defer { nghttp2_session_callbacks_del(callbacks) }
@@ -74,7 +76,9 @@ extension GRPCConnection {
         // close (and memory per connection).
         nghttp2_option_set_no_closed_streams(option, 1)
         var session: OpaquePointer?
-        guard nghttp2_session_server_new2(&session, callbacks, userData, option) == 0 else { return nil }
+        // nghttp2 copies the allocator's functions; the connection keeps the allocator.
+        var memory = allocator.memory
+        guard nghttp2_session_server_new3(&session, callbacks, userData, option, &memory) == 0 else { return nil }
         return session
     }
 

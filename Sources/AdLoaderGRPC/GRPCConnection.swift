@@ -58,6 +58,8 @@ final class GRPCConnection: CallResponder {
     private(set) var okTrailers = GRPCHeaderBlock([])
     /// Whether the session's SETTINGS went out with the advertised stream limit.
     private var settingsAdvertised = false
+    /// The session's memory (``HTTP2Allocator``): it outlives the session.
+    let allocator = HTTP2Allocator()
     /// Bytes nghttp2 produced and the socket did not take yet.
     @exclusivity(unchecked) var output: [UInt8] = []
     /// Bytes of answers queued in streams, not yet taken by nghttp2.
@@ -119,7 +121,10 @@ final class GRPCConnection: CallResponder {
 
     /// Creates the session, queues the server's SETTINGS and starts reading.
     func start() {
-        guard let created = Self.makeSession(userData: Unmanaged.passUnretained(self).toOpaque(), limits: http2) else {
+        guard
+            let created = Self.makeSession(
+                userData: Unmanaged.passUnretained(self).toOpaque(), limits: http2, allocator: allocator)
+        else {
             close(reason: "cannot create an HTTP/2 session", level: .error)
             return
         }
@@ -490,6 +495,8 @@ final class GRPCConnection: CallResponder {
         lingerTask = nil
         if let session { nghttp2_session_del(session) }
         session = nil
+        // Every block is back (nghttp2_session_del frees the session's memory).
+        allocator.releaseAll()
         streams.removeAll()
         spareStreams = []
         headerStream = nil

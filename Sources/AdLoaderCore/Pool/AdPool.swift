@@ -57,6 +57,9 @@ final class AdPool {
     /// How long an ad stays lendable once loaded: its life (the shortest seen when the
     /// minimum follows the ads' life) minus the minimum remaining life.
     @exclusivity(unchecked) private(set) var lendableMilliseconds: Int64
+    /// `configuration.stockCover` in milliseconds, computed once (as ``leaseTimeoutMilliseconds``:
+    /// its `Duration` conversion in ``refreshTarget(at:)`` was ~190 instructions per Borrow).
+    @exclusivity(unchecked) private(set) var stockCoverMilliseconds: Int64
     /// Set when a reload removed the pool's loader or changed it so that its ads cannot stay:
     /// the pool is drained, out of its loader's table, and kept only until its leases end.
     @exclusivity(unchecked) private(set) var isRetired = false
@@ -150,6 +153,7 @@ final class AdPool {
         self.minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
         self.lendableMilliseconds =
             configuration.lifetime.milliseconds - configuration.effectiveMinimumRemainingLife.milliseconds
+        self.stockCoverMilliseconds = configuration.stockCover.milliseconds
         self.target = configuration.sizing == .fixed ? configuration.maximumRetainedAdvertisements : 0
         self.demand = DemandEstimate(now: now.unixMilliseconds)
         self.lastDemandAt = now.unixMilliseconds
@@ -169,6 +173,7 @@ final class AdPool {
         leaseTimeoutMilliseconds = configuration.leaseTimeout.milliseconds
         minimumLifeMilliseconds = configuration.effectiveMinimumRemainingLife.milliseconds
         lendableMilliseconds = configuration.lifetime.milliseconds - minimumLifeMilliseconds
+        stockCoverMilliseconds = configuration.stockCover.milliseconds
         if configuration.sizing == .fixed { target = configuration.maximumRetainedAdvertisements }
         fill.maximumRetries = configuration.retry.maximumCount
     }
@@ -241,7 +246,7 @@ final class AdPool {
         guard configuration.sizing == .demand else { return }
         let stock = demand.stock(
             at: now.unixMilliseconds, batch: configuration.numberOfAdvertisements, parked: parked.count,
-            lendableMilliseconds: lendableMilliseconds, coverMilliseconds: configuration.stockCover.milliseconds)
+            lendableMilliseconds: lendableMilliseconds, coverMilliseconds: stockCoverMilliseconds)
         target = min(configuration.poolBound, leasedCount + max(stock, prefetchWanted))
     }
 
