@@ -283,6 +283,9 @@ public final class PoolJournal {
     /// written by the loop only while `finished` is set (the thread then waits for a command);
     /// the `let`s are immutable.
     private final class Compaction: @unchecked Sendable {
+        /// The reads and copies of the journal go through one buffer of this size: the thread's
+        /// memory stays the pools' state plus a few of these, whatever the journal's size.
+        static let chunkBytes = 256 << 10
         let path: String
         let bytes: Int
         let wake: @Sendable () -> Void
@@ -389,11 +392,14 @@ public final class PoolJournal {
                         throw PoolStoreError(.io, "pool journal \(path): \(String(cString: strerror(errno)))")
                     }
                     defer { _ = Glibc.close(fd) }
-                    var file = [UInt8](repeating: 0, count: bytes)
+                    // A chunk at a time: the compaction's memory is the pools' state, not the
+                    // journal's size (a 64 MiB journal read whole showed as 64 MiB more RSS).
+                    var replay = PoolJournalReplay()
+                    var chunk = [UInt8](repeating: 0, count: Compaction.chunkBytes)
                     var offset = 0
                     while offset < bytes {
-                        let count = file.withUnsafeMutableBytes {
-                            pread(fd, $0.baseAddress! + offset, bytes - offset, off_t(offset))
+                        let count = chunk.withUnsafeMutableBytes {
+                            pread(fd, $0.baseAddress!, min($0.count, bytes - offset), off_t(offset))
                         }
                         if count < 0 && errno == EINTR { continue }
                         if count <= 0 {
@@ -401,14 +407,24 @@ public final class PoolJournal {
                             throw PoolStoreError(.io, "pool journal \(path): compaction: read: \(message)")
                         }
                         offset += count
+                        let refused = chunk.withUnsafeBytes { piece -> StoreRecordError? in
+                            do throws(StoreRecordError) {
+                                try replay.feed(UnsafeRawBufferPointer(rebasing: piece[0..<count]))
+                                return nil
+                            } catch {
+                                return error
+                            }
+                        }
+                        if let refused {
+                            throw PoolStoreError(.unreadable, "pool journal \(path): compaction: \(refused.message)")
+                        }
                     }
-                    let replay: PoolJournalReplay
                     do throws(StoreRecordError) {
-                        replay = try PoolJournalReplay(file: file)
+                        try replay.finishFeeding()
                     } catch {
                         throw PoolStoreError(.unreadable, "pool journal \(path): compaction: \(error.message)")
                     }
-                    file = []
+                    chunk = []
                     let checkpoint = PoolJournal.checkpointFile(
                         replay.snapshots(), time: replay.lastWrittenAt?.unixMilliseconds ?? 0)
                     let temporary = path + ".new"
@@ -446,7 +462,7 @@ public final class PoolJournal {
         /// for the whole checkpoint to be allocated and written (measured: 19 ms for 68 MB).
         private func catchUp(from input: Int32) throws(PoolStoreError) {
             let temporary = path + ".new"
-            var chunk = [UInt8](repeating: 0, count: 1 << 20)
+            var chunk = [UInt8](repeating: 0, count: Compaction.chunkBytes)
             func copy() throws(PoolStoreError) {
                 for _ in 0..<64 {
                     let end = Int(lseek(input, 0, SEEK_END))

@@ -26,8 +26,38 @@ public struct PoolJournalReplay {
     public private(set) var cutBytes = 0
     public private(set) var unknownRecords = 0
     public private(set) var unreadableAds = 0
+    /// ``feed(_:)``: the bytes of a frame whose end has not come yet, and whether the magic did.
+    private var pending: [UInt8] = []
+    private var sawMagic = false
 
     public init() {}
+
+    /// A journal read in pieces (the compaction reads its file a chunk at a time, so its memory
+    /// is the pools', not the file's): the magic, then every frame applied as soon as it is
+    /// whole; a frame cut by a piece's end waits for the next piece. After the last piece,
+    /// ``cutBytes`` is what no whole frame took, as with ``init(file:)``.
+    /// - Throws: ``StoreRecordError`` when the first bytes are not the journal's magic.
+    public mutating func feed(_ piece: UnsafeRawBufferPointer) throws(StoreRecordError) {
+        pending.append(contentsOf: piece)
+        if !sawMagic {
+            let magic = PoolJournalRecord.fileMagic
+            guard pending.count >= magic.count else { return }
+            guard pending[0..<magic.count].elementsEqual(magic) else {
+                throw StoreRecordError("not a pool journal (no \"ADLJRNL1\" magic)")
+            }
+            pending.removeFirst(magic.count)
+            sawMagic = true
+        }
+        apply(frames: pending[...])
+        // Only a frame's beginning is left: keep it, not the piece's capacity.
+        pending = Array(pending.suffix(cutBytes))
+    }
+
+    /// After the last ``feed(_:)``.
+    /// - Throws: ``StoreRecordError`` when the pieces were shorter than the magic.
+    public func finishFeeding() throws(StoreRecordError) {
+        guard sawMagic else { throw StoreRecordError("not a pool journal (\(pending.count) bytes, no magic)") }
+    }
 
     /// Reads a whole journal file (its magic, then its frames).
     /// - Throws: ``StoreRecordError`` when the file is not a journal (another magic).

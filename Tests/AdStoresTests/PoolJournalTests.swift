@@ -138,6 +138,46 @@ struct PoolJournalTests {
         #expect(replay.adCount == 2 && replay.leaseCount == 1)
     }
 
+    /// The compaction reads its journal a chunk at a time: any split of the file into pieces
+    /// replays to what the whole file does, cut or damaged files included.
+    @Test func aJournalFedInPiecesReplaysAsTheWholeFile() throws {
+        let fixture = Fixture()
+        let journal = fixture.journal
+        try journal.checkpoint([])
+        for index in 0..<6 {
+            journal.record(Self.arrived(Self.ad("a\(index)")))
+            if index % 2 == 1 {
+                journal.record(
+                    .leased(adID: "a\(index)", leaseID: UInt64(index), slot: nil, expiresAt: Self.at + .seconds(60)))
+            }
+            journal.commit()
+        }
+        journal.close()
+        let bytes = fixture.bytes()
+        var damaged = bytes
+        damaged[bytes.count * 2 / 3] ^= 0x5A
+        for file in [bytes, Array(bytes.dropLast(5)), damaged] {
+            let whole = try PoolJournalReplay(file: file)
+            for pieceSize in [1, 3, 7, 64, 1_000, file.count] {
+                var pieces = PoolJournalReplay()
+                for start in stride(from: 0, to: file.count, by: pieceSize) {
+                    try file[start..<min(file.count, start + pieceSize)].withUnsafeBytes { try pieces.feed($0) }
+                }
+                try pieces.finishFeeding()
+                #expect(pieces.adCount == whole.adCount && pieces.leaseCount == whole.leaseCount, "\(pieceSize)")
+                #expect(pieces.frames == whole.frames && pieces.cutBytes == whole.cutBytes, "\(pieceSize)")
+                #expect(pieces.lastWrittenAt == whole.lastWrittenAt)
+            }
+        }
+        var notAJournal = PoolJournalReplay()
+        #expect(throws: StoreRecordError.self) {
+            try Array("garbage!".utf8).withUnsafeBytes { try notAJournal.feed($0) }
+        }
+        var tooShort = PoolJournalReplay()
+        try Array("ADL".utf8).withUnsafeBytes { try tooShort.feed($0) }
+        #expect(throws: StoreRecordError.self) { try tooShort.finishFeeding() }
+    }
+
     @Test(arguments: [[], Array("ADLJRNL0".utf8), Array("garbage".utf8), [UInt8](repeating: 0, count: 64)])
     func aFileThatIsNoJournalIsRefused(_ bytes: [UInt8]) {
         #expect(throws: StoreRecordError.self) { try PoolJournalReplay(file: bytes) }
