@@ -204,7 +204,9 @@ public final class Daemon {
                 let sender = wakeup.sender
                 let journaling = PoolJournaling(
                     journal: PoolJournal(
-                        path: poolStore.path + ".journal", now: { clock.now }, wake: { sender.send() }),
+                        path: poolStore.path + ".journal",
+                        compactionBytes: configuration.poolStore.journalCompactionSize, now: { clock.now },
+                        wake: { sender.send() }),
                     loader: loader, server: server, store: poolStore, deferred: deferred, logger: logger)
                 wakeup.setAction { [weak journaling] in journaling?.compactionFinished() }
                 self.journaling = journaling

@@ -21,6 +21,9 @@ public struct PoolStoreConfiguration: Hashable, Sendable {
     public var redisKeyPrefix = "adloader:pools"
     /// With `redis`: connect and reply timeout of the start's read and the stop's write.
     public var redisTimeout: Duration = .seconds(5)
+    /// With `sqlite`: the journal is compacted (rewritten as one checkpoint, on a thread of its
+    /// own) once this much was appended since the last checkpoint (and more than its size).
+    public var journalCompactionSize = 64 << 20
 
     public init() {}
 
@@ -33,5 +36,8 @@ public struct PoolStoreConfiguration: Hashable, Sendable {
             throw ConfigError(field: "poolStore.redisKeyPrefix", message: "must not be empty")
         }
         if redisTimeout <= .zero { throw ConfigError(field: "poolStore.redisTimeout", message: "must be positive") }
+        if journalCompactionSize < 64 << 10 {
+            throw ConfigError(field: "poolStore.journalCompactionSize", message: "must be at least 64KiB")
+        }
     }
 }

@@ -281,6 +281,11 @@ extension ServerConfiguration {
                 "redisTimeout", \.poolStore.redisTimeout, .duration, flag: "--pool-store-redis-timeout",
                 "with type redis: connect and reply timeout of the start's read and the stop's write (blocking; no call is served then)"
             ),
+            .value(
+                "journalCompactionSize", \.poolStore.journalCompactionSize, .size,
+                flag: "--pool-store-journal-compaction-size",
+                "with type sqlite: rewrite the journal as one checkpoint (on its own thread) once this much was appended since the last one, and more than the checkpoint's size; smaller: a shorter replay after a crash, more compactions"
+            ),
         ])
 
     /// `loaders.NAME`: one loader; only the JSON file configures loaders. Ranges are checked by

@@ -132,6 +132,16 @@ import Testing
         #expect(error(["--what"]) == ConfigError(field: "--what", message: "unknown option (see --help)"))
     }
 
+    @Test func theJournalCompactionSizeIsReadFromFlagFileOrDefaultAndBoundedBelow() throws {
+        #expect(try load().poolStore.journalCompactionSize == 64 << 20)
+        #expect(try load(["--pool-store-journal-compaction-size", "8MiB"]).poolStore.journalCompactionSize == 8 << 20)
+        let file = #"{"poolStore": {"journalCompactionSize": "256KiB"}}"#
+        #expect(try load(["--config", "c.json"], file: file).poolStore.journalCompactionSize == 256 << 10)
+        #expect(error(["--pool-store-journal-compaction-size", "1KiB"])?.field == "poolStore.journalCompactionSize")
+        let garbage = error(["--pool-store-journal-compaction-size", "lots"])
+        #expect(garbage != nil && garbage?.description.contains("compaction") == true, "\(String(describing: garbage))")
+    }
+
     @Test func theConfigFlagTakesEitherForm() throws {
         let file = #"{ "listeners": { "port": 1000 } }"#
         #expect(try load(["--config", "x.json"], file: file).listeners.port == 1000)
