@@ -17,6 +17,8 @@ struct Options {
     var pressureRate = 0.0
     /// Fail when RSS grew more than this over the last half of the samples after warm-up (KiB).
     var maxGrowthKiB = 2_048.0
+    /// The daemon's `--pool-store-journal-compaction-size`.
+    var compactionSize = "8MiB"
     var out = "bench-results"
     var label = "soak"
 
@@ -34,6 +36,8 @@ struct Options {
           --pressure-rate R    pressure calls/s over all its connections (default: closed loop)
           --max-growth-kib K   fail when RSS grows more than K KiB over the last half of the run
                                after warm-up (default 2048)
+          --compaction-size S  the daemon's pool journal compaction size (default 8MiB: many
+                               compactions per run; the product's default is 64MiB)
           --out DIR            where soak-LABEL.csv and soak-LABEL.json go (default bench-results)
           --label NAME         names the files and the JSON line (default soak)
         The daemon runs with a synthetic source (5 ms latency, fill 0.9, 5 % errors) under mixed
@@ -61,6 +65,7 @@ struct Options {
                 case .option("--depth"): o.pressureDepth = Int(try scanner.value(in: 1...128.0))
                 case .option("--pressure-rate"): o.pressureRate = try scanner.value(in: 0...10_000_000.0)
                 case .option("--max-growth-kib"): o.maxGrowthKiB = try scanner.value(in: 0...1e9)
+                case .option("--compaction-size"): o.compactionSize = try scanner.value()
                 case .option("--out"): o.out = try scanner.value()
                 case .option("--label"): o.label = try scanner.value()
                 case .option("--help"), .option("-h"):

@@ -26,7 +26,7 @@ let daemonPath = options.daemonPath.isEmpty ? here.appendingPathComponent("adloa
 let adminPort = AdminRequest.freePort()
 let daemon = try DaemonUnderTest(
     binary: daemonPath, configuration: options.configurationJSON(adminPort: adminPort), directory: outDirectory,
-    label: options.label)
+    label: options.label, compactionSize: options.compactionSize)
 let endpoint = Endpoint.tcp(host: "127.0.0.1", port: daemon.port)
 let startDescriptors = daemon.openDescriptors() ?? 0
 say(
