@@ -64,7 +64,7 @@ public final class TLSClientContext {
             ("caFile", configuration.caFile), ("certificateFile", configuration.certificateFile),
             ("keyFile", configuration.keyFile),
         ] {
-            if let path { try Self.checkReadable(path, field: field) }
+            if let path { try TLSContext.checkReadable(path, field: field) }
         }
         _ = COpenSSL_init_without_atexit()  // no cleanup at exit under running threads (shim.h)
         guard let context = SSL_CTX_new(TLS_client_method()) else {
@@ -144,14 +144,6 @@ public final class TLSClientContext {
         }
         stream.startHandshake(completion)
         return stream
-    }
-
-    private static func checkReadable(_ path: String, field: String) throws(TLSError) {
-        let fd = open(path, O_RDONLY)
-        if fd < 0 {
-            throw TLSError(field: field, message: "cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        close(fd)
     }
 }
 

@@ -78,7 +78,9 @@ public final class TLSContext {
         return ssl
     }
 
-    private static func checkReadable(_ path: String, field: String) throws(TLSError) {
+    /// A clear error naming `field` when `path` cannot be opened (the server's and the Redis
+    /// client's files alike), before OpenSSL gives its own less readable one.
+    static func checkReadable(_ path: String, field: String) throws(TLSError) {
         let fd = open(path, O_RDONLY)
         if fd < 0 {
             throw TLSError(field: field, message: "cannot read \(path): \(String(cString: strerror(errno)))")

@@ -387,10 +387,7 @@ public final class PoolJournal {
         func run() {
             done(
                 Result { () throws(PoolStoreError) -> Int in
-                    let fd = open(path, O_RDONLY | O_CLOEXEC)
-                    guard fd >= 0 else {
-                        throw PoolStoreError(.io, "pool journal \(path): \(String(cString: strerror(errno)))")
-                    }
+                    let fd = try openJournal()
                     defer { _ = Glibc.close(fd) }
                     // A chunk at a time: the compaction's memory is the pools' state, not the
                     // journal's size (a 64 MiB journal read whole showed as 64 MiB more RSS).
@@ -440,15 +437,21 @@ public final class PoolJournal {
                 })
         }
 
+        /// The journal, open for reading (the thread's own descriptor, closed by the caller).
+        private func openJournal() throws(PoolStoreError) -> Int32 {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                throw PoolStoreError(.io, "pool journal \(path): \(String(cString: strerror(errno)))")
+            }
+            return fd
+        }
+
         /// Copies to `output` what the loop appended to the journal since the last copy.
         func catchUp() {
             let checkpointBytes = (try? result?.get()) ?? 0
             done(
                 Result { () throws(PoolStoreError) -> Int in
-                    let fd = open(path, O_RDONLY | O_CLOEXEC)
-                    guard fd >= 0 else {
-                        throw PoolStoreError(.io, "pool journal \(path): \(String(cString: strerror(errno)))")
-                    }
+                    let fd = try openJournal()
                     defer { _ = Glibc.close(fd) }
                     try catchUp(from: fd)
                     return checkpointBytes
