@@ -7,17 +7,29 @@ public import AdLoaderCore
 /// journal never introduced is counted in ``unknownRecords`` and skipped; an ad record that
 /// does not decode is counted in ``unreadableAds``: its ad is dropped as uncertain.
 public struct PoolJournalReplay {
+    struct Lease {
+        var id: UInt64
+        var slot: String?
+        var expiresAt: Int64
+    }
+
     struct Entry {
-        var sequence: Int
         var consentClass: String
         var ad: Ad
         var context: [UInt8]?
-        var lease: (id: UInt64, slot: String?, expiresAt: Int64)?
+        var lease: Lease?
     }
 
-    private var entries: [String: Entry] = [:]
-    private var adOfLease: [UInt64: String] = [:]
-    private var sequence = 0
+    // The state is an array of ads in arrival order (nil where one left) and two indexes into
+    // it, so that a lease or a return (most of a journal: two records per Borrow and Return)
+    // costs one lookup and no copy of an entry; a compaction and a restart replay tens of
+    // MiB of them.
+    private var entries: [Entry?] = []
+    private var holes = 0
+    private var indexOfAd: [String: Int] = [:]
+    private var indexOfLease: [UInt64: Int] = [:]
+    /// ``applyFrame(_:)``'s records, its capacity kept from frame to frame.
+    private var records: [PoolJournalRecord] = []
     /// The time of the last frame applied (the last pass written before the stop or crash).
     public private(set) var lastWrittenAt: AdInstant?
     /// Frames applied.
@@ -74,23 +86,27 @@ public struct PoolJournalReplay {
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
             guard bytes.endIndex - offset >= 8 else { break }
-            var length = 0
-            var sum: UInt32 = 0
-            for index in 0..<4 { length |= Int(bytes[offset + index]) << (8 * index) }
-            for index in 0..<4 { sum |= UInt32(bytes[offset + 4 + index]) << UInt32(8 * index) }
             let start = offset + 8
+            let (length, sum) = bytes.withUnsafeBytes { raw in
+                let header = offset - bytes.startIndex
+                return (
+                    Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: header, as: UInt32.self))),
+                    UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: header + 4, as: UInt32.self))
+                )
+            }
             guard length <= bytes.endIndex - start else { break }
-            let payload = Array(bytes[start..<(start + length)])
-            guard PoolJournalRecord.checksum(payload) == sum, applyFrame(payload) else { break }
+            let payload = bytes[start..<(start + length)]
+            let intact = payload.withUnsafeBytes { PoolJournalRecord.checksum($0) == sum }
+            guard intact, applyFrame(payload) else { break }
             offset = start + length
         }
         cutBytes = bytes.endIndex - offset
     }
 
     /// One frame: its time, then its records; false (nothing applied) when it does not decode.
-    private mutating func applyFrame(_ payload: [UInt8]) -> Bool {
+    private mutating func applyFrame(_ payload: ArraySlice<UInt8>) -> Bool {
         var reader = StoreRecordReader(payload)
-        var records: [PoolJournalRecord] = []
+        records.removeAll(keepingCapacity: true)
         let time: Int64
         do throws(StoreRecordError) {
             time = try reader.signed()
@@ -98,7 +114,11 @@ public struct PoolJournalReplay {
         } catch {
             return false
         }
-        for record in records { apply(record, at: time) }
+        var frameRecords = records
+        records = []
+        for record in frameRecords { apply(record, at: time) }
+        frameRecords.removeAll(keepingCapacity: true)
+        records = frameRecords
         lastWrittenAt = AdInstant(unixMilliseconds: time)
         frames += 1
         return true
@@ -112,38 +132,57 @@ public struct PoolJournalReplay {
                 unreadableAds += 1
                 return
             }
-            if let old = entries[decoded.ad.id]?.lease { adOfLease[old.id] = nil }
-            sequence += 1
-            entries[decoded.ad.id] = Entry(
-                sequence: sequence, consentClass: consentClass, ad: decoded.ad, context: decoded.context)
+            if let old = indexOfAd[decoded.ad.id] { vacate(old) }
+            indexOfAd[decoded.ad.id] = entries.count
+            entries.append(Entry(consentClass: consentClass, ad: decoded.ad, context: decoded.context))
         case .leased(let adID, let leaseID, let slot, let expiresAt):
-            guard entries[adID] != nil else {
+            guard let index = indexOfAd[adID] else {
                 unknownRecords += 1
                 return
             }
-            if let old = entries[adID]?.lease { adOfLease[old.id] = nil }
-            entries[adID]?.lease = (leaseID, slot, expiresAt.unixMilliseconds)
-            adOfLease[leaseID] = adID
+            if let old = entries[index]!.lease { indexOfLease[old.id] = nil }
+            entries[index]!.lease = Lease(id: leaseID, slot: slot, expiresAt: expiresAt.unixMilliseconds)
+            indexOfLease[leaseID] = index
         case .returned(let leaseID, let shown):
-            guard let adID = adOfLease.removeValue(forKey: leaseID) else {
+            guard let index = indexOfLease.removeValue(forKey: leaseID) else {
                 unknownRecords += 1
                 return
             }
-            entries[adID]?.lease = nil
-            if shown { entries[adID]?.ad.showCount += 1 }
+            entries[index]?.lease = nil
+            if shown { entries[index]?.ad.showCount += 1 }
         case .removed(let adID):
-            guard let entry = entries.removeValue(forKey: adID) else {
+            guard let index = indexOfAd.removeValue(forKey: adID) else {
                 unknownRecords += 1
                 return
             }
-            if let lease = entry.lease { adOfLease[lease.id] = nil }
+            vacate(index)
         }
     }
 
+    /// Empties the entry at `index` (its ad left, or arrived again and moves to the end); once
+    /// more than half the array is holes, closes them up.
+    private mutating func vacate(_ index: Int) {
+        if let lease = entries[index]?.lease { indexOfLease[lease.id] = nil }
+        entries[index] = nil
+        holes += 1
+        guard holes > 1024, holes * 2 > entries.count else { return }
+        var moved = [Int](repeating: -1, count: entries.count)
+        var kept: [Entry?] = []
+        kept.reserveCapacity(entries.count - holes)
+        for (old, entry) in entries.enumerated() where entry != nil {
+            moved[old] = kept.count
+            kept.append(entry)
+        }
+        entries = kept
+        holes = 0
+        indexOfAd = indexOfAd.mapValues { moved[$0] }
+        indexOfLease = indexOfLease.mapValues { moved[$0] }
+    }
+
     /// Ads held (leased or not).
-    public var adCount: Int { entries.count }
+    public var adCount: Int { indexOfAd.count }
     /// Leases open.
-    public var leaseCount: Int { adOfLease.count }
+    public var leaseCount: Int { indexOfLease.count }
 
     /// The pools as snapshots taken at ``lastWrittenAt``, sorted by loader, ad unit and class;
     /// ads in arrival order (a restore orders them by expiry).
@@ -164,7 +203,7 @@ public struct PoolJournalReplay {
             }
         }
         var pools: [Key: PoolSnapshot] = [:]
-        for entry in entries.values.sorted(by: { $0.sequence < $1.sequence }) {
+        for case let entry? in entries {
             let key = Key(loader: entry.ad.loader, adUnitID: entry.ad.adUnitID, consentClass: entry.consentClass)
             if pools[key] == nil {
                 var snapshot = PoolSnapshot(

@@ -297,12 +297,25 @@ public struct StoreRecordWriter {
     public mutating func bool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 
     public mutating func unsigned(_ value: UInt64) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
+        guard value >= 0x80 else {
+            bytes.append(UInt8(value))
+            return
         }
-        bytes.append(UInt8(value))
+        // Built in a scratch of 16 bytes and appended at once: a lease id (replica bits on top)
+        // is 9-10 bytes, one append each was the journal's largest per-call cost.
+        var scratch: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &scratch) { raw in
+            let typed = raw.bindMemory(to: UInt8.self)
+            var rest = value
+            var count = 0
+            while rest >= 0x80 {
+                typed[count] = UInt8(truncatingIfNeeded: rest) | 0x80
+                rest >>= 7
+                count += 1
+            }
+            typed[count] = UInt8(rest)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: typed[0...count]))
+        }
     }
 
     public mutating func signed(_ value: Int64) {
@@ -344,16 +357,22 @@ public struct StoreRecordWriter {
 
 /// Reads a record's fields, refusing anything cut short or out of range.
 public struct StoreRecordReader {
-    private let bytes: [UInt8]
-    private var offset = 0
+    private let bytes: ArraySlice<UInt8>
+    private var offset: Int
 
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ bytes: [UInt8]) { self.init(bytes[...]) }
 
-    public var isAtEnd: Bool { offset == bytes.count }
-    public var remaining: Int { bytes.count - offset }
+    /// Reads a part of a buffer in place (a journal's frame inside the bytes read).
+    public init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        offset = bytes.startIndex
+    }
+
+    public var isAtEnd: Bool { offset == bytes.endIndex }
+    public var remaining: Int { bytes.endIndex - offset }
 
     public mutating func byte() throws(StoreRecordError) -> UInt8 {
-        guard offset < bytes.count else { throw StoreRecordError("record cut short") }
+        guard offset < bytes.endIndex else { throw StoreRecordError("record cut short") }
         defer { offset += 1 }
         return bytes[offset]
     }
@@ -392,9 +411,14 @@ public struct StoreRecordReader {
     public mutating func string() throws(StoreRecordError) -> String {
         let count = try length()
         defer { offset += count }
-        guard let text = String(validating: bytes[offset..<offset + count], as: UTF8.self) else {
-            throw StoreRecordError("string not UTF-8")
+        // ASCII (ids, classes, slots: most of a journal's replay) is decoded from the buffer
+        // as it is; anything else validated (the generic validation of a slice is slow).
+        let text = bytes.withUnsafeBufferPointer { all in
+            let raw = UnsafeBufferPointer(rebasing: all[(offset - bytes.startIndex)...].prefix(count))
+            return raw.allSatisfy({ $0 < 0x80 })
+                ? String(decoding: raw, as: UTF8.self) : String(validating: raw, as: UTF8.self)
         }
+        guard let text else { throw StoreRecordError("string not UTF-8") }
         return text
     }
 
