@@ -24,6 +24,17 @@ final class PoolJournaling {
     private let logger: Logger
     private var token: ObserverToken?
     private var compactionDue = false
+    /// Whether the compaction under way writes the loader's snapshots (else a replay).
+    private var compactionFromSnapshot = false
+    /// The loop's time to take those snapshots, in µs (part of the compaction's first part).
+    private var compactionSnapshotMicroseconds: Int64 = 0
+    /// The most ads (``NativeAdvertisementLoader/adsHeld``) a compaction copies on the loop
+    /// (``NativeAdvertisementLoader/snapshot(ordered:)``) rather than have its thread replay
+    /// the journal. Measured (BENCHMARKS.md 9.5, release): the copy of 4,096 ads took the loop
+    /// 0.44-0.80 ms (100-200 ns an ad, a cache miss each), within the 1 ms a loop pass may
+    /// take; the replay costs no loop time but ~100 ns per journal record on the other core,
+    /// two records per Borrow and Return: a sixth of the call's own CPU.
+    static let snapshotCompactionLimit = 4096
     private var compactionStarted: Int64 = 0
     /// The loop's own share of the compaction under way (starting it, handing a catch-up to a
     /// thread, finishing it), in µs: in all, and its longest single part (one loop pause).
@@ -53,11 +64,11 @@ final class PoolJournaling {
         // Built once: the per-pass request allocates nothing.
         let endOfPass: () -> Bool = { [unowned self] in self.endOfPass() }
         token = loader.addObserver { event in
-            let first = !journal.hasPending
             // Changes no answer carries (ads arriving, a sweep) are written at the end of the pass.
-            if journal.record(event) && first { deferred.request(endOfPass) }
+            if journal.record(event) { deferred.request(endOfPass) }
         }
         server.beforeAnswersLeave = { journal.commit() }
+        server.answersLeaveAtTheEndOfThePass = true
         store.beforeNoticeWrite = { journal.commit() }
         journal.onCompactionDue = { [unowned self] in
             // Not inside the commit that noticed it: at the end of the pass.
@@ -73,6 +84,7 @@ final class PoolJournaling {
         if let token { loader.removeObserver(token) }
         token = nil
         server.beforeAnswersLeave = nil
+        server.answersLeaveAtTheEndOfThePass = false
         store.beforeNoticeWrite = nil
         journal.onCompactionDue = nil
     }
@@ -93,7 +105,12 @@ final class PoolJournaling {
         let started = Daemon.monotonicMicroseconds()
         let cpu = Daemon.threadCPUMicroseconds()
         let switches = Daemon.threadContextSwitches()
-        if !journal.startCompaction() && !journal.isCompacting, let error = journal.lastError {
+        // Small pools are copied here and written as they are; big ones are rebuilt by the
+        // thread from the journal, which costs the loop nothing but replays the whole history.
+        compactionFromSnapshot = loader.adsHeld <= Self.snapshotCompactionLimit
+        let snapshots = compactionFromSnapshot ? loader.snapshot(ordered: false) : nil
+        compactionSnapshotMicroseconds = Daemon.monotonicMicroseconds() - started
+        if !journal.startCompaction(from: snapshots) && !journal.isCompacting, let error = journal.lastError {
             logger.error("pool journal compaction failed", ["error": .string(error.message)])
         }
         compactionLoopMicroseconds = Daemon.monotonicMicroseconds() - started
@@ -127,6 +144,8 @@ final class PoolJournaling {
             logger.info(
                 "pool journal compacted",
                 [
+                    "from": .string(compactionFromSnapshot ? "snapshot" : "replay"),
+                    "snapshotUs": .int(compactionSnapshotMicroseconds),
                     "bytes": .int(Int64(checkpointBytes)), "tailBytes": .int(Int64(tailBytes)),
                     "loopTailBytes": .int(Int64(loopTailBytes)),
                     "ms": .int(Daemon.monotonicMilliseconds() - compactionStarted),

@@ -122,7 +122,15 @@ final class Connection: CallResponder {
                 completedFrame: decoder.prefaceReceived && decoder.bufferedByteCount < bufferedBefore)
             armTimeouts()
         }
-        flush()
+        if server.answersLeaveAtTheEndOfThePass, !output.isEmpty, phase != .closed {
+            // With every other connection's, after the pool journal's one write of the pass.
+            if !isDirty {
+                isDirty = true
+                transport.scheduleFlush(self)
+            }
+        } else {
+            flush()
+        }
     }
 
     private func processFrames() {

@@ -23,6 +23,10 @@ public final class ServerContext {
     /// write barrier (the journal of the leases those answers carry is written first, so that
     /// a crash after an answer left never lends its ad again). Nil: nothing to wait for.
     @exclusivity(unchecked) public var beforeAnswersLeave: (() -> Void)?
+    /// Set with ``beforeAnswersLeave``: a transport that can hands a read callback's answers to
+    /// the socket at the end of the loop pass, with every other connection's, so that the
+    /// barrier costs one journal write per pass rather than one per connection read.
+    @exclusivity(unchecked) public var answersLeaveAtTheEndOfThePass = false
     // Loop-confined, and no method holds an access across a call that re-enters it.
     @exclusivity(unchecked) public private(set) var connectionCount = 0
     @exclusivity(unchecked) private var countsByTransport: [String: Int] = [:]

@@ -20,10 +20,12 @@ public import AdLoaderCore
 /// appended since passes both ``compactionBytes`` and the checkpoint's own size (so a big
 /// pool is not rewritten over and over: at most half the file is history).
 ///
-/// A compaction (``startCompaction()``) runs on a thread of its own, so that a journal of
-/// 100,000 ads does not hold the loop for the seconds its rewrite takes: the thread reads the
-/// file as it was (every whole frame up to that moment), replays it (``PoolJournalReplay``)
-/// and writes the state it describes as a checkpoint to `path.new`; meanwhile the loop keeps
+/// A compaction (``startCompaction(from:)``) runs on a thread of its own, so that a journal of
+/// 100,000 ads does not hold the loop for the seconds its rewrite takes: the thread writes the
+/// pools as a checkpoint to `path.new` — the loader's snapshots when the loop handed them over
+/// (pools small enough to copy on the loop: nothing to replay), else the state the file
+/// describes as it was (every whole frame up to that moment), replayed
+/// (``PoolJournalReplay``); meanwhile the loop keeps
 /// appending its frames to the journal, and the thread copies them from the journal to
 /// `path.new` after the checkpoint, then writes `path.new` to the disk (`fdatasync`) and
 /// copies what came meanwhile. When the thread is done it calls `wake`; on the loop,
@@ -148,8 +150,9 @@ public final class PoolJournal {
 
     /// Notes the change a loader event makes (nothing for one that changes nothing kept),
     /// written straight into the frame: the per-call path.
-    /// - Returns: whether it noted anything.
-    @inline(__always)
+    /// - Returns: whether it began the pass's frame (nothing was noted since the last commit):
+    ///   the caller then makes sure a commit comes at the end of the pass. (One call for both:
+    ///   reading ``hasPending`` from another module is a dynamic exclusivity check per event.)
     @discardableResult
     public func record(_ event: AdEvent) -> Bool {
         let first = !hasPending
@@ -161,7 +164,7 @@ public final class PoolJournal {
             }
             return false
         }
-        return true
+        return first
     }
 
     private func beginFrame() {
@@ -288,6 +291,11 @@ public final class PoolJournal {
         static let chunkBytes = 256 << 10
         let path: String
         let bytes: Int
+        /// The pools as of `bytes` (``startCompaction(from:)``), written instead of a replay;
+        /// let go once written.
+        var snapshots: [PoolSnapshot]?
+        /// When `snapshots` were taken (the checkpoint's frames carry it).
+        let takenAt: Int64
         let wake: @Sendable () -> Void
         /// The checkpoint's size, or why the job failed (its `path.new` then removed).
         var result: Result<Int, PoolStoreError>?
@@ -311,9 +319,13 @@ public final class PoolJournal {
         private var finished = false
         private var command: Command?
 
-        init(path: String, bytes: Int, wake: @escaping @Sendable () -> Void) {
+        init(
+            path: String, bytes: Int, snapshots: [PoolSnapshot]?, takenAt: Int64, wake: @escaping @Sendable () -> Void
+        ) {
             self.path = path
             self.bytes = bytes
+            self.snapshots = snapshots
+            self.takenAt = takenAt
             self.copiedTo = bytes
             self.wake = wake
             mutex.initialize(to: pthread_mutex_t())
@@ -382,48 +394,23 @@ public final class PoolJournal {
             wake()
         }
 
-        /// Reads the first `bytes` bytes (whole frames), replays them, writes the state as a
-        /// checkpoint to `path.new`, then catches up with what the loop appended meanwhile.
+        /// Writes the pools as a checkpoint to `path.new` (the snapshots handed over, or the
+        /// state the journal's first `bytes` bytes describe, replayed), then catches up with
+        /// what the loop appended meanwhile.
         func run() {
             done(
                 Result { () throws(PoolStoreError) -> Int in
                     let fd = try openJournal()
                     defer { _ = Glibc.close(fd) }
-                    // A chunk at a time: the compaction's memory is the pools' state, not the
-                    // journal's size (a 64 MiB journal read whole showed as 64 MiB more RSS).
-                    var replay = PoolJournalReplay()
-                    var chunk = [UInt8](repeating: 0, count: Compaction.chunkBytes)
-                    var offset = 0
-                    while offset < bytes {
-                        let count = chunk.withUnsafeMutableBytes {
-                            pread(fd, $0.baseAddress!, min($0.count, bytes - offset), off_t(offset))
-                        }
-                        if count < 0 && errno == EINTR { continue }
-                        if count <= 0 {
-                            let message = count == 0 ? "file shorter than written" : String(cString: strerror(errno))
-                            throw PoolStoreError(.io, "pool journal \(path): compaction: read: \(message)")
-                        }
-                        offset += count
-                        let refused = chunk.withUnsafeBytes { piece -> StoreRecordError? in
-                            do throws(StoreRecordError) {
-                                try replay.feed(UnsafeRawBufferPointer(rebasing: piece[0..<count]))
-                                return nil
-                            } catch {
-                                return error
-                            }
-                        }
-                        if let refused {
-                            throw PoolStoreError(.unreadable, "pool journal \(path): compaction: \(refused.message)")
-                        }
+                    let checkpoint: [UInt8]
+                    if let snapshots {
+                        checkpoint = PoolJournal.checkpointFile(snapshots, time: takenAt)
+                        self.snapshots = nil
+                    } else {
+                        let replayed = try replayJournal(fd)
+                        checkpoint = PoolJournal.checkpointFile(
+                            replayed.snapshots(), time: replayed.lastWrittenAt?.unixMilliseconds ?? 0)
                     }
-                    do throws(StoreRecordError) {
-                        try replay.finishFeeding()
-                    } catch {
-                        throw PoolStoreError(.unreadable, "pool journal \(path): compaction: \(error.message)")
-                    }
-                    chunk = []
-                    let checkpoint = PoolJournal.checkpointFile(
-                        replay.snapshots(), time: replay.lastWrittenAt?.unixMilliseconds ?? 0)
                     let temporary = path + ".new"
                     output = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
                     guard output >= 0 else {
@@ -435,6 +422,43 @@ public final class PoolJournal {
                     try catchUp(from: fd)
                     return checkpoint.count
                 })
+        }
+
+        /// The journal's first `bytes` bytes (whole frames) replayed, read a chunk at a time:
+        /// the compaction's memory is the pools' state, not the journal's size (a 64 MiB
+        /// journal read whole showed as 64 MiB more RSS).
+        private func replayJournal(_ fd: Int32) throws(PoolStoreError) -> PoolJournalReplay {
+            var replay = PoolJournalReplay()
+            var chunk = [UInt8](repeating: 0, count: Compaction.chunkBytes)
+            var offset = 0
+            while offset < bytes {
+                let count = chunk.withUnsafeMutableBytes {
+                    pread(fd, $0.baseAddress!, min($0.count, bytes - offset), off_t(offset))
+                }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 {
+                    let message = count == 0 ? "file shorter than written" : String(cString: strerror(errno))
+                    throw PoolStoreError(.io, "pool journal \(path): compaction: read: \(message)")
+                }
+                offset += count
+                let refused = chunk.withUnsafeBytes { piece -> StoreRecordError? in
+                    do throws(StoreRecordError) {
+                        try replay.feed(UnsafeRawBufferPointer(rebasing: piece[0..<count]))
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                if let refused {
+                    throw PoolStoreError(.unreadable, "pool journal \(path): compaction: \(refused.message)")
+                }
+            }
+            do throws(StoreRecordError) {
+                try replay.finishFeeding()
+            } catch {
+                throw PoolStoreError(.unreadable, "pool journal \(path): compaction: \(error.message)")
+            }
+            return replay
         }
 
         /// The journal, open for reading (the thread's own descriptor, closed by the caller).
@@ -504,11 +528,17 @@ public final class PoolJournal {
     /// Starts compacting the journal on a thread of its own (see the type's documentation).
     /// - Returns: false when one is already under way, the journal is not open, or the thread
     ///   cannot start (nothing changes then).
+    ///
+    /// - Parameter snapshots: the pools as they are now, when the caller has them cheaply (the
+    ///   loader's ``NativeAdvertisementLoader/snapshot()``: every change noted so far is in
+    ///   them): the thread writes them as the checkpoint and replays nothing. Nil: the thread
+    ///   rebuilds the pools by replaying the journal (a pool too big to copy on the loop).
     @discardableResult
-    public func startCompaction() -> Bool {
+    public func startCompaction(from snapshots: [PoolSnapshot]? = nil) -> Bool {
         guard compaction == nil, descriptor >= 0 else { return false }
         commit()
-        let job = Compaction(path: path, bytes: fileBytes, wake: wake)
+        let job = Compaction(
+            path: path, bytes: fileBytes, snapshots: snapshots, takenAt: now().unixMilliseconds, wake: wake)
         let context = Unmanaged.passRetained(job).toOpaque()
         let started = pthread_create(
             &compactionThread, nil,

@@ -309,6 +309,133 @@ struct PoolJournalCompactionTests {
         #expect(!ads.contains { $0.ad.id == "a199" || $0.ad.id == "a10" })
     }
 
+    /// Pools the loop hands over (the loader's snapshot, small pools) are what the checkpoint
+    /// holds: the thread replays nothing (the history here says otherwise and does not come
+    /// back), and the frames written meanwhile follow them.
+    @Test func aCompactionFromSnapshotsWritesThemAndTheFramesWrittenMeanwhile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/pools.sqlite.journal"
+        let woken = DispatchSemaphore(value: 0)
+        var now = PoolJournalTests.at
+        let journal = PoolJournal(path: path, now: { now }, wake: { woken.signal() })
+        try journal.checkpoint([])
+        for index in 0..<100 {
+            journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("h\(index)")))
+            journal.commit()
+        }
+        now = now + .seconds(1)
+        var snapshot = PoolSnapshot(
+            loader: "default", adUnitID: "feed", format: .native, takenAt: now,
+            ads: [.init(ad: PoolJournalTests.ad("s1"), sourceState: [4, 2])],
+            leases: [
+                .init(
+                    leaseID: 41, slot: "cell", expiresAt: now + .seconds(60),
+                    pooled: .init(ad: PoolJournalTests.ad("s2")))
+            ],
+            demand: .init(
+                averageRate: 0, slowRate: 0, windowStart: now, windowCount: 0, latencyMilliseconds: 0,
+                adsPerRequest: nil))
+        snapshot.consentClass = "limited"
+        #expect(journal.startCompaction(from: [snapshot]))
+        now = now + .seconds(1)
+        journal.record(.returned(leaseID: 41, shown: true))
+        journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("late"), consentClass: "limited"))
+        journal.commit()
+        #expect(woken.wait(timeout: .now() + 30) == .success, "the compaction's thread never finished")
+        guard case .replaced(let checkpointBytes, let tailBytes, _) = journal.finishCompaction() else {
+            Issue.record("not replaced")
+            return
+        }
+        #expect(tailBytes > 0 && journal.fileBytes == checkpointBytes + tailBytes)
+        journal.close()
+        let replay = try #require(try PoolJournal.read(path: path))
+        #expect(replay.cutBytes == 0 && replay.unknownRecords == 0 && replay.unreadableAds == 0)
+        #expect(replay.lastWrittenAt == now)
+        let pools = replay.snapshots()
+        #expect(pools.count == 1 && pools.first?.consentClass == "limited")
+        #expect(pools.first?.ads.map(\.ad.id) == ["s1", "s2", "late"])
+        #expect(pools.first?.ads.first?.sourceState == [4, 2])
+        #expect(pools.first?.ads.first { $0.ad.id == "s2" }?.ad.showCount == 1)
+        #expect(pools.first?.leases.isEmpty == true)
+    }
+
+    /// A long history of arrivals and departures (more than half of the replay's slots empty,
+    /// so it closes them up several times): what is left, its order of arrival, its leases and
+    /// the leases' returns come out as they went in.
+    @Test func aLongChurnReplaysToWhatIsLeftInArrivalOrder() throws {
+        let fixture = PoolJournalTests.Fixture()
+        let journal = fixture.journal
+        try journal.checkpoint([])
+        var expected: [String] = []
+        for round in 0..<6 {
+            for index in 0..<1000 {
+                journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("r\(round)-\(index)")))
+            }
+            // Keep every 50th of the round; lease the kept ones of even rounds.
+            for index in 0..<1000 where index % 50 != 0 { journal.record(.removed(adID: "r\(round)-\(index)")) }
+            for index in stride(from: 0, to: 1000, by: 50) {
+                expected.append("r\(round)-\(index)")
+                if round % 2 == 0 {
+                    journal.record(
+                        .leased(
+                            adID: "r\(round)-\(index)", leaseID: UInt64(round * 1000 + index), slot: nil,
+                            expiresAt: PoolJournalTests.at + .seconds(60)))
+                }
+            }
+            journal.commit()
+        }
+        // The first ad comes again: it moves to the end, its lease gone with the old copy.
+        journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("r0-0")))
+        expected.removeFirst()
+        expected.append("r0-0")
+        // Two leases come back, one shown.
+        journal.record(.returned(leaseID: 2050, shown: true))
+        journal.record(.returned(leaseID: 4100, shown: false))
+        journal.record(.returned(leaseID: 0, shown: false))  // ended with the old copy of r0-0
+        journal.commit()
+        journal.close()
+        let replay = try #require(try PoolJournal.read(path: fixture.path))
+        #expect(replay.adCount == 120 && replay.unknownRecords == 1)
+        // Leases: 20 kept ads in each of rounds 0, 2 and 4, minus r0-0's, minus two returned.
+        #expect(replay.leaseCount == 57)
+        let pool = try #require(replay.snapshots().first)
+        let available: [String] = pool.ads.map { $0.ad.id }
+        let lent: [String] = pool.leases.map { $0.pooled.ad.id }
+        let leaseIDs: [UInt64] = pool.leases.map { $0.leaseID }
+        #expect(Set(available + lent) == Set(expected))
+        let lentSet = Set(lent)
+        #expect(available == expected.filter { !lentSet.contains($0) })
+        #expect(pool.ads.first { $0.ad.id == "r2-50" }?.ad.showCount == 1)
+        #expect(leaseIDs.sorted() == leaseIDs)
+        #expect(Set(leaseIDs).isDisjoint(with: [2050, 4100, 0]))
+    }
+
+    /// Strings read back from a record: ASCII as it is, other UTF-8 validated, and bytes that
+    /// are not UTF-8 refused (never repaired into another id).
+    @Test(arguments: ["", "ad-42", "café", "広告🙂", String(repeating: "x", count: 300)])
+    func recordStringsComeBackAsWritten(_ text: String) throws {
+        var writer = StoreRecordWriter()
+        writer.string(text)
+        writer.unsigned(UInt64.max)
+        writer.unsigned(0x7F)
+        writer.unsigned(0x80)
+        var reader = StoreRecordReader(writer.bytes)
+        #expect(try reader.string() == text)
+        #expect(try reader.unsigned() == UInt64.max)
+        #expect(try reader.unsigned() == 0x7F)
+        #expect(try reader.unsigned() == 0x80)
+        #expect(reader.isAtEnd)
+    }
+
+    @Test(arguments: [[0xFF], [0x61, 0xC3], [0xE0, 0x80, 0x80], [0xF0, 0x90, 0x80, 0x61]] as [[UInt8]])
+    func recordStringsThatAreNotUTF8AreRefused(_ bytes: [UInt8]) {
+        var reader = StoreRecordReader([UInt8(bytes.count)] + bytes)
+        #expect(throws: StoreRecordError.self) { try reader.string() }
+    }
+
     /// More frames appended after the thread's last copy than the loop copies in one pass: a
     /// thread catches up first (`.notDone`, then `wake` again) and the loop copies nothing.
     @Test func aLongTailIsCopiedByACatchUpThreadNotByTheLoop() throws {

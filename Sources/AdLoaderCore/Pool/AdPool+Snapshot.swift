@@ -1,8 +1,11 @@
 extension AdPool {
     /// What the pool holds now as a value (see ``PoolSnapshot``): its available ads in lending
     /// order, its open leases (read from `leases`, the loader's table) by id, `blocks` (its
-    /// loader's creative blocks, if any) and its demand estimate.
-    func snapshot(leases: LeaseTable, blocks: CreativeBlockList?, at now: AdInstant) -> PoolSnapshot {
+    /// loader's creative blocks, if any) and its demand estimate; `ordered` false: ads and leases
+    /// in no particular order.
+    func snapshot(leases: LeaseTable, blocks: CreativeBlockList?, at now: AdInstant, ordered: Bool = true)
+        -> PoolSnapshot
+    {
         var available: [(sequence: UInt64, pooled: PoolSnapshot.PooledAd)] = []
         var leased: [PoolSnapshot.LeasedAd] = []
         available.reserveCapacity(self.available.count)
@@ -21,13 +24,15 @@ extension AdPool {
                         pendingDrop: pendingDrop))
             }
         }
-        // The heap's order: soonest expiry first, the ad loaded first on a tie.
-        available.sort {
-            ($0.pooled.ad.expiresAt.unixMilliseconds, $0.sequence) < (
-                $1.pooled.ad.expiresAt.unixMilliseconds, $1.sequence
-            )
+        if ordered {
+            // The heap's order: soonest expiry first, the ad loaded first on a tie.
+            available.sort {
+                ($0.pooled.ad.expiresAt.unixMilliseconds, $0.sequence) < (
+                    $1.pooled.ad.expiresAt.unixMilliseconds, $1.sequence
+                )
+            }
+            leased.sort { $0.leaseID < $1.leaseID }
         }
-        leased.sort { $0.leaseID < $1.leaseID }
         let nowMilliseconds = now.unixMilliseconds
         var snapshot = PoolSnapshot(
             loader: loader, adUnitID: adUnitID, format: configuration.format, takenAt: now,
