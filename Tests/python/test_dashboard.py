@@ -201,8 +201,13 @@ def test_dashboard_shows_the_error_and_identity_views_with_failures_injected(dae
                   return codes && codes.dataset.legend.includes("INVALID_ARGUMENT") && failures
                     && Number(failures.dataset.points) >= 6;
                 })()"""), timeout=60, interval=0.25, message="the error views with data")
-            time.sleep(0.6)  # two more samples with the load still running, for the screenshot
-            state = browser.evaluate("""
+            def failing_state():
+                # The tiles show the last sample: fail calls again until a tile shows red, and
+                # read the page at that moment (on a loaded machine the wait above can outlast
+                # the first failures' sample: the tiles were back at 0, and the test failed).
+                for i in range(3):
+                    d.cli("borrow", "feed-native", "--loader", "nope", check=False)
+                state = browser.evaluate("""
                 (() => ({
                   identity: Object.fromEntries(['instance', 'version', 'up', 'since'].map(
                     k => [k, document.querySelector('.id-' + k).textContent])),
@@ -216,6 +221,8 @@ def test_dashboard_shows_the_error_and_identity_views_with_failures_injected(dae
                     .split(' ').filter(Boolean).map(xy => 96 - Number(xy.split(',')[1]))),
                   units: [...document.querySelectorAll('#errors figure')].map(f => f.dataset.unit),
                 }))()""")
+                return state if state["bad"] else None
+            state = wait_until(failing_state, timeout=60, interval=0.25, message="a red error tile")
             shot = browser.call("Page.captureScreenshot", format="png", captureBeyondViewport=False)
         assert not load.errors
     finally:
