@@ -76,6 +76,11 @@ BIN=$(swift build "${SWIFT_FLAGS[@]}" --show-bin-path)
 export SWIFT_BACKTRACE=enable=no
 SYMBOLIZER=$(dirname "$(readlink -f "$(command -v swift)")")/llvm-symbolizer
 [ -x "$SYMBOLIZER" ] && export ASAN_SYMBOLIZER_PATH="$SYMBOLIZER"
+# ASan records no stack per allocation (malloc_context_size=0): every check stays, only a
+# report's "allocated here / freed here" stacks are missing, and a saved reproducer replayed
+# with ASAN_OPTIONS= (the defaults) prints them. Measured on bid-response, 5,000 runs from the
+# seeds: 11.1 CPU s with the defaults, 6.5 with this (1.7x the executions per CPU second).
+export ASAN_OPTIONS=${ASAN_OPTIONS-malloc_context_size=0}
 
 RUNS_EACH=
 if [ "$SMOKE" = 1 ]; then
