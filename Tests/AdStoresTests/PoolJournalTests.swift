@@ -24,7 +24,10 @@ struct PoolJournalTests {
         let directory: String
         let path: String
         var now = PoolJournalTests.at
-        lazy var journal = PoolJournal(path: path) { [unowned self] in self.now }
+        /// Signalled by a compaction's thread when it is done (the daemon's `uv_async_send`).
+        let woken = DispatchSemaphore(value: 0)
+        lazy var journal = PoolJournal(
+            path: path, now: { [unowned self] in self.now }, wake: { [woken] in woken.signal() })
 
         init() {
             directory =
@@ -313,47 +316,41 @@ struct PoolJournalCompactionTests {
     /// holds: the thread replays nothing (the history here says otherwise and does not come
     /// back), and the frames written meanwhile follow them.
     @Test func aCompactionFromSnapshotsWritesThemAndTheFramesWrittenMeanwhile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("compaction-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/pools.sqlite.journal"
-        let woken = DispatchSemaphore(value: 0)
-        var now = PoolJournalTests.at
-        let journal = PoolJournal(path: path, now: { now }, wake: { woken.signal() })
+        let fixture = PoolJournalTests.Fixture()
+        let journal = fixture.journal
         try journal.checkpoint([])
         for index in 0..<100 {
             journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("h\(index)")))
             journal.commit()
         }
-        now = now + .seconds(1)
+        fixture.now = fixture.now + .seconds(1)
         var snapshot = PoolSnapshot(
-            loader: "default", adUnitID: "feed", format: .native, takenAt: now,
+            loader: "default", adUnitID: "feed", format: .native, takenAt: fixture.now,
             ads: [.init(ad: PoolJournalTests.ad("s1"), sourceState: [4, 2])],
             leases: [
                 .init(
-                    leaseID: 41, slot: "cell", expiresAt: now + .seconds(60),
+                    leaseID: 41, slot: "cell", expiresAt: fixture.now + .seconds(60),
                     pooled: .init(ad: PoolJournalTests.ad("s2")))
             ],
             demand: .init(
-                averageRate: 0, slowRate: 0, windowStart: now, windowCount: 0, latencyMilliseconds: 0,
+                averageRate: 0, slowRate: 0, windowStart: fixture.now, windowCount: 0, latencyMilliseconds: 0,
                 adsPerRequest: nil))
         snapshot.consentClass = "limited"
         #expect(journal.startCompaction(from: [snapshot]))
-        now = now + .seconds(1)
+        fixture.now = fixture.now + .seconds(1)
         journal.record(.returned(leaseID: 41, shown: true))
         journal.record(PoolJournalTests.arrived(PoolJournalTests.ad("late"), consentClass: "limited"))
         journal.commit()
-        #expect(woken.wait(timeout: .now() + 30) == .success, "the compaction's thread never finished")
+        #expect(fixture.woken.wait(timeout: .now() + 30) == .success, "the compaction's thread never finished")
         guard case .replaced(let checkpointBytes, let tailBytes, _) = journal.finishCompaction() else {
             Issue.record("not replaced")
             return
         }
         #expect(tailBytes > 0 && journal.fileBytes == checkpointBytes + tailBytes)
         journal.close()
-        let replay = try #require(try PoolJournal.read(path: path))
+        let replay = try #require(try PoolJournal.read(path: fixture.path))
         #expect(replay.cutBytes == 0 && replay.unknownRecords == 0 && replay.unreadableAds == 0)
-        #expect(replay.lastWrittenAt == now)
+        #expect(replay.lastWrittenAt == fixture.now)
         let pools = replay.snapshots()
         #expect(pools.count == 1 && pools.first?.consentClass == "limited")
         #expect(pools.first?.ads.map(\.ad.id) == ["s1", "s2", "late"])
