@@ -122,12 +122,8 @@ final class Connection: CallResponder {
                 completedFrame: decoder.prefaceReceived && decoder.bufferedByteCount < bufferedBefore)
             armTimeouts()
         }
-        if server.answersLeaveAtTheEndOfThePass, !output.isEmpty, phase != .closed {
-            // With every other connection's, after the pool journal's one write of the pass.
-            if !isDirty {
-                isDirty = true
-                transport.scheduleFlush(self)
-            }
+        if server.answersLeaveAtTheEndOfThePass, !output.isEmpty {
+            markDirty()  // with every other connection's, after the pool journal's one write of the pass
         } else {
             flush()
         }

@@ -114,11 +114,7 @@ public struct PoolJournalReplay {
         } catch {
             return false
         }
-        var frameRecords = records
-        records = []
-        for record in frameRecords { apply(record, at: time) }
-        frameRecords.removeAll(keepingCapacity: true)
-        records = frameRecords
+        for record in records { apply(record, at: time) }
         lastWrittenAt = AdInstant(unixMilliseconds: time)
         frames += 1
         return true
