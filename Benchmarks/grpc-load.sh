@@ -99,6 +99,18 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
+# The load daemon's configuration, as protocol-load.sh's (section 1): synthetic demand, a pool of
+# at most 4,096 ads. With the built-in loader the framed step's Borrow + unshown Return pairs
+# (~250k a second, every ad back at once) raised the demand-sized pool to ~500k ads in 20 s;
+# its pool store journal then outgrew the compaction (a replay above 4,096 ads), framed rounds
+# fell to 8k calls/s, and the next round's daemon restored it all while it was measured.
+cat > "$WORK/adloaderd.json" <<'JSON'
+{ "log": { "level": "warning" },
+  "sources": { "synthetic": { "latency": "5ms", "fillRate": 1, "seed": 7 } },
+  "loaders": { "default": { "numberOfAdvertisements": 5, "maximumRetainedAdvertisements": 4096,
+                            "leaseTimeout": "60s" } } }
+JSON
+
 # BorrowRequest { ad_unit_id: "bench", slot_key: "cell-1" } with the 5-byte gRPC prefix.
 printf '\x00\x00\x00\x00\x0f\x0a\x05bench\x1a\x06cell-1' > "$WORK/borrow.grpc"
 
@@ -126,7 +138,9 @@ echo "server,conns,streams,seconds,calls_per_s,calls,server_cpu_us_per_call" > "
 for run in $(seq "$RUNS"); do
     # adloaderd, gRPC transport.
     port=$(free_port)
-    "$BIN" --port "$port" --synthetic-latency 5ms --log-level warning --pool-store-path "$WORK/load-pools.sqlite" > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
+    # A store of its own per round: no round restores the pools of the one before.
+    "$BIN" --config "$WORK/adloaderd.json" --port "$port" --pool-store-path "$WORK/load-pools-$run.sqlite" \
+        > "$WORK/adloaderd.out" 2> "$WORK/adloaderd.err" &
     pid=$!; PIDS+=("$pid")
     wait_port "$port"
     h2load -n 1 "${GRPC_HEADERS[@]}" -d "$WORK/borrow.grpc" "http://127.0.0.1:$port/adloader.v1.NativeAdLoader/Borrow" > /dev/null
