@@ -271,7 +271,20 @@ class TLSProxy:
             while True:
                 ready = [upstream] if upstream.pending() else select.select([client, upstream], [], [])[0]
                 for source in ready:
-                    data = source.recv(65536)
+                    if source is upstream:
+                        # Readable is not application data: TLS 1.3 session tickets come after
+                        # the handshake, and a blocking read of them waited for the daemon's
+                        # answer to a preface this thread had not forwarded yet (a 5 s stall of
+                        # the suite's check, now and then).
+                        upstream.setblocking(False)
+                        try:
+                            data = upstream.recv(65536)
+                        except ssl.SSLWantReadError:
+                            continue
+                        finally:
+                            upstream.setblocking(True)
+                    else:
+                        data = source.recv(65536)
                     if not data:
                         raise EOFError
                     (upstream if source is client else client).sendall(data)
